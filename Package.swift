@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "CafeReview",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cafe", targets: ["cafe"]),
+    ],
+    targets: [
+        // Debian C libraries, wrapped as system libraries.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
+        .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
+
+        .target(name: "Logging"),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "Logging"]),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "Logging"]),
+        .target(name: "CafeStore", dependencies: ["PostgresKit", "CSodium", "Logging"]),
+        .target(name: "Aggregation", dependencies: ["PostgresKit", "Logging"]),
+        .target(name: "CafeApp", dependencies: ["PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"]),
+        .executableTarget(name: "cafe", dependencies: ["CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Logging"]),
+
+        .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit"]),
+        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit"]),
+        .testTarget(name: "CafeAppTests", dependencies: ["CafeApp", "CafeStore", "PostgresKit", "HTTPKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,95 @@
+#include "CSystem.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
+                                  unsigned int thread_pool_size,
+                                  unsigned int connection_limit,
+                                  unsigned int connection_timeout_seconds,
+                                  size_t connection_memory_limit,
+                                  MHD_AccessHandlerCallback handler, void *handler_cls,
+                                  MHD_RequestCompletedCallback completed, void *completed_cls) {
+    struct sockaddr_storage addr;
+    memset(&addr, 0, sizeof(addr));
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
+    if (host != NULL && strchr(host, ':') != NULL) {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) { errno = EINVAL; return NULL; }
+        flags |= MHD_USE_IPv6;
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        if (host == NULL) a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) { errno = EINVAL; return NULL; }
+    }
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_END);
+}
+
+uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t buflen) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return -1;
+    const struct sockaddr *sa = info->client_addr;
+    const void *src = sa->sa_family == AF_INET6
+        ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+        : (const void *)&((const struct sockaddr_in *)sa)->sin_addr;
+    return inet_ntop(sa->sa_family, src, buf, (socklen_t)buflen) == NULL ? -1 : 0;
+}
+
+pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out_fd, int die_with_parent) {
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    // Child: only async-signal-safe calls from here to exec.
+    setsid();
+    if (out_fd >= 0) {
+        dup2(out_fd, STDOUT_FILENO);
+        dup2(out_fd, STDERR_FILENO);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    if (gid >= 0) {
+        if (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0) _exit(126);
+    }
+    if (uid >= 0 && setuid((uid_t)uid) != 0) _exit(126);
+    // After the credential change: the kernel clears the parent-death signal when credentials change.
+    // SIGINT is PostgreSQL's "fast shutdown": clean, no crash recovery on the next start.
+    if (die_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGINT);
+        if (getppid() != parent) _exit(127);
+    }
+    // Reset signal mask and dispositions the parent may have changed (e.g. SIGTERM blocked for sigwait).
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < 32; s++) {
+        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    }
+    execv(path, argv);
+    _exit(127);
+}

@@ -1,0 +1,32 @@
+#ifndef CAFE_CSYSTEM_H
+#define CAFE_CSYSTEM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <microhttpd.h>
+
+/// Starts a libmicrohttpd daemon: epoll, one internal polling thread per pool slot.
+/// MHD_start_daemon is variadic, which Swift cannot call; this fixes the option list.
+/// host: dotted IPv4 or IPv6 literal; NULL means all interfaces.
+struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
+                                  unsigned int thread_pool_size,
+                                  unsigned int connection_limit,
+                                  unsigned int connection_timeout_seconds,
+                                  size_t connection_memory_limit,
+                                  MHD_AccessHandlerCallback handler, void *handler_cls,
+                                  MHD_RequestCompletedCallback completed, void *completed_cls);
+
+/// The TCP port the daemon listens on (useful after binding port 0), or 0.
+uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/// The peer address of a connection as text ("127.0.0.1"), written into buf. Returns 0 on success.
+int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t buflen);
+
+/// fork + exec with optional privilege drop, used to run PostgreSQL as an unprivileged account.
+/// uid/gid < 0 keep the current ones. stdout and stderr go to out_fd (when >= 0).
+/// die_with_parent: the child gets SIGINT if the spawning thread's process dies (PR_SET_PDEATHSIG),
+/// so a SIGKILLed parent leaves no server behind. Returns the pid, or -1 with errno set.
+pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out_fd, int die_with_parent);
+
+#endif

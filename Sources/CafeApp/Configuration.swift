@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+
+/// Every setting of the service, read from the environment; command-line flags override.
+/// Defaults are for a newcomer's laptop: embedded database, loopback only.
+public struct Configuration: Sendable {
+    /// `DATABASE_URL` (URL or keyword string). Unset: start the embedded PostgreSQL.
+    public var databaseURL: String?
+    /// `CAFE_DATA_DIR`: the embedded cluster's directory (default `.cafe/pgdata`).
+    public var dataDirectory: URL
+    public var host: String
+    public var port: UInt16
+    public var logLevel: LogLevel
+    /// `HTTP_THREADS`: libmicrohttpd worker threads; a request holds its thread while it waits on the database.
+    public var httpThreads: Int
+    /// `DB_POOL_SIZE`: connections per process (default: one per HTTP thread plus two for the worker).
+    public var databasePoolSize: Int
+    /// `DB_ACQUIRE_TIMEOUT`: seconds a request waits for a free connection before 503.
+    public var databaseAcquireTimeout: TimeInterval
+    public var maxBodyBytes: Int
+    public var idleTimeoutSeconds: Int
+    public var connectionLimit: Int
+    /// `MIGRATIONS_DIR`; by default `migrations/` next to the working directory or the executable.
+    public var migrationsDirectory: URL?
+    /// Throwaway clusters (tests) skip fsync.
+    public var embeddedDurability: Bool
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
+        databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        dataDirectory = URL(fileURLWithPath: environment["CAFE_DATA_DIR"] ?? ".cafe/pgdata")
+        host = environment["HOST"] ?? "127.0.0.1"
+        port = environment["PORT"].flatMap { UInt16($0) } ?? 8080
+        logLevel = environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
+        httpThreads = int("HTTP_THREADS") ?? 8
+        databasePoolSize = int("DB_POOL_SIZE") ?? (httpThreads + 2)
+        databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
+        maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
+        idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
+        connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
+        migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
+        embeddedDurability = true
+    }
+
+    /// The migrations directory: configured, or the first `migrations/` found in the working
+    /// directory, beside the executable, or up from it (a SwiftPM build lives in `.build/<config>/`).
+    public func resolvedMigrationsDirectory() throws -> URL {
+        if let migrationsDirectory { return migrationsDirectory }
+        var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir)
+            dir = dir.deletingLastPathComponent()
+        }
+        candidates.append(URL(fileURLWithPath: "/usr/share/cafe"))
+        for base in candidates {
+            let m = base.appendingPathComponent("migrations")
+            if FileManager.default.fileExists(atPath: m.appendingPathComponent("0001_init.sql").path) { return m }
+        }
+        throw ConfigurationError(message: "cannot find the migrations directory; set MIGRATIONS_DIR")
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

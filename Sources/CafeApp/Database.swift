@@ -1,0 +1,38 @@
+import Foundation
+import Logging
+import PostgresKit
+
+/// The database the process talks to: `DATABASE_URL`, or the embedded server on `CAFE_DATA_DIR`
+/// (started for this run, or attached to if `cafe serve` already runs it).
+public final class Database: Sendable {
+    public let pool: ConnectionPool
+    public let embedded: EmbeddedPostgres?
+
+    public init(pool: ConnectionPool, embedded: EmbeddedPostgres?) {
+        self.pool = pool
+        self.embedded = embedded
+    }
+
+    public static func open(_ config: Configuration, applicationName: String, logger: Logger) throws -> Database {
+        var embedded: EmbeddedPostgres?
+        let conninfo: String
+        if let url = config.databaseURL {
+            conninfo = url
+        } else {
+            let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
+                                                    logger: logger.with("component", "embedded-postgres"))
+            embedded = server
+            conninfo = server.conninfo()
+        }
+        let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
+                                        acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName),
+                                  logger: Logger(label: "db.pool", minimum: config.logLevel))
+        return Database(pool: pool, embedded: embedded)
+    }
+
+    /// Closes the pool, then stops the embedded server if this process started it.
+    public func close() {
+        pool.close()
+        embedded?.stop()
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import PostgresKit
+
+/// Fills an empty database with a small, realistic demo set (a few cafes in Japanese and English,
+/// users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
+public struct DemoData: Sendable {
+    public struct AdminCredentials: Sendable {
+        public let username: String
+        public let password: String
+    }
+
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public func isEmpty() throws -> Bool {
+        try pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").first!.decode(0)
+    }
+
+    static let cafes: [(name: String, catchCopy: String, introduction: String)] = [
+        ("珈琲館 森の時計", "森の中の静かな喫茶店", "自家焙煎の珈琲と手作りのチーズケーキが自慢です。窓から見える森の景色を眺めながら、ゆっくりとした時間をお過ごしください。"),
+        ("抹茶カフェ 翠", "京都宇治の抹茶専門店", "宇治から直送の抹茶を使ったラテやパフェをご用意しています。抹茶の苦味と甘さのバランスをお楽しみください。"),
+        ("Blue Bottle Corner", "Single-origin pour-over, slowly", "A tiny corner cafe with a six-seat bar. We roast single-origin beans every Tuesday and brew every cup by hand. Free Wi-Fi and a quiet reading shelf."),
+        ("蕎麦と珈琲 まるや", "蕎麦屋が始めたカフェ", "昼は手打ち蕎麦、午後からは珈琲と和菓子。そば粉のガレットも人気です。"),
+        ("Café Lumière", "French pastries and espresso", "Croissants baked at six every morning, a proper espresso, and the best pain au chocolat on the street. Dogs welcome on the terrace."),
+        ("ｺｰﾋｰ ハウス 七番", "昭和レトロな純喫茶", "創業五十年。ナポリタンとクリームソーダ、ネルドリップの珈琲。懐かしい味をどうぞ。"),
+        ("Tea & Books", "A library you can drink in", "Over two thousand second-hand books, thirty teas, and long tables for working. Scones on weekends."),
+        ("猫カフェ にゃんこ堂", "猫と過ごすひととき", "十二匹の保護猫がお出迎え。ドリンクはワンオーダー制です。猫の譲渡相談も受け付けています。"),
+        ("Roastery 42", "Light roasts, loud music", "Our own roastery behind the counter. Try the Ethiopian natural as a filter or the house blend as a flat white."),
+        ("喫茶 月光", "夜だけ開く喫茶店", "夜八時から深夜二時まで営業。ジャズのレコードと深煎りの珈琲で、一日の終わりをゆっくりと。"),
+    ]
+
+    static let comments: [(detail: String, star: Int)] = [
+        ("雰囲気がとても良かったです。また来ます。", 3),
+        ("珈琲が美味しい！ケーキも最高でした。", 3),
+        ("少し混んでいましたが、店員さんが親切でした。", 2),
+        ("Great coffee, a bit pricey.", 2),
+        ("Lovely place to work for an afternoon.", 3),
+        ("まあまあでした。", 1),
+        ("The pastries sold out by noon — come early!", 2),
+    ]
+
+    /// Seeds the demo set and returns the admin's credentials (password freshly generated).
+    public func seedDemo() throws -> AdminCredentials {
+        let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
+        let accounts = UserAccounts(pool: pool)
+        try accounts.create(username: admin.username, password: admin.password, isAdmin: true)
+        var userIDs: [Int64] = []
+        for name in ["hanako", "taro", "alice"] {
+            userIDs.append(try accounts.create(username: name, password: PasswordHasher.randomPassword(), isAdmin: false))
+        }
+        try pool.transaction { tx in
+            for (i, cafe) in Self.cafes.enumerated() {
+                // Spread creation times over the past days so "newest first" has an order to show.
+                let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
+                let cafeID: Int64 = try tx.query("""
+                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, created_at, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $5) RETURNING id
+                    """, cafe.name, cafe.catchCopy, cafe.introduction, String(ISO8601DateFormatter().string(from: createdAt).prefix(10)),
+                    createdAt).first!.decode(0)
+                for j in 0..<(i % 4) {
+                    let comment = Self.comments[(i + j) % Self.comments.count]
+                    try tx.query("""
+                        INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
+                        VALUES ($1, $2, $3, $4, $5, $5)
+                        """, cafeID, userIDs[(i + j) % userIDs.count], comment.detail, comment.star,
+                        createdAt.addingTimeInterval(Double(j + 1) * 3600))
+                }
+            }
+            // Until the aggregation worker runs, give the demo correct numbers directly.
+            try tx.execute(script: """
+                UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
+                FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM comments GROUP BY cafe_id) a
+                WHERE s.cafe_id = a.cafe_id
+                """)
+        }
+        return admin
+    }
+
+    /// Inserts `count` synthetic cafes (and `commentsPerCafe` comments each) in batches,
+    /// reporting progress after every batch.
+    public func seedSynthetic(cafes count: Int, commentsPerCafe: Int, batchSize: Int = 10_000,
+                              progress: (Int, Int) -> Void) throws {
+        let authorID: Int64 = try pool.query("""
+            INSERT INTO users (username, password_hash) VALUES ('seed-author', '!') 
+            ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
+            """).first!.decode(0)
+        var done = 0
+        while done < count {
+            let n = min(batchSize, count - done)
+            try pool.transaction { tx in
+                try tx.query("""
+                    WITH new AS (
+                        INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at)
+                        SELECT 'Cafe ' || ($1::int + g), 'キャッチコピー ' || g,
+                               (ARRAY['自家焙煎の珈琲と手作りケーキ', '抹茶ラテと和菓子', 'Single origin pour-over', '蕎麦と珈琲のお店', 'Croissants and espresso'])[1 + g % 5]
+                               || ' #' || ($1::int + g),
+                               now() - make_interval(secs => ($1::int + g)), now()
+                        FROM generate_series(1, $2::int) g
+                        RETURNING id
+                    )
+                    INSERT INTO comments (cafe_id, user_id, detail, star)
+                    SELECT new.id, $3, 'comment ' || c, 1 + (new.id + c) % 3
+                    FROM new, generate_series(1, $4::int) c
+                    """, done, n, authorID, commentsPerCafe)
+            }
+            done += n
+            progress(done, count)
+        }
+    }
+}

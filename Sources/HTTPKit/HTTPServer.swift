@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMicroHTTPD
+import CSystem
+import Foundation
+import Logging
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
+/// is read whole (up to `maxBodyBytes`) and handled synchronously on the thread that received it,
+/// so blocking work (libpq) never touches Swift's cooperative pool.
+public final class HTTPServer: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: UInt16
+        public var threads: Int
+        public var connectionLimit: Int
+        /// Seconds a connection may stay idle (or trickle) before it is closed.
+        public var idleTimeoutSeconds: Int
+        public var maxBodyBytes: Int
+        /// How long shutdown waits for in-flight requests.
+        public var shutdownGracePeriod: TimeInterval
+
+        public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
+                    idleTimeoutSeconds: Int = 30, maxBodyBytes: Int = 1 << 20, shutdownGracePeriod: TimeInterval = 10) {
+            self.host = host
+            self.port = port
+            self.threads = max(1, threads)
+            self.connectionLimit = connectionLimit
+            self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.maxBodyBytes = maxBodyBytes
+            self.shutdownGracePeriod = shutdownGracePeriod
+        }
+    }
+
+    public let configuration: Configuration
+    let respond: @Sendable (Request) -> Response
+    let logger: Logger
+    let inFlight = Atomic<Int>(0)
+    private let state = Mutex(DaemonState())
+
+    /// The running daemon handle; only touched under the mutex.
+    private struct DaemonState: @unchecked Sendable {
+        var daemon: OpaquePointer?
+        var port: UInt16 = 0
+    }
+
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"),
+                respond: @escaping @Sendable (Request) -> Response) {
+        self.configuration = configuration
+        self.logger = logger
+        self.respond = respond
+    }
+
+    /// The bound port (differs from the configured one when that was 0).
+    public var port: UInt16 { state.withLock { $0.port } }
+
+    public func start() throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let daemon = cafe_mhd_start(configuration.host == "*" ? nil : configuration.host, configuration.port,
+                                    UInt32(configuration.threads), UInt32(configuration.connectionLimit),
+                                    UInt32(configuration.idleTimeoutSeconds), 64 * 1024,
+                                    accessHandler, context, completedHandler, context)
+        guard let daemon else {
+            throw ServerError(message: "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(errno)))")
+        }
+        let bound = cafe_mhd_bound_port(daemon)
+        state.withLock { $0 = DaemonState(daemon: daemon, port: bound) }
+        logger.info("listening", [("host", configuration.host), ("port", String(bound)), ("threads", String(configuration.threads))])
+    }
+
+    /// Graceful stop: stop accepting, let in-flight requests finish (up to the grace period), close.
+    public func shutdown() {
+        guard let daemon = state.withLock({ s -> OpaquePointer? in defer { s.daemon = nil }; return s.daemon }) else { return }
+        let listenSocket = MHD_quiesce_daemon(daemon)
+        let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
+        while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
+        let abandoned = inFlight.load(ordering: .acquiring)
+        MHD_stop_daemon(daemon)
+        if listenSocket >= 0 { close(listenSocket) }
+        logger.info("stopped", abandoned > 0 ? [("abandoned_requests", String(abandoned))] : [])
+    }
+
+    public struct ServerError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+}
+
+/// What we keep per request between libmicrohttpd's calls: the body so far and the start time.
+final class RequestState {
+    var body: [UInt8] = []
+    var tooLarge = false
+    var answered = false
+    let started = MonotonicClock.nanoseconds()
+}
+
+enum MonotonicClock {
+    static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+// libmicrohttpd calls these on its own threads; they are plain functions (not closures in main.swift,
+// which Swift 6 would bind to the main actor) and find the server through the `cls` pointer.
+
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+    guard let cls, let connection, let conCls, let uploadDataSize else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+
+    // First call for this request: headers are in, the body (if any) is not.
+    guard let existing = conCls.pointee else {
+        let state = RequestState()
+        conCls.pointee = Unmanaged.passRetained(state).toOpaque()
+        server.inFlight.add(1, ordering: .relaxed)
+        if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+           let declared = Int(String(cString: length)), declared > server.configuration.maxBodyBytes {
+            // Refuse before reading: a huge upload never reaches memory.
+            state.answered = true
+            return server.queue(Problem.payloadTooLarge(limit: server.configuration.maxBodyBytes).response,
+                                on: connection, requestID: RequestID.next(), closing: true)
+        }
+        return .YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+
+    if uploadDataSize.pointee > 0 {
+        let n = uploadDataSize.pointee
+        if !state.tooLarge && !state.answered, let uploadData {
+            if state.body.count + n > server.configuration.maxBodyBytes {
+                state.tooLarge = true
+                state.body = []   // keep reading (and discarding) so we can still answer
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: n) {
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+    if state.answered { return .YES }
+    state.answered = true
+
+    let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
+    let requestID = RequestID.accept(headers["x-request-id"])
+    if state.tooLarge {
+        return server.queue(Problem.payloadTooLarge(limit: server.configuration.maxBodyBytes).response,
+                            on: connection, requestID: requestID, closing: true)
+    }
+    var address = [CChar](repeating: 0, count: 64)
+    let client = cafe_mhd_client_address(connection, &address, address.count) == 0
+        ? address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
+    let request = Request(method: String(cString: method!), path: String(cString: url!),
+                          query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
+                          headers: headers, body: state.body, requestID: requestID, clientAddress: client)
+    state.body = []
+    let response = server.respond(request)
+    if server.logger.isEnabled(.debug) {
+        let micros = (MonotonicClock.nanoseconds() - state.started) / 1000
+        server.logger.debug("request", [("request_id", requestID), ("method", request.method), ("path", request.path),
+                                        ("status", String(response.status)), ("duration_us", String(micros))])
+    }
+    return server.queue(response, on: connection, requestID: requestID, closing: false)
+}
+
+private let completedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+    guard let cls, let conCls, let existing = conCls.pointee else { return }
+    conCls.pointee = nil
+    Unmanaged<RequestState>.fromOpaque(existing).release()
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(1, ordering: .releasing)
+}
+
+/// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
+private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
+    final class Box { var values: [String: String] = [:]; let lower: Bool; init(_ lower: Bool) { self.lower = lower } }
+    let box = Box(lowercasingKeys)
+    _ = withExtendedLifetime(box) {
+        MHD_get_connection_values(connection, kind, { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+            var name = String(cString: key)
+            if box.lower { name = name.lowercased() }
+            if box.values[name] == nil { box.values[name] = value.map { String(cString: $0) } ?? "" }
+            return .YES
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+    return box.values
+}
+
+extension HTTPServer {
+    fileprivate func queue(_ response: Response, on connection: OpaquePointer, requestID: String, closing: Bool) -> MHD_Result {
+        let handle: OpaquePointer? = response.body.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let handle else { return .NO }
+        defer { MHD_destroy_response(handle) }
+        for (name, value) in response.headers { MHD_add_response_header(handle, name, value) }
+        MHD_add_response_header(handle, "X-Request-Id", requestID)
+        MHD_add_response_header(handle, "X-Content-Type-Options", "nosniff")
+        if closing { MHD_add_response_header(handle, "Connection", "close") }
+        return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+}

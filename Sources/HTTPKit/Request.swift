@@ -1,0 +1,55 @@
+/// An HTTP request as handlers see it: fully read, decoded, immutable.
+public struct Request: Sendable {
+    public let method: String
+    /// Percent-decoded path without the query string, e.g. `/v1/cafes/42`.
+    public let path: String
+    /// Percent-decoded query parameters; a repeated name keeps its first value.
+    public let query: [String: String]
+    /// Header names lower-cased.
+    public let headers: [String: String]
+    public let body: [UInt8]
+    public let requestID: String
+    public let clientAddress: String
+    /// Values of `{name}` segments of the matched route, filled in by the router.
+    public internal(set) var pathParameters: [String: String] = [:]
+    /// The route pattern that matched (e.g. `/v1/cafes/{id}`), for logs and metrics.
+    public internal(set) var route: String?
+
+    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+                body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+    }
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    public func pathParameter(_ name: String) throws -> String {
+        guard let value = pathParameters[name] else {
+            throw Problem(status: 500, code: "internal_error", title: "Route has no parameter \(name)")
+        }
+        return value
+    }
+
+    /// The media type of the body without parameters, lower-cased (`application/json`).
+    public var mediaType: String? {
+        header("content-type").map { $0.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased() }
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in set: Set<Character>) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}
+
+extension Set where Element == Character {
+    static let whitespaces: Set<Character> = [" ", "\t"]
+}

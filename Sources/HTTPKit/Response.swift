@@ -1,0 +1,38 @@
+/// An HTTP response: status, headers and the whole body in memory.
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static let jsonContentType = "application/json; charset=utf-8"
+
+    /// A JSON body already serialised (see `JSONWriter`).
+    public static func json(_ status: Int = 200, _ body: [UInt8]) -> Response {
+        Response(status: status, headers: [("Content-Type", jsonContentType)], body: body)
+    }
+
+    /// Builds a JSON body with a `JSONWriter`.
+    public static func json(_ status: Int = 200, _ write: (JSONWriter) -> Void) -> Response {
+        let writer = JSONWriter()
+        write(writer)
+        return json(status, writer.bytes)
+    }
+
+    public static func noContent() -> Response { Response(status: 204) }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    public func adding(header name: String, _ value: String) -> Response {
+        var copy = self
+        copy.headers.append((name, value))
+        return copy
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibPQ
+
+/// One libpq connection. Used by one thread at a time (the pool hands it out exclusively).
+/// Every statement with parameters is prepared once per connection and then executed by name,
+/// so the server parses and plans it once; values are always bound, never spliced into SQL.
+public final class Connection: @unchecked Sendable {
+    let handle: OpaquePointer
+    private var preparedNames: [String: String] = [:]
+
+    /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
+    public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe") throws {
+        // Our defaults come first so that the URL or keyword string (expanded from dbname) overrides them.
+        let keywords = ["connect_timeout", "application_name", "options", "dbname"]
+        let values = [String(max(1, connectTimeoutSeconds)), applicationName,
+                      "-c DateStyle=ISO -c TimeZone=UTC -c bytea_output=hex -c client_encoding=UTF8", conninfo]
+        let conn: OpaquePointer? = withCStringArray(keywords) { k in
+            withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let conn else { throw PostgresError(kind: .unavailable, message: "out of memory allocating a connection") }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(conn)).trimmingTrailingNewlines()
+            PQfinish(conn)
+            throw PostgresError(kind: .unavailable, message: message)
+        }
+        handle = conn
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once libpq has seen the socket fail.
+    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    /// True when no transaction is open (the state the pool requires before reusing a connection).
+    var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// Cheap liveness check before reuse: a server that restarted or terminated the session has
+    /// already written its farewell and closed the socket, so any pending input or EOF means dead.
+    func isAlive() -> Bool {
+        guard !isBroken else { return false }
+        var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, 0)
+        if ready == 0 { return true }
+        if ready < 0 { return false }
+        return PQconsumeInput(handle) == 1 && !isBroken && PQisBusy(handle) == 0
+    }
+
+    /// Runs one statement with bound parameters (`$1`, `$2`, …) and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ params: any PostgresEncodable...) throws -> QueryResult {
+        try query(sql, params: params)
+    }
+
+    @discardableResult
+    public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
+        let name = try preparedName(for: sql, parameterCount: params.count)
+        let binds = params.map(\.postgresBind)
+        let result = withBoundParameters(binds) { values, lengths, formats in
+            PQexecPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
+        }
+        return try check(result)
+    }
+
+    /// Runs SQL text without parameters through the simple protocol; may hold several statements
+    /// (migrations, `BEGIN`, `COMMIT`). Never pass values in here.
+    @discardableResult
+    public func execute(script sql: String) throws -> QueryResult {
+        try check(PQexec(handle, sql))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try execute(script: "BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            _ = try? execute(script: "ROLLBACK")
+            throw error
+        }
+        // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
+        let commit = try execute(script: "COMMIT")
+        let tag = String(cString: PQcmdStatus(commit.handle))
+        guard tag == "COMMIT" else {
+            throw PostgresError(kind: .server, sqlState: "25P02", message: "transaction was rolled back (\(tag)) because a statement in it failed")
+        }
+        return value
+    }
+
+    private func preparedName(for sql: String, parameterCount: Int) throws -> String {
+        if let name = preparedNames[sql] { return name }
+        let name = "s\(preparedNames.count)"
+        _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        preparedNames[sql] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?) throws -> QueryResult {
+        guard let result else {
+            throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return QueryResult(handle: result)
+        default:
+            func field(_ code: Character) -> String? {
+                guard let p = PQresultErrorField(result, Int32(code.asciiValue!)) else { return nil }
+                return String(cString: p)
+            }
+            let sqlState = field("C")
+            let message = field("M") ?? String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
+            let error = PostgresError(
+                kind: isBroken || SQLState.meansUnavailable(sqlState) ? .unavailable : .server,
+                sqlState: sqlState, message: message, detail: field("D"), constraint: field("n"))
+            PQclear(result)
+            throw error
+        }
+    }
+}
+
+/// Keeps the C strings alive for the duration of one libpq call.
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+private func withBoundParameters<R>(
+    _ binds: [PostgresBind],
+    _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+) -> R {
+    var buffers: [UnsafeMutableRawPointer?] = []
+    var lengths: [Int32] = []
+    var formats: [Int32] = []
+    buffers.reserveCapacity(binds.count)
+    for bind in binds {
+        switch bind {
+        case .null:
+            buffers.append(nil); lengths.append(0); formats.append(0)
+        case .text(let s):
+            buffers.append(UnsafeMutableRawPointer(strdup(s))); lengths.append(0); formats.append(0)
+        case .bytes(let b):
+            let p = malloc(max(b.count, 1))!
+            b.withUnsafeBytes { p.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(p), byteCount: b.count) }
+            buffers.append(p); lengths.append(Int32(b.count)); formats.append(1)
+        }
+    }
+    defer { buffers.forEach { free($0) } }
+    let values = buffers.map { $0.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) } }
+    return values.withUnsafeBufferPointer { v in
+        lengths.withUnsafeBufferPointer { l in
+            formats.withUnsafeBufferPointer { f in body(v.baseAddress, l.baseAddress, f.baseAddress) }
+        }
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var s = self
+        while s.last == "\n" || s.last == " " { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,61 @@
+/// An error from PostgreSQL or from talking to it. Carries SQLSTATE when the server sent one,
+/// so callers map e.g. a unique violation to a domain error without parsing messages.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// Could not connect, or the connection broke. The database may be down or restarting.
+        case unavailable
+        /// The server rejected a statement; `sqlState` says why.
+        case server
+        /// No pooled connection became free within the acquire timeout.
+        case poolTimeout
+        /// A value in a result could not be decoded to the requested Swift type.
+        case decoding
+    }
+
+    public let kind: Kind
+    public let sqlState: String?
+    public let message: String
+    public let detail: String?
+    public let constraint: String?
+
+    public init(kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, constraint: String? = nil) {
+        self.kind = kind
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.constraint = constraint
+    }
+
+    public var description: String {
+        var s = "PostgresError(\(kind)"
+        if let sqlState { s += ", \(sqlState)" }
+        s += "): \(message)"
+        if let detail { s += " — \(detail)" }
+        return s
+    }
+
+    public var isUniqueViolation: Bool { sqlState == SQLState.uniqueViolation }
+    public var isForeignKeyViolation: Bool { sqlState == SQLState.foreignKeyViolation }
+    public var isCheckViolation: Bool { sqlState == SQLState.checkViolation }
+    /// The database is unreachable or going away: worth a 503 and a retry, not a 500.
+    public var isUnavailable: Bool {
+        kind == .unavailable || kind == .poolTimeout || SQLState.meansUnavailable(sqlState)
+    }
+}
+
+/// SQLSTATE codes the service reacts to (PostgreSQL Appendix A).
+public enum SQLState {
+    public static let uniqueViolation = "23505"
+    public static let foreignKeyViolation = "23503"
+    public static let checkViolation = "23514"
+    public static let notNullViolation = "23502"
+    public static let serializationFailure = "40001"
+    public static let deadlockDetected = "40P01"
+    public static let queryCanceled = "57014"
+
+    /// Class 08 (connection exception) and 57P01–57P03 (shutdown, crash, cannot connect now).
+    static func meansUnavailable(_ state: String?) -> Bool {
+        guard let state else { return false }
+        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+    }
+}

@@ -1,0 +1,258 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Aggregation
+import CafeApp
+import CafeStore
+import Dispatch
+import Foundation
+import Logging
+import PostgresKit
+
+/// The `cafe` subcommands. Each returns the process exit status.
+enum Commands {
+    static let usage = """
+        cafe — CafeReview service
+
+        Usage: cafe <command> [options]
+
+        Commands:
+          serve     Serve the HTTP API (migrates first; runs the aggregation worker in-process on the embedded database)
+          worker    Keep cafe comment aggregates exact (drains the aggregation outbox)
+          migrate   Apply pending database migrations, or show their status
+          seed      Fill the database with demo data or synthetic cafes
+          admin     Administrative tasks (create-user)
+
+        Run `cafe <command> --help` for a command's options.
+        Environment: DATABASE_URL (unset: embedded PostgreSQL in CAFE_DATA_DIR, default .cafe/pgdata),
+        HOST (127.0.0.1), PORT (8080), LOG_LEVEL (info), HTTP_THREADS (8), DB_POOL_SIZE, MIGRATIONS_DIR.
+        """
+
+    // MARK: serve
+
+    static let serveHelp = """
+        Usage: cafe serve [--host H] [--port P] [--no-migrate] [--seed-demo] [--no-worker]
+
+          --host H       listen address (default $HOST or 127.0.0.1; * for all interfaces)
+          --port P       TCP port (default $PORT or 8080; 0 picks a free port)
+          --no-migrate   do not apply pending migrations at start-up (/readyz stays 503 until they are applied)
+          --seed-demo    on an empty database, add demo cafes and a demo admin account and print its password
+          --no-worker    do not run the aggregation worker in-process (it runs by default on the embedded database)
+
+        Stops gracefully on SIGTERM or SIGINT: no new connections, in-flight requests finish, exit 0.
+        """
+
+    static func serve(_ raw: [String], config base: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["host", "port"], boolean: ["no-migrate", "seed-demo", "no-worker", "help"])
+        if args.has("help") { print(serveHelp); return 0 }
+        var config = base
+        if let host = args["host"] { config.host = host }
+        if let port = args["port"] {
+            guard let p = UInt16(port) else { throw Arguments.Invalid(description: "--port must be 0–65535") }
+            config.port = p
+        }
+        // Signals are handled by a dispatch source; ignore their default action first.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { sig in
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+
+        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
+        let app: Application
+        do {
+            app = try Application(configuration: config, database: database)
+            if !args.has("no-migrate") { _ = try app.migrate() }
+            if args.has("seed-demo") { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
+            try app.start()
+        } catch {
+            database.close()
+            throw error
+        }
+        var worker: AggregationLoop?
+        if database.embedded != nil && !args.has("no-worker") {
+            worker = AggregationLoop(drain: OutboxDrain(pool: database.pool, logger: logger.with("component", "worker")),
+                                     interval: 1, logger: logger.with("component", "worker"))
+            worker?.start()
+        }
+        let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
+        logger.info("serving", [("url", "http://\(shown):\(app.server.port)/")])
+        stop.wait()
+        logger.info("shutting down")
+        worker?.stop()
+        app.shutdown()
+        sources.forEach { $0.cancel() }
+        return 0
+    }
+
+    static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) throws {
+        let demo = DemoData(pool: pool)
+        guard try demo.isEmpty() else { return }
+        let admin = try demo.seedDemo()
+        let note = config.dataDirectory.deletingLastPathComponent().appendingPathComponent("demo-admin.txt")
+        let text = "username: \(admin.username)\npassword: \(admin.password)\n"
+        if config.databaseURL == nil {
+            _ = FileManager.default.createFile(atPath: note.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        }
+        let banner = """
+
+            ──────────────────────────────────────────────
+             Demo data added. Demo admin account:
+               username: \(admin.username)
+               password: \(admin.password)
+            \(config.databaseURL == nil ? "   (also saved in \(note.path))\n" : "")──────────────────────────────────────────────
+
+            """
+        FileHandle.standardError.write(Data(banner.utf8))
+        logger.info("seeded demo data", [("admin", admin.username)])
+    }
+
+    // MARK: worker
+
+    static let workerHelp = """
+        Usage: cafe worker [--once] [--interval SECONDS]
+
+          --once              drain the aggregation outbox once and exit
+          --interval SECONDS  pause between passes (default $AGGREGATION_INTERVAL or 1)
+
+        Several workers may run at once; they share the outbox through FOR UPDATE SKIP LOCKED.
+        Stops on SIGTERM/SIGINT after the current batch commits or rolls back.
+        """
+
+    static func worker(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["interval"], boolean: ["once", "help"])
+        if args.has("help") { print(workerHelp); return 0 }
+        let interval = Double(args["interval"] ?? ProcessInfo.processInfo.environment["AGGREGATION_INTERVAL"] ?? "1") ?? 1
+        let database = try Database.open(config, applicationName: "cafe-worker", logger: logger)
+        defer { database.close() }
+        let drain = OutboxDrain(pool: database.pool, logger: logger)
+        if args.has("once") {
+            let result = try drain.drain()
+            print("outbox rows consumed: \(result.consumed), cafes updated: \(result.cafesUpdated)")
+            return 0
+        }
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGTERM, SIGINT].map { sig in
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        let loop = AggregationLoop(drain: drain, interval: interval, logger: logger)
+        loop.start()
+        logger.info("worker running", [("interval_s", String(interval))])
+        stop.wait()
+        loop.stop()
+        sources.forEach { $0.cancel() }
+        logger.info("worker stopped")
+        return 0
+    }
+
+    // MARK: migrate
+
+    static let migrateHelp = """
+        Usage: cafe migrate [--status]
+
+          (no option)  apply pending migrations from the migrations directory, each in its own transaction
+          --status     list applied and pending migrations; exit 1 if any is pending or changed
+        """
+
+    static func migrate(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: [], boolean: ["status", "help"])
+        if args.has("help") { print(migrateHelp); return 0 }
+        let database = try Database.open(config, applicationName: "cafe-migrate", logger: logger)
+        defer { database.close() }
+        let migrator = try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger)
+        if args.has("status") {
+            var current = true
+            for entry in try migrator.status(database.pool) {
+                let state: String
+                switch entry.status {
+                case .applied(let at): state = "applied  \(at)"
+                case .pending: state = "pending"; current = false
+                case .changed(let at): state = "CHANGED  (applied \(at), file edited since)"; current = false
+                case .unknown(let at): state = "applied  \(at) (file missing)"
+                }
+                print(String(format: "%04d  %-28@ %@", entry.version, entry.name as NSString, state as NSString))
+            }
+            return current ? 0 : 1
+        }
+        let applied = try migrator.migrate(database.pool)
+        print(applied.isEmpty ? "database is up to date" : "applied: \(applied.map { String(format: "%04d", $0) }.joined(separator: ", "))")
+        return 0
+    }
+
+    // MARK: seed
+
+    static let seedHelp = """
+        Usage: cafe seed [--demo] [--cafes N] [--comments-per-cafe M]
+
+          --demo                 add the demo cafes and demo admin (only into an empty database)
+          --cafes N              add N synthetic cafes (progress is shown on a terminal)
+          --comments-per-cafe M  comments for each synthetic cafe (default 10)
+        """
+
+    static func seed(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["cafes", "comments-per-cafe"], boolean: ["demo", "help"])
+        if args.has("help") { print(seedHelp); return 0 }
+        guard args.has("demo") || args["cafes"] != nil else { print(seedHelp); return 64 }
+        let database = try Database.open(config, applicationName: "cafe-seed", logger: logger)
+        defer { database.close() }
+        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
+        if args.has("demo") {
+            guard try DemoData(pool: database.pool).isEmpty() else {
+                print("the database is not empty; demo data is only added to an empty database")
+                return 1
+            }
+            try seedDemoIfEmpty(database.pool, config: config, logger: logger)
+        }
+        if let cafes = try args.int("cafes") {
+            let perCafe = try args.int("comments-per-cafe") ?? 10
+            let terminal = isatty(STDERR_FILENO) == 1
+            let started = Date()
+            try DemoData(pool: database.pool).seedSynthetic(cafes: cafes, commentsPerCafe: perCafe) { done, total in
+                guard terminal else { return }
+                let rate = Double(done) / max(Date().timeIntervalSince(started), 0.001)
+                FileHandle.standardError.write(Data(String(format: "\rseeding cafes: %d/%d (%.0f%%, %.0f cafes/s)   ", done, total, 100 * Double(done) / Double(max(total, 1)), rate).utf8))
+            }
+            if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+            print("added \(cafes) cafes with \(perCafe) comments each in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        }
+        return 0
+    }
+
+    // MARK: admin
+
+    static let adminHelp = """
+        Usage: cafe admin create-user --username NAME --password-stdin [--admin]
+
+          --username NAME   the new account's name
+          --password-stdin  read the password from the first line of standard input (never from argv,
+                            which other users can see in the process list)
+          --admin           the account may manage cafes
+        """
+
+    static func admin(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["username"], boolean: ["password-stdin", "admin", "help"])
+        if args.has("help") || args.positional.first != "create-user" { print(adminHelp); return args.has("help") ? 0 : 64 }
+        guard let username = args["username"], args.has("password-stdin") else {
+            throw Arguments.Invalid(description: "create-user needs --username NAME and --password-stdin")
+        }
+        guard let password = readLine(strippingNewline: true), password.count >= 8, password.count <= 200 else {
+            throw Arguments.Invalid(description: "the password (first line of standard input) must be 8–200 characters")
+        }
+        let database = try Database.open(config, applicationName: "cafe-admin", logger: logger)
+        defer { database.close() }
+        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
+        let id = try UserAccounts(pool: database.pool).create(username: username, password: password, isAdmin: args.has("admin"))
+        print("created user \(username) (id \(id))\(args.has("admin") ? " with admin rights" : "")")
+        return 0
+    }
+}

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeApp
+import Foundation
+import Logging
+
+// Entry point: pick the subcommand, run it, turn errors into a message and a non-zero status.
+// (No C callbacks here: closures at the top level of main.swift are bound to the main actor.)
+
+let config = Configuration()
+let logger = Logger(label: "cafe", minimum: config.logLevel)
+var arguments = Array(CommandLine.arguments.dropFirst())
+let command = arguments.isEmpty ? "--help" : arguments.removeFirst()
+
+let status: Int32
+do {
+    switch command {
+    case "serve": status = try Commands.serve(arguments, config: config, logger: logger)
+    case "worker": status = try Commands.worker(arguments, config: config, logger: logger)
+    case "migrate": status = try Commands.migrate(arguments, config: config, logger: logger)
+    case "seed": status = try Commands.seed(arguments, config: config, logger: logger)
+    case "admin": status = try Commands.admin(arguments, config: config, logger: logger)
+    case "--help", "-h", "help": print(Commands.usage); status = 0
+    default:
+        FileHandle.standardError.write(Data("cafe: unknown command '\(command)'\n\n\(Commands.usage)\n".utf8))
+        status = 64
+    }
+} catch let error as Arguments.Invalid {
+    FileHandle.standardError.write(Data("cafe \(command): \(error)\n".utf8))
+    status = 64
+} catch {
+    logger.error("\(command) failed", [("error", String(describing: error))])
+    status = 1
+}
+exit(status)
