@@ -23,9 +23,12 @@ let package = Package(
         .target(name: "CafeApp", dependencies: ["PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"]),
         .executableTarget(name: "cafe", dependencies: ["CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Logging"]),
 
-        .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit"]),
-        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit"]),
-        .testTarget(name: "CafeAppTests", dependencies: ["CafeApp", "CafeStore", "PostgresKit", "HTTPKit"]),
+        // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
+        .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "Logging"]),
+
+        .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "CafeTestSupport"]),
+        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),
+        .testTarget(name: "CafeAppTests", dependencies: ["CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
     ],
     swiftLanguageModes: [.v6]
 )

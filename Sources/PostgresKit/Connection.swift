@@ -36,15 +36,13 @@ public final class Connection: @unchecked Sendable {
     /// True when no transaction is open (the state the pool requires before reusing a connection).
     var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
 
-    /// Cheap liveness check before reuse: a server that restarted or terminated the session has
-    /// already written its farewell and closed the socket, so any pending input or EOF means dead.
+    /// Cheap liveness check before reuse (one non-blocking poll, no round trip). An idle connection
+    /// has nothing to read — we use no LISTEN/NOTIFY — so readable means the server sent its
+    /// farewell ("terminating connection") or closed the socket: a restart or a terminated backend.
     func isAlive() -> Bool {
         guard !isBroken else { return false }
         var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, 0)
-        if ready == 0 { return true }
-        if ready < 0 { return false }
-        return PQconsumeInput(handle) == 1 && !isBroken && PQisBusy(handle) == 0
+        return poll(&pfd, 1, 0) == 0
     }
 
     /// Runs one statement with bound parameters (`$1`, `$2`, …) and returns its rows.

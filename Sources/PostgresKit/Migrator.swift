@@ -6,6 +6,12 @@ public struct Migration: Sendable, Equatable {
     public let version: Int
     public let name: String
     public let sql: String
+
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
 }
 
 /// Applies plain SQL migrations in version order, each in its own transaction, recorded in

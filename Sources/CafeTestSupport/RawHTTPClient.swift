@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A deliberately small HTTP/1.1 client over a real TCP socket, so tests can send exactly the
+/// bytes they mean (malformed JSON, invalid UTF-8, oversized bodies, slow writes, pipelining).
+public final class RawHTTPClient {
+    public struct Response {
+        public let status: Int
+        public let headers: [String: String]   // lower-cased names
+        public let body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        public func json() -> [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible { public let description: String }
+
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &addr.sin_addr)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { close(fd); throw Failure(description: "connect to \(host):\(port) failed: errno \(errno)") }
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Failure(description: "send failed: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Sends one request; `Content-Length` is added when there is a body.
+    public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        for (k, v) in headers { head += "\(k): \(v)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try send(Array(head.utf8) + (body ?? []))
+        return try readResponse()
+    }
+
+    public func request(_ method: String, _ target: String, json: String, headers: [String: String] = [:]) throws -> Response {
+        try request(method, target, headers: ["Content-Type": "application/json"].merging(headers) { $1 }, body: Array(json.utf8))
+    }
+
+    public func readResponse() throws -> Response {
+        let headerEnd = try readUntil([13, 10, 13, 10])
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        buffer.removeFirst(headerEnd + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line: \(head)") }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        while buffer.count < length { try fill() }
+        let body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// True when the server has closed the connection (EOF), waiting up to `seconds`.
+    public func isClosedByPeer(within seconds: Int) -> Bool {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(fd, &byte, 1, 0)
+            if n == 0 { return true }
+            if n < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    private func readUntil(_ marker: [UInt8]) throws -> Int {
+        while true {
+            if buffer.count >= marker.count {
+                for i in 0...(buffer.count - marker.count) where buffer[i] == marker[0] && Array(buffer[i..<(i + marker.count)]) == marker {
+                    return i
+                }
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = recv(fd, &chunk, chunk.count, 0)
+        guard n > 0 else { throw Failure(description: n == 0 ? "connection closed by server" : "recv failed: errno \(errno)") }
+        buffer.append(contentsOf: chunk[..<n])
+    }
+}

@@ -1,0 +1,136 @@
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import XCTest
+
+final class QueryAndDecodeTests: XCTestCase {
+    var db: TestDatabase!
+    var pool: ConnectionPool!
+
+    override func setUpWithError() throws {
+        db = try TestCluster.freshDatabase(name)
+        pool = db.pool()
+    }
+
+    override func tearDown() {
+        pool?.close()
+        db?.drop()
+    }
+
+    func testScalarTypesRoundTripThroughBoundParameters() throws {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123456)
+        let row = try pool.query("SELECT $1::text, $2::bigint, $3::int, $4::bool, $5::timestamptz, $6::float8, $7::bool",
+                                 "珈琲 'quoted' \"double\" \\ ☕️", Int64.min, Int32(-42), true, date, 2.5, false).first!
+        XCTAssertEqual(try row.decode(0, as: String.self), "珈琲 'quoted' \"double\" \\ ☕️")
+        XCTAssertEqual(try row.decode(1, as: Int64.self), Int64.min)
+        XCTAssertEqual(try row.decode(2, as: Int.self), -42)
+        XCTAssertEqual(try row.decode(3, as: Bool.self), true)
+        XCTAssertEqual(try row.decode(4, as: Date.self).timeIntervalSince1970, date.timeIntervalSince1970, accuracy: 0.000001)
+        XCTAssertEqual(try row.decode(5, as: Double.self), 2.5)
+        XCTAssertEqual(try row.decode(6, as: Bool.self), false)
+    }
+
+    func testNullDecodesAsNilAndIsAnErrorForNonOptionals() throws {
+        let none: String? = nil
+        let row = try pool.query("SELECT $1::text AS a", none).first!
+        XCTAssertNil(try row.decode(0, as: String?.self))
+        XCTAssertNil(try row.decode("a", as: String?.self))
+        XCTAssertTrue(row.isNull(0))
+        XCTAssertThrowsError(try row.decode(0, as: String.self)) { XCTAssertEqual(($0 as? PostgresError)?.kind, .decoding) }
+    }
+
+    func testByteaRoundTripsEveryByteValue() throws {
+        let bytes = (0..<1024).map { UInt8($0 % 256) }
+        let back = try pool.query("SELECT $1::bytea, length($1::bytea)", bytes).first!
+        XCTAssertEqual(try back.decode(0, as: [UInt8].self), bytes)
+        XCTAssertEqual(try back.decode(1, as: Int.self), 1024)
+        XCTAssertEqual(try pool.query("SELECT ''::bytea").first!.decode(0, as: [UInt8].self), [])
+    }
+
+    func testTextArraysRoundTripWithAwkwardElements() throws {
+        let elements: [String?] = ["plain", "with,comma", "with \"quote\"", "back\\slash", "", "NULL", nil, "{brace}", "抹茶 ラテ"]
+        let row = try pool.query("SELECT $1::text[], cardinality($1::text[])", PostgresTextArray(elements)).first!
+        XCTAssertEqual(try row.decode(0, as: PostgresTextArray.self).elements, elements)
+        XCTAssertEqual(try row.decode(1, as: Int.self), elements.count)
+        XCTAssertEqual(try pool.query("SELECT '{}'::text[]").first!.decode(0, as: PostgresTextArray.self).elements, [])
+    }
+
+    func testValuesAreNeverInterpretedAsSQL() throws {
+        try pool.query("CREATE TABLE notes (body text NOT NULL)")
+        let hostile = "x'); DROP TABLE notes; --"
+        try pool.query("INSERT INTO notes (body) VALUES ($1)", hostile)
+        XCTAssertEqual(try pool.query("SELECT body FROM notes").first!.decode(0, as: String.self), hostile)
+    }
+
+    func testServerErrorsCarrySQLStateAndConstraint() throws {
+        try pool.query("CREATE TABLE u (name text CONSTRAINT u_name_key UNIQUE)")
+        try pool.query("INSERT INTO u VALUES ($1)", "a")
+        XCTAssertThrowsError(try pool.query("INSERT INTO u VALUES ($1)", "a")) { error in
+            let pg = error as? PostgresError
+            XCTAssertEqual(pg?.sqlState, SQLState.uniqueViolation)
+            XCTAssertTrue(pg?.isUniqueViolation ?? false)
+            XCTAssertEqual(pg?.constraint, "u_name_key")
+            XCTAssertEqual(pg?.kind, .server)
+            XCTAssertFalse(pg?.isUnavailable ?? true)
+        }
+        XCTAssertThrowsError(try pool.query("SELECT * FROM no_such_table")) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "42P01") }
+        // The connection stays usable after an error.
+        XCTAssertEqual(try pool.query("SELECT 1").first!.decode(0, as: Int.self), 1)
+    }
+
+    func testTransactionCommitsOnReturnAndRollsBackOnThrow() throws {
+        try pool.query("CREATE TABLE t (n int)")
+        try pool.transaction { try $0.query("INSERT INTO t VALUES ($1)", 1) }
+        struct Boom: Error {}
+        XCTAssertThrowsError(try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES ($1)", 2)
+            throw Boom()
+        })
+        XCTAssertThrowsError(try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES ($1)", 3)
+            try tx.query("INSERT INTO t VALUES ($1)", "not a number")
+        })
+        XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").first!.decode(0, as: String.self), "{1}")
+    }
+
+    func testSwallowedStatementErrorStillFailsTheCommit() throws {
+        try pool.query("CREATE TABLE t (n int)")
+        XCTAssertThrowsError(try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES ($1)", 1)
+            _ = try? tx.query("SELECT 1/0")   // the caller ignores it, but the transaction is aborted
+        }) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "25P02") }
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM t").first!.decode(0, as: Int.self), 0)
+    }
+
+    func testAffectedRowsAndIteration() throws {
+        try pool.query("CREATE TABLE t (n int)")
+        let inserted = try pool.query("INSERT INTO t SELECT generate_series(1, $1::int)", 5)
+        XCTAssertEqual(inserted.affectedRows, 5)
+        let rows = try pool.query("SELECT n FROM t ORDER BY n")
+        XCTAssertEqual(try rows.map { try $0.decode(0, as: Int.self) }, [1, 2, 3, 4, 5])
+    }
+}
+
+final class TimestampTests: XCTestCase {
+    func parse(_ s: String) -> Date? {
+        Array(s.utf8).withUnsafeBufferPointer { PostgresTimestamp.parse($0) }
+    }
+
+    func testParsesServerFormats() {
+        XCTAssertEqual(parse("1970-01-01 00:00:00+00")?.timeIntervalSince1970, 0)
+        XCTAssertEqual(parse("2026-11-29 16:34:33.123+00")!.timeIntervalSince1970, 1_795_970_073.123, accuracy: 0.0000001)
+        XCTAssertEqual(parse("2026-11-29 18:34:33+02")?.timeIntervalSince1970, 1_795_970_073)
+        XCTAssertEqual(parse("2026-11-29 12:04:33-04:30")?.timeIntervalSince1970, 1_795_970_073)
+        XCTAssertEqual(parse("1969-12-31 23:59:59.5+00")?.timeIntervalSince1970, -0.5)
+        XCTAssertNil(parse("infinity"))
+        XCTAssertNil(parse("2026-11-29"))
+        XCTAssertNil(parse("2026-11-29 16:34:33+00 extra"))
+    }
+
+    func testFormatParsesBack() {
+        for t in [0.0, 1_795_970_073.123456, -86_400.25, 4_102_444_800] {
+            let text = PostgresTimestamp.format(Date(timeIntervalSince1970: t))
+            XCTAssertEqual(parse(text)!.timeIntervalSince1970, t, accuracy: 0.000001, text)
+        }
+    }
+}
