@@ -1,0 +1,55 @@
+import Foundation
+import HTTPKit
+import XCTest
+
+final class JSONWriterTests: XCTestCase {
+    func roundTrip(_ s: String) throws -> String? {
+        let w = JSONWriter()
+        w.object { w.field("s", s) }
+        let object = try JSONSerialization.jsonObject(with: Data(w.bytes)) as? [String: Any]
+        return object?["s"] as? String
+    }
+
+    func testEscapesEverythingJSONRequires() throws {
+        let samples = ["plain", "quote \" backslash \\ slash /", "newline\n tab\t cr\r", "\u{0}\u{1}\u{1f}\u{7f}",
+                       "珈琲 ☕️ 👩‍👩‍👧", "\u{2028}\u{2029}", "", "<script>alert(1)</script>"]
+        for s in samples { XCTAssertEqual(try roundTrip(s), s, s.debugDescription) }
+    }
+
+    func testRandomStringsRoundTripThroughJSONSerialization() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let scalars = (0..<Int.random(in: 0...40, using: &generator)).compactMap { _ -> Unicode.Scalar? in
+                let pick = Int.random(in: 0..<4, using: &generator)
+                let value: UInt32 = pick == 0 ? .random(in: 0..<0x20) : pick == 1 ? .random(in: 0x20..<0x80)
+                    : pick == 2 ? .random(in: 0x80..<0xD800) : .random(in: 0x1F300..<0x1F700)
+                return Unicode.Scalar(value)
+            }
+            var s = ""
+            s.unicodeScalars.append(contentsOf: scalars)
+            XCTAssertEqual(try roundTrip(s), s)
+        }
+    }
+
+    func testStructureNumbersAndNulls() throws {
+        let w = JSONWriter()
+        w.object {
+            w.field("n", 42)
+            w.field("neg", -7)
+            w.field("d", 2.25)
+            w.field("whole", 3.0)
+            w.field("none", nil as String?)
+            w.field("t", true)
+            w.key("items")
+            w.array {
+                w.value(1)
+                w.object { w.field("a", "b") }
+                w.array {}
+            }
+            w.key("empty")
+            w.object {}
+        }
+        XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self),
+                       #"{"n":42,"neg":-7,"d":2.25,"whole":3,"none":null,"t":true,"items":[1,{"a":"b"},[]],"empty":{}}"#)
+    }
+}

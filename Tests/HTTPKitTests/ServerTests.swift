@@ -1,0 +1,191 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeTestSupport
+import Foundation
+import HTTPKit
+import Logging
+import Synchronization
+import XCTest
+
+/// The HTTP layer over a real socket: a server on an ephemeral port, a raw TCP client.
+final class ServerTests: XCTestCase {
+    struct Greeting: Decodable { let name: String; let count: Int? }
+    struct Unexpected: Error {}
+
+    var server: HTTPServer!
+    var port: UInt16 { server.port }
+    let slowRelease = DispatchSemaphore(value: 0)
+
+    override func setUpWithError() throws {
+        let release = slowRelease
+        let router = Router(routes: [
+            ("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            ("POST", "/greet", { req in
+                let body = try req.decodeJSON(Greeting.self, allowedFields: ["name", "count"])
+                return Response.json(201) { w in w.object { w.field("greeting", "hello \(body.name)"); w.field("count", body.count) } }
+            }),
+            ("GET", "/cafes/{id}/comments", { req in
+                Response.json { w in w.object { w.field("id", try? req.pathParameter("id")); w.field("q", req.query["q"]); w.field("route", req.route) } }
+            }),
+            ("DELETE", "/cafes/{id}/comments", { _ in .noContent() }),
+            ("GET", "/boom", { _ in throw Unexpected() }),
+            ("GET", "/slow", { _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
+            ("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+        ], logger: Logger(label: "test", minimum: .error))
+        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 4, idleTimeoutSeconds: 2, maxBodyBytes: 1024),
+                            logger: Logger(label: "test", minimum: .error), respond: { router.respond(to: $0) })
+        try server.start()
+        XCTAssertNotEqual(port, 0)
+    }
+
+    override func tearDown() { server?.shutdown() }
+
+    func client() throws -> RawHTTPClient { try RawHTTPClient(port: port) }
+
+    func testJSONResponseCarriesRequestIDAndNosniff() throws {
+        let r = try client().request("GET", "/hello")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.headers["content-type"], "application/json; charset=utf-8")
+        XCTAssertEqual(r.json()["hello"] as? String, "world")
+        XCTAssertFalse((r.headers["x-request-id"] ?? "").isEmpty)
+        XCTAssertEqual(r.headers["x-content-type-options"], "nosniff")
+        let echoed = try client().request("GET", "/hello", headers: ["X-Request-Id": "abc-123"])
+        XCTAssertEqual(echoed.headers["x-request-id"], "abc-123")
+        let hostile = try client().request("GET", "/hello", headers: ["X-Request-Id": "<script>"])
+        XCTAssertNotEqual(hostile.headers["x-request-id"], "<script>")
+    }
+
+    func testUnknownPathIs404AndWrongMethodIs405WithAllow() throws {
+        let c = try client()
+        let missing = try c.request("GET", "/nope")
+        XCTAssertEqual(missing.status, 404)
+        XCTAssertEqual(missing.headers["content-type"], "application/problem+json; charset=utf-8")
+        XCTAssertEqual(missing.json()["code"] as? String, "not_found")
+        XCTAssertEqual(missing.json()["status"] as? Int, 404)
+        XCTAssertNotNil(missing.json()["type"] as? String)
+        XCTAssertNotNil(missing.json()["title"] as? String)
+        let wrong = try c.request("PUT", "/cafes/7/comments")
+        XCTAssertEqual(wrong.status, 405)
+        XCTAssertEqual(wrong.headers["allow"], "DELETE, GET")
+        XCTAssertEqual(wrong.json()["code"] as? String, "method_not_allowed")
+    }
+
+    func testPathParametersAndDecodedQuery() throws {
+        let r = try client().request("GET", "/cafes/42/comments?q=%E6%8A%B9%E8%8C%B6%20latte&x=1")
+        XCTAssertEqual(r.json()["id"] as? String, "42")
+        XCTAssertEqual(r.json()["q"] as? String, "抹茶 latte")
+        XCTAssertEqual(r.json()["route"] as? String, "/cafes/{id}/comments")
+    }
+
+    func testValidJSONBody() throws {
+        let r = try client().request("POST", "/greet", json: #"{"name":"珈琲","count":2}"#)
+        XCTAssertEqual(r.status, 201)
+        XCTAssertEqual(r.json()["greeting"] as? String, "hello 珈琲")
+    }
+
+    func testMalformedJSONIs400InvalidJSON() throws {
+        let c = try client()
+        for body in [#"{"name":"#, "not json", "", #"{"name":"a"} trailing"#] {
+            let r = try c.request("POST", "/greet", json: body)
+            XCTAssertEqual(r.status, 400, body)
+            XCTAssertEqual(r.json()["code"] as? String, "invalid_json", body)
+        }
+    }
+
+    func testInvalidUTF8Is400() throws {
+        let body: [UInt8] = Array(#"{"name":""#.utf8) + [0xC3, 0x28, 0xFF] + Array(#""}"#.utf8)
+        let r = try client().request("POST", "/greet", headers: ["Content-Type": "application/json"], body: body)
+        XCTAssertEqual(r.status, 400)
+        XCTAssertEqual(r.json()["code"] as? String, "invalid_json")
+    }
+
+    func testWrongTypesMissingAndUnknownFieldsAreValidationErrorsNamingTheField() throws {
+        let c = try client()
+        let wrongType = try c.request("POST", "/greet", json: #"{"name":5}"#)
+        XCTAssertEqual(wrongType.status, 400)
+        XCTAssertEqual(wrongType.json()["code"] as? String, "validation_failed")
+        XCTAssertEqual((wrongType.json()["errors"] as? [[String: Any]])?.first?["field"] as? String, "name")
+        let missing = try c.request("POST", "/greet", json: #"{}"#)
+        XCTAssertEqual((missing.json()["errors"] as? [[String: Any]])?.first?["field"] as? String, "name")
+        let typo = try c.request("POST", "/greet", json: #"{"name":"a","cuont":1}"#)
+        XCTAssertEqual(typo.status, 400)
+        XCTAssertEqual((typo.json()["errors"] as? [[String: Any]])?.first?["field"] as? String, "cuont")
+        let wrongMedia = try c.request("POST", "/greet", headers: ["Content-Type": "text/plain"], body: Array(#"{"name":"a"}"#.utf8))
+        XCTAssertEqual(wrongMedia.status, 415)
+        XCTAssertEqual(wrongMedia.json()["code"] as? String, "unsupported_media_type")
+    }
+
+    func testBodyOverTheLimitIs413BeforeItIsRead() throws {
+        let c = try client()
+        // Declared too large: answered from the headers alone.
+        try c.send("POST /size HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n")
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 413)
+        XCTAssertEqual(r.json()["code"] as? String, "payload_too_large")
+        // At the limit: accepted.
+        XCTAssertEqual(try client().request("POST", "/size", body: [UInt8](repeating: 65, count: 1024)).json()["bytes"] as? Int, 1024)
+    }
+
+    func testChunkedBodyOverTheLimitIs413() throws {
+        let c = try client()
+        var request = "POST /size HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for _ in 0..<3 { request += "200\r\n" + String(repeating: "a", count: 512) + "\r\n" }
+        request += "0\r\n\r\n"
+        try c.send(request)
+        XCTAssertEqual(try c.readResponse().status, 413)
+    }
+
+    func testHandlerErrorIs500AndTheServerKeepsServing() throws {
+        let c = try client()
+        let r = try c.request("GET", "/boom")
+        XCTAssertEqual(r.status, 500)
+        XCTAssertEqual(r.json()["code"] as? String, "internal_error")
+        XCTAssertEqual(try c.request("GET", "/hello").status, 200)
+        XCTAssertEqual(try client().request("GET", "/hello").status, 200)
+    }
+
+    func testKeepAliveServesManyRequestsOnOneConnection() throws {
+        let c = try client()
+        for _ in 0..<50 { XCTAssertEqual(try c.request("GET", "/hello").status, 200) }
+    }
+
+    func testIdleConnectionIsClosedAfterTheTimeout() throws {
+        let c = try client()
+        try c.send("GET /hel")   // a client that stops mid-request
+        XCTAssertTrue(c.isClosedByPeer(within: 6))
+    }
+
+    func testConcurrentClients() throws {
+        let failures = Mutex(0)
+        let port = self.port
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            do {
+                let c = try RawHTTPClient(port: port)
+                for _ in 0..<20 where try c.request("GET", "/hello").status != 200 { failures.withLock { $0 += 1 } }
+            } catch { failures.withLock { $0 += 1 } }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, 0)
+    }
+
+    func testShutdownLetsInFlightRequestsFinishThenRefusesConnections() throws {
+        let c = try client()
+        try c.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(200_000)   // the handler is now blocked
+        let stopped = DispatchSemaphore(value: 0)
+        let server = self.server!
+        DispatchQueue.global().async { server.shutdown(); stopped.signal() }
+        usleep(200_000)
+        XCTAssertEqual(stopped.wait(timeout: .now()), .timedOut, "shutdown waits for the in-flight request")
+        // A connection attempted now is never served (the kernel may still complete the handshake
+        // into the closed listener's backlog; it is reset when the socket closes).
+        let late = try? RawHTTPClient(port: port)
+        try? late?.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        slowRelease.signal()
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.json()["slow"] as? Bool, true)
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
+        if let late { XCTAssertThrowsError(try late.readResponse(), "a request arriving during shutdown is not served") }
+    }
+}
