@@ -16,7 +16,10 @@ public final class RawHTTPClient {
         }
     }
 
-    public struct Failure: Error, CustomStringConvertible { public let description: String }
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
 
     public let fd: Int32
     private var buffer: [UInt8] = []

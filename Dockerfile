@@ -1,0 +1,22 @@
+# Build: the Swift toolchain image plus the Debian -dev packages the system-library targets need.
+FROM swift:6.1-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev libsodium-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+RUN swift build -c release --static-swift-stdlib --product cafe
+
+# Run: only the shared libraries, the binary and the migrations.
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 libsodium23 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home /app cafe
+COPY --from=build /src/.build/release/cafe /usr/local/bin/cafe
+COPY migrations /app/migrations
+ENV MIGRATIONS_DIR=/app/migrations HOST=0.0.0.0 PORT=8080
+USER cafe
+WORKDIR /app
+EXPOSE 8080
+ENTRYPOINT ["cafe"]
+CMD ["serve"]

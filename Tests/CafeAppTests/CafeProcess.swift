@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// Runs the real `cafe` executable as a child process, as an operator would.
+final class CafeProcess: @unchecked Sendable {
+    let process = Process()
+    private let output = Mutex("")
+
+    static var binary: URL {
+        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for base in [dir, dir.deletingLastPathComponent(), repositoryRoot.appendingPathComponent(".build/debug")] {
+            let url = base.appendingPathComponent("cafe")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return repositoryRoot.appendingPathComponent(".build/debug/cafe")
+    }
+
+    static func environment(dataDirectory: URL, extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "DATABASE_URL")
+        env["CAFE_DATA_DIR"] = dataDirectory.path
+        env["MIGRATIONS_DIR"] = repositoryRoot.appendingPathComponent("migrations").path
+        env["LOG_LEVEL"] = "info"
+        return env.merging(extra) { $1 }
+    }
+
+    init(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws {
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        if let stdin {
+            let input = Pipe()
+            process.standardInput = input
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if !data.isEmpty { self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+        try process.run()
+    }
+
+    var log: String { output.withLock { $0 } }
+
+    /// Waits for the "serving" log line and returns the bound port.
+    func waitUntilServing(timeout: TimeInterval = 60) throws -> UInt16 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let text = log
+            if let range = text.range(of: #""url":"http://127.0.0.1:"#) {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if let port = UInt16(digits) { return port }
+            }
+            guard process.isRunning else { throw RawHTTPClient.Failure(description: "cafe exited early:\n\(text)") }
+            usleep(50_000)
+        }
+        throw RawHTTPClient.Failure(description: "cafe did not start serving:\n\(log)")
+    }
+
+    /// Exit status, or nil if it did not exit within `timeout`.
+    func waitForExit(timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+
+    /// Runs to completion and returns (status, output).
+    static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil,
+                    timeout: TimeInterval = 60) throws -> (Int32, String) {
+        let p = try CafeProcess(arguments, environment: environment, stdin: stdin)
+        guard let status = p.waitForExit(timeout: timeout) else { throw RawHTTPClient.Failure(description: "timed out: \(arguments)") }
+        usleep(50_000)
+        return (status, p.log)
+    }
+}
+
+/// The postmaster PID recorded in a data directory, if that process is alive.
+func livePostmasterPID(in dataDirectory: URL) -> pid_t? {
+    guard let text = try? String(contentsOf: dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+          let pid = pid_t(text.split(separator: "\n").first ?? "") else { return nil }
+    return kill(pid, 0) == 0 ? pid : nil
+}
+
+func waitUntilGone(_ pid: pid_t, timeout: TimeInterval) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if kill(pid, 0) != 0 { return true }
+        usleep(20_000)
+    }
+    return kill(pid, 0) != 0
+}

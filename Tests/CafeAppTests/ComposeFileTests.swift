@@ -1,0 +1,121 @@
+import CafeTestSupport
+import Foundation
+import XCTest
+
+/// There is no Docker engine here, so docker-compose.yml is checked by parsing it.
+final class ComposeFileTests: XCTestCase {
+    func testServicesCommandsAndSettingsAreThere() throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docker-compose.yml"), encoding: .utf8)
+        let services = try XCTUnwrap(try MiniYAML.parse(text)["services"] as? [String: Any])
+        XCTAssertEqual(Set(services.keys), ["db", "migrate", "api", "worker"])
+
+        let db = try XCTUnwrap(services["db"] as? [String: Any])
+        XCTAssertEqual(db["image"] as? String, "postgres:15")
+        XCTAssertNotNil(db["healthcheck"] as? [String: Any])
+        XCTAssertEqual((db["volumes"] as? [Any])?.count, 1)
+
+        func command(_ name: String) -> [String] { (services[name] as? [String: Any])?["command"] as? [String] ?? [] }
+        XCTAssertEqual(command("migrate").first, "migrate")
+        XCTAssertEqual(command("api").first, "serve")
+        XCTAssertEqual(command("worker").first, "worker")
+        XCTAssertEqual((services["migrate"] as? [String: Any])?["profiles"] as? [String], ["tools"], "migrate does not start with `up`")
+        for name in ["migrate", "api", "worker"] {
+            let env = (services[name] as? [String: Any])?["environment"] as? [String: Any]
+            XCTAssertTrue((env?["DATABASE_URL"] as? String)?.hasPrefix("postgres://") ?? false, name)
+            let dependsOn = (services[name] as? [String: Any])?["depends_on"] as? [String: Any]
+            XCTAssertNotNil(dependsOn?["db"], name)
+        }
+        XCTAssertNil((services["api"] as? [String: Any])?["container_name"], "a fixed container name would prevent replicas")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent("Dockerfile").path))
+    }
+
+    func testMiniYAMLParsesTheSubsetItClaims() throws {
+        let doc = try MiniYAML.parse("""
+            # comment
+            a:
+              b: "quoted # not a comment"
+              c: ["x", "y"]
+              d:
+                - one
+                - "two"
+            e: plain
+            """)
+        XCTAssertEqual((doc["a"] as? [String: Any])?["b"] as? String, "quoted # not a comment")
+        XCTAssertEqual((doc["a"] as? [String: Any])?["c"] as? [String], ["x", "y"])
+        XCTAssertEqual((doc["a"] as? [String: Any])?["d"] as? [String], ["one", "two"])
+        XCTAssertEqual(doc["e"] as? String, "plain")
+    }
+}
+
+/// Block mappings, block sequences of scalars, flow sequences of scalars, comments, quoted scalars:
+/// the YAML subset our compose file is written in (anything else is an error, not a guess).
+enum MiniYAML {
+    struct Invalid: Error { let line: Int; let reason: String }
+
+    static func parse(_ text: String) throws -> [String: Any] {
+        var lines: [(indent: Int, text: String, number: Int)] = []
+        for (i, raw) in text.components(separatedBy: "\n").enumerated() {
+            let stripped = stripComment(raw)
+            guard !stripped.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            let indent = stripped.prefix { $0 == " " }.count
+            lines.append((indent, stripped.trimmingCharacters(in: .whitespaces), i + 1))
+        }
+        var index = 0
+        return try mapping(lines, &index, indent: 0)
+    }
+
+    private static func mapping(_ lines: [(indent: Int, text: String, number: Int)], _ i: inout Int, indent: Int) throws -> [String: Any] {
+        var result: [String: Any] = [:]
+        while i < lines.count, lines[i].indent == indent {
+            let line = lines[i]
+            guard let colon = line.text.firstIndex(of: ":") else { throw Invalid(line: line.number, reason: "expected key: value") }
+            let key = unquote(String(line.text[..<colon]))
+            let rest = line.text[line.text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            i += 1
+            if !rest.isEmpty {
+                result[key] = try scalarOrFlow(rest, line: line.number)
+            } else if i < lines.count, lines[i].indent > indent {
+                if lines[i].text.hasPrefix("- ") {
+                    var items: [Any] = []
+                    let childIndent = lines[i].indent
+                    while i < lines.count, lines[i].indent == childIndent, lines[i].text.hasPrefix("- ") {
+                        items.append(try scalarOrFlow(String(lines[i].text.dropFirst(2)), line: lines[i].number))
+                        i += 1
+                    }
+                    result[key] = items
+                } else {
+                    result[key] = try mapping(lines, &i, indent: lines[i].indent)
+                }
+            } else {
+                result[key] = NSNull()
+            }
+        }
+        if i < lines.count, lines[i].indent > indent { throw Invalid(line: lines[i].number, reason: "unexpected indentation") }
+        return result
+    }
+
+    private static func scalarOrFlow(_ text: String, line: Int) throws -> Any {
+        guard text.hasPrefix("[") else { return unquote(text) }
+        guard text.hasSuffix("]") else { throw Invalid(line: line, reason: "unterminated flow sequence") }
+        return text.dropFirst().dropLast().split(separator: ",").map { unquote($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    private static func unquote(_ s: String) -> String {
+        if s.count >= 2, (s.hasPrefix("\"") && s.hasSuffix("\"")) || (s.hasPrefix("'") && s.hasSuffix("'")) {
+            return String(s.dropFirst().dropLast())
+        }
+        return s
+    }
+
+    private static func stripComment(_ line: String) -> String {
+        var quote: Character?
+        for (offset, ch) in line.enumerated() {
+            if let q = quote { if ch == q { quote = nil }; continue }
+            if ch == "\"" || ch == "'" { quote = ch }
+            if ch == "#" && (offset == 0 || line[line.index(line.startIndex, offsetBy: offset - 1)] == " ") {
+                return String(line.prefix(offset))
+            }
+        }
+        return line
+    }
+}

@@ -1,0 +1,46 @@
+import CafeApp
+import CafeTestSupport
+import Foundation
+import Logging
+import PostgresKit
+import XCTest
+
+/// The application over a real socket while its database goes away and comes back.
+final class DatabaseOutageTests: XCTestCase {
+    func testReadyzFailsFastWhileTheDatabaseIsDownAndHealsWithoutARestart() throws {
+        let dir = TestCluster.root.appendingPathComponent("outage-\(UUID().uuidString.prefix(8))/pgdata")
+        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
+        let quiet = Logger(label: "t", minimum: .error)
+        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "2", "DB_ACQUIRE_TIMEOUT": "1",
+                                                 "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
+        config.dataDirectory = dir
+        config.embeddedDurability = false
+        let database = try Database.open(config, applicationName: "outage-test", logger: quiet)
+        let app = try Application(configuration: config, database: database)
+        _ = try app.migrate()
+        try app.start()
+        defer { app.shutdown() }
+        let port = app.server.port
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/readyz").status, 200)
+
+        database.embedded!.stop()
+        let started = Date()
+        let down = try RawHTTPClient(port: port).request("GET", "/readyz")
+        XCTAssertEqual(down.status, 503)
+        XCTAssertEqual(down.json()["code"] as? String, "database_unavailable")
+        XCTAssertNotNil(down.headers["retry-after"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "fails fast, no hang")
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/healthz").status, 200, "the process itself is fine")
+
+        let restarted = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        defer { restarted.stop() }
+        let deadline = Date().addingTimeInterval(5)
+        var status = 0
+        while Date() < deadline {
+            status = try RawHTTPClient(port: port).request("GET", "/readyz").status
+            if status == 200 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(status, 200, "healed within 5 s of the database returning")
+    }
+}

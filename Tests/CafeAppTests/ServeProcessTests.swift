@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import XCTest
+
+/// `cafe serve` end to end: the embedded database, health endpoints, signals, data reuse.
+final class ServeProcessTests: XCTestCase {
+    var dataDirectory: URL!
+
+    override func setUp() {
+        dataDirectory = TestCluster.root.appendingPathComponent("serve-\(UUID().uuidString.prefix(8))/pgdata")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: dataDirectory.deletingLastPathComponent())
+    }
+
+    var environment: [String: String] { CafeProcess.environment(dataDirectory: dataDirectory) }
+
+    func testServesHealthStopsOnSIGTERMWithItsDatabaseAndReusesDataNextTime() throws {
+        let first = try CafeProcess(["serve", "--port", "0", "--seed-demo"], environment: environment)
+        let port = try first.waitUntilServing()
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/healthz").status, 200)
+        let ready = try RawHTTPClient(port: port).request("GET", "/readyz")
+        XCTAssertEqual(ready.status, 200, ready.text)
+        XCTAssertTrue(first.log.contains("Demo data added"), first.log)
+        XCTAssertTrue(first.log.contains("password: "))
+        let postgres = try XCTUnwrap(livePostmasterPID(in: dataDirectory))
+
+        let stopping = Date()
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.waitForExit(timeout: 5), 0, first.log)
+        XCTAssertTrue(waitUntilGone(postgres, timeout: 5 - Date().timeIntervalSince(stopping)), "postgres \(postgres) still running")
+
+        let second = try CafeProcess(["serve", "--port", "0", "--seed-demo"], environment: environment)
+        let port2 = try second.waitUntilServing()
+        XCTAssertEqual(try RawHTTPClient(port: port2).request("GET", "/readyz").status, 200)
+        XCTAssertFalse(second.log.contains("initialising embedded PostgreSQL"), "second run reuses the cluster")
+        XCTAssertFalse(second.log.contains("Demo data added"), "demo data is added once")
+        second.signal(SIGINT)
+        XCTAssertEqual(second.waitForExit(timeout: 5), 0)
+    }
+
+    func testOtherCommandsAttachToTheServerThatServeStarted() throws {
+        let serve = try CafeProcess(["serve", "--port", "0"], environment: environment)
+        let port = try serve.waitUntilServing()
+        let postgres = try XCTUnwrap(livePostmasterPID(in: dataDirectory))
+        let (status, output) = try CafeProcess.run(["migrate", "--status"], environment: environment)
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("0001  init"), output)
+        XCTAssertEqual(livePostmasterPID(in: dataDirectory), postgres, "migrate must not stop serve's database")
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/readyz").status, 200)
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 5), 0)
+        XCTAssertTrue(waitUntilGone(postgres, timeout: 5))
+    }
+
+    func testCommandsStartTheirOwnDatabaseWhenNoServerRuns() throws {
+        let (status, output) = try CafeProcess.run(["admin", "create-user", "--username", "barista", "--password-stdin", "--admin"],
+                                                   environment: environment, stdin: "correct horse battery\n")
+        XCTAssertEqual(status, 0, output)
+        XCTAssertNil(livePostmasterPID(in: dataDirectory), "a one-off command stops the database it started")
+        let (again, text) = try CafeProcess.run(["migrate"], environment: environment)
+        XCTAssertEqual(again, 0, text)
+        XCTAssertTrue(text.contains("up to date"), text)
+
+        let server = try EmbeddedPostgres.start(.init(dataDirectory: dataDirectory))
+        defer { server.stop() }
+        let row = try Connection(conninfo: server.conninfo()).query(
+            "SELECT password_hash, is_admin FROM users WHERE username = $1", "barista").first!
+        XCTAssertTrue(try row.decode(0, as: String.self).hasPrefix("$argon2id$"))
+        XCTAssertTrue(try row.decode(1, as: Bool.self))
+    }
+
+    func testSIGKILLedServeLeavesNoPostgresBehind() throws {
+        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: environment)
+        _ = try serve.waitUntilServing()
+        let postgres = try XCTUnwrap(livePostmasterPID(in: dataDirectory))
+        serve.signal(SIGKILL)
+        XCTAssertNotNil(serve.waitForExit(timeout: 5))
+        XCTAssertTrue(waitUntilGone(postgres, timeout: 10), "postgres \(postgres) outlived its SIGKILLed parent")
+    }
+
+    func testReadyzIs503WhileMigrationsArePending() throws {
+        let serve = try CafeProcess(["serve", "--port", "0", "--no-migrate"], environment: environment)
+        let port = try serve.waitUntilServing()
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/healthz").status, 200)
+        let ready = try RawHTTPClient(port: port).request("GET", "/readyz")
+        XCTAssertEqual(ready.status, 503)
+        XCTAssertEqual(ready.json()["code"] as? String, "migrations_pending")
+        XCTAssertNotNil(ready.headers["retry-after"])
+        let (status, _) = try CafeProcess.run(["migrate"], environment: environment)
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/readyz").status, 200)
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 5), 0)
+    }
+
+    func testEverySubcommandHasHelpAndBadUsageIsRejected() throws {
+        for command in ["serve", "worker", "migrate", "seed", "admin"] {
+            let (status, output) = try CafeProcess.run([command, "--help"], environment: environment)
+            XCTAssertEqual(status, 0, command)
+            XCTAssertTrue(output.contains("Usage: cafe \(command)"), output)
+        }
+        XCTAssertEqual(try CafeProcess.run(["--help"], environment: environment).0, 0)
+        XCTAssertEqual(try CafeProcess.run(["brew"], environment: environment).0, 64)
+        XCTAssertEqual(try CafeProcess.run(["serve", "--prot", "1"], environment: environment).0, 64)
+        XCTAssertNil(livePostmasterPID(in: dataDirectory), "usage errors start nothing")
+    }
+}
