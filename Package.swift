@@ -18,17 +18,18 @@ let package = Package(
         .target(name: "Logging"),
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "Logging"]),
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "Logging"]),
-        .target(name: "CafeStore", dependencies: ["PostgresKit", "CSodium", "Logging"]),
+        .target(name: "CafeDomain"),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "Logging"]),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "Logging"]),
-        .target(name: "CafeApp", dependencies: ["PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"]),
-        .executableTarget(name: "cafe", dependencies: ["CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Logging"]),
+        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"]),
+        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Logging"]),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "Logging"]),
 
         .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "CafeTestSupport"]),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),
-        .testTarget(name: "CafeAppTests", dependencies: ["CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
+        .testTarget(name: "CafeAppTests", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
     ],
     swiftLanguageModes: [.v6]
 )

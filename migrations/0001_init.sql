@@ -24,6 +24,14 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_user_id_idx ON sessions (user_id);
 CREATE INDEX sessions_expires_at_idx ON sessions (expires_at);
 
+-- Failed logins per username (lower-cased), for the 5-failures-in-15-minutes lockout. Kept in the
+-- database so every API replica sees the same count.
+CREATE TABLE login_failures (
+    username_key text        NOT NULL,
+    failed_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX login_failures_key_idx ON login_failures (username_key, failed_at DESC);
+
 -- Image bytes live in PostgreSQL, as Parse kept files in its database by default.
 CREATE TABLE files (
     id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -47,6 +55,7 @@ CREATE TABLE cafes (
 );
 -- Newest first with keyset pagination: (created_at, id) descending.
 CREATE INDEX cafes_created_at_id_idx ON cafes (created_at DESC, id DESC);
+CREATE INDEX cafes_image_id_idx ON cafes (image_id) WHERE image_id IS NOT NULL;
 
 -- Aggregates in a narrow table: recomputing them rewrites small rows, not wide cafe rows.
 -- Only the aggregation worker writes comment_sum and comment_amount.
@@ -75,6 +84,7 @@ CREATE TABLE comments (
 );
 CREATE INDEX comments_cafe_created_idx ON comments (cafe_id, created_at DESC, id DESC);
 CREATE INDEX comments_user_id_idx ON comments (user_id);
+CREATE INDEX comments_image_id_idx ON comments (image_id) WHERE image_id IS NOT NULL;
 
 -- Append-only outbox: every comment change that can move a cafe's aggregates appends the cafe id
 -- here in the same transaction. Workers drain it with FOR UPDATE SKIP LOCKED. Append-only on purpose:

@@ -2,6 +2,7 @@ import Foundation
 import HTTPKit
 import Logging
 import PostgresKit
+import CafeStore
 
 /// The composition root: wires configuration, database, routes and the HTTP server.
 /// `cafe serve` and the API tests build the same thing.
@@ -18,8 +19,17 @@ public final class Application: Sendable {
         let logger = Logger(label: "http", minimum: configuration.logLevel)
         migrator = try Migrator(directory: configuration.resolvedMigrationsDirectory(),
                                 logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
-        let health = HealthController(pool: database.pool, migrator: migrator)
-        router = Router(routes: health.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
+        let pool = database.pool
+        let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
+        let auth = Authenticator(sessions: sessions)
+        let cafes = CafeRepository(pool: pool)
+        let routes = HealthController(pool: pool, migrator: migrator).routes
+            + AccountsController(pool: pool, users: UserRepository(pool: pool), sessions: sessions,
+                                 throttle: LoginThrottle(pool: pool), auth: auth).routes
+            + CafesController(cafes: cafes, auth: auth).routes
+            + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth).routes
+            + FilesController(files: FileRepository(pool: pool), auth: auth).routes
+        router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,

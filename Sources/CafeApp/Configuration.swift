@@ -24,6 +24,8 @@ public struct Configuration: Sendable {
     public var migrationsDirectory: URL?
     /// Throwaway clusters (tests) skip fsync.
     public var embeddedDurability: Bool
+    /// `SESSION_TTL_DAYS` (default 30): a session token stops working this long after log-in.
+    public var sessionLifetime: TimeInterval
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
@@ -40,6 +42,7 @@ public struct Configuration: Sendable {
         connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
         migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
         embeddedDurability = true
+        sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
     }
 
     /// The migrations directory: configured, or the first `migrations/` found in the working

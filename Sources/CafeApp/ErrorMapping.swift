@@ -1,12 +1,30 @@
+import CafeDomain
+import CafeStore
 import HTTPKit
 import PostgresKit
 
-/// Errors from lower layers that have a proper HTTP answer. Anything else is a 500.
+/// Errors from lower layers that have a proper HTTP answer. Anything else is a logged 500.
 enum ErrorMapping {
     static func problem(for error: any Error, request: Request) -> Problem? {
-        if let pg = error as? PostgresError, pg.isUnavailable {
+        switch error {
+        case let pg as PostgresError where pg.isUnavailable:
             return .unavailable("database_unavailable", "The database is not reachable right now; retry shortly.", retryAfter: 2)
+        case let validation as ValidationError:
+            return .validation(validation.fields.map { .init(field: $0.field, message: $0.message) })
+        case StoreError.notFound:
+            return .notFound()
+        case StoreError.forbidden:
+            return forbidden("You may only change your own comments.")
+        case StoreError.usernameTaken:
+            return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username is already in use.")
+        case StoreError.invalidReference(let field):
+            return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
+        default:
+            return nil
         }
-        return nil
+    }
+
+    static func forbidden(_ detail: String) -> Problem {
+        Problem(status: 403, code: "forbidden", title: "Forbidden", detail: detail)
     }
 }

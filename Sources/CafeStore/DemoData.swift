@@ -42,11 +42,11 @@ public struct DemoData: Sendable {
     /// Seeds the demo set and returns the admin's credentials (password freshly generated).
     public func seedDemo() throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
-        let accounts = UserAccounts(pool: pool)
-        try accounts.create(username: admin.username, password: admin.password, isAdmin: true)
+        let users = UserRepository(pool: pool)
+        _ = try users.create(.init(username: admin.username, password: admin.password, isAdmin: true))
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
-            userIDs.append(try accounts.create(username: name, password: PasswordHasher.randomPassword(), isAdmin: false))
+            userIDs.append(try users.create(.init(username: name, password: PasswordHasher.randomPassword())).id.rawValue)
         }
         try pool.transaction { tx in
             for (i, cafe) in Self.cafes.enumerated() {

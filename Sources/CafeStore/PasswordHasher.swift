@@ -38,3 +38,8 @@ public enum PasswordHasher {
         return String((0..<16).map { _ in alphabet[Int(randombytes_uniform(UInt32(alphabet.count)))] })
     }
 }
+
+extension PasswordHasher {
+    /// A valid hash of a random password, for equal-time verification of unknown usernames.
+    public static let dummyHash: String = (try? hash(randomPassword())) ?? ""
+}

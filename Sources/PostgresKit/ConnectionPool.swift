@@ -70,6 +70,11 @@ public final class ConnectionPool: @unchecked Sendable {
         try withConnection { try $0.query(sql, params: params) }
     }
 
+    @discardableResult
+    public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
+        try withConnection { try $0.query(sql, params: params) }
+    }
+
     /// Closes idle connections and makes further acquires fail; lent connections close on return.
     public func close() {
         condition.lock()

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Aggregation
 import CafeApp
+import CafeDomain
 import CafeStore
 import Dispatch
 import Foundation
@@ -251,8 +252,16 @@ enum Commands {
         let database = try Database.open(config, applicationName: "cafe-admin", logger: logger)
         defer { database.close() }
         try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
-        let id = try UserAccounts(pool: database.pool).create(username: username, password: password, isAdmin: args.has("admin"))
-        print("created user \(username) (id \(id))\(args.has("admin") ? " with admin rights" : "")")
+        guard AccountRules.isValidUsername(username) else {
+            throw Arguments.Invalid(description: "the username must be 3–40 letters, digits, _ . or -")
+        }
+        do {
+            let user = try UserRepository(pool: database.pool).create(.init(username: username, password: password, isAdmin: args.has("admin")))
+            print("created user \(user.username) (id \(user.id))\(user.isAdmin ? " with admin rights" : "")")
+        } catch StoreError.usernameTaken {
+            FileHandle.standardError.write(Data("cafe admin: the username \(username) is taken\n".utf8))
+            return 1
+        }
         return 0
     }
 }

@@ -1,0 +1,44 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// Resolves `Authorization: Bearer <token>` to the session's user. Permissions are decided here
+/// and in the stores, never by anything the client claims about itself.
+struct Authenticator: Sendable {
+    let sessions: SessionRepository
+
+    static let unauthorized = Problem(status: 401, code: "unauthorized", title: "Unauthorized",
+                                      detail: "Log in and send the session token as Authorization: Bearer <token>.",
+                                      headers: [("WWW-Authenticate", "Bearer")])
+
+    static func bearerToken(_ request: Request) -> String? {
+        guard let header = request.header("authorization") else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: [" "])
+    }
+
+    /// The logged-in user, or 401.
+    func user(_ request: Request) throws -> User {
+        guard let token = Self.bearerToken(request), let user = try sessions.user(forToken: token) else { throw Self.unauthorized }
+        return user
+    }
+
+    /// The logged-in admin: 401 when not logged in, 403 when not an admin.
+    func admin(_ request: Request) throws -> User {
+        let user = try user(request)
+        guard user.isAdmin else {
+            throw Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "Only administrators may manage cafes.")
+        }
+        return user
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: Set<Character>) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

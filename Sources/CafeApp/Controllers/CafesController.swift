@@ -1,0 +1,99 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// Browsing cafes (anyone) and managing them (admins).
+struct CafesController: Sendable {
+    let cafes: CafeRepository
+    let auth: Authenticator
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/v1/cafes", list),
+            ("POST", "/v1/cafes", create),
+            ("GET", "/v1/cafes/{id}", show),
+            ("PATCH", "/v1/cafes/{id}", update),
+            ("DELETE", "/v1/cafes/{id}", delete),
+        ]
+    }
+
+    static let maxQueryLength = 200
+
+    func list(_ request: Request) throws -> Response {
+        let page = try PageRequest(request, kind: .cafes, defaultLimit: 20)
+        var search = request.query["q"]?.trimmingCharacters(in: [" ", "\t", "\u{3000}"])
+        if search?.isEmpty == true { search = nil }
+        if let search, search.count > Self.maxQueryLength {
+            throw Problem.validation([.init(field: "q", message: "must be at most \(Self.maxQueryLength) characters")])
+        }
+        let result = try cafes.list(search: search, after: page.after, limit: page.limit)
+        return .json { w in w.page(result, cursorKind: .cafes) { w.cafe($0) } }
+    }
+
+    func show(_ request: Request) throws -> Response {
+        let cafe = try cafes.find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+        return .json { $0.cafe(cafe) }
+    }
+
+    func create(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let body = try request.decodeJSON(NewCafeBody.self, allowedFields: NewCafeBody.fields)
+        var v = Validator()
+        v.length(body.name, "name", CafeRules.nameLength)
+        v.notBlank(body.name, "name")
+        v.length(body.catchCopy, "catchCopy", CafeRules.catchCopyLength)
+        v.length(body.introduction, "introduction", CafeRules.introductionLength)
+        v.length(body.publishDate, "publishDate", CafeRules.publishDateLength)
+        let image = body.imageId.map { FileID($0) }
+        if case .some(nil) = image { v.fail("imageId", "is not a file id") }
+        try v.finish()
+        let cafe = try cafes.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
+                                          imageID: image ?? nil, publishDate: body.publishDate))
+        return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
+    }
+
+    func update(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let id = try Self.cafeID(request)
+        let body = try request.decodeJSON(CafePatchBody.self, allowedFields: CafePatchBody.fields)
+        var v = Validator()
+        for (field, patch) in [("name", body.name), ("catchCopy", body.catchCopy), ("introduction", body.introduction)] {
+            if case .null = patch { v.fail(field, "cannot be null") }
+        }
+        v.length(body.name.value, "name", CafeRules.nameLength)
+        v.notBlank(body.name.value, "name")
+        v.length(body.catchCopy.value, "catchCopy", CafeRules.catchCopyLength)
+        v.length(body.introduction.value, "introduction", CafeRules.introductionLength)
+        v.length(body.publishDate.value, "publishDate", CafeRules.publishDateLength)
+        var changes = CafeRepository.CafeChanges(name: body.name.value, catchCopy: body.catchCopy.value, introduction: body.introduction.value)
+        switch body.imageId {
+        case .absent: break
+        case .null: changes.imageID = .some(nil)
+        case .value(let raw):
+            if let image = FileID(raw) { changes.imageID = image } else { v.fail("imageId", "is not a file id") }
+        }
+        if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
+        try v.finish()
+        let cafe = try cafes.update(id, changes)
+        return .json { $0.cafe(cafe) }
+    }
+
+    func delete(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        try cafes.delete(try Self.cafeID(request))
+        return .noContent()
+    }
+
+    /// A path id that cannot be one of ours is simply not found.
+    static func cafeID(_ request: Request) throws -> CafeID {
+        guard let id = CafeID(try request.pathParameter("id")) else { throw Problem.notFound("No such cafe.") }
+        return id
+    }
+}
+
+extension Optional {
+    func orThrow(_ error: @autoclosure () -> any Error) throws -> Wrapped {
+        guard let value = self else { throw error() }
+        return value
+    }
+}

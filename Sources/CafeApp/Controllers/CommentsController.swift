@@ -1,0 +1,87 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// Reading a cafe's comments (anyone), writing one's own (logged in). Only the author edits;
+/// the author or an admin deletes.
+struct CommentsController: Sendable {
+    let comments: CommentRepository
+    let cafes: CafeRepository
+    let auth: Authenticator
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/v1/cafes/{id}/comments", list),
+            ("POST", "/v1/cafes/{id}/comments", create),
+            ("PATCH", "/v1/comments/{id}", update),
+            ("DELETE", "/v1/comments/{id}", delete),
+        ]
+    }
+
+    func list(_ request: Request) throws -> Response {
+        let cafe = try CafesController.cafeID(request)
+        let page = try PageRequest(request, kind: .comments, defaultLimit: 100)
+        let result = try comments.list(cafe: cafe, after: page.after, limit: page.limit)
+        // An empty first page may mean "no such cafe": tell the two apart only when needed.
+        if result.items.isEmpty && page.after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
+        return .json { w in w.page(result, cursorKind: .comments) { w.comment($0) } }
+    }
+
+    func create(_ request: Request) throws -> Response {
+        let user = try auth.user(request)
+        let cafe = try CafesController.cafeID(request)
+        let body = try request.decodeJSON(NewCommentBody.self, allowedFields: NewCommentBody.fields)
+        var v = Validator()
+        v.length(body.detail, "detail", CommentRules.detailLength)
+        v.notBlank(body.detail, "detail")
+        let star = Star(body.star)
+        v.check(star != nil, "star", "must be an integer from 1 to 3")
+        let image = body.imageId.map { FileID($0) }
+        if case .some(nil) = image { v.fail("imageId", "is not a file id") }
+        try v.finish()
+        do {
+            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star!, imageID: image ?? nil)
+            return Response.json(201) { $0.comment(comment) }
+        } catch StoreError.notFound {
+            throw Problem.notFound("No such cafe.")
+        }
+    }
+
+    func update(_ request: Request) throws -> Response {
+        let user = try auth.user(request)
+        let id = try Self.commentID(request)
+        let body = try request.decodeJSON(CommentPatchBody.self, allowedFields: CommentPatchBody.fields)
+        var v = Validator()
+        if case .null = body.detail { v.fail("detail", "cannot be null") }
+        if case .null = body.star { v.fail("star", "cannot be null") }
+        v.length(body.detail.value, "detail", CommentRules.detailLength)
+        v.notBlank(body.detail.value, "detail")
+        let star = body.star.value.map { Star($0) }
+        if case .some(nil) = star { v.fail("star", "must be an integer from 1 to 3") }
+        var image: FileID?? = nil
+        switch body.imageId {
+        case .absent: break
+        case .null: image = .some(nil)
+        case .value(let raw):
+            if let id = FileID(raw) { image = id } else { v.fail("imageId", "is not a file id") }
+        }
+        try v.finish()
+        let comment = try comments.update(id, by: user.id, detail: body.detail.value, star: star ?? nil, imageID: image)
+        return .json { $0.comment(comment) }
+    }
+
+    func delete(_ request: Request) throws -> Response {
+        let user = try auth.user(request)
+        do {
+            try comments.delete(try Self.commentID(request), by: user.id, asAdmin: user.isAdmin)
+        } catch StoreError.forbidden {
+            throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
+        }
+        return .noContent()
+    }
+
+    static func commentID(_ request: Request) throws -> CommentID {
+        guard let id = CommentID(try request.pathParameter("id")) else { throw Problem.notFound("No such comment.") }
+        return id
+    }
+}

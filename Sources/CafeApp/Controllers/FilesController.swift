@@ -1,0 +1,58 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// Photo upload and download. The bytes must really be the declared image format.
+struct FilesController: Sendable {
+    let files: FileRepository
+    let auth: Authenticator
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("POST", "/v1/files", upload),
+            ("GET", "/v1/files/{id}", download),
+        ]
+    }
+
+    static func url(for id: FileID) -> String { "/v1/files/\(id)" }
+
+    func upload(_ request: Request) throws -> Response {
+        let user = try auth.user(request)
+        guard let declared = request.mediaType.flatMap(ImageFormat.init(rawValue:)) else {
+            throw Problem.unsupportedMediaType("Upload image/png, image/jpeg, image/webp or image/gif bytes with that Content-Type.")
+        }
+        guard request.body.count <= ImageFormat.maxBytes else { throw Problem.payloadTooLarge(limit: ImageFormat.maxBytes) }
+        guard !request.body.isEmpty else {
+            throw Problem.validation([.init(field: "body", message: "is empty; send the image bytes")])
+        }
+        guard ImageFormat.detect(request.body) == declared else {
+            throw Problem.unsupportedMediaType("The bytes are not a valid \(declared.contentType) image.")
+        }
+        let stored = try files.create(owner: user.id, format: declared, bytes: request.body)
+        return Response.json(201) { w in
+            w.object {
+                w.field("id", stored.id.description)
+                w.field("url", Self.url(for: stored.id))
+                w.field("contentType", stored.contentType)
+                w.field("size", stored.size)
+            }
+        }.adding(header: "Location", Self.url(for: stored.id))
+    }
+
+    func download(_ request: Request) throws -> Response {
+        guard let id = FileID(try request.pathParameter("id")), let file = try files.find(id) else { throw Problem.notFound("No such file.") }
+        let etag = "\"\(file.sha256Hex)\""
+        var headers = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable"),
+                       ("Content-Security-Policy", "default-src 'none'; sandbox")]
+        if let match = request.header("if-none-match"),
+           match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: [" "]).replacingOccurrences(of: "W/", with: "") == etag }) {
+            return Response(status: 304, headers: headers)
+        }
+        headers.append(("Content-Type", file.contentType))
+        return Response(status: 200, headers: headers, body: file.bytes)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: Set<Character>) -> String { String(self).trimmingCharacters(in: set) }
+}

@@ -1,0 +1,89 @@
+import CafeDomain
+
+// Request bodies of the /v1 API. Decoding checks JSON types (a star of "3" or 2.5 is rejected here);
+// the domain rules (lengths, ranges) are checked by the controllers with `Validator`.
+
+struct SignUpBody: Decodable {
+    static let fields: Set<String> = ["username", "password", "email", "age"]
+    let username: String
+    let password: String
+    let email: String?
+    let age: Int?
+}
+
+struct LoginBody: Decodable {
+    static let fields: Set<String> = ["username", "password"]
+    let username: String
+    let password: String
+}
+
+struct NewCafeBody: Decodable {
+    static let fields: Set<String> = ["name", "catchCopy", "introduction", "imageId", "publishDate"]
+    let name: String
+    let catchCopy: String
+    let introduction: String
+    let imageId: String?
+    let publishDate: String?
+}
+
+/// A field of a PATCH body: absent (leave as is), null (clear) or a value.
+enum Patch<T: Decodable>: Decodable {
+    case absent
+    case null
+    case value(T)
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        self = container.decodeNil() ? .null : .value(try container.decode(T.self))
+    }
+
+    var value: T? { if case .value(let v) = self { v } else { nil } }
+    var isAbsent: Bool { if case .absent = self { true } else { false } }
+}
+
+extension KeyedDecodingContainer {
+    func decodePatch<T>(_ key: Key) throws -> Patch<T> {
+        contains(key) ? try decode(Patch<T>.self, forKey: key) : .absent
+    }
+}
+
+struct CafePatchBody: Decodable {
+    static let fields = NewCafeBody.fields
+    enum CodingKeys: String, CodingKey { case name, catchCopy, introduction, imageId, publishDate }
+    let name: Patch<String>
+    let catchCopy: Patch<String>
+    let introduction: Patch<String>
+    let imageId: Patch<String>
+    let publishDate: Patch<String>
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodePatch(.name)
+        catchCopy = try c.decodePatch(.catchCopy)
+        introduction = try c.decodePatch(.introduction)
+        imageId = try c.decodePatch(.imageId)
+        publishDate = try c.decodePatch(.publishDate)
+    }
+}
+
+struct NewCommentBody: Decodable {
+    static let fields: Set<String> = ["detail", "star", "imageId"]
+    let detail: String
+    let star: Int
+    let imageId: String?
+}
+
+struct CommentPatchBody: Decodable {
+    static let fields = NewCommentBody.fields
+    enum CodingKeys: String, CodingKey { case detail, star, imageId }
+    let detail: Patch<String>
+    let star: Patch<Int>
+    let imageId: Patch<String>
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        detail = try c.decodePatch(.detail)
+        star = try c.decodePatch(.star)
+        imageId = try c.decodePatch(.imageId)
+    }
+}

@@ -1,0 +1,67 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+// The JSON shapes of the /v1 API, written straight into the response buffer.
+// Field names are the public contract (README and openapi.json): change them only with a new version.
+
+extension JSONWriter {
+    func user(_ u: User) {
+        object {
+            field("id", u.id.description)
+            field("username", u.username)
+            field("email", u.email)   // users are only ever shown to themselves
+            field("emailVerified", u.emailVerified)
+            field("age", u.age)
+            field("createdAt", Timestamp.format(u.createdAt))
+            field("updatedAt", Timestamp.format(u.updatedAt))
+        }
+    }
+
+    func cafe(_ c: Cafe) {
+        object {
+            field("id", c.id.description)
+            field("name", c.name)
+            field("catchCopy", c.catchCopy)
+            field("introduction", c.introduction)
+            field("imageUrl", c.imageID.map(FilesController.url(for:)))
+            field("publishDate", c.publishDate)
+            field("commentSum", c.commentSum)
+            field("commentAmount", c.commentAmount)
+            field("averageStar", c.averageStar)
+            field("createdAt", Timestamp.format(c.createdAt))
+            field("updatedAt", Timestamp.format(c.updatedAt))
+        }
+    }
+
+    func comment(_ m: Comment) {
+        object {
+            field("id", m.id.description)
+            field("cafeId", m.cafeID.description)
+            field("userId", m.userID.description)
+            field("username", m.username)
+            field("detail", m.detail)
+            field("star", m.star.value)
+            field("imageUrl", m.imageID.map(FilesController.url(for:)))
+            field("createdAt", Timestamp.format(m.createdAt))
+            field("updatedAt", Timestamp.format(m.updatedAt))
+        }
+    }
+
+    /// `{items: [...], nextCursor}`.
+    func page<T>(_ page: Page<T>, cursorKind: PageCursor.Kind, item: (T) -> Void) {
+        object {
+            key("items")
+            array { page.items.forEach(item) }
+            field("nextCursor", page.next.map { PageCursor.encode($0, kind: cursorKind) })
+        }
+    }
+
+    func session(user u: User, token: String) {
+        object {
+            key("user")
+            user(u)
+            field("sessionToken", token)
+        }
+    }
+}

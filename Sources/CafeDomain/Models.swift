@@ -1,0 +1,111 @@
+import Foundation
+
+public struct User: Sendable, Equatable {
+    public let id: UserID
+    public let username: String
+    public let email: String?
+    public let emailVerified: Bool
+    public let age: Int?
+    public let isAdmin: Bool
+    public let createdAt: Date
+    public let updatedAt: Date
+
+    public init(id: UserID, username: String, email: String?, emailVerified: Bool, age: Int?, isAdmin: Bool,
+                createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.username = username
+        self.email = email
+        self.emailVerified = emailVerified
+        self.age = age
+        self.isAdmin = isAdmin
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A cafe — *CafeMaster* in the original app. `commentSum` and `commentAmount` are owned by the
+/// aggregation worker; nothing else writes them.
+public struct Cafe: Sendable, Equatable {
+    public let id: CafeID
+    public let name: String
+    public let catchCopy: String
+    public let introduction: String
+    public let imageID: FileID?
+    public let publishDate: String?
+    public let commentSum: Int
+    public let commentAmount: Int
+    public let createdAt: Date
+    public let updatedAt: Date
+
+    public init(id: CafeID, name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?,
+                commentSum: Int, commentAmount: Int, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.name = name
+        self.catchCopy = catchCopy
+        self.introduction = introduction
+        self.imageID = imageID
+        self.publishDate = publishDate
+        self.commentSum = commentSum
+        self.commentAmount = commentAmount
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// Mean star rating rounded to two decimals; nil without comments.
+    public var averageStar: Double? {
+        guard commentSum > 0 else { return nil }
+        return (Double(commentAmount) / Double(commentSum) * 100).rounded() / 100
+    }
+}
+
+/// A comment — *CafeTransactionComment* in the original app.
+public struct Comment: Sendable, Equatable {
+    public let id: CommentID
+    public let cafeID: CafeID
+    public let userID: UserID
+    public let username: String
+    public let detail: String
+    public let star: Star
+    public let imageID: FileID?
+    public let createdAt: Date
+    public let updatedAt: Date
+
+    public init(id: CommentID, cafeID: CafeID, userID: UserID, username: String, detail: String, star: Star,
+                imageID: FileID?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.cafeID = cafeID
+        self.userID = userID
+        self.username = username
+        self.detail = detail
+        self.star = star
+        self.imageID = imageID
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A rating: 1 (まあまあ, fine), 2 (おすすめ, recommended) or 3 (プレミアム, premium).
+public struct Star: Sendable, Equatable, Comparable {
+    public let value: Int
+    public init?(_ value: Int) {
+        guard (1...3).contains(value) else { return nil }
+        self.value = value
+    }
+    public static func < (a: Star, b: Star) -> Bool { a.value < b.value }
+}
+
+public struct StoredFile: Sendable {
+    public let id: FileID
+    public let contentType: String
+    public let size: Int
+    public let sha256Hex: String
+    public let bytes: [UInt8]
+
+    public init(id: FileID, contentType: String, size: Int, sha256Hex: String, bytes: [UInt8]) {
+        self.id = id
+        self.contentType = contentType
+        self.size = size
+        self.sha256Hex = sha256Hex
+        self.bytes = bytes
+    }
+}

@@ -1,0 +1,79 @@
+/// Field-level validation failures, collected so a client learns about every bad field at once.
+public struct ValidationError: Error, Sendable, Equatable {
+    public struct Field: Sendable, Equatable {
+        public let field: String
+        public let message: String
+    }
+    public let fields: [Field]
+
+    public init(_ fields: [Field]) { self.fields = fields }
+    public init(field: String, message: String) { self.fields = [Field(field: field, message: message)] }
+}
+
+/// Accumulates failures; `finish()` throws if there were any.
+public struct Validator {
+    private var fields: [ValidationError.Field] = []
+    public init() {}
+
+    public mutating func fail(_ field: String, _ message: String) {
+        fields.append(.init(field: field, message: message))
+    }
+
+    public mutating func check(_ condition: Bool, _ field: String, _ message: String) {
+        if !condition { fail(field, message) }
+    }
+
+    /// Length in user-perceived characters (a Japanese character or an emoji counts as one).
+    public mutating func length(_ value: String?, _ field: String, _ range: ClosedRange<Int>) {
+        guard let value else { return }
+        let n = value.count
+        if n < range.lowerBound || n > range.upperBound {
+            fail(field, range.lowerBound == 0 ? "must be at most \(range.upperBound) characters"
+                                              : "must be \(range.lowerBound)–\(range.upperBound) characters")
+        }
+    }
+
+    /// Text that is non-empty after trimming whitespace.
+    public mutating func notBlank(_ value: String?, _ field: String) {
+        guard let value else { return }
+        if value.allSatisfy(\.isWhitespace) { fail(field, "must not be blank") }
+    }
+
+    public func finish() throws {
+        if !fields.isEmpty { throw ValidationError(fields) }
+    }
+}
+
+public enum AccountRules {
+    public static let usernameLength = 3...40
+    public static let passwordLength = 8...200
+    public static let ageRange = 0...150
+
+    /// Letters of any script, digits, `_`, `.`, `-`.
+    public static func isValidUsername(_ name: String) -> Bool {
+        usernameLength.contains(name.count) && name.allSatisfy { ch in
+            ch.isLetter || ch.isNumber || ch == "_" || ch == "." || ch == "-"
+        }
+    }
+
+    /// A pragmatic well-formedness check (not RFC 5322): one `@`, a non-empty local part, a dotted
+    /// domain, no whitespace or control characters, at most 254 characters.
+    public static func isValidEmail(_ email: String) -> Bool {
+        guard email.count <= 254, !email.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 32 } == true }) else { return false }
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return false }
+        let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
+    }
+}
+
+public enum CafeRules {
+    public static let nameLength = 1...100
+    public static let catchCopyLength = 0...200
+    public static let introductionLength = 0...5000
+    public static let publishDateLength = 0...40
+}
+
+public enum CommentRules {
+    public static let detailLength = 1...2000
+}

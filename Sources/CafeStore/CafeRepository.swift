@@ -1,0 +1,123 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// Cafes and their aggregates (read from `cafe_stats`; only the aggregation worker writes those).
+public struct CafeRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public struct NewCafe: Sendable {
+        public var name: String
+        public var catchCopy: String
+        public var introduction: String
+        public var imageID: FileID?
+        public var publishDate: String?
+        public init(name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?) {
+            self.name = name
+            self.catchCopy = catchCopy
+            self.introduction = introduction
+            self.imageID = imageID
+            self.publishDate = publishDate
+        }
+    }
+
+    /// A partial update: nil leaves a field as it is; for nullable fields `.some(nil)` clears it.
+    public struct CafeChanges: Sendable {
+        public var name: String?
+        public var catchCopy: String?
+        public var introduction: String?
+        public var imageID: FileID??
+        public var publishDate: String??
+        public init(name: String? = nil, catchCopy: String? = nil, introduction: String? = nil,
+                    imageID: FileID?? = nil, publishDate: String?? = nil) {
+            self.name = name
+            self.catchCopy = catchCopy
+            self.introduction = introduction
+            self.imageID = imageID
+            self.publishDate = publishDate
+        }
+    }
+
+    public func find(_ id: CafeID) throws -> Cafe? {
+        try pool.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id.rawValue)
+            .first.map(CafeColumns.decode)
+    }
+
+    public func exists(_ id: CafeID) throws -> Bool {
+        !(try pool.query("SELECT 1 FROM cafes WHERE id = $1", id.rawValue).isEmpty)
+    }
+
+    /// Newest first. `search`, when given, is a case-insensitive substring of name, catch copy or
+    /// introduction (`strpos`, so `%` and `_` are ordinary characters).
+    public func list(search: String?, after: Keyset?, limit: Int) throws -> Page<Cafe> {
+        var conditions: [String] = []
+        var params: [any PostgresEncodable] = []
+        if let after {
+            params += [after.createdAt, after.id]
+            conditions.append("(c.created_at, c.id) < ($\(params.count - 1)::timestamptz, $\(params.count)::bigint)")
+        }
+        if let search {
+            params.append(search)
+            conditions.append("strpos(lower(c.name || E'\\n' || c.catch_copy || E'\\n' || c.introduction), lower($\(params.count)::text)) > 0")
+        }
+        params.append(limit + 1)
+        // Only fixed SQL fragments are joined here; every value is a bound parameter.
+        let sql = "SELECT \(CafeColumns.select) FROM \(CafeColumns.from)"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " ORDER BY c.created_at DESC, c.id DESC LIMIT $\(params.count)"
+        let cafes = try pool.query(sql, params: params).map(CafeColumns.decode)
+        return Self.page(cafes, limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
+    }
+
+    public func create(_ new: NewCafe) throws -> Cafe {
+        try pool.transaction { tx in
+            let id: Int64 = try Self.mapImageError {
+                try tx.query("""
+                    INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES ($1, $2, $3, $4, $5) RETURNING id
+                    """, new.name, new.catchCopy, new.introduction, new.imageID.raw, new.publishDate).first!.decode(0)
+            }
+            return try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id).first.map(CafeColumns.decode)!
+        }
+    }
+
+    public func update(_ id: CafeID, _ changes: CafeChanges) throws -> Cafe {
+        try pool.transaction { tx in
+            let updated = try Self.mapImageError {
+                try tx.query("""
+                    UPDATE cafes SET
+                        name = coalesce($2, name),
+                        catch_copy = coalesce($3, catch_copy),
+                        introduction = coalesce($4, introduction),
+                        image_id = CASE WHEN $5::bool THEN $6::bigint ELSE image_id END,
+                        publish_date = CASE WHEN $7::bool THEN $8::text ELSE publish_date END,
+                        updated_at = now()
+                    WHERE id = $1
+                    """, id.rawValue, changes.name, changes.catchCopy, changes.introduction,
+                    changes.imageID != nil, changes.imageID.flatMap { $0 }.raw,
+                    changes.publishDate != nil, changes.publishDate.flatMap { $0 })
+            }
+            guard updated.affectedRows == 1 else { throw StoreError.notFound }
+            return try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id.rawValue).first.map(CafeColumns.decode)!
+        }
+    }
+
+    /// Deletes the cafe; its comments and stats go with it (ON DELETE CASCADE).
+    public func delete(_ id: CafeID) throws {
+        guard try pool.query("DELETE FROM cafes WHERE id = $1", id.rawValue).affectedRows == 1 else { throw StoreError.notFound }
+    }
+
+    static func mapImageError<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError where error.isForeignKeyViolation {
+            throw StoreError.invalidReference(field: "imageId")
+        }
+    }
+
+    static func page<T>(_ rows: [T], limit: Int, keyset: (T) -> Keyset) -> Page<T> {
+        guard rows.count > limit else { return Page(items: rows, next: nil) }
+        let items = Array(rows.prefix(limit))
+        return Page(items: items, next: keyset(items[items.count - 1]))
+    }
+}

@@ -1,0 +1,37 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// Uploaded photos, bytes stored in PostgreSQL (as Parse kept files in its database by default).
+public struct FileRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8]) throws -> StoredFile {
+        let row = try pool.query("""
+            INSERT INTO files (owner_id, content_type, size, sha256, bytes) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea)
+            RETURNING id, encode(sha256, 'hex')
+            """, owner.rawValue, format.contentType, bytes.count, bytes).first!
+        return StoredFile(id: FileID(rawValue: try row.decode(0)), contentType: format.contentType, size: bytes.count,
+                          sha256Hex: try row.decode(1), bytes: [])
+    }
+
+    public func find(_ id: FileID) throws -> StoredFile? {
+        guard let row = try pool.query("SELECT content_type, size, encode(sha256, 'hex'), bytes FROM files WHERE id = $1", id.rawValue).first else {
+            return nil
+        }
+        return StoredFile(id: id, contentType: try row.decode(0), size: try row.decode(1), sha256Hex: try row.decode(2), bytes: try row.decode(3))
+    }
+
+    /// Deletes files that no cafe or comment references and that are older than `grace`
+    /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away).
+    @discardableResult
+    public func deleteOrphans(olderThan grace: TimeInterval) throws -> Int {
+        try pool.query("""
+            DELETE FROM files f
+            WHERE f.created_at < now() - make_interval(secs => $1)
+              AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)
+              AND NOT EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id)
+            """, grace).affectedRows
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// A position in a newest-first listing: the last row's `(created_at, id)`. The next page holds
+/// rows strictly after it in `created_at DESC, id DESC` order, so pages never repeat or skip a
+/// row while new ones are inserted (no OFFSET).
+public struct Keyset: Sendable, Equatable {
+    /// Microseconds since the epoch: PostgreSQL's own precision, so the comparison is exact.
+    public let createdAtMicros: Int64
+    public let id: Int64
+
+    public init(createdAtMicros: Int64, id: Int64) {
+        self.createdAtMicros = createdAtMicros
+        self.id = id
+    }
+
+    public init(createdAt: Date, id: Int64) {
+        self.init(createdAtMicros: Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded()), id: id)
+    }
+
+    var createdAt: Date { Date(timeIntervalSince1970: Double(createdAtMicros) / 1_000_000) }
+}
+
+/// One page of a listing and the keyset after its last row (nil on the last page).
+public struct Page<Item: Sendable>: Sendable {
+    public let items: [Item]
+    public let next: Keyset?
+}

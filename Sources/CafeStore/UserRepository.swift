@@ -1,0 +1,52 @@
+import CafeDomain
+import PostgresKit
+
+/// Accounts. Usernames are unique regardless of case (a unique index on `lower(username)`).
+public struct UserRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public struct NewUser: Sendable {
+        public var username: String
+        public var password: String
+        public var email: String?
+        public var age: Int?
+        public var isAdmin: Bool
+        public init(username: String, password: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) {
+            self.username = username
+            self.password = password
+            self.email = email
+            self.age = age
+            self.isAdmin = isAdmin
+        }
+    }
+
+    /// Hashes the password (argon2id) and inserts; `StoreError.usernameTaken` on a duplicate.
+    public func create(_ new: NewUser, on conn: Connection? = nil) throws -> User {
+        let hash = try PasswordHasher.hash(new.password)
+        let insert = { (c: Connection) throws -> User in
+            try UserColumns.decode(try c.query("""
+                INSERT INTO users AS u (username, password_hash, email, age, is_admin) VALUES ($1, $2, $3, $4, $5)
+                RETURNING \(UserColumns.select)
+                """, new.username, hash, new.email, new.age, new.isAdmin).first!)
+        }
+        do {
+            if let conn { return try insert(conn) }
+            return try pool.withConnection(insert)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw StoreError.usernameTaken
+        }
+    }
+
+    /// The user and their password hash, by case-insensitive username.
+    public func credentials(username: String) throws -> (User, String)? {
+        guard let row = try pool.query("""
+            SELECT \(UserColumns.select), u.password_hash FROM users u WHERE lower(u.username) = lower($1)
+            """, username).first else { return nil }
+        return (try UserColumns.decode(row), try row.decode(8))
+    }
+
+    public func find(_ id: UserID) throws -> User? {
+        try pool.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = $1", id.rawValue).first.map { try UserColumns.decode($0) }
+    }
+}
