@@ -35,7 +35,7 @@ public struct Validator {
 
     /// Text that is non-empty after trimming whitespace.
     public mutating func notBlank(_ value: String?, _ field: String) {
-        guard let value else { return }
+        guard let value, !value.isEmpty else { return }   // emptiness is the length rule's to report
         if value.allSatisfy(\.isWhitespace) { fail(field, "must not be blank") }
     }
 

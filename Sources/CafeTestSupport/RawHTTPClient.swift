@@ -58,7 +58,13 @@ public final class RawHTTPClient {
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        try send(Array(head.utf8) + (body ?? []))
+        do {
+            try send(Array(head.utf8) + (body ?? []))
+        } catch {
+            // The server may answer early (413 from the headers) and close while we are still sending.
+            if let early = try? readResponse() { return early }
+            throw error
+        }
         return try readResponse()
     }
 

@@ -75,10 +75,9 @@ enum Commands {
             database.close()
             throw error
         }
-        var worker: AggregationLoop?
+        var worker: WorkerLoop?
         if database.embedded != nil && !args.has("no-worker") {
-            worker = AggregationLoop(drain: OutboxDrain(pool: database.pool, logger: logger.with("component", "worker")),
-                                     interval: 1, logger: logger.with("component", "worker"))
+            worker = workerLoop(database.pool, interval: 1, logger: logger.with("component", "worker"))
             worker?.start()
         }
         let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
@@ -146,7 +145,7 @@ enum Commands {
             source.resume()
             return source
         }
-        let loop = AggregationLoop(drain: drain, interval: interval, logger: logger)
+        let loop = workerLoop(database.pool, interval: interval, logger: logger)
         loop.start()
         logger.info("worker running", [("interval_s", String(interval))])
         stop.wait()
@@ -154,6 +153,16 @@ enum Commands {
         sources.forEach { $0.cancel() }
         logger.info("worker stopped")
         return 0
+    }
+
+    /// The worker's jobs: the aggregation pass every `interval`, housekeeping every 10 minutes.
+    static func workerLoop(_ pool: ConnectionPool, interval: TimeInterval, logger: Logger) -> WorkerLoop {
+        let drain = OutboxDrain(pool: pool, logger: logger)
+        let housekeeping = Housekeeping(pool: pool, logger: logger)
+        return WorkerLoop(jobs: [
+            .init(name: "aggregation pass", every: interval) { _ = try drain.drain() },
+            .init(name: "housekeeping", every: 600) { try housekeeping.run() },
+        ], logger: logger)
     }
 
     // MARK: migrate

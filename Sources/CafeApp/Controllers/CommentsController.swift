@@ -34,7 +34,7 @@ struct CommentsController: Sendable {
         var v = Validator()
         v.length(body.detail, "detail", CommentRules.detailLength)
         v.notBlank(body.detail, "detail")
-        let star = Star(body.star)
+        let star = Star(body.star.value)
         v.check(star != nil, "star", "must be an integer from 1 to 3")
         let image = body.imageId.map { FileID($0) }
         if case .some(nil) = image { v.fail("imageId", "is not a file id") }
@@ -56,7 +56,7 @@ struct CommentsController: Sendable {
         if case .null = body.star { v.fail("star", "cannot be null") }
         v.length(body.detail.value, "detail", CommentRules.detailLength)
         v.notBlank(body.detail.value, "detail")
-        let star = body.star.value.map { Star($0) }
+        let star = body.star.value.map { Star($0.value) }
         if case .some(nil) = star { v.fail("star", "must be an integer from 1 to 3") }
         var image: FileID?? = nil
         switch body.imageId {

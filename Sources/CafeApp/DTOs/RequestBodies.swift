@@ -3,12 +3,28 @@ import CafeDomain
 // Request bodies of the /v1 API. Decoding checks JSON types (a star of "3" or 2.5 is rejected here);
 // the domain rules (lengths, ranges) are checked by the controllers with `Validator`.
 
+/// A JSON integer. Foundation's decoder reports `2.5` for an `Int` as corrupt data without naming
+/// the field; this names it, so the client learns which field must be a whole number.
+struct WholeNumber: Decodable, Equatable {
+    let value: Int
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let n = try? c.decode(Int.self) { value = n; return }
+        let d = try c.decode(Double.self)   // a string, bool or null fails here with the field's path
+        guard d.rounded() == d, abs(d) < 1e15 else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "must be an integer")
+        }
+        value = Int(d)
+    }
+}
+
 struct SignUpBody: Decodable {
     static let fields: Set<String> = ["username", "password", "email", "age"]
     let username: String
     let password: String
     let email: String?
-    let age: Int?
+    let age: WholeNumber?
 }
 
 struct LoginBody: Decodable {
@@ -69,7 +85,7 @@ struct CafePatchBody: Decodable {
 struct NewCommentBody: Decodable {
     static let fields: Set<String> = ["detail", "star", "imageId"]
     let detail: String
-    let star: Int
+    let star: WholeNumber
     let imageId: String?
 }
 
@@ -77,7 +93,7 @@ struct CommentPatchBody: Decodable {
     static let fields = NewCommentBody.fields
     enum CodingKeys: String, CodingKey { case detail, star, imageId }
     let detail: Patch<String>
-    let star: Patch<Int>
+    let star: Patch<WholeNumber>
     let imageId: Patch<String>
 
     init(from decoder: any Decoder) throws {

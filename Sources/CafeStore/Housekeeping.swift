@@ -1,0 +1,25 @@
+import Foundation
+import Logging
+import PostgresKit
+
+/// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
+/// a fresh upload has time to be attached), expired sessions, old login failures.
+public struct Housekeeping: Sendable {
+    let pool: ConnectionPool
+    let orphanGrace: TimeInterval
+    let logger: Logger
+
+    public init(pool: ConnectionPool, orphanGrace: TimeInterval = 24 * 3600, logger: Logger) {
+        self.pool = pool
+        self.orphanGrace = orphanGrace
+        self.logger = logger
+    }
+
+    public func run() throws {
+        let files = try FileRepository(pool: pool).deleteOrphans(olderThan: orphanGrace)
+        let sessions = try pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
+        let failures = try LoginThrottle(pool: pool).prune()
+        logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
+                                      ("old_login_failures", String(failures))])
+    }
+}

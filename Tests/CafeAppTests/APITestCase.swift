@@ -1,0 +1,87 @@
+import CafeApp
+import CafeStore
+import CafeTestSupport
+import Foundation
+import Logging
+import PostgresKit
+import XCTest
+
+/// Each test gets a fresh database and the real application on an ephemeral port; requests go
+/// over a real socket.
+class APITestCase: XCTestCase {
+    var db: TestDatabase!
+    var app: Application!
+    var pool: ConnectionPool { app.database.pool }
+    var extraEnvironment: [String: String] { [:] }
+
+    override func setUpWithError() throws {
+        db = try TestCluster.freshDatabase(name)
+        let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
+                   "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path].merging(extraEnvironment) { $1 }
+        let config = Configuration(environment: env)
+        let database = try Database.open(config, applicationName: "api-test", logger: Logger(label: "t", minimum: .error))
+        app = try Application(configuration: config, database: database)
+        _ = try app.migrate()
+        try app.start()
+    }
+
+    override func tearDown() {
+        app?.shutdown()
+        db?.drop()
+    }
+
+    typealias Reply = RawHTTPClient.Response
+
+    func call(_ method: String, _ path: String, json: String? = nil, token: String? = nil,
+              headers: [String: String] = [:], body: [UInt8]? = nil) throws -> Reply {
+        var h = headers
+        if let token { h["Authorization"] = "Bearer \(token)" }
+        let client = try RawHTTPClient(port: app.server.port)
+        if let json { return try client.request(method, path, json: json, headers: h) }
+        return try client.request(method, path, headers: h, body: body)
+    }
+
+    /// Signs up and returns (userId, token).
+    @discardableResult
+    func signUp(_ username: String, password: String = "correct horse battery") throws -> (id: String, token: String) {
+        let r = try call("POST", "/v1/users", json: #"{"username":"\#(username)","password":"\#(password)"}"#)
+        XCTAssertEqual(r.status, 201, r.text)
+        let user = r.json()["user"] as? [String: Any]
+        return (user?["id"] as? String ?? "", r.json()["sessionToken"] as? String ?? "")
+    }
+
+    func adminToken() throws -> String {
+        let name = "admin_\(UUID().uuidString.prefix(6))"
+        let (_, token) = try signUp(name)
+        try pool.query("UPDATE users SET is_admin = true WHERE username = $1", name)
+        return token
+    }
+
+    func createCafe(_ name: String = "Cafe", token: String, introduction: String = "intro") throws -> [String: Any] {
+        let body = try jsonString(["name": name, "catchCopy": "copy", "introduction": introduction])
+        let r = try call("POST", "/v1/cafes", json: body, token: token)
+        XCTAssertEqual(r.status, 201, r.text)
+        return r.json()
+    }
+
+    func jsonString(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    func count(_ table: String) throws -> Int {
+        let allowed = ["users", "sessions", "cafes", "comments", "files", "aggregation_outbox", "login_failures"]
+        precondition(allowed.contains(table))
+        return try pool.query("SELECT count(*)::int FROM \(table)").first!.decode(0)
+    }
+
+    func assertProblem(_ r: Reply, _ status: Int, _ code: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.status, status, r.text, file: file, line: line)
+        XCTAssertEqual(r.headers["content-type"], "application/problem+json; charset=utf-8", file: file, line: line)
+        XCTAssertEqual(r.json()["code"] as? String, code, r.text, file: file, line: line)
+        XCTAssertEqual(r.json()["status"] as? Int, status, file: file, line: line)
+    }
+
+    func fieldErrors(_ r: Reply) -> [String] {
+        (r.json()["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+    }
+}
