@@ -15,7 +15,7 @@ struct Authenticator: Sendable {
         guard let header = request.header("authorization") else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1]).trimmingCharacters(in: [" "])
+        return String(parts[1]).trimming([" "])
     }
 
     /// The logged-in user, or 401.
@@ -31,14 +31,5 @@ struct Authenticator: Sendable {
             throw Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "Only administrators may manage cafes.")
         }
         return user
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: Set<Character>) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s.removeFirst() }
-        while let l = s.last, set.contains(l) { s.removeLast() }
-        return String(s)
     }
 }

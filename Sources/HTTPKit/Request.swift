@@ -37,12 +37,13 @@ public struct Request: Sendable {
 
     /// The media type of the body without parameters, lower-cased (`application/json`).
     public var mediaType: String? {
-        header("content-type").map { $0.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased() }
+        header("content-type").map { $0.split(separator: ";", maxSplits: 1)[0].trimming(.whitespaces).lowercased() }
     }
 }
 
 extension StringProtocol {
-    func trimmingCharacters(in set: Set<Character>) -> String {
+    /// Trims the given characters from both ends (no Foundation CharacterSet needed).
+    public func trimming(_ set: Set<Character>) -> String {
         var s = Substring(self)
         while let f = s.first, set.contains(f) { s.removeFirst() }
         while let l = s.last, set.contains(l) { s.removeLast() }
@@ -51,5 +52,5 @@ extension StringProtocol {
 }
 
 extension Set where Element == Character {
-    static let whitespaces: Set<Character> = [" ", "\t"]
+    public static let whitespaces: Set<Character> = [" ", "\t"]
 }

@@ -52,17 +52,7 @@ enum Commands {
             guard let p = UInt16(port) else { throw Arguments.Invalid(description: "--port must be 0–65535") }
             config.port = p
         }
-        // Signals are handled by a dispatch source; ignore their default action first.
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGPIPE, SIG_IGN)
-        let stop = DispatchSemaphore(value: 0)
-        let sources = [SIGTERM, SIGINT].map { sig in
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
+        let shutdown = ShutdownSignal()
 
         let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
         let app: Application
@@ -82,11 +72,10 @@ enum Commands {
         }
         let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
         logger.info("serving", [("url", "http://\(shown):\(app.server.port)/")])
-        stop.wait()
+        shutdown.wait()
         logger.info("shutting down")
         worker?.stop()
         app.shutdown()
-        sources.forEach { $0.cancel() }
         return 0
     }
 
@@ -136,21 +125,12 @@ enum Commands {
             print("outbox rows consumed: \(result.consumed), cafes updated: \(result.cafesUpdated)")
             return 0
         }
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stop = DispatchSemaphore(value: 0)
-        let sources = [SIGTERM, SIGINT].map { sig in
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
+        let shutdown = ShutdownSignal()
         let loop = workerLoop(database.pool, interval: interval, logger: logger)
         loop.start()
         logger.info("worker running", [("interval_s", String(interval))])
-        stop.wait()
+        shutdown.wait()
         loop.stop()
-        sources.forEach { $0.cancel() }
         logger.info("worker stopped")
         return 0
     }

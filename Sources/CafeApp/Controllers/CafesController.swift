@@ -21,7 +21,7 @@ struct CafesController: Sendable {
 
     func list(_ request: Request) throws -> Response {
         let page = try PageRequest(request, kind: .cafes, defaultLimit: 20)
-        var search = request.query["q"]?.trimmingCharacters(in: [" ", "\t", "\u{3000}"])
+        var search = request.query["q"]?.trimming([" ", "\t", "\u{3000}"])
         if search?.isEmpty == true { search = nil }
         if let search, search.count > Self.maxQueryLength {
             throw Problem.validation([.init(field: "q", message: "must be at most \(Self.maxQueryLength) characters")])
