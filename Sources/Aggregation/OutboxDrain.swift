@@ -1,13 +1,14 @@
+import Foundation
 import Logging
 import PostgresKit
 
-/// One incremental aggregation pass over the append-only outbox, safe with many workers:
+/// The incremental aggregation pass over the append-only outbox, safe with many workers:
 ///
 /// 1. claim a batch of outbox rows (`FOR UPDATE SKIP LOCKED`: concurrent workers take different rows),
 /// 2. lock those cafes' stats rows in id order (two workers never interleave on one cafe, no deadlock),
 /// 3. recompute `count(*)` / `sum(star)` in a *new statement*, whose snapshot sees every comment
 ///    committed before the lock was granted, and write only the rows that changed,
-/// 4. delete the claimed rows — all in one transaction, so a crash mid-batch loses nothing.
+/// 4. the claimed rows are deleted by the same transaction — a crash mid-batch loses nothing.
 public struct OutboxDrain: Sendable {
     public struct PassResult: Sendable, Equatable {
         public var consumed: Int
@@ -17,11 +18,13 @@ public struct OutboxDrain: Sendable {
     let pool: ConnectionPool
     let batchSize: Int
     let logger: Logger
+    let log: JobLog
 
     public init(pool: ConnectionPool, batchSize: Int = 1000, logger: Logger = Logger(label: "worker")) {
         self.pool = pool
         self.batchSize = batchSize
         self.logger = logger
+        self.log = JobLog(pool: pool)
     }
 
     /// Processes one batch; `consumed == 0` means the outbox was empty (or entirely claimed by others).
@@ -49,16 +52,25 @@ public struct OutboxDrain: Sendable {
         }
     }
 
-    /// Drains until the outbox is empty; returns the totals.
-    public func drain() throws -> PassResult {
+    /// Drains until the outbox is empty (or `shouldStop` says so between batches) and records the
+    /// pass in `job_runs` when it did work or failed.
+    @discardableResult
+    public func drain(shouldStop: () -> Bool = { false }) throws -> PassResult {
+        let started = Date()
         var total = PassResult(consumed: 0, cafesUpdated: 0)
-        while true {
-            let batch = try runBatch()
-            total.consumed += batch.consumed
-            total.cafesUpdated += batch.cafesUpdated
-            if batch.consumed == 0 { break }
+        do {
+            while !shouldStop() {
+                let batch = try runBatch()
+                total.consumed += batch.consumed
+                total.cafesUpdated += batch.cafesUpdated
+                if batch.consumed == 0 { break }
+            }
+        } catch {
+            log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: error)
+            throw error
         }
         if total.consumed > 0 {
+            log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: nil)
             logger.debug("aggregation pass", [("outbox_rows", String(total.consumed)), ("cafes_updated", String(total.cafesUpdated))])
         }
         return total

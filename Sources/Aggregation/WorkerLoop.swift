@@ -10,8 +10,9 @@ public final class WorkerLoop: Sendable {
     public struct Job: Sendable {
         public let name: String
         public let interval: TimeInterval
-        public let run: @Sendable () throws -> Void
-        public init(name: String, every interval: TimeInterval, run: @escaping @Sendable () throws -> Void) {
+        /// Gets a probe that turns true once `stop()` was called, to end long work between steps.
+        public let run: @Sendable (_ isStopping: () -> Bool) throws -> Void
+        public init(name: String, every interval: TimeInterval, run: @escaping @Sendable (_ isStopping: () -> Bool) throws -> Void) {
             self.name = name
             self.interval = interval
             self.run = run
@@ -34,7 +35,7 @@ public final class WorkerLoop: Sendable {
             while !stopping.load(ordering: .relaxed) {
                 for (i, job) in jobs.enumerated() where Date() >= due[i] && !stopping.load(ordering: .relaxed) {
                     do {
-                        try job.run()
+                        try job.run { stopping.load(ordering: .relaxed) }
                     } catch let error as PostgresError where error.isUnavailable {
                         logger.warning("\(job.name) skipped: database unavailable", [("error", error.message)])
                     } catch {

@@ -29,6 +29,7 @@ public final class Application: Sendable {
             + CafesController(cafes: cafes, auth: auth).routes
             + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth).routes
             + FilesController(files: FileRepository(pool: pool), auth: auth).routes
+            + AdminController(pool: pool, auth: auth).routes
         router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,

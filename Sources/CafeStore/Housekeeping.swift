@@ -3,7 +3,7 @@ import Logging
 import PostgresKit
 
 /// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
-/// a fresh upload has time to be attached), expired sessions, old login failures.
+/// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week.
 public struct Housekeeping: Sendable {
     let pool: ConnectionPool
     let orphanGrace: TimeInterval
@@ -19,7 +19,8 @@ public struct Housekeeping: Sendable {
         let files = try FileRepository(pool: pool).deleteOrphans(olderThan: orphanGrace)
         let sessions = try pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
         let failures = try LoginThrottle(pool: pool).prune()
+        let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
         logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
-                                      ("old_login_failures", String(failures))])
+                                      ("old_login_failures", String(failures)), ("old_job_runs", String(runs))])
     }
 }

@@ -104,22 +104,37 @@ enum Commands {
     // MARK: worker
 
     static let workerHelp = """
-        Usage: cafe worker [--once] [--interval SECONDS]
+        Usage: cafe worker [--once | --reconcile | --status] [--interval SECONDS]
 
+          (no option)         run continuously: an aggregation pass every --interval, the full reconcile
+                              every $RECONCILE_INTERVAL seconds (default 3600), housekeeping every 10 minutes
           --once              drain the aggregation outbox once and exit
+          --reconcile         run a full reconcile now (enqueue drifted cafes), drain, report the drift, exit
+          --status            show the outbox lag and recent passes and reconciles, exit
           --interval SECONDS  pause between passes (default $AGGREGATION_INTERVAL or 1)
 
-        Several workers may run at once; they share the outbox through FOR UPDATE SKIP LOCKED.
+        Several workers may run at once: passes share the outbox through FOR UPDATE SKIP LOCKED and a
+        scheduled reconcile runs once per period across all of them.
         Stops on SIGTERM/SIGINT after the current batch commits or rolls back.
         """
 
     static func worker(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
-        let args = try Arguments(raw, valued: ["interval"], boolean: ["once", "help"])
+        let args = try Arguments(raw, valued: ["interval"], boolean: ["once", "reconcile", "status", "help"])
         if args.has("help") { print(workerHelp); return 0 }
         let interval = Double(args["interval"] ?? ProcessInfo.processInfo.environment["AGGREGATION_INTERVAL"] ?? "1") ?? 1
         let database = try Database.open(config, applicationName: "cafe-worker", logger: logger)
         defer { database.close() }
         let drain = OutboxDrain(pool: database.pool, logger: logger)
+        if args.has("status") {
+            printStatus(try AggregationStatus.read(database.pool))
+            return 0
+        }
+        if args.has("reconcile") {
+            let drift = try Reconciler(pool: database.pool, logger: logger).run()
+            let result = try drain.drain()
+            print("reconcile: \(drift) cafe(s) had drifted; repaired \(result.cafesUpdated)")
+            return 0
+        }
         if args.has("once") {
             let result = try drain.drain()
             print("outbox rows consumed: \(result.consumed), cafes updated: \(result.cafesUpdated)")
@@ -135,14 +150,25 @@ enum Commands {
         return 0
     }
 
-    /// The worker's jobs: the aggregation pass every `interval`, housekeeping every 10 minutes.
+    /// The worker's jobs: aggregation passes and reconciles (see `AggregationWorker`), housekeeping every 10 minutes.
     static func workerLoop(_ pool: ConnectionPool, interval: TimeInterval, logger: Logger) -> WorkerLoop {
-        let drain = OutboxDrain(pool: pool, logger: logger)
         let housekeeping = Housekeeping(pool: pool, logger: logger)
-        return WorkerLoop(jobs: [
-            .init(name: "aggregation pass", every: interval) { _ = try drain.drain() },
-            .init(name: "housekeeping", every: 600) { try housekeeping.run() },
-        ], logger: logger)
+        let reconcileInterval = Double(ProcessInfo.processInfo.environment["RECONCILE_INTERVAL"] ?? "") ?? 3600
+        return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: interval, reconcileInterval: reconcileInterval, logger: logger)
+                          + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() }], logger: logger)
+    }
+
+    static func printStatus(_ status: AggregationStatus) {
+        print(String(format: "outbox: %d row(s), lag %.1f s", status.outboxRows, status.lagSeconds))
+        print("recent runs:")
+        for run in status.recentRuns {
+            let duration = run.finishedAt.map { String(format: "%.0f ms", $0.timeIntervalSince(run.startedAt) * 1000) } ?? "running"
+            var line = "  \(ISO8601DateFormatter().string(from: run.startedAt))  \(run.kind.padding(toLength: 9, withPad: " ", startingAt: 0))"
+                + " \(duration.padding(toLength: 9, withPad: " ", startingAt: 0)) outbox \(run.outboxRows), cafes \(run.cafesTouched)"
+            if let drift = run.driftFound { line += ", drift \(drift)" }
+            if let error = run.error { line += ", ERROR \(error)" }
+            print(line + "  [\(run.worker)]")
+        }
     }
 
     // MARK: migrate

@@ -1,0 +1,43 @@
+import Foundation
+import PostgresKit
+
+/// What `cafe worker --status` and `GET /v1/admin/jobs` show: the outbox backlog and recent runs.
+public struct AggregationStatus: Sendable {
+    public struct Run: Sendable {
+        public let id: Int64
+        public let kind: String
+        public let worker: String
+        public let startedAt: Date
+        public let finishedAt: Date?
+        public let outboxRows: Int
+        public let cafesTouched: Int
+        public let driftFound: Int?
+        public let error: String?
+    }
+
+    /// Rows waiting in the outbox.
+    public let outboxRows: Int
+    /// Age in seconds of the oldest unconsumed outbox row (0 when empty).
+    public let lagSeconds: Double
+    public let recentRuns: [Run]
+
+    public static func read(_ pool: ConnectionPool, limit: Int = 20) throws -> AggregationStatus {
+        let backlog = try pool.query("""
+            SELECT count(*)::int, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
+            """).first!
+        let runs = try pool.query("""
+            SELECT id, kind, worker, started_at, finished_at, outbox_rows, cafes_touched, drift_found, error
+            FROM job_runs ORDER BY started_at DESC, id DESC LIMIT $1
+            """, limit).map { row in
+            Run(id: try row.decode(0), kind: try row.decode(1), worker: try row.decode(2), startedAt: try row.decode(3),
+                finishedAt: try row.decode(4, as: Date?.self), outboxRows: try row.decode(5), cafesTouched: try row.decode(6),
+                driftFound: try row.decode(7, as: Int?.self), error: try row.decode(8, as: String?.self))
+        }
+        return AggregationStatus(outboxRows: try backlog.decode(0), lagSeconds: try backlog.decode(1), recentRuns: runs)
+    }
+
+    /// Asks the workers for a reconcile (they take it on their next tick).
+    public static func requestReconcile(_ pool: ConnectionPool, by user: Int64?) throws {
+        try pool.query("INSERT INTO reconcile_requests (requested_by) VALUES ($1)", user)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import PostgresKit
+
+/// The full reconcile: compares every cafe's stored stats with a fresh aggregate and enqueues the
+/// cafes that drifted into the outbox, so the incremental pass — with its locking — repairs them.
+/// It never writes `cafe_stats` itself. Cafes that already have outbox rows are merely lagging,
+/// not drifted, and are left to the pass.
+public struct Reconciler: Sendable {
+    let pool: ConnectionPool
+    let logger: Logger
+    let log: JobLog
+
+    public init(pool: ConnectionPool, logger: Logger = Logger(label: "worker")) {
+        self.pool = pool
+        self.logger = logger
+        self.log = JobLog(pool: pool)
+    }
+
+    /// Runs a reconcile now; returns the number of drifted cafes enqueued.
+    @discardableResult
+    public func run() throws -> Int {
+        guard let id = try log.startReconcile(period: nil) else { return 0 }
+        return try run(recordingAs: id)
+    }
+
+    /// Runs the reconcile of the period starting at `periodStart` unless another worker already
+    /// claimed it; returns nil when it did not run here.
+    public func runScheduled(periodStart: Int64) throws -> Int? {
+        guard let id = try log.startReconcile(period: periodStart) else { return nil }
+        return try run(recordingAs: id)
+    }
+
+    /// Takes every pending admin request at once (one reconcile answers them all); true if any.
+    public func takeRequests() throws -> Bool {
+        try pool.query("DELETE FROM reconcile_requests RETURNING id").count > 0
+    }
+
+    private func run(recordingAs id: Int64) throws -> Int {
+        do {
+            let drift = try pool.query("""
+                INSERT INTO aggregation_outbox (cafe_id)
+                SELECT s.cafe_id
+                FROM cafe_stats s
+                LEFT JOIN (SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a
+                       ON a.cafe_id = s.cafe_id
+                WHERE (s.comment_sum, s.comment_amount) IS DISTINCT FROM (coalesce(a.n, 0)::int, coalesce(a.total, 0)::int)
+                  AND NOT EXISTS (SELECT 1 FROM aggregation_outbox o WHERE o.cafe_id = s.cafe_id)
+                """).affectedRows
+            log.finishReconcile(id, drift: drift, error: nil)
+            logger.info("reconcile finished", [("drifted_cafes", String(drift))])
+            return drift
+        } catch {
+            log.finishReconcile(id, drift: nil, error: error)
+            throw error
+        }
+    }
+}
