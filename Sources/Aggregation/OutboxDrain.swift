@@ -17,6 +17,7 @@ public struct OutboxDrain: Sendable {
 
     let pool: ConnectionPool
     let batchSize: Int
+    static let maxBatchSize = 64_000
     let logger: Logger
     let log: JobLog
 
@@ -27,28 +28,38 @@ public struct OutboxDrain: Sendable {
         self.log = JobLog(pool: pool)
     }
 
-    /// Processes one batch; `consumed == 0` means the outbox was empty (or entirely claimed by others).
-    public func runBatch() throws -> PassResult {
+    /// Processes one batch of up to `limit` outbox rows with ids above `after` (the pass walks the
+    /// outbox in id order, so no batch rescans the dead rows its predecessors deleted).
+    /// `consumed == 0` means nothing is left above `after` (or it is all claimed by other workers).
+    public func runBatch(after: Int64 = 0, limit: Int? = nil) throws -> (PassResult, lastID: Int64) {
         try pool.transaction { tx in
+            // Plan the recompute for this batch's actual ids: a generic plan assumes ten and would
+            // walk the comments index even for a 50,000-cafe catch-up batch.
+            try tx.execute(script: "SET LOCAL plan_cache_mode = force_custom_plan")
             let claimed = try tx.query("""
                 DELETE FROM aggregation_outbox WHERE id IN (
-                    SELECT id FROM aggregation_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-                RETURNING cafe_id
-                """, batchSize)
-            guard !claimed.isEmpty else { return PassResult(consumed: 0, cafesUpdated: 0) }
-            let cafeIDs = Array(Set(try claimed.map { try $0.decode(0, as: Int64.self) })).sorted()
-            let ids = PostgresTextArray(cafeIDs.map { String($0) })
+                    SELECT id FROM aggregation_outbox WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                RETURNING id, cafe_id
+                """, after, limit ?? batchSize)
+            guard !claimed.isEmpty else { return (PassResult(consumed: 0, cafesUpdated: 0), after) }
+            var lastID = after
+            var cafes = Set<Int64>()
+            for row in claimed {
+                lastID = max(lastID, try row.decode(0, as: Int64.self))
+                cafes.insert(try row.decode(1, as: Int64.self))
+            }
+            let ids = PostgresTextArray(cafes.sorted().map { String($0) })
             try tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY($1::bigint[]) ORDER BY cafe_id FOR UPDATE", ids)
             let updated = try tx.query("""
                 UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total
                 FROM (
-                    SELECT c.id AS cafe_id, count(m.id)::int AS n, coalesce(sum(m.star), 0)::int AS total
+                    SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total
                     FROM unnest($1::bigint[]) AS c(id) LEFT JOIN comments m ON m.cafe_id = c.id
                     GROUP BY c.id
                 ) fresh
                 WHERE s.cafe_id = fresh.cafe_id AND (s.comment_sum, s.comment_amount) IS DISTINCT FROM (fresh.n, fresh.total)
                 """, ids).affectedRows
-            return PassResult(consumed: claimed.count, cafesUpdated: updated)
+            return (PassResult(consumed: claimed.count, cafesUpdated: updated), lastID)
         }
     }
 
@@ -59,11 +70,24 @@ public struct OutboxDrain: Sendable {
         let started = Date()
         var total = PassResult(consumed: 0, cafesUpdated: 0)
         do {
+            // Walk the outbox in id order. A row with a lower id can commit after we passed it
+            // (ids are taken at insert, not at commit): one final sweep from the start picks it up,
+            // and anything later still is caught by the next pass.
+            var after: Int64 = 0
+            var limit = batchSize
             while !shouldStop() {
-                let batch = try runBatch()
+                let (batch, lastID) = try runBatch(after: after, limit: limit)
                 total.consumed += batch.consumed
                 total.cafesUpdated += batch.cafesUpdated
-                if batch.consumed == 0 { break }
+                if batch.consumed == 0 {
+                    if after == 0 { break }
+                    after = 0
+                    continue
+                }
+                after = lastID
+                // A backlog (a reconcile that found much drift, a bulk import) is worked off in growing
+                // batches, where one hash join over comments beats thousands of index lookups.
+                limit = batch.consumed == limit ? min(limit * 4, Self.maxBatchSize) : batchSize
             }
         } catch {
             log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: error)
