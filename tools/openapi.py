@@ -82,7 +82,15 @@ doc = {
       "responses": {"204": {"description": "Logged out."}, **errs("401", "503")}}},
   "/v1/cafes": {
      "get": {"summary": "Cafes, newest first, optionally searched.", "operationId": "listCafes",
-        "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200}, "description": "Case-insensitive substring of the name, catch copy or introduction."}, limit(20), cursor],
+        "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}, "description":
+            "Keywords separated by white space (including the ideographic space U+3000), at most 8, each at most 64 characters. "
+            "Every keyword must occur as a substring of the name, catch copy or introduction, compared after Unicode NFKC "
+            "normalisation and lower-casing of both sides (ＣＯＦＦＥＥ = coffee, ｺｰﾋｰ = コーヒー). `%`, `_` and `\\` are ordinary characters. "
+            "Keywords of any length, in any script (Japanese, Chinese, Thai, English), are supported; an empty q is no filter."},
+           {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["newest", "rating", "popular"], "default": "newest"}, "description":
+            "newest: createdAt desc. rating: averageStar desc, then commentSum desc, then newest; cafes without comments last. popular: commentSum desc, then newest."},
+           {"name": "minStar", "in": "query", "schema": {"type": "number", "minimum": 1, "maximum": 3}, "description": "Only cafes whose averageStar is at least this."},
+           limit(20), {**cursor, "description": "`nextCursor` of the previous page; it encodes the sort, so it is only valid with the same sort (else 400 invalid_cursor)."}],
         "responses": {"200": js(ref("CafePage")), **errs("400", "503")}},
      "post": {"summary": "Add a cafe (admin).", "operationId": "createCafe", "security": sec,
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": False, "required": ["name", "catchCopy", "introduction"], "properties": {

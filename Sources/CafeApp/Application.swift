@@ -23,11 +23,12 @@ public final class Application: Sendable {
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
+        let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let routes = HealthController(pool: pool, migrator: migrator).routes
             + AccountsController(pool: pool, users: UserRepository(pool: pool), sessions: sessions,
                                  throttle: LoginThrottle(pool: pool), auth: auth).routes
-            + CafesController(cafes: cafes, auth: auth).routes
-            + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth).routes
+            + CafesController(cafes: cafes, auth: auth, cursors: cursors).routes
+            + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: FileRepository(pool: pool), auth: auth).routes
             + AdminController(pool: pool, auth: auth).routes
         router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))

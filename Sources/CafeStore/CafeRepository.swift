@@ -48,28 +48,6 @@ public struct CafeRepository: Sendable {
         !(try pool.query("SELECT 1 FROM cafes WHERE id = $1", id.rawValue).isEmpty)
     }
 
-    /// Newest first. `search`, when given, is a case-insensitive substring of name, catch copy or
-    /// introduction (`strpos`, so `%` and `_` are ordinary characters).
-    public func list(search: String?, after: Keyset?, limit: Int) throws -> Page<Cafe> {
-        var conditions: [String] = []
-        var params: [any PostgresEncodable] = []
-        if let after {
-            params += [after.createdAt, after.id]
-            conditions.append("(c.created_at, c.id) < ($\(params.count - 1)::timestamptz, $\(params.count)::bigint)")
-        }
-        if let search {
-            params.append(search)
-            conditions.append("strpos(lower(c.name || E'\\n' || c.catch_copy || E'\\n' || c.introduction), lower($\(params.count)::text)) > 0")
-        }
-        params.append(limit + 1)
-        // Only fixed SQL fragments are joined here; every value is a bound parameter.
-        let sql = "SELECT \(CafeColumns.select) FROM \(CafeColumns.from)"
-            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-            + " ORDER BY c.created_at DESC, c.id DESC LIMIT $\(params.count)"
-        let cafes = try pool.query(sql, params: params).map(CafeColumns.decode)
-        return Self.page(cafes, limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
-    }
-
     public func create(_ new: NewCafe) throws -> Cafe {
         try pool.transaction { tx in
             let id: Int64 = try Self.mapImageError {

@@ -61,6 +61,18 @@ public final class Connection: @unchecked Sendable {
         return try check(result)
     }
 
+    /// Like `query`, but planned afresh for these parameter values every time (an unnamed statement).
+    /// For statements whose best plan depends on the values — a rare keyword wants an index
+    /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
+    @discardableResult
+    public func queryPlannedPerCall(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
+        let binds = params.map(\.postgresBind)
+        let result = withBoundParameters(binds) { values, lengths, formats in
+            PQexecParams(handle, sql, Int32(binds.count), nil, values, lengths, formats, 0)
+        }
+        return try check(result)
+    }
+
     /// Runs SQL text without parameters through the simple protocol; may hold several statements
     /// (migrations, `BEGIN`, `COMMIT`). Never pass values in here.
     @discardableResult

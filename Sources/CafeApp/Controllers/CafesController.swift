@@ -6,6 +6,7 @@ import HTTPKit
 struct CafesController: Sendable {
     let cafes: CafeRepository
     let auth: Authenticator
+    let cursors: PageCursors
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -17,17 +18,15 @@ struct CafesController: Sendable {
         ]
     }
 
-    static let maxQueryLength = 200
-
     func list(_ request: Request) throws -> Response {
-        let page = try PageRequest(request, kind: .cafes, defaultLimit: 20)
-        var search = request.query["q"]?.trimming([" ", "\t", "\u{3000}"])
-        if search?.isEmpty == true { search = nil }
-        if let search, search.count > Self.maxQueryLength {
-            throw Problem.validation([.init(field: "q", message: "must be at most \(Self.maxQueryLength) characters")])
-        }
-        let result = try cafes.list(search: search, after: page.after, limit: page.limit)
-        return .json { w in w.page(result, cursorKind: .cafes) { w.cafe($0) } }
+        let sort = try SearchQuery.sort(request.query["sort"])
+        let listing = CafeListing(keywords: try SearchQuery.keywords(request.query["q"]), sort: sort,
+                                  minStar: try SearchQuery.minStar(request.query["minStar"]),
+                                  after: try cursors.decodeCafe(request.query["cursor"], sort: sort),
+                                  limit: try PageLimit.parse(request, default: 20))
+        let page = try cafes.list(listing)
+        let next = try page.next.map { try cursors.encode($0, sort: sort) }
+        return .json { w in w.page(page.items, next: next) { w.cafe($0) } }
     }
 
     func show(_ request: Request) throws -> Response {

@@ -8,6 +8,7 @@ struct CommentsController: Sendable {
     let comments: CommentRepository
     let cafes: CafeRepository
     let auth: Authenticator
+    let cursors: PageCursors
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -20,11 +21,12 @@ struct CommentsController: Sendable {
 
     func list(_ request: Request) throws -> Response {
         let cafe = try CafesController.cafeID(request)
-        let page = try PageRequest(request, kind: .comments, defaultLimit: 100)
-        let result = try comments.list(cafe: cafe, after: page.after, limit: page.limit)
+        let after = try cursors.decodeComment(request.query["cursor"])
+        let result = try comments.list(cafe: cafe, after: after, limit: try PageLimit.parse(request, default: 100))
         // An empty first page may mean "no such cafe": tell the two apart only when needed.
-        if result.items.isEmpty && page.after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
-        return .json { w in w.page(result, cursorKind: .comments) { w.comment($0) } }
+        if result.items.isEmpty && after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
+        let next = try result.next.map { try cursors.encode($0) }
+        return .json { w in w.page(result.items, next: next) { w.comment($0) } }
     }
 
     func create(_ request: Request) throws -> Response {

@@ -748,10 +748,33 @@ enum OpenAPIDocument {
       "name": "q",
       "in": "query",
       "schema": {
-       "type": "string",
-       "maxLength": 200
+       "type": "string"
       },
-      "description": "Case-insensitive substring of the name, catch copy or introduction."
+      "description": "Keywords separated by white space (including the ideographic space U+3000), at most 8, each at most 64 characters. Every keyword must occur as a substring of the name, catch copy or introduction, compared after Unicode NFKC normalisation and lower-casing of both sides (ＣＯＦＦＥＥ = coffee, ｺｰﾋｰ = コーヒー). `%`, `_` and `\\` are ordinary characters. Keywords of any length, in any script (Japanese, Chinese, Thai, English), are supported; an empty q is no filter."
+     },
+     {
+      "name": "sort",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "newest",
+        "rating",
+        "popular"
+       ],
+       "default": "newest"
+      },
+      "description": "newest: createdAt desc. rating: averageStar desc, then commentSum desc, then newest; cafes without comments last. popular: commentSum desc, then newest."
+     },
+     {
+      "name": "minStar",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "minimum": 1,
+       "maximum": 3
+      },
+      "description": "Only cafes whose averageStar is at least this."
      },
      {
       "name": "limit",
@@ -769,7 +792,7 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       },
-      "description": "`nextCursor` of the previous page."
+      "description": "`nextCursor` of the previous page; it encodes the sort, so it is only valid with the same sort (else 400 invalid_cursor)."
      }
     ],
     "responses": {

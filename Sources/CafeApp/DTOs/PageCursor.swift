@@ -2,49 +2,58 @@ import CafeStore
 import Foundation
 import HTTPKit
 
-/// Opaque pagination cursors: base64url of `v1:<kind>:<createdAtMicros>:<id>`. The kind ties a
-/// cursor to the listing that issued it; anything that does not decode is a 400 `invalid_cursor`.
-enum PageCursor {
-    enum Kind: String {
-        case cafes = "c"
-        case comments = "m"
+/// Opaque pagination cursors: base64url of a signed payload naming the listing, its order and the
+/// last row's sort key. A cursor from another listing or order, or one altered by hand, is a
+/// 400 `invalid_cursor` — never a silently wrong page.
+struct PageCursors: Sendable {
+    let signer: CursorSigner
+
+    func encode(_ key: CafeSortKey, sort: CafeSort) throws -> String {
+        try seal("c|\(sort.rawValue)|\(key.rating)|\(key.commentSum)|\(key.createdAtMicros)|\(key.id)")
     }
 
-    static func encode(_ keyset: Keyset, kind: Kind) -> String {
-        let text = "v1:\(kind.rawValue):\(keyset.createdAtMicros):\(keyset.id)"
-        return Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decode(_ cursor: String?, kind: Kind) throws -> Keyset? {
+    func decodeCafe(_ cursor: String?, sort: CafeSort) throws -> CafeSortKey? {
         guard let cursor else { return nil }
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard cursor.count <= 200, let data = Data(base64Encoded: base64),
-              let text = String(data: data, encoding: .utf8) else { throw invalid }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "v1", parts[1] == kind.rawValue,
-              let micros = Int64(parts[2]), let id = Int64(parts[3]), id > 0 else { throw invalid }
+        let parts = try open(cursor)
+        guard parts.count == 6, parts[0] == "c", parts[1] == sort.rawValue, Double(parts[2]) != nil,
+              let sum = Int(parts[3]), let micros = Int64(parts[4]), let id = Int64(parts[5]) else { throw Self.invalid }
+        return CafeSortKey(rating: String(parts[2]), commentSum: sum, createdAtMicros: micros, id: id)
+    }
+
+    func encode(_ keyset: Keyset) throws -> String {
+        try seal("m|\(keyset.createdAtMicros)|\(keyset.id)")
+    }
+
+    func decodeComment(_ cursor: String?) throws -> Keyset? {
+        guard let cursor else { return nil }
+        let parts = try open(cursor)
+        guard parts.count == 3, parts[0] == "m", let micros = Int64(parts[1]), let id = Int64(parts[2]) else { throw Self.invalid }
         return Keyset(createdAtMicros: micros, id: id)
     }
 
     static let invalid = Problem.badRequest("invalid_cursor", "The cursor is not one this listing issued; start again without it.")
+
+    private func seal(_ payload: String) throws -> String {
+        Data(try signer.sign(Array(payload.utf8))).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    private func open(_ cursor: String) throws -> [Substring] {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard cursor.count <= 300, let data = Data(base64Encoded: base64), let payload = try signer.open(Array(data)),
+              let text = String(bytes: payload, encoding: .utf8) else { throw Self.invalid }
+        return text.split(separator: "|", omittingEmptySubsequences: false)
+    }
 }
 
-/// `limit` (1…100, default 20) and `cursor` from the query string.
-struct PageRequest {
-    let limit: Int
-    let after: Keyset?
-
-    init(_ request: Request, kind: PageCursor.Kind, defaultLimit: Int) throws {
-        if let raw = request.query["limit"] {
-            guard let n = Int(raw), (1...100).contains(n) else {
-                throw Problem.validation([.init(field: "limit", message: "must be an integer from 1 to 100")])
-            }
-            limit = n
-        } else {
-            limit = defaultLimit
+/// `limit` (1…100) from the query string.
+enum PageLimit {
+    static func parse(_ request: Request, default value: Int) throws -> Int {
+        guard let raw = request.query["limit"] else { return value }
+        guard let n = Int(raw), (1...100).contains(n) else {
+            throw Problem.validation([.init(field: "limit", message: "must be an integer from 1 to 100")])
         }
-        after = try PageCursor.decode(request.query["cursor"], kind: kind)
+        return n
     }
 }

@@ -49,11 +49,11 @@ extension JSONWriter {
     }
 
     /// `{items: [...], nextCursor}`.
-    func page<T>(_ page: Page<T>, cursorKind: PageCursor.Kind, item: (T) -> Void) {
+    func page<T>(_ items: [T], next: String?, item: (T) -> Void) {
         object {
             key("items")
-            array { page.items.forEach(item) }
-            field("nextCursor", page.next.map { PageCursor.encode($0, kind: cursorKind) })
+            array { items.forEach(item) }
+            field("nextCursor", next)
         }
     }
 
