@@ -65,12 +65,14 @@ CREATE TABLE cafe_stats (
     comment_amount integer NOT NULL DEFAULT 0 CHECK (comment_amount >= 0)
 );
 
+-- Statement-level with a transition table: a bulk insert of cafes costs one INSERT here, not one per row.
 CREATE FUNCTION cafes_create_stats() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO cafe_stats (cafe_id) VALUES (NEW.id);
+    INSERT INTO cafe_stats (cafe_id) SELECT id FROM new_cafes;
     RETURN NULL;
 END $$;
-CREATE TRIGGER cafes_create_stats AFTER INSERT ON cafes FOR EACH ROW EXECUTE FUNCTION cafes_create_stats();
+CREATE TRIGGER cafes_create_stats AFTER INSERT ON cafes
+    REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION cafes_create_stats();
 
 CREATE TABLE comments (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -96,16 +98,34 @@ CREATE TABLE aggregation_outbox (
     created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 
-CREATE FUNCTION comments_enqueue_aggregation() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level triggers with transition tables (one INSERT per statement, however many rows).
+-- An update enqueues only when it can move an aggregate: a star change (old cafe) or a move to
+-- another cafe (old and new cafe); editing the text alone does not.
+CREATE FUNCTION comments_enqueue_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        INSERT INTO aggregation_outbox (cafe_id) VALUES (OLD.cafe_id);
-    END IF;
-    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.cafe_id <> OLD.cafe_id) THEN
-        INSERT INTO aggregation_outbox (cafe_id) VALUES (NEW.cafe_id);
-    END IF;
+    INSERT INTO aggregation_outbox (cafe_id) SELECT cafe_id FROM new_comments;
     RETURN NULL;
 END $$;
-CREATE TRIGGER comments_enqueue_aggregation
-    AFTER INSERT OR DELETE OR UPDATE OF star, cafe_id ON comments
-    FOR EACH ROW EXECUTE FUNCTION comments_enqueue_aggregation();
+CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON comments
+    REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION comments_enqueue_inserted();
+
+CREATE FUNCTION comments_enqueue_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO aggregation_outbox (cafe_id) SELECT cafe_id FROM old_comments;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON comments
+    REFERENCING OLD TABLE AS old_comments FOR EACH STATEMENT EXECUTE FUNCTION comments_enqueue_deleted();
+
+CREATE FUNCTION comments_enqueue_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO aggregation_outbox (cafe_id)
+    SELECT o.cafe_id FROM old_comments o JOIN new_comments n ON n.id = o.id
+    WHERE o.star <> n.star OR o.cafe_id <> n.cafe_id
+    UNION ALL
+    SELECT n.cafe_id FROM old_comments o JOIN new_comments n ON n.id = o.id
+    WHERE o.cafe_id <> n.cafe_id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON comments
+    REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION comments_enqueue_updated();

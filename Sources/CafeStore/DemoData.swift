@@ -1,5 +1,6 @@
 import Foundation
 import PostgresKit
+import Synchronization
 
 /// Fills an empty database with a small, realistic demo set (a few cafes in Japanese and English,
 /// users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
@@ -76,35 +77,86 @@ public struct DemoData: Sendable {
         return admin
     }
 
-    /// Inserts `count` synthetic cafes (and `commentsPerCafe` comments each) in batches,
-    /// reporting progress after every batch.
-    public func seedSynthetic(cafes count: Int, commentsPerCafe: Int, batchSize: Int = 10_000,
-                              progress: (Int, Int) -> Void) throws {
+    /// Inserts `count` synthetic cafes and about `comments` comments in total, generated in SQL in
+    /// batches (one transaction each), reporting progress after every batch. Introductions are built
+    /// from a pool of Japanese and English phrases, each in roughly 10% of cafes, so common keywords
+    /// match many cafes; one cafe in 25,000 also gets a rare phrase (鰻, 蕎麦, ガレット, ホットサンド).
+    /// Comments are skewed towards some cafes, as real ones are. The batch's aggregates are written
+    /// directly (those cafes are new: nobody else can have touched them) instead of through the outbox.
+    public func seedSynthetic(cafes count: Int, comments: Int, batchSize: Int = 10_000, lanes: Int = 2,
+                              progress: @Sendable (Int, Int) -> Void) throws {
         let authorID: Int64 = try pool.query("""
-            INSERT INTO users (username, password_hash) VALUES ('seed-author', '!') 
+            INSERT INTO users (username, password_hash) VALUES ('seed-author', '!')
             ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
             """).first!.decode(0)
-        var done = 0
-        while done < count {
-            let n = min(batchSize, count - done)
+        // Batches run on `lanes` connections at once: the work is CPU-bound in PostgreSQL (computing
+        // the search columns), so each core gets a batch.
+        let batches = stride(from: 0, to: count, by: batchSize).map { start in
+            (start: start, n: min(batchSize, count - start),
+             comments: Int((Double(comments) * Double(min(batchSize, count - start)) / Double(max(count, 1))).rounded()))
+        }
+        let finished = Mutex(0)
+        let failure = Mutex<(any Error)?>(nil)
+        let lanes = max(1, min(lanes, batches.count))
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            for batch in batches.enumerated().filter({ $0.offset % lanes == lane }).map(\.element) {
+                guard failure.withLock({ $0 == nil }) else { return }
+                do {
+                    try insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID)
+                    let done = finished.withLock { value -> Int in value += batch.n; return value }
+                    progress(done, count)
+                } catch {
+                    failure.withLock { $0 = error }
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) throws {
             try pool.transaction { tx in
                 try tx.query("""
-                    WITH new AS (
+                    CREATE TEMP TABLE seed_batch ON COMMIT DROP AS
+                    WITH phrases AS (SELECT p, i FROM unnest(ARRAY[
+                        '自家焙煎の珈琲', 'チーズケーキが人気', '抹茶ラテ', '窓際の席', 'モーニングセット', 'ジャズが流れる',
+                        '手作りのスコーン', '静かな喫茶店', 'Wi-Fi完備', '駅から徒歩三分', 'テラス席あり', '深煎りのブレンド',
+                        'single origin pour-over', 'fresh croissants', 'quiet reading corner', 'latte art', 'dog friendly',
+                        'open late', 'vegan options', 'specialty coffee', '季節のパフェ', 'ナポリタン', 'クリームソーダ',
+                        'カウンター八席', '焼き菓子', '紅茶の種類が豊富', 'ハンドドリップ', '昭和レトロ', 'ランチ営業', '朝七時から'
+                    ]) WITH ORDINALITY AS t(p, i))
+                    SELECT g,
+                           'Cafe ' || ($1::int + g) AS name,
+                           (ARRAY['こだわりの一杯を', 'くつろぎの時間', 'Good coffee, good people', '街角の小さなカフェ'])[1 + g % 4] AS catch_copy,
+                           (SELECT string_agg(p, '。' ORDER BY i) FROM phrases
+                             WHERE i IN (1 + (g * 7) % 30, 1 + (g * 13 + 5) % 30, 1 + (g * 31 + 11) % 30, 1 + (g * 17 + 3) % 30))
+                           || CASE WHEN ($1::int + g) % 25000 = 7 THEN '。名物は鰻と蕎麦のガレット、ホットサンド' ELSE '' END
+                           || '。No.' || ($1::int + g) AS introduction,
+                           now() - make_interval(secs => ($1::int + g)) AS created_at
+                    FROM generate_series(1, $2::int) g
+                    """, done, n)
+                try tx.execute(script: """
+                    CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;
+                    WITH inserted AS (
                         INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at)
-                        SELECT 'Cafe ' || ($1::int + g), 'キャッチコピー ' || g,
-                               (ARRAY['自家焙煎の珈琲と手作りケーキ', '抹茶ラテと和菓子', 'Single origin pour-over', '蕎麦と珈琲のお店', 'Croissants and espresso'])[1 + g % 5]
-                               || ' #' || ($1::int + g),
-                               now() - make_interval(secs => ($1::int + g)), now()
-                        FROM generate_series(1, $2::int) g
+                        SELECT name, catch_copy, introduction, created_at, created_at FROM seed_batch ORDER BY g
                         RETURNING id
                     )
-                    INSERT INTO comments (cafe_id, user_id, detail, star)
-                    SELECT new.id, $3, 'comment ' || c, 1 + (new.id + c) % 3
-                    FROM new, generate_series(1, $4::int) c
-                    """, done, n, authorID, commentsPerCafe)
+                    INSERT INTO seed_cafes SELECT row_number() OVER (ORDER BY id), id FROM inserted;
+                    ANALYZE seed_cafes;
+                    """)
+                try tx.query("""
+                    INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
+                    SELECT sc.id, $1, '美味しかったです #' || c, 1 + (c * 7 + sc.id) % 3, now() - make_interval(secs => c), now()
+                    FROM generate_series(1, $2::int) c
+                    JOIN seed_cafes sc ON sc.k = 1 + floor(power(random(), 3) * $3::int)::int
+                    """, authorID, batchComments, n)
+                try tx.execute(script: """
+                    UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
+                    FROM (SELECT m.cafe_id, count(*)::int AS n, sum(m.star)::int AS total
+                          FROM comments m JOIN seed_cafes sc ON sc.id = m.cafe_id GROUP BY m.cafe_id) a
+                    WHERE s.cafe_id = a.cafe_id;
+                    DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.cafe_id = sc.id;
+                    """)
             }
-            done += n
-            progress(done, count)
-        }
     }
 }

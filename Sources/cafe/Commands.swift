@@ -208,15 +208,15 @@ enum Commands {
     // MARK: seed
 
     static let seedHelp = """
-        Usage: cafe seed [--demo] [--cafes N] [--comments-per-cafe M]
+        Usage: cafe seed [--demo] [--cafes N] [--comments M]
 
-          --demo                 add the demo cafes and demo admin (only into an empty database)
-          --cafes N              add N synthetic cafes (progress is shown on a terminal)
-          --comments-per-cafe M  comments for each synthetic cafe (default 10)
+          --demo        add the demo cafes and demo admin (only into an empty database)
+          --cafes N     add N synthetic cafes, generated in SQL (progress is shown on a terminal)
+          --comments M  comments in total over those cafes, skewed towards some (default 10 × N)
         """
 
     static func seed(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
-        let args = try Arguments(raw, valued: ["cafes", "comments-per-cafe"], boolean: ["demo", "help"])
+        let args = try Arguments(raw, valued: ["cafes", "comments"], boolean: ["demo", "help"])
         if args.has("help") { print(seedHelp); return 0 }
         guard args.has("demo") || args["cafes"] != nil else { print(seedHelp); return 64 }
         let database = try Database.open(config, applicationName: "cafe-seed", logger: logger)
@@ -230,16 +230,16 @@ enum Commands {
             try seedDemoIfEmpty(database.pool, config: config, logger: logger)
         }
         if let cafes = try args.int("cafes") {
-            let perCafe = try args.int("comments-per-cafe") ?? 10
+            let comments = try args.int("comments") ?? cafes * 10
             let terminal = isatty(STDERR_FILENO) == 1
             let started = Date()
-            try DemoData(pool: database.pool).seedSynthetic(cafes: cafes, commentsPerCafe: perCafe) { done, total in
+            try DemoData(pool: database.pool).seedSynthetic(cafes: cafes, comments: comments) { done, total in
                 guard terminal else { return }
-                let rate = Double(done) / max(Date().timeIntervalSince(started), 0.001)
+                let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
                 FileHandle.standardError.write(Data(String(format: "\rseeding cafes: %d/%d (%.0f%%, %.0f cafes/s)   ", done, total, 100 * Double(done) / Double(max(total, 1)), rate).utf8))
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-            print("added \(cafes) cafes with \(perCafe) comments each in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            print("added \(cafes) cafes and \(comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
         return 0
     }
