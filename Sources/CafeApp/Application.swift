@@ -27,7 +27,7 @@ public final class Application: Sendable {
         let routes = HealthController(pool: pool, migrator: migrator).routes
             + AccountsController(pool: pool, users: UserRepository(pool: pool), sessions: sessions,
                                  throttle: LoginThrottle(pool: pool), auth: auth).routes
-            + CafesController(cafes: cafes, auth: auth, cursors: cursors).routes
+            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: GramStatistics(pool: pool)).routes
             + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: FileRepository(pool: pool), auth: auth).routes
             + AdminController(pool: pool, auth: auth).routes

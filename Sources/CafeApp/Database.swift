@@ -13,7 +13,10 @@ public final class Database: Sendable {
         self.embedded = embedded
     }
 
-    public static func open(_ config: Configuration, applicationName: String, logger: Logger) throws -> Database {
+    /// `settings`: server parameters for every connection (the API turns off parallel query, whose
+    /// worker start-up costs more than the short queries it would split).
+    public static func open(_ config: Configuration, applicationName: String, settings: [String: String] = [:],
+                            logger: Logger) throws -> Database {
         var embedded: EmbeddedPostgres?
         let conninfo: String
         if let url = config.databaseURL {
@@ -25,10 +28,13 @@ public final class Database: Sendable {
             conninfo = server.conninfo()
         }
         let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
-                                        acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName),
+                                        acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName,
+                                        settings: settings),
                                   logger: Logger(label: "db.pool", minimum: config.logLevel))
         return Database(pool: pool, embedded: embedded)
     }
+
+    public static let apiSettings = ["max_parallel_workers_per_gather": "0"]
 
     /// Closes the pool, then stops the embedded server if this process started it.
     public func close() {

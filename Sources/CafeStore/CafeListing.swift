@@ -45,54 +45,107 @@ public struct CafeListing: Sendable {
         self.limit = limit
     }
 
-    /// SQL built only from fixed fragments; every value is a bound parameter.
+    /// Rows a keyword search walks in the requested order before it concludes the keywords are
+    /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
+    static let walkLimit = 4_000
+    /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page fast.
+    static let lookupLimit = 50_000
+
+    /// The statements of a listing. SQL is built only from fixed fragments; every value is bound.
     ///
     /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
-    /// functions that built `search_text`), must be a literal substring of `search_text`. The
-    /// short-gram containment is a necessary condition that lets a GIN index answer 1–2-character
-    /// keywords exactly; the LIKE is the exact test (and uses the trigram index for 3+ characters).
-    func sql() -> (String, [any PostgresEncodable]) {
+    /// functions that built `search_text`), must be a literal substring of `search_text`. For 1–2
+    /// characters the gram-array containment lets a GIN index answer exactly; the LIKE is the exact
+    /// test (and uses the trigram index for 3+ characters).
+    enum Statement {
+        /// Follow the order's index from the cursor, reading at most `cap` rows (all if nil),
+        /// keeping those that match. Cheap when matches are common.
+        case walk(cap: Int?)
+        /// The ids of all matching cafes, through the search indexes (at most `lookupLimit` + 1).
+        case matchingIDs
+        /// The page among these matching ids: primary-key lookups and a sort.
+        case among([Int64])
+    }
+
+    func sql(_ statement: Statement) -> (String, [any PostgresEncodable]) {
         var params: [any PostgresEncodable] = []
         func bind(_ value: any PostgresEncodable) -> String {
             params.append(value)
             return "$\(params.count)"
         }
-        var conditions: [String] = []
-        for keyword in keywords {
-            let p = bind(keyword)
-            let normalized = "lower(normalize(\(p)::text, NFKC))"
-            if keyword.count <= 2 {
-                conditions.append("c.search_grams @> cafe_short_grams(\(normalized))")
+        func date(_ micros: Int64) -> String {
+            bind(Date(timeIntervalSince1970: Double(micros) / 1_000_000)) + "::timestamptz"
+        }
+        func matching(_ text: String, grams: String?) -> [String] {
+            keywords.flatMap { keyword -> [String] in
+                let normalized = "lower(normalize(\(bind(keyword))::text, NFKC))"
+                var conditions = ["\(text) LIKE cafe_like_pattern(\(normalized))"]
+                if let grams, keyword.count <= 2 {
+                    // The keyword itself is a gram. (Containment of all its sub-grams would be just as
+                    // exact, but the planner multiplies their frequencies as if independent and badly
+                    // underestimates common keywords.) A keyword that NFKC lengthens past two
+                    // characters (ﬃ → ffi) has no gram; the LIKE alone decides then.
+                    conditions.insert("(char_length(\(normalized)) > 2 OR \(grams) @> ARRAY[\(normalized)])", at: 0)
+                }
+                return conditions
             }
-            conditions.append("c.search_text LIKE cafe_like_pattern(\(normalized))")
+        }
+        if case .matchingIDs = statement {
+            let sql = "SELECT c.id FROM cafes c WHERE \(matching("c.search_text", grams: "c.search_grams").joined(separator: " AND ")) LIMIT \(bind(Self.lookupLimit + 1))"
+            return (sql, params)
+        }
+
+        var position: [String] = []
+        if case .among(let ids) = statement {
+            position.append("s.cafe_id = ANY(\(bind(PostgresTextArray(ids.map { String($0) })))::bigint[])")
         }
         if let minStar {
-            conditions.append("s.average_star >= \(bind(minStar))::numeric")
+            position.append("s.average_star >= \(bind(minStar))::numeric")
         }
         let order: [String]
         let key: [String]
         switch sort {
         case .newest:
             order = ["s.created_at", "s.cafe_id"]
-            key = after.map { [bind(Date(timeIntervalSince1970: Double($0.createdAtMicros) / 1_000_000)) + "::timestamptz", bind($0.id) + "::bigint"] } ?? []
+            key = after.map { [date($0.createdAtMicros), bind($0.id) + "::bigint"] } ?? []
         case .popular:
             order = ["s.comment_sum", "s.created_at", "s.cafe_id"]
-            key = after.map { [bind($0.commentSum) + "::int", bind(Date(timeIntervalSince1970: Double($0.createdAtMicros) / 1_000_000)) + "::timestamptz", bind($0.id) + "::bigint"] } ?? []
+            key = after.map { [bind($0.commentSum) + "::int", date($0.createdAtMicros), bind($0.id) + "::bigint"] } ?? []
         case .rating:
             order = ["coalesce(s.average_star, -1)", "s.comment_sum", "s.created_at", "s.cafe_id"]
-            key = after.map { [bind($0.rating) + "::numeric", bind($0.commentSum) + "::int",
-                               bind(Date(timeIntervalSince1970: Double($0.createdAtMicros) / 1_000_000)) + "::timestamptz", bind($0.id) + "::bigint"] } ?? []
+            key = after.map { [bind($0.rating) + "::numeric", bind($0.commentSum) + "::int", date($0.createdAtMicros), bind($0.id) + "::bigint"] } ?? []
         }
         if !key.isEmpty {
-            conditions.append("(\(order.joined(separator: ", "))) < (\(key.joined(separator: ", ")))")
+            position.append("(\(order.joined(separator: ", "))) < (\(key.joined(separator: ", ")))")
         }
-        let sql = """
-            SELECT \(CafeColumns.select), coalesce(s.average_star, -1)::text
-            FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
-            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY \(order.map { $0 + " DESC" }.joined(separator: ", "))
-            LIMIT \(bind(limit + 1))
-            """
+        let descending = order.map { $0 + " DESC" }.joined(separator: ", ")
+        let columns = "\(CafeColumns.select), coalesce(s.average_star, -1)::text"
+        let from = "cafe_stats s JOIN cafes c ON c.id = s.cafe_id"
+        let sql: String
+        if case .walk(let cap) = statement, !keywords.isEmpty {
+            let walked = (0..<11).map { "w.c\($0)" }
+            let orderNames = order.indices.map { "o\($0)" }
+            sql = """
+                SELECT \(walked.joined(separator: ", "))
+                FROM (
+                    SELECT \(columns), c.search_text, \(order.joined(separator: ", "))
+                    FROM \(from)
+                    \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
+                    ORDER BY \(descending)
+                    \(cap.map { "LIMIT " + bind($0) } ?? "")
+                ) AS w(\((0..<11).map { "c\($0)" }.joined(separator: ", ")), search_text, \(orderNames.joined(separator: ", ")))
+                WHERE \(matching("w.search_text", grams: nil).joined(separator: " AND "))
+                ORDER BY \(orderNames.map { "w.\($0) DESC" }.joined(separator: ", "))
+                LIMIT \(bind(limit + 1))
+                """
+        } else {
+            sql = """
+                SELECT \(columns) FROM \(from)
+                \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
+                ORDER BY \(descending)
+                LIMIT \(bind(limit + 1))
+                """
+        }
         return (sql, params)
     }
 }
@@ -101,9 +154,38 @@ extension CafeRepository {
     /// A page of cafes in the requested order; keyset pagination (no OFFSET), so pages never
     /// repeat or skip a cafe while cafes are added. Planned per call: the best plan for a rare
     /// keyword (index lookup, then sort) and a common one (walk the order, filter) differ.
-    public func list(_ listing: CafeListing) throws -> (items: [Cafe], next: CafeSortKey?) {
-        let (sql, params) = listing.sql()
-        let rows = try pool.withConnection { try $0.queryPlannedPerCall(sql, params: params) }
+    ///
+    /// With keywords: if statistics show one is rare, look up at once; otherwise walk the order
+    /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
+    /// did not fill the page (a rare combination of common keywords). Every path returns the same
+    /// rows; they differ only in cost.
+    public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
+        let rows: QueryResult = try pool.withConnection { conn in
+            func run(_ statement: CafeListing.Statement) throws -> QueryResult {
+                let (sql, params) = listing.sql(statement)
+                return try conn.queryPlannedPerCall(sql, params: params)
+            }
+            if listing.keywords.isEmpty {
+                let (sql, params) = listing.sql(.walk(cap: nil))   // no filter: a plain walk of the order's index
+                return try conn.query(sql, params: params)
+            }
+            if !statistics.anyKeywordIsRare(listing.keywords) {
+                let walked = try run(.walk(cap: CafeListing.walkLimit))
+                if walked.count > listing.limit { return walked }
+            }
+            // Rare keywords, or a rare combination of common ones: find every match through the
+            // search indexes, then take the page among them by primary key (a bound id list, so the
+            // planner knows exactly how many and cannot choose to walk the whole order instead).
+            // The search indexes are the point here: the planner, assuming keywords independent, may
+            // otherwise expect so many matches that it scans the table.
+            let ids = try conn.transaction { tx in
+                try tx.execute(script: "SET LOCAL enable_seqscan = off; SET LOCAL work_mem = '32MB'")
+                let (sql, params) = listing.sql(.matchingIDs)
+                return try tx.queryPlannedPerCall(sql, params: params).map { try $0.decode(0, as: Int64.self) }
+            }
+            if ids.count > CafeListing.lookupLimit { return try run(.walk(cap: nil)) }
+            return try run(.among(ids))
+        }
         var cafes: [Cafe] = []
         var last: CafeSortKey?
         for row in rows.prefix(listing.limit) {

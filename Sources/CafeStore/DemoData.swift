@@ -146,9 +146,10 @@ public struct DemoData: Sendable {
                     """)
                 try tx.query("""
                     INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
-                    SELECT sc.id, $1, '美味しかったです #' || c, 1 + (c * 7 + sc.id) % 3, now() - make_interval(secs => c), now()
-                    FROM generate_series(1, $2::int) c
-                    JOIN seed_cafes sc ON sc.k = 1 + floor(power(random(), 3) * $3::int)::int
+                    SELECT sc.id, $1, '美味しかったです #' || r.c, 1 + (r.c * 7 + sc.id) % 3, now() - make_interval(secs => r.c), now()
+                    FROM (SELECT c, 1 + floor(power(random(), 3) * $3::int)::int AS k   -- one draw per comment
+                          FROM generate_series(1, $2::int) c) r
+                    JOIN seed_cafes sc ON sc.k = r.k
                     """, authorID, batchComments, n)
                 try tx.execute(script: """
                     UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total

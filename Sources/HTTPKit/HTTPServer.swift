@@ -53,6 +53,9 @@ public final class HTTPServer: @unchecked Sendable {
         self.respond = respond
     }
 
+    // libmicrohttpd's threads hold an unretained pointer to this object: never let it go first.
+    deinit { shutdown() }
+
     /// The bound port (differs from the configured one when that was 0).
     public var port: UInt16 { state.withLock { $0.port } }
 

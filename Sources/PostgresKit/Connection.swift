@@ -11,11 +11,15 @@ public final class Connection: @unchecked Sendable {
     private var preparedNames: [String: String] = [:]
 
     /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
-    public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe") throws {
+    /// `settings` are server parameters for this session (e.g. `max_parallel_workers_per_gather=0`).
+    public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe",
+                settings: [String: String] = [:]) throws {
         // Our defaults come first so that the URL or keyword string (expanded from dbname) overrides them.
         let keywords = ["connect_timeout", "application_name", "options", "dbname"]
         let values = [String(max(1, connectTimeoutSeconds)), applicationName,
-                      "-c DateStyle=ISO -c TimeZone=UTC -c bytea_output=hex -c client_encoding=UTF8", conninfo]
+                      (["DateStyle=ISO", "TimeZone=UTC", "bytea_output=hex", "client_encoding=UTF8"]
+                        + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).map { "-c " + $0 }.joined(separator: " "),
+                      conninfo]
         let conn: OpaquePointer? = withCStringArray(keywords) { k in
             withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
         }

@@ -12,14 +12,17 @@ public final class ConnectionPool: @unchecked Sendable {
         public var acquireTimeout: TimeInterval
         public var connectTimeoutSeconds: Int
         public var applicationName: String
+        /// Server parameters set on every connection of the pool.
+        public var settings: [String: String]
 
         public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: TimeInterval = 5,
-                    connectTimeoutSeconds: Int = 5, applicationName: String = "cafe") {
+                    connectTimeoutSeconds: Int = 5, applicationName: String = "cafe", settings: [String: String] = [:]) {
             self.conninfo = conninfo
             self.maxConnections = max(1, maxConnections)
             self.acquireTimeout = acquireTimeout
             self.connectTimeoutSeconds = connectTimeoutSeconds
             self.applicationName = applicationName
+            self.settings = settings
         }
     }
 
@@ -109,7 +112,8 @@ public final class ConnectionPool: @unchecked Sendable {
                 do {
                     let connection = try Connection(conninfo: configuration.conninfo,
                                                     connectTimeoutSeconds: configuration.connectTimeoutSeconds,
-                                                    applicationName: configuration.applicationName)
+                                                    applicationName: configuration.applicationName,
+                                                    settings: configuration.settings)
                     logger.debug("opened database connection")
                     return connection
                 } catch {

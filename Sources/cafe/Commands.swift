@@ -54,7 +54,7 @@ enum Commands {
         }
         let shutdown = ShutdownSignal()
 
-        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
+        let database = try Database.open(config, applicationName: "cafe-serve", settings: Database.apiSettings, logger: logger)
         let app: Application
         do {
             app = try Application(configuration: config, database: database)

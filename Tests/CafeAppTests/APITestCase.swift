@@ -19,7 +19,7 @@ class APITestCase: XCTestCase {
         let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
                    "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path].merging(extraEnvironment) { $1 }
         let config = Configuration(environment: env)
-        let database = try Database.open(config, applicationName: "api-test", logger: Logger(label: "t", minimum: .error))
+        let database = try Database.open(config, applicationName: "api-test", settings: Database.apiSettings, logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)
         _ = try app.migrate()
         try app.start()

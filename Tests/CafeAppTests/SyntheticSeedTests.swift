@@ -1,0 +1,41 @@
+import CafeStore
+import CafeTestSupport
+import Foundation
+import Logging
+import PostgresKit
+import Synchronization
+import XCTest
+
+final class SyntheticSeedTests: XCTestCase {
+    func testSeedFillsCafesCommentsAndExactAggregatesWithoutOutboxBacklog() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool(maxConnections: 4)
+        defer { pool.close() }
+        try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "t", minimum: .error)).migrate(pool)
+        let reports = Mutex<[Int]>([])
+        try DemoData(pool: pool).seedSynthetic(cafes: 2_500, comments: 6_000, batchSize: 1_000, lanes: 2) { done, _ in
+            reports.withLock { $0.append(done) }
+        }
+        let reported = reports.withLock { $0.sorted() }
+        XCTAssertEqual(reported.count, 3, "one report per batch")
+        XCTAssertEqual(reported.last, 2_500)
+        let row = try pool.query("""
+            SELECT (SELECT count(*)::int FROM cafes), (SELECT count(*)::int FROM comments),
+                   (SELECT count(*)::int FROM aggregation_outbox), (SELECT count(DISTINCT name)::int FROM cafes)
+            """).first!
+        XCTAssertEqual(try row.decode(0, as: Int.self), 2_500)
+        XCTAssertEqual(try row.decode(1, as: Int.self), 6_000)
+        XCTAssertEqual(try row.decode(2, as: Int.self), 0, "the seed wrote the aggregates itself")
+        XCTAssertEqual(try row.decode(3, as: Int.self), 2_500)
+        let mismatches = try pool.query("""
+            SELECT count(*)::int FROM cafe_stats s
+            LEFT JOIN (SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a ON a.cafe_id = s.cafe_id
+            WHERE s.comment_sum <> coalesce(a.n, 0) OR s.comment_amount <> coalesce(a.total, 0)
+            """).first!.decode(0, as: Int.self)
+        XCTAssertEqual(mismatches, 0)
+        // The phrase pool makes common keywords common (≥10%) and searchable.
+        let common = try pool.query("SELECT count(*)::int FROM cafes WHERE search_text LIKE cafe_like_pattern('珈琲')").first!.decode(0, as: Int.self)
+        XCTAssertGreaterThan(common, 250)
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Search latency through the HTTP API: keywords of 1, 2, 3 and 6 characters, common and rare, and a
+# two-keyword query, first page under each sort; p50/p99 from wrk. Reference in the same run: the
+# same rare 1–2-character searches as a plain ILIKE over the table (what the original app did).
+#
+#   bench/search.sh http://127.0.0.1:8080 "host=/path/to/pgdata user=cafe dbname=cafe"
+#
+# Expects data from `cafe seed --cafes N` (its phrase pool makes の, 珈琲, ケーキ, チーズケーキ common
+# and 鰻, 蕎麦, ガレッ, ホットサンド rare: one cafe in 25,000; 珈琲 and ジャズ occur together in ~3%,
+# 珈琲 and ケーキ never: the worst case, two common keywords whose combination is empty).
+set -euo pipefail
+base=${1:?base URL}
+conninfo=${2:?libpq connection string}
+duration=${BENCH_DURATION:-3s}
+
+urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
+to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
+
+printf '%-14s %-10s %-8s %8s %8s %8s %9s\n' case keyword sort matches p50_ms p99_ms req/s
+for spec in "1-char common:の" "1-char rare:鰻" "2-char common:珈琲" "2-char rare:蕎麦" "3-char common:ケーキ" \
+            "3-char rare:ガレッ" "6-char common:チーズケーキ" "6-char rare:ホットサンド" "two keywords:珈琲 ジャズ" \
+            "two disjoint:珈琲 ケーキ"; do
+    name=${spec%%:*}; keyword=${spec#*:}
+    matches=$(echo "SELECT count(*) FROM cafes WHERE search_text LIKE ALL (SELECT cafe_like_pattern(k) FROM unnest(string_to_array(:'kw', ' ')) k)" \
+        | psql "$conninfo" -XAtq -v kw="$keyword")
+    for sort in newest rating popular; do
+        out=$(wrk -t1 -c4 -d"$duration" --latency "$base/v1/cafes?q=$(urlencode "$keyword")&sort=$sort")
+        p50=$(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms)
+        p99=$(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)
+        rps=$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }')
+        printf '%-14s %-10s %-8s %8s %8s %8s %9s\n' "$name" "$keyword" "$sort" "$matches" "$p50" "$p99" "$rps"
+    done
+done
+
+echo
+echo "reference: plain ILIKE over the table, newest first (median of 5 runs)"
+for keyword in 鰻 蕎麦; do
+    times=$(for _ in 1 2 3 4 5; do
+        psql "$conninfo" -Xq -v kw="$keyword" <<'SQL' | awk '/^Time:/ { print $2 }'
+\timing on
+SELECT id FROM cafes WHERE name ILIKE '%' || :'kw' || '%' OR catch_copy ILIKE '%' || :'kw' || '%' OR introduction ILIKE '%' || :'kw' || '%'
+ORDER BY created_at DESC, id DESC LIMIT 21;
+SQL
+    done | sort -n)
+    median=$(echo "$times" | sed -n 3p)
+    printf '%-10s ILIKE median %8.2f ms\n' "$keyword" "$median"
+done
