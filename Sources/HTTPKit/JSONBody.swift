@@ -19,6 +19,11 @@ extension Request {
             if !unknown.isEmpty {
                 throw Problem.validation(unknown.map { .init(field: $0, message: "unknown field") })
             }
+            // PostgreSQL text cannot hold U+0000; refuse it here rather than store a shortened string.
+            let withNUL = object.compactMap { key, value in (value as? String)?.unicodeScalars.contains("\u{0}") == true ? key : nil }.sorted()
+            if !withNUL.isEmpty {
+                throw Problem.validation(withNUL.map { .init(field: $0, message: "must not contain the NUL character") })
+            }
         }
         do {
             return try JSONDecoder().decode(T.self, from: data)

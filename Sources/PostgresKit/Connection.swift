@@ -58,7 +58,7 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
         let name = try preparedName(for: sql, parameterCount: params.count)
-        let binds = params.map(\.postgresBind)
+        let binds = try Self.checked(params)
         let result = withBoundParameters(binds) { values, lengths, formats in
             PQexecPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
         }
@@ -70,7 +70,7 @@ public final class Connection: @unchecked Sendable {
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
     public func queryPlannedPerCall(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
-        let binds = params.map(\.postgresBind)
+        let binds = try Self.checked(params)
         let result = withBoundParameters(binds) { values, lengths, formats in
             PQexecParams(handle, sql, Int32(binds.count), nil, values, lengths, formats, 0)
         }
@@ -102,6 +102,18 @@ public final class Connection: @unchecked Sendable {
             throw PostgresError(kind: .server, sqlState: "25P02", message: "transaction was rolled back (\(tag)) because a statement in it failed")
         }
         return value
+    }
+
+    /// Text parameters travel as C strings: a NUL would silently cut the value short. Refuse it
+    /// (PostgreSQL's text type cannot hold NUL anyway) with the error the server gives for it.
+    private static func checked(_ params: [any PostgresEncodable]) throws -> [PostgresBind] {
+        try params.map { param in
+            let bind = param.postgresBind
+            if case .text(let s) = bind, s.utf8.contains(0) {
+                throw PostgresError(kind: .server, sqlState: "22021", message: "invalid byte sequence for encoding \"UTF8\": 0x00")
+            }
+            return bind
+        }
     }
 
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {

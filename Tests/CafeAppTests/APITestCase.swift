@@ -44,7 +44,7 @@ class APITestCase: XCTestCase {
     /// Signs up and returns (userId, token).
     @discardableResult
     func signUp(_ username: String, password: String = "correct horse battery") throws -> (id: String, token: String) {
-        let r = try call("POST", "/v1/users", json: #"{"username":"\#(username)","password":"\#(password)"}"#)
+        let r = try call("POST", "/v1/users", json: try jsonString(["username": username, "password": password]))
         XCTAssertEqual(r.status, 201, r.text)
         let user = r.json()["user"] as? [String: Any]
         return (user?["id"] as? String ?? "", r.json()["sessionToken"] as? String ?? "")

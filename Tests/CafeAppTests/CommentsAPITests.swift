@@ -112,3 +112,50 @@ final class CommentsAPITests: APITestCase {
         XCTAssertEqual(try count("comments"), 0)
     }
 }
+
+final class HostileInputAPITests: APITestCase {
+    static let hostile = ["'; DROP TABLE comments; --", "\" OR 1=1 --", "%_\\", "$1::text", "<img src=x onerror=alert(1)>",
+                          "\u{0000}nul", "😀 ＣＯＦＦＥＥ ｺｰﾋｰ"]
+
+    func testSQLMetacharactersInEveryTextFieldAreStoredVerbatimOrRejectedCleanly() throws {
+        let admin = try adminToken()
+        for (i, text) in Self.hostile.enumerated() {
+            // Cafe catch copy and publish date.
+            let body = try jsonString(["name": "c\(i)", "catchCopy": text, "introduction": text, "publishDate": String(text.prefix(40))])
+            let cafe = try call("POST", "/v1/cafes", json: body, token: admin)
+            if text.contains("\u{0000}") {
+                // PostgreSQL text cannot hold NUL: a clean 400 naming the field, never a truncated write.
+                assertProblem(cafe, 400, "validation_failed")
+                XCTAssertEqual(fieldErrors(cafe), ["catchCopy", "introduction", "publishDate"])
+                continue
+            }
+            XCTAssertEqual(cafe.status, 201, cafe.text)
+            XCTAssertEqual(cafe.json()["catchCopy"] as? String, text)
+            XCTAssertEqual(cafe.json()["publishDate"] as? String, String(text.prefix(40)))
+            let cafeID = try XCTUnwrap(cafe.json()["id"] as? String)
+
+            // Comment detail, created and edited.
+            let (_, user) = try signUp("user\(i)", password: text.count >= 8 ? text : text + "-padding")
+            let comment = try call("POST", "/v1/cafes/\(cafeID)/comments", json: try jsonString(["detail": text, "star": 2]), token: user)
+            XCTAssertEqual(comment.status, 201, comment.text)
+            XCTAssertEqual(comment.json()["detail"] as? String, text)
+            let id = try XCTUnwrap(comment.json()["id"] as? String)
+            let edited = try call("PATCH", "/v1/comments/\(id)", json: try jsonString(["detail": text + text]), token: user)
+            XCTAssertEqual(edited.json()["detail"] as? String, text + text)
+
+            // Passwords with metacharacters log in; usernames with them are refused by validation, not by SQL.
+            let password = text.count >= 8 ? text : text + "-padding"
+            XCTAssertEqual(try call("POST", "/v1/sessions", json: try jsonString(["username": "user\(i)", "password": password])).status, 201)
+            let badName = try call("POST", "/v1/users", json: try jsonString(["username": text, "password": "long enough password"]))
+            XCTAssertLessThan(badName.status, 500, badName.text)
+        }
+        // A very long comment at the limit is kept whole; one over it is refused.
+        let cafeID = try XCTUnwrap(try createCafe(token: admin)["id"] as? String)
+        let (_, writer) = try signUp("longwriter")
+        let long = String(repeating: "長い文章'\"%_", count: 250)   // 2,000 characters
+        let stored = try call("POST", "/v1/cafes/\(cafeID)/comments", json: try jsonString(["detail": long, "star": 3]), token: writer)
+        XCTAssertEqual(stored.json()["detail"] as? String, long)
+        assertProblem(try call("POST", "/v1/cafes/\(cafeID)/comments", json: try jsonString(["detail": long + "x", "star": 3]), token: writer),
+                      400, "validation_failed")
+    }
+}

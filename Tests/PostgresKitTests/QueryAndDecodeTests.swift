@@ -134,3 +134,16 @@ final class TimestampTests: XCTestCase {
         }
     }
 }
+
+final class NULParameterTests: XCTestCase {
+    func testATextParameterWithNULIsRefusedNotTruncated() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool()
+        defer { pool.close() }
+        XCTAssertThrowsError(try pool.query("SELECT $1::text", "before\u{0}after")) {
+            XCTAssertEqual(($0 as? PostgresError)?.sqlState, "22021")
+        }
+        XCTAssertEqual(try pool.query("SELECT $1::text", "fine").first!.decode(0, as: String.self), "fine")
+    }
+}
