@@ -46,7 +46,12 @@ final class CafeProcess: @unchecked Sendable {
         }
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            if !data.isEmpty { self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+            guard !data.isEmpty else {
+                // End of file: stop watching, or the handler fires forever on a closed pipe.
+                handle.readabilityHandler = nil
+                return
+            }
+            self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
     }
