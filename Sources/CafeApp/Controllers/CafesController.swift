@@ -44,11 +44,10 @@ struct CafesController: Sendable {
         v.length(body.catchCopy, "catchCopy", CafeRules.catchCopyLength)
         v.length(body.introduction, "introduction", CafeRules.introductionLength)
         v.length(body.publishDate, "publishDate", CafeRules.publishDateLength)
-        let image = body.imageId.map { FileID($0) }
-        if case .some(nil) = image { v.fail("imageId", "is not a file id") }
+        let image = v.fileID(body.imageId)
         try v.finish()
         let cafe = try cafes.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
-                                          imageID: image ?? nil, publishDate: body.publishDate))
+                                          imageID: image, publishDate: body.publishDate))
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
 
@@ -66,12 +65,7 @@ struct CafesController: Sendable {
         v.length(body.introduction.value, "introduction", CafeRules.introductionLength)
         v.length(body.publishDate.value, "publishDate", CafeRules.publishDateLength)
         var changes = CafeRepository.CafeChanges(name: body.name.value, catchCopy: body.catchCopy.value, introduction: body.introduction.value)
-        switch body.imageId {
-        case .absent: break
-        case .null: changes.imageID = .some(nil)
-        case .value(let raw):
-            if let image = FileID(raw) { changes.imageID = image } else { v.fail("imageId", "is not a file id") }
-        }
+        changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
         try v.finish()
         let cafe = try cafes.update(id, changes)

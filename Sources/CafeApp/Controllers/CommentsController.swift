@@ -38,11 +38,10 @@ struct CommentsController: Sendable {
         v.notBlank(body.detail, "detail")
         let star = Star(body.star.value)
         v.check(star != nil, "star", "must be an integer from 1 to 3")
-        let image = body.imageId.map { FileID($0) }
-        if case .some(nil) = image { v.fail("imageId", "is not a file id") }
+        let image = v.fileID(body.imageId)
         try v.finish()
         do {
-            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star!, imageID: image ?? nil)
+            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star!, imageID: image)
             return Response.json(201) { $0.comment(comment) }
         } catch StoreError.notFound {
             throw Problem.notFound("No such cafe.")
@@ -60,13 +59,7 @@ struct CommentsController: Sendable {
         v.notBlank(body.detail.value, "detail")
         let star = body.star.value.map { Star($0.value) }
         if case .some(nil) = star { v.fail("star", "must be an integer from 1 to 3") }
-        var image: FileID?? = nil
-        switch body.imageId {
-        case .absent: break
-        case .null: image = .some(nil)
-        case .value(let raw):
-            if let id = FileID(raw) { image = id } else { v.fail("imageId", "is not a file id") }
-        }
+        let image = v.fileChange(body.imageId)
         try v.finish()
         let comment = try comments.update(id, by: user.id, detail: body.detail.value, star: star ?? nil, imageID: image)
         return .json { $0.comment(comment) }

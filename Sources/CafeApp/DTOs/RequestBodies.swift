@@ -103,3 +103,23 @@ struct CommentPatchBody: Decodable {
         imageId = try c.decodePatch(.imageId)
     }
 }
+
+// `imageId` fields: an opaque file id, validated once here for every body that has one.
+
+extension Validator {
+    /// The file id in `raw` (nil if absent); an id that cannot be ours is a validation failure.
+    mutating func fileID(_ raw: String?, field: String = "imageId") -> FileID? {
+        guard let raw else { return nil }
+        guard let id = FileID(raw) else { fail(field, "is not a file id"); return nil }
+        return id
+    }
+
+    /// The change a PATCH asks for: nil leaves the image, `.some(nil)` removes it, `.some(id)` sets it.
+    mutating func fileChange(_ patch: Patch<String>, field: String = "imageId") -> FileID?? {
+        switch patch {
+        case .absent: return nil
+        case .null: return .some(nil)
+        case .value(let raw): return fileID(raw, field: field).map { .some($0) } ?? nil
+        }
+    }
+}
