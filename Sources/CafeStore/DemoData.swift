@@ -44,10 +44,10 @@ public struct DemoData: Sendable {
     public func seedDemo() throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
         let users = UserRepository(pool: pool)
-        _ = try users.create(.init(username: admin.username, password: admin.password, isAdmin: true))
+        _ = try users.create(try .init(username: admin.username, password: admin.password, isAdmin: true))
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
-            userIDs.append(try users.create(.init(username: name, password: PasswordHasher.randomPassword())).id.rawValue)
+            userIDs.append(try users.create(try .init(username: name, password: PasswordHasher.randomPassword())).id.rawValue)
         }
         try pool.transaction { tx in
             for (i, cafe) in Self.cafes.enumerated() {

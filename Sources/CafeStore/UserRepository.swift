@@ -6,29 +6,30 @@ public struct UserRepository: Sendable {
     let pool: ConnectionPool
     public init(pool: ConnectionPool) { self.pool = pool }
 
+    /// An account to create. The password is hashed (argon2id, deliberately slow) when this value
+    /// is made, so the hashing never happens inside a transaction holding a connection.
     public struct NewUser: Sendable {
         public var username: String
-        public var password: String
+        public var passwordHash: String
         public var email: String?
         public var age: Int?
         public var isAdmin: Bool
-        public init(username: String, password: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) {
+        public init(username: String, password: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) throws {
             self.username = username
-            self.password = password
+            self.passwordHash = try PasswordHasher.hash(password)
             self.email = email
             self.age = age
             self.isAdmin = isAdmin
         }
     }
 
-    /// Hashes the password (argon2id) and inserts; `StoreError.usernameTaken` on a duplicate.
+    /// Inserts the account; `StoreError.usernameTaken` on a duplicate (regardless of case).
     public func create(_ new: NewUser, on conn: Connection? = nil) throws -> User {
-        let hash = try PasswordHasher.hash(new.password)
         let insert = { (c: Connection) throws -> User in
             try UserColumns.decode(try c.query("""
                 INSERT INTO users AS u (username, password_hash, email, age, is_admin) VALUES ($1, $2, $3, $4, $5)
                 RETURNING \(UserColumns.select)
-                """, new.username, hash, new.email, new.age, new.isAdmin).first!)
+                """, new.username, new.passwordHash, new.email, new.age, new.isAdmin).first!)
         }
         do {
             if let conn { return try insert(conn) }

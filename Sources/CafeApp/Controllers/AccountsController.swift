@@ -28,8 +28,9 @@ struct AccountsController: Sendable {
         if let email = body.email { v.check(AccountRules.isValidEmail(email), "email", "is not a valid email address") }
         if let age = body.age?.value { v.check(AccountRules.ageRange.contains(age), "age", "must be from 0 to 150") }
         try v.finish()
+        let account = try UserRepository.NewUser(username: body.username, password: body.password, email: body.email, age: body.age?.value)
         let (user, token) = try pool.transaction { tx in
-            let user = try users.create(.init(username: body.username, password: body.password, email: body.email, age: body.age?.value), on: tx)
+            let user = try users.create(account, on: tx)
             return (user, try sessions.create(for: user.id, on: tx))
         }
         return .json(201) { $0.session(user: user, token: token) }
