@@ -160,6 +160,8 @@ extension CafeRepository {
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
+        // Before taking a connection: refreshing the statistics needs one of its own.
+        let rare = !listing.keywords.isEmpty && statistics.anyKeywordIsRare(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 let (sql, params) = listing.sql(statement)
@@ -169,7 +171,7 @@ extension CafeRepository {
                 let (sql, params) = listing.sql(.walk(cap: nil))   // no filter: a plain walk of the order's index
                 return try conn.query(sql, params: params)
             }
-            if !statistics.anyKeywordIsRare(listing.keywords) {
+            if !rare {
                 let walked = try run(.walk(cap: CafeListing.walkLimit))
                 if walked.count > listing.limit { return walked }
             }
