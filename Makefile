@@ -4,9 +4,10 @@
 
 SWIFT    ?= swift
 APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev postgresql pkg-config
+BENCH_DEPS := wrk nginx-light bc curl postgresql-client
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test deps build release clean
+.PHONY: run test deps build release bench clean
 
 run: deps release
 	.build/release/cafe serve --seed-demo
@@ -21,25 +22,17 @@ build: deps
 release:
 	$(SWIFT) build -c release --product cafe
 
-# Installs the Debian packages the build and the embedded database need. As root it installs them;
-# otherwise it prints the exact command and stops, so nothing is half-done.
+# Installs the Debian packages the build and the embedded database need (see tools/ensure-packages).
 deps:
 	@command -v $(SWIFT) >/dev/null 2>&1 || { echo "The Swift 6 toolchain is not on PATH (see https://www.swift.org/install/linux/)."; exit 1; }
-	@missing=""; \
-	for p in $(APT_DEPS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "Installing:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	  else \
-	    echo "Missing Debian packages:$$missing"; \
-	    echo "Install them with:"; \
-	    echo "  sudo apt-get install -y$$missing"; \
-	    exit 1; \
-	  fi; \
-	fi
+	@tools/ensure-packages $(APT_DEPS)
+
+# Measures the service against nginx and pgbench on the same data; prints a table and writes
+# .build/bench/latest.json. BENCH_CAFES / BENCH_COMMENTS size the dataset.
+bench: deps
+	@tools/ensure-packages $(BENCH_DEPS)
+	$(SWIFT) build -c release --product cafe
+	bench/run.sh
 
 clean:
 	rm -rf .build

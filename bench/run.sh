@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# `make bench`: measures the service against references taken in the same run on the same data,
+# and prints one table (also .build/bench/latest.json). Every figure is a ratio because this
+# machine is shared: absolute numbers drift from run to run, ratios much less.
+#
+#   BENCH_CAFES (200000)  BENCH_COMMENTS (2000000)  BENCH_DURATION (10s per side)  BENCH_CONNECTIONS (64)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cafes=${BENCH_CAFES:-200000}
+comments=${BENCH_COMMENTS:-2000000}
+duration=${BENCH_DURATION:-10s}
+conns=${BENCH_CONNECTIONS:-64}
+port=18180
+nginx_port=18190
+work=.build/bench
+data=$work/pgdata
+cafe=.build/release/cafe
+export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
+conninfo="host=$PWD/$data user=cafe dbname=cafe"
+base=http://127.0.0.1:$port
+
+step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+rm -rf "$work" && mkdir -p "$work/nginx/html"
+
+step "starting cafe serve (release, embedded PostgreSQL)"
+HTTP_THREADS=${HTTP_THREADS:-4} "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
+serve_pid=$!
+pids+=("$serve_pid")
+for _ in $(seq 1 120); do curl -sf "$base/readyz" > /dev/null && break; sleep 0.5; done
+curl -sf "$base/readyz" > /dev/null || { cat "$work/serve.log"; exit 1; }
+
+step "seeding $cafes cafes and $comments comments"
+seed_started=$(date +%s.%N)
+"$cafe" seed --cafes "$cafes" --comments "$comments"
+seed_seconds=$(echo "$(date +%s.%N) - $seed_started" | bc)
+psql "$conninfo" -Xq -c "VACUUM ANALYZE"
+
+token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
+    -d '{"username":"bencher","password":"bench password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
+busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
+
+# --- measuring helpers -------------------------------------------------------------------------
+to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
+# wrk TARGET [script] -> "rps p50 p99"
+wrk_run() {
+    local out
+    out=$(wrk -t2 -c"$conns" -d"$duration" --latency ${2:+-s "$2"} "$1")
+    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
+}
+# pgbench SCRIPT -> tps
+pgbench_run() {
+    pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'
+}
+rows=()
+# row NAME UNIT VALUE REFERENCE GOAL_TEXT MEETS
+row() { rows+=("$1|$2|$3|$4|$5|$6"); }
+ratio() { echo "scale=3; $1 / $2" | bc; }
+ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
+le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
+
+# --- 1. trivial JSON endpoint vs nginx -----------------------------------------------------------
+step "HTTP: /healthz vs nginx serving the same bytes"
+curl -s "$base/healthz" > "$work/nginx/html/healthz"
+cat > "$work/nginx/nginx.conf" <<NGINX
+worker_processes 2;
+pid $PWD/$work/nginx/nginx.pid;
+error_log $PWD/$work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  default_type application/json;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$nginx_port; root $PWD/$work/nginx/html; }
+}
+NGINX
+nginx -c "$PWD/$work/nginx/nginx.conf"
+read -r ng_rps _ _ <<< "$(wrk_run "http://127.0.0.1:$nginx_port/healthz")"
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$base/healthz")"
+r=$(ratio "$api_rps" "$ng_rps"); row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.9" "$(ge "$r" 0.9)"
+
+# --- 2. list newest 20 ---------------------------------------------------------------------------
+step "list newest 20 vs the same SQL in pgbench"
+cat > "$work/newest.sql" <<'SQL'
+SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, coalesce(s.average_star, -1)::text
+FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
+SQL
+pg=$(pgbench_run "$work/newest.sql")
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$base/v1/cafes?limit=20")"
+r=$(ratio "$api_rps" "$pg"); row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)"
+
+# --- 3. rare 2-character Japanese keyword --------------------------------------------------------
+step "search for a rare 2-character keyword (蕎麦) vs the same SQL, and vs ILIKE"
+cat > "$work/search.sql" <<'SQL'
+SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at
+FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
+WHERE s.cafe_id IN (SELECT id FROM cafes WHERE search_grams @> ARRAY['蕎麦'] AND search_text LIKE '%蕎麦%')
+ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
+SQL
+cat > "$work/ilike.sql" <<'SQL'
+SELECT id FROM cafes WHERE name ILIKE '%蕎麦%' OR catch_copy ILIKE '%蕎麦%' OR introduction ILIKE '%蕎麦%' ORDER BY created_at DESC, id DESC LIMIT 21;
+SQL
+pg=$(pgbench_run "$work/search.sql")
+ilike=$(pgbench -n -M prepared -c2 -j2 -T"${duration%s}" -f "$work/ilike.sql" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.2f", $3; exit }')
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
+r=$(ratio "$api_rps" "$pg"); row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)"
+r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "$ilike (ILIKE, 2 clients)" "ratio $r, goal >= 50" "$(ge "$r" 50)"
+
+# --- 4. comments of a cafe -----------------------------------------------------------------------
+step "comments of the busiest cafe (100) vs the same SQL"
+cat > "$work/comments.sql" <<SQL
+SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at
+FROM comments m JOIN users u ON u.id = m.user_id WHERE m.cafe_id = $busiest ORDER BY m.created_at DESC, m.id DESC LIMIT 101;
+SQL
+pg=$(pgbench_run "$work/comments.sql")
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$base/v1/cafes/$busiest/comments?limit=100")"
+r=$(ratio "$api_rps" "$pg"); row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)"
+
+# --- 5. post a comment ---------------------------------------------------------------------------
+step "post a comment (logged in) vs the same INSERT (comment + outbox trigger)"
+cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $token"
+wrk.body = '{"detail":"ベンチマークの投稿","star":2}'
+request = function()
+  return wrk.format(nil, "/v1/cafes/" .. math.random(1, $cafes) .. "/comments")
+end
+LUA
+user_id=$(psql "$conninfo" -XAtc "SELECT id FROM users WHERE username = 'bencher'")
+cat > "$work/post.sql" <<SQL
+\set cafe random(1, $cafes)
+INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (:cafe, $user_id, 'ベンチマークの投稿', 2) RETURNING id, created_at;
+SQL
+pg=$(pgbench_run "$work/post.sql")
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$base/v1/cafes/1/comments" "$work/post.lua")"
+r=$(ratio "$api_rps" "$pg"); row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.5" "$(ge "$r" 0.5)"
+rss_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$serve_pid/status")
+
+# --- 6. full recompute ---------------------------------------------------------------------------
+step "full aggregate recompute: reconcile vs the single GROUP BY UPDATE"
+"$cafe" worker --once > /dev/null      # drain what the post scenario enqueued
+reference=$(psql "$conninfo" -Xq <<'SQL' | awk '/^Time:/ { printf "%.3f", $2 / 1000 }'
+\timing on
+UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
+FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM comments GROUP BY cafe_id) a WHERE s.cafe_id = a.cafe_id;
+SQL
+)
+started=$(date +%s.%N)
+"$cafe" worker --reconcile > /dev/null
+reconcile=$(echo "$(date +%s.%N) - $started" | bc)
+r=$(ratio "$reconcile" "$reference"); row "full aggregate recompute (reconcile)" "s" "$reconcile" "$reference (single UPDATE)" "ratio $r, goal <= 1.3" "$(le "$r" 1.3)"
+
+# --- 7. incremental pass -------------------------------------------------------------------------
+step "incremental pass after 1,000 comments on 1,000 cafes"
+psql "$conninfo" -Xqc "INSERT INTO comments (cafe_id, user_id, detail, star) SELECT id, $user_id, 'bench', 3 FROM cafes ORDER BY random() LIMIT 1000"
+"$cafe" worker --once > /dev/null
+pass_ms=$(psql "$conninfo" -XAtc "SELECT round(extract(epoch FROM finished_at - started_at) * 1000) FROM job_runs WHERE kind = 'pass' ORDER BY id DESC LIMIT 1")
+row "incremental pass, 1,000 dirty cafes" "ms" "$pass_ms" "-" "goal <= 100" "$(le "$pass_ms" 100)"
+
+# --- 8. memory -----------------------------------------------------------------------------------
+rss_mb=$(echo "scale=1; $rss_kb / 1024" | bc)
+row "memory: peak RSS of cafe serve under load" "MB" "$rss_mb" "-" "goal <= 150" "$(le "$rss_mb" 150)"
+
+# --- report --------------------------------------------------------------------------------------
+cores=$(nproc); mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
+echo
+echo "CafeReview bench — $(date -u +%Y-%m-%dT%H:%MZ) — $cores cores ($cpu), $mem — $cafes cafes, $comments comments (seeded in ${seed_seconds%.*} s)"
+echo "Server, PostgreSQL and load generator share these $cores cores; both sides of a ratio use $conns connections."
+printf '%-42s %-38s %12s %-26s %-26s %s\n' scenario unit value reference ratio meets
+for r in "${rows[@]}"; do
+    IFS='|' read -r name unit value reference goal meets <<< "$r"
+    printf '%-42s %-38s %12s %-26s %-26s %s\n' "$name" "$unit" "$value" "$reference" "$goal" "$meets"
+done
+
+json=$work/latest.json
+{
+    printf '{"machine":{"date":"%s","cores":%s,"cpu":"%s","memory":"%s","cafes":%s,"comments":%s,"seedSeconds":%s,"connections":%s,"note":"server, database and load generator share the cores"},"scenarios":[' \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$cores" "$cpu" "$mem" "$cafes" "$comments" "$seed_seconds" "$conns"
+    first=1
+    for r in "${rows[@]}"; do
+        IFS='|' read -r name unit value reference goal meets <<< "$r"
+        refnum=$(echo "$reference" | awk '{ print ($1 ~ /^[0-9.]+$/) ? $1 : "null" }')
+        rationum=$(echo "$goal" | awk '$1 == "ratio" { gsub(",", "", $2); print $2; exit } { print "null" }')
+        [ $first = 1 ] || printf ','
+        first=0
+        printf '{"name":"%s","unit":"%s","value":%s,"reference":%s,"ratio":%s,"goal":"%s","meets":%s}' \
+            "$name" "$unit" "$value" "$refnum" "$rationum" "${goal#*, }" "$meets"
+    done
+    printf ']}\n'
+} > "$json"
+echo "written: $json"
