@@ -41,7 +41,7 @@ curl -sf "$base/readyz" > /dev/null || { cat "$work/serve.log"; exit 1; }
 step "seeding $cafes cafes and $comments comments"
 seed_started=$(date +%s.%N)
 "$cafe" seed --cafes "$cafes" --comments "$comments"
-seed_seconds=$(echo "$(date +%s.%N) - $seed_started" | bc)
+seed_seconds=$(printf '%.1f' "$(echo "$(date +%s.%N) - $seed_started" | bc)")
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 
 token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
@@ -63,7 +63,7 @@ pgbench_run() {
 rows=()
 # row NAME UNIT VALUE REFERENCE GOAL_TEXT MEETS
 row() { rows+=("$1|$2|$3|$4|$5|$6"); }
-ratio() { echo "scale=3; $1 / $2" | bc; }
+ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
 ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
 
@@ -156,7 +156,7 @@ SQL
 )
 started=$(date +%s.%N)
 "$cafe" worker --reconcile > /dev/null
-reconcile=$(echo "$(date +%s.%N) - $started" | bc)
+reconcile=$(printf '%.3f' "$(echo "$(date +%s.%N) - $started" | bc)")
 r=$(ratio "$reconcile" "$reference"); row "full aggregate recompute (reconcile)" "s" "$reconcile" "$reference (single UPDATE)" "ratio $r, goal <= 1.3" "$(le "$r" 1.3)"
 
 # --- 7. incremental pass -------------------------------------------------------------------------
@@ -167,7 +167,7 @@ pass_ms=$(psql "$conninfo" -XAtc "SELECT round(extract(epoch FROM finished_at - 
 row "incremental pass, 1,000 dirty cafes" "ms" "$pass_ms" "-" "goal <= 100" "$(le "$pass_ms" 100)"
 
 # --- 8. memory -----------------------------------------------------------------------------------
-rss_mb=$(echo "scale=1; $rss_kb / 1024" | bc)
+rss_mb=$(printf '%.1f' "$(echo "scale=3; $rss_kb / 1024" | bc)")
 row "memory: peak RSS of cafe serve under load" "MB" "$rss_mb" "-" "goal <= 150" "$(le "$rss_mb" 150)"
 
 # --- report --------------------------------------------------------------------------------------
@@ -198,4 +198,5 @@ json=$work/latest.json
     done
     printf ']}\n'
 } > "$json"
+if command -v python3 > /dev/null; then python3 -m json.tool "$json" > /dev/null || { echo "invalid JSON in $json" >&2; exit 1; }; fi
 echo "written: $json"
