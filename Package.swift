@@ -3,8 +3,9 @@ import PackageDescription
 
 // Release builds optimise across module boundaries, so generic row decoding and JSON writing are
 // specialised where they are used instead of going through runtime generic metadata on every row
-// (measured: that lookup was the largest item in a profile of the list endpoint).
-let release: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+// (measured: that lookup was the largest item in a profile of the list endpoint), and skip the
+// run-time exclusivity checks, which debug builds and the tests keep.
+let release: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(
     name: "CafeReview",

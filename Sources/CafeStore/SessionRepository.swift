@@ -48,8 +48,7 @@ enum Tokens {
         precondition(ready)
         var bytes = [UInt8](repeating: 0, count: 32)
         randombytes_buf(&bytes, bytes.count)
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes)
     }
 
     static func isWellFormed(_ token: String) -> Bool {

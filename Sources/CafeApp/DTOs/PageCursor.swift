@@ -1,3 +1,4 @@
+import CafeDomain
 import CafeStore
 import Foundation
 import HTTPKit
@@ -34,15 +35,12 @@ struct PageCursors: Sendable {
     static let invalid = Problem.badRequest("invalid_cursor", "The cursor is not one this listing issued; start again without it.")
 
     private func seal(_ payload: String) throws -> String {
-        Data(try signer.sign(Array(payload.utf8))).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(try signer.sign(Array(payload.utf8)))
     }
 
     private func open(_ cursor: String) throws -> [Substring] {
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard cursor.count <= 300, let data = Data(base64Encoded: base64), let payload = try signer.open(Array(data)),
-              let text = String(bytes: payload, encoding: .utf8) else { throw Self.invalid }
+        guard cursor.utf8.count <= 300, let sealed = Base64URL.decode(cursor), let payload = try signer.open(sealed),
+              let text = String(validating: payload, as: UTF8.self) else { throw Self.invalid }
         return text.split(separator: "|", omittingEmptySubsequences: false)
     }
 }
