@@ -38,6 +38,8 @@ public final class HTTPServer: @unchecked Sendable {
     let respond: @Sendable (Request) -> Response
     let logger: Logger
     let inFlight = Atomic<Int>(0)
+    /// Set by `shutdown()`: requests that start from now on are refused.
+    let draining = Atomic<Bool>(false)
     private let state = Mutex(DaemonState())
 
     /// The running daemon handle; only touched under the mutex.
@@ -73,15 +75,19 @@ public final class HTTPServer: @unchecked Sendable {
         logger.info("listening", [("host", configuration.host), ("port", String(bound)), ("threads", String(configuration.threads))])
     }
 
-    /// Graceful stop: stop accepting, let in-flight requests finish (up to the grace period), close.
+    /// Graceful stop: new requests are refused (503 `shutting_down`, connection closed), requests
+    /// already being handled finish (up to the grace period), then the daemon stops.
+    ///
+    /// Not `MHD_quiesce_daemon`: with an epoll thread pool (libmicrohttpd 0.9.75) it removes the
+    /// listen socket from the workers' epoll sets while the workers may do the same, and the loser
+    /// aborts the process ("Failed to remove listen FD from epoll set") — seen here in the tests.
     public func shutdown() {
         guard let daemon = state.withLock({ s -> OpaquePointer? in defer { s.daemon = nil }; return s.daemon }) else { return }
-        let listenSocket = MHD_quiesce_daemon(daemon)
+        draining.store(true, ordering: .releasing)
         let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
         MHD_stop_daemon(daemon)
-        if listenSocket >= 0 { close(listenSocket) }
         logger.info("stopped", abandoned > 0 ? [("abandoned_requests", String(abandoned))] : [])
     }
 
@@ -119,6 +125,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let state = RequestState()
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
+        if server.draining.load(ordering: .acquiring) {
+            state.answered = true
+            return server.queue(Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response,
+                                on: connection, requestID: RequestID.next(), closing: true)
+        }
         if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
            let declared = Int(String(cString: length)), declared > server.configuration.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
