@@ -43,7 +43,7 @@ public final class Application: Sendable {
 
     public func start() throws { try server.start() }
 
-    /// Graceful: stop accepting, finish in-flight requests, then close the database.
+    /// Graceful: refuse new requests, finish in-flight ones, then close the database.
     public func shutdown() {
         server.shutdown()
         database.close()

@@ -4,7 +4,7 @@ import Glibc
 import Dispatch
 
 /// Waits for SIGTERM or SIGINT. Their default action (exit at once) is replaced by a dispatch
-/// source, so the command can shut down in order: stop accepting, finish work, stop the database.
+/// source, so the command can shut down in order: refuse new work, finish what runs, stop the database.
 final class ShutdownSignal {
     private let received = DispatchSemaphore(value: 0)
     private var sources: [any DispatchSourceSignal] = []
