@@ -1,7 +1,5 @@
 -- 0003: keyword search in any script, and the rating / popular listing orders.
 
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
-
 -- The distinct 1- and 2-character substrings of a text. A cafe matches a 1- or 2-character keyword
 -- exactly when the keyword is in this set, so a GIN index over it finds 珈琲 or 茶 as fast as a long
 -- word. (Grams containing white space are kept: filtering them cost half the time, and no keyword
@@ -26,8 +24,11 @@ ALTER TABLE cafes
     ADD COLUMN search_grams text[] GENERATED ALWAYS AS
         (cafe_short_grams(lower(normalize(name || E'\n' || catch_copy || E'\n' || introduction, NFKC)))) STORED;
 
-CREATE INDEX cafes_search_trgm_idx ON cafes USING gin (search_text gin_trgm_ops);   -- keywords of 3+ characters
-CREATE INDEX cafes_search_grams_idx ON cafes USING gin (search_grams);              -- keywords of 1–2 characters
+-- One GIN index answers keywords of every length: exactly for 1–2 characters (the keyword is a gram),
+-- as a necessary condition for longer ones (all their 2-character substrings are grams), confirmed
+-- by LIKE. Measured at 1M cafes it beat a pg_trgm index, whose bitmaps for common Japanese trigrams
+-- cost several times a whole gram scan, so there is none.
+CREATE INDEX cafes_search_grams_idx ON cafes USING gin (search_grams);
 
 -- LIKE pattern for a literal substring: %, _ and \ match themselves.
 CREATE FUNCTION cafe_like_pattern(keyword text) RETURNS text

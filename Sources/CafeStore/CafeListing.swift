@@ -54,9 +54,7 @@ public struct CafeListing: Sendable {
     /// The statements of a listing. SQL is built only from fixed fragments; every value is bound.
     ///
     /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
-    /// functions that built `search_text`), must be a literal substring of `search_text`. For 1–2
-    /// characters the gram-array containment lets a GIN index answer exactly; the LIKE is the exact
-    /// test (and uses the trigram index for 3+ characters).
+    /// functions that built `search_text`), must be a literal substring of `search_text`.
     enum Statement {
         /// Follow the order's index from the cursor, reading at most `cap` rows (all if nil),
         /// keeping those that match. Cheap when matches are common.
@@ -76,22 +74,19 @@ public struct CafeListing: Sendable {
         func date(_ micros: Int64) -> String {
             bind(Date(timeIntervalSince1970: Double(micros) / 1_000_000)) + "::timestamptz"
         }
-        func matching(_ text: String, grams: String?) -> [String] {
-            keywords.flatMap { keyword -> [String] in
-                let normalized = "lower(normalize(\(bind(keyword))::text, NFKC))"
-                var conditions = ["\(text) LIKE cafe_like_pattern(\(normalized))"]
-                if let grams, keyword.count <= 2 {
-                    // The keyword itself is a gram. (Containment of all its sub-grams would be just as
-                    // exact, but the planner multiplies their frequencies as if independent and badly
-                    // underestimates common keywords.) A keyword that NFKC lengthens past two
-                    // characters (ﬃ → ffi) has no gram; the LIKE alone decides then.
-                    conditions.insert("(char_length(\(normalized)) > 2 OR \(grams) @> ARRAY[\(normalized)])", at: 0)
-                }
-                return conditions
-            }
+        func matching(_ text: String) -> [String] {
+            keywords.map { "\(text) LIKE cafe_like_pattern(lower(normalize(\(bind($0))::text, NFKC)))" }
         }
         if case .matchingIDs = statement {
-            let sql = "SELECT c.id FROM cafes c WHERE \(matching("c.search_text", grams: "c.search_grams").joined(separator: " AND ")) LIMIT \(bind(Self.lookupLimit + 1))"
+            // One GIN scan over the gram array narrows to cafes holding every gram of every keyword:
+            // the keyword itself when it has one or two characters (exact), its 2-character
+            // substrings when longer (necessary). The LIKE then confirms.
+            var grams: [String] = []
+            for keyword in keywords {
+                let normalized = "lower(normalize(\(bind(keyword))::text, NFKC))"
+                grams.append("c.search_grams @> (CASE WHEN char_length(\(normalized)) <= 2 THEN ARRAY[\(normalized)] ELSE cafe_bigrams(\(normalized)) END)")
+            }
+            let sql = "SELECT c.id FROM cafes c WHERE \((grams + matching("c.search_text")).joined(separator: " AND ")) LIMIT \(bind(Self.lookupLimit + 1))"
             return (sql, params)
         }
 
@@ -134,7 +129,7 @@ public struct CafeListing: Sendable {
                     ORDER BY \(descending)
                     \(cap.map { "LIMIT " + bind($0) } ?? "")
                 ) AS w(\((0..<11).map { "c\($0)" }.joined(separator: ", ")), search_text, \(orderNames.joined(separator: ", ")))
-                WHERE \(matching("w.search_text", grams: nil).joined(separator: " AND "))
+                WHERE \(matching("w.search_text").joined(separator: " AND "))
                 ORDER BY \(orderNames.map { "w.\($0) DESC" }.joined(separator: ", "))
                 LIMIT \(bind(limit + 1))
                 """

@@ -8,7 +8,7 @@ import Logging
 
 /// A PostgreSQL server run from the Debian `postgresql` binaries, for `make run` and the tests.
 ///
-/// - `initdb` on first use (UTF-8, `C.UTF-8`, so that search normalisation and trigrams see CJK text),
+/// - `initdb` on first use (UTF-8, `C.UTF-8`, so that search normalisation and lower() handle CJK text),
 ///   trust authentication, and **no TCP listener**: only a Unix socket inside the data directory,
 ///   whose permissions admit the owning account (and root) alone.
 /// - If a server already runs on that directory (e.g. `cafe serve` while you run `cafe migrate`),
