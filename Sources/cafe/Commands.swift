@@ -236,7 +236,11 @@ enum Commands {
             try DemoData(pool: database.pool).seedSynthetic(cafes: cafes, comments: comments) { done, total in
                 guard terminal else { return }
                 let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
-                FileHandle.standardError.write(Data(String(format: "\rseeding cafes: %d/%d (%.0f%%, %.0f cafes/s)   ", done, total, 100 * Double(done) / Double(max(total, 1)), rate).utf8))
+                let fraction = Double(done) / Double(max(total, 1))
+                let filled = Int(fraction * 30)
+                let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
+                FileHandle.standardError.write(Data(String(format: "\rseeding %@ %3.0f%%  %d/%d cafes, %.0f cafes/s   ",
+                                                           bar, fraction * 100, done, total, rate).utf8))
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
             print("added \(cafes) cafes and \(comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
