@@ -49,8 +49,6 @@ public final class JSONWriter {
         }
     }
     public func null() { separator(); bytes.append(contentsOf: Self.nullBytes) }
-    /// Inserts already-serialised JSON (e.g. a cached document).
-    public func raw(_ json: [UInt8]) { separator(); bytes.append(contentsOf: json) }
 
     public func field(_ name: StaticString, _ v: String?) { key(name); if let v { value(v) } else { null() } }
     public func field(_ name: StaticString, _ v: Int?) { key(name); if let v { value(v) } else { null() } }

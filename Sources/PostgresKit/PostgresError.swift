@@ -36,7 +36,6 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     public var isUniqueViolation: Bool { sqlState == SQLState.uniqueViolation }
     public var isForeignKeyViolation: Bool { sqlState == SQLState.foreignKeyViolation }
-    public var isCheckViolation: Bool { sqlState == SQLState.checkViolation }
     /// The database is unreachable or going away: worth a 503 and a retry, not a 500.
     public var isUnavailable: Bool {
         kind == .unavailable || kind == .poolTimeout || SQLState.meansUnavailable(sqlState)
@@ -47,11 +46,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 public enum SQLState {
     public static let uniqueViolation = "23505"
     public static let foreignKeyViolation = "23503"
-    public static let checkViolation = "23514"
-    public static let notNullViolation = "23502"
-    public static let serializationFailure = "40001"
     public static let deadlockDetected = "40P01"
-    public static let queryCanceled = "57014"
 
     /// Class 08 (connection exception) and 57P01–57P03 (shutdown, crash, cannot connect now).
     static func meansUnavailable(_ state: String?) -> Bool {
