@@ -72,7 +72,7 @@ public struct CafeListing: Sendable {
             return "$\(params.count)"
         }
         func date(_ micros: Int64) -> String {
-            bind(Date(timeIntervalSince1970: Double(micros) / 1_000_000)) + "::timestamptz"
+            bind(Keyset.date(micros: micros)) + "::timestamptz"
         }
         func matching(_ text: String) -> [String] {
             keywords.map { "\(text) LIKE cafe_like_pattern(lower(normalize(\(bind($0))::text, NFKC)))" }
@@ -189,7 +189,7 @@ extension CafeRepository {
             let cafe = try CafeColumns.decode(row)
             cafes.append(cafe)
             last = CafeSortKey(rating: try row.decode(10), commentSum: cafe.commentSum,
-                               createdAtMicros: Keyset(createdAt: cafe.createdAt, id: 0).createdAtMicros, id: cafe.id.rawValue)
+                               createdAtMicros: Keyset.micros(cafe.createdAt), id: cafe.id.rawValue)
         }
         return (cafes, rows.count > listing.limit ? last : nil)
     }

@@ -37,14 +37,6 @@ final class AggregationWorkerTests: XCTestCase {
             .map { try $0.decode(0, as: Int64.self) }
     }
 
-    func mismatches() throws -> Int {
-        try pool.query("""
-            SELECT count(*)::int FROM cafe_stats s
-            LEFT JOIN (SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a ON a.cafe_id = s.cafe_id
-            WHERE s.comment_sum <> coalesce(a.n, 0) OR s.comment_amount <> coalesce(a.total, 0)
-            """).first!.decode(0)
-    }
-
     func outboxRows() throws -> Int { try pool.query("SELECT count(*)::int FROM aggregation_outbox").first!.decode(0) }
 
     func waitForEmptyOutbox(timeout: TimeInterval) throws {
@@ -91,7 +83,7 @@ final class AggregationWorkerTests: XCTestCase {
         XCTAssertEqual(failures.withLock { $0 }, [])
         try waitForEmptyOutbox(timeout: 20)
         XCTAssertEqual(try outboxRows(), 0)
-        XCTAssertEqual(try mismatches(), 0)
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
         XCTAssertGreaterThan(try pool.query("SELECT count(*)::int FROM comments").first!.decode(0, as: Int.self), 500)
         let passes = try pool.query("SELECT count(DISTINCT worker)::int FROM job_runs WHERE kind = 'pass'").first!.decode(0, as: Int.self)
         XCTAssertEqual(passes, 2, "both worker processes took part")
@@ -148,7 +140,7 @@ final class AggregationWorkerTests: XCTestCase {
         let (status, output) = try CafeProcess.run(["worker", "--once"], environment: workerEnvironment)
         XCTAssertEqual(status, 0, output)
         XCTAssertEqual(try outboxRows(), 0)
-        XCTAssertEqual(try mismatches(), 0)
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
     }
 
     func testReconcileFindsAndRepairsStatsChangedBehindTheServicesBack() throws {
@@ -156,14 +148,14 @@ final class AggregationWorkerTests: XCTestCase {
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT c, 1, 'x', 2 FROM unnest($1::bigint[]) c",
                        PostgresTextArray(cafes.map { String($0) }))
         try OutboxDrain(pool: pool, logger: quiet).drain()
-        XCTAssertEqual(try mismatches(), 0)
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
         try pool.query("UPDATE cafe_stats SET comment_sum = 42 WHERE cafe_id = ANY($1::bigint[])", PostgresTextArray([String(cafes[0]), String(cafes[3])]))
-        XCTAssertEqual(try mismatches(), 2)
+        XCTAssertEqual(try aggregateMismatches(pool), 2)
 
         let (status, output) = try CafeProcess.run(["worker", "--reconcile"], environment: workerEnvironment)
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("reconcile: 2 cafe(s) had drifted; repaired 2"), output)
-        XCTAssertEqual(try mismatches(), 0)
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
         let run = try pool.query("SELECT drift_found, finished_at IS NOT NULL FROM job_runs WHERE kind = 'reconcile'").first!
         XCTAssertEqual(try run.decode(0, as: Int.self), 2)
         XCTAssertTrue(try run.decode(1, as: Bool.self))

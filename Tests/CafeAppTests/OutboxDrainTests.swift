@@ -73,11 +73,7 @@ final class OutboxDrainTests: XCTestCase {
         done.store(true, ordering: .relaxed)
         group.wait()
         _ = try workers[0].drain()
-        let mismatches = try pool.query("""
-            SELECT count(*) FROM cafe_stats s LEFT JOIN (
-                SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a ON a.cafe_id = s.cafe_id
-            WHERE s.comment_sum <> coalesce(a.n, 0) OR s.comment_amount <> coalesce(a.total, 0)
-            """).first!.decode(0, as: Int.self)
+        let mismatches = try aggregateMismatches(pool)
         XCTAssertEqual(mismatches, 0)
         XCTAssertGreaterThan(try pool.query("SELECT sum(comment_sum) FROM cafe_stats").first!.decode(0, as: Int.self), 100)
     }

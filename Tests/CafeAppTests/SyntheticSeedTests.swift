@@ -28,11 +28,7 @@ final class SyntheticSeedTests: XCTestCase {
         XCTAssertEqual(try row.decode(1, as: Int.self), 6_000)
         XCTAssertEqual(try row.decode(2, as: Int.self), 0, "the seed wrote the aggregates itself")
         XCTAssertEqual(try row.decode(3, as: Int.self), 2_500)
-        let mismatches = try pool.query("""
-            SELECT count(*)::int FROM cafe_stats s
-            LEFT JOIN (SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a ON a.cafe_id = s.cafe_id
-            WHERE s.comment_sum <> coalesce(a.n, 0) OR s.comment_amount <> coalesce(a.total, 0)
-            """).first!.decode(0, as: Int.self)
+        let mismatches = try aggregateMismatches(pool)
         XCTAssertEqual(mismatches, 0)
         // The phrase pool makes common keywords common (≥10%) and searchable.
         let common = try pool.query("SELECT count(*)::int FROM cafes WHERE search_text LIKE cafe_like_pattern('珈琲')").first!.decode(0, as: Int.self)
