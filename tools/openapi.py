@@ -20,6 +20,16 @@ cursor = {"name": "cursor", "in": "query", "schema": {"type": "string"}, "descri
 sec = [{"bearer": []}]
 ts = {"type": "string", "format": "date-time", "description": "ISO-8601 UTC with milliseconds, e.g. 2026-11-29T16:34:33.123Z"}
 nstr = {"type": ["string", "null"]}
+# /parse: Parse's wire format.
+parse_headers = [{"name": "X-Parse-Application-Id", "in": "header", "required": True, "schema": {"type": "string"}, "description": "PARSE_APP_ID (default `cafe`)."},
+                 {"name": "X-Parse-Session-Token", "in": "header", "schema": {"type": "string"}}]
+def pjs(desc="OK"): return {"description": desc, "content": {"application/json": {"schema": {"type": "object"}}}}
+PERR = {"400": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+        "403": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+        "404": "{\"code\":101}: object not found, or invalid username/password."}
+def perrs(*codes): return {c: {"description": PERR[c], "content": {"application/json": {"schema": ref("ParseError") if c != "403" else {"type": "object"}}}} for c in codes}
+def parse_body(props): return {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": props}}}}
+class_param = {"name": "className", "in": "path", "required": True, "schema": {"type": "string", "enum": ["CafeMaster", "CafeTransactionComment"]}}
 doc = {
  "openapi": "3.1.0",
  "info": {"title": "CafeReview API", "version": "1.0.0",
@@ -59,6 +69,7 @@ doc = {
       "outboxRows": {"type": "integer", "description": "Comment changes not yet aggregated."},
       "lagSeconds": {"type": "number", "description": "Age of the oldest unconsumed outbox row (0 when empty)."},
       "runs": {"type": "array", "items": ref("JobRun")}}},
+   "ParseError": {"type": "object", "required": ["code", "error"], "properties": {"code": {"type": "integer"}, "error": {"type": "string"}}},
    "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
   }},
  "paths": {
@@ -129,6 +140,49 @@ doc = {
       "requestBody": {"required": True, "content": {t: {"schema": {"type": "string", "contentEncoding": "binary"}} for t in ["image/png", "image/jpeg", "image/webp", "image/gif"]}},
       "responses": {"201": js(ref("File"), "Stored."), **errs("400", "401", "413", "415", "503")}}},
   "/v1/files/{id}": {"parameters": [idp], "get": {"summary": "A photo's bytes (immutable; ETag / If-None-Match).", "operationId": "getFile",
+      "responses": {"200": {"description": "The bytes with their Content-Type.", "content": {"image/*": {"schema": {"type": "string", "contentEncoding": "binary"}}}},
+                    "304": {"description": "Not modified."}, **errs("404", "503")}}},
+
+  # The Parse REST facade: the original apps' SDKs, unchanged but for the server URL. Errors here are
+  # Parse's {"code","error"} (see README "Using the original Parse apps"), not problem+json.
+  "/parse/users": {"post": {"tags": ["parse"], "summary": "Parse sign-up → 201 {objectId, createdAt, sessionToken}.", "operationId": "parseSignUp",
+      "parameters": parse_headers, "requestBody": parse_body({"username": {"type": "string"}, "password": {"type": "string"}, "email": {"type": "string"}, "age": {"type": "integer"}}),
+      "responses": {"201": pjs("Created; logged in."), **perrs("400", "403")}}},
+  "/parse/users/me": {"get": {"tags": ["parse"], "summary": "The session's user (`User.current` refresh).", "operationId": "parseMe",
+      "parameters": parse_headers, "responses": {"200": pjs(), **perrs("400", "403")}}},
+  "/parse/login": {
+     "get": {"tags": ["parse"], "summary": "Parse log-in with query parameters (iOS SDK).", "operationId": "parseLogInGet",
+        "parameters": parse_headers + [{"name": n, "in": "query", "schema": {"type": "string"}} for n in ["username", "password"]],
+        "responses": {"200": pjs("The user with its sessionToken."), **perrs("400", "403", "404")}},
+     "post": {"tags": ["parse"], "summary": "Parse log-in with a JSON body (ParseSwift, JS).", "operationId": "parseLogIn",
+        "parameters": parse_headers, "requestBody": parse_body({"username": {"type": "string"}, "password": {"type": "string"}}),
+        "responses": {"200": pjs("The user with its sessionToken."), **perrs("400", "403", "404")}}},
+  "/parse/logout": {"post": {"tags": ["parse"], "summary": "Revoke the session token → {}.", "operationId": "parseLogOut",
+      "parameters": parse_headers, "responses": {"200": pjs(), **perrs("400", "403")}}},
+  "/parse/classes/{className}": {"parameters": [class_param],
+     "get": {"tags": ["parse"], "summary": "Parse query → {results, count?}.", "operationId": "parseQuery",
+        "parameters": parse_headers + [{"name": n, "in": "query", "schema": {"type": "string"}, "description": d} for n, d in [
+            ("where", "JSON: equality, $eq $ne $gt $gte $lt $lte $in $nin $exists, $regex as \\Q…\\E (containsString), ^\\Q…\\E (hasPrefix), \\Q…\\E$ (hasSuffix)."),
+            ("order", "Comma-separated or a JSON array; - for descending."), ("limit", "Default 100, at most 1000."), ("skip", "Default 0."),
+            ("count", "1 or true adds the total count."), ("keys", "Comma-separated or a JSON array."), ("excludeKeys", "Comma-separated or a JSON array.")]],
+        "responses": {"200": pjs(), **perrs("400", "403")}},
+     "post": {"tags": ["parse"], "summary": "Create an object → 201 {objectId, createdAt}; with \"_method\":\"GET\" in the body, a query.", "operationId": "parseCreate",
+        "parameters": parse_headers, "requestBody": parse_body({}),
+        "responses": {"200": pjs("Query results."), "201": pjs("Created."), **perrs("400", "403")}}},
+  "/parse/classes/{className}/{objectId}": {"parameters": [class_param, {"name": "objectId", "in": "path", "required": True, "schema": {"type": "string"}}],
+     "get": {"tags": ["parse"], "summary": "One object.", "operationId": "parseGet", "parameters": parse_headers, "responses": {"200": pjs(), **perrs("400", "403", "404")}},
+     "put": {"tags": ["parse"], "summary": "Update (whole or partial object) → {updatedAt}.", "operationId": "parseUpdate",
+        "parameters": parse_headers, "requestBody": parse_body({}), "responses": {"200": pjs(), **perrs("400", "403", "404")}},
+     "delete": {"tags": ["parse"], "summary": "Delete → {}.", "operationId": "parseDelete", "parameters": parse_headers, "responses": {"200": pjs(), **perrs("400", "403", "404")}},
+     "post": {"tags": ["parse"], "summary": "The JS SDK's form of GET, PUT and DELETE: the method in the body's _method.", "operationId": "parseObjectMethod",
+        "parameters": parse_headers, "requestBody": parse_body({"_method": {"type": "string", "enum": ["GET", "PUT", "DELETE"]}}),
+        "responses": {"200": pjs(), **perrs("400", "403", "404")}}},
+  "/parse/files/{name}": {"post": {"tags": ["parse"], "summary": "Upload a photo as a Parse file (logged in) → 201 {name, url}.", "operationId": "parseUploadFile",
+      "parameters": parse_headers + [{"name": "name", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$"}}],
+      "requestBody": {"required": True, "content": {t: {"schema": {"type": "string", "contentEncoding": "binary"}} for t in ["image/png", "image/jpeg", "image/webp", "image/gif"]}},
+      "responses": {"201": pjs("Stored."), **perrs("400", "403")}}},
+  "/parse/files/{appId}/{name}": {"get": {"tags": ["parse"], "summary": "A Parse file's bytes (the url of a File object).", "operationId": "parseGetFile",
+      "parameters": [{"name": "appId", "in": "path", "required": True, "schema": {"type": "string"}}, {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
       "responses": {"200": {"description": "The bytes with their Content-Type.", "content": {"image/*": {"schema": {"type": "string", "contentEncoding": "binary"}}}},
                     "304": {"description": "Not modified."}, **errs("404", "503")}}},
  }}

@@ -23,14 +23,20 @@ public final class Application: Sendable {
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
+        let comments = CommentRepository(pool: pool)
+        let files = FileRepository(pool: pool)
+        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
+        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions, logger: logger)
         let routes = HealthController(pool: pool, migrator: migrator).routes
-            + AccountsController(pool: pool, users: UserRepository(pool: pool), sessions: sessions,
-                                 throttle: LoginThrottle(pool: pool), auth: auth).routes
+            + AccountsController(accounts: accounts, auth: auth).routes
             + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: GramStatistics(pool: pool)).routes
-            + CommentsController(comments: CommentRepository(pool: pool), cafes: cafes, auth: auth, cursors: cursors).routes
-            + FilesController(files: FileRepository(pool: pool), auth: auth).routes
+            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
+            + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth).routes
+            + ParseUsersController(context: parse, accounts: accounts).routes
+            + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files).routes
+            + ParseFilesController(context: parse, files: files).routes
         router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,

@@ -26,6 +26,11 @@ public struct Configuration: Sendable {
     public var embeddedDurability: Bool
     /// `SESSION_TTL_DAYS` (default 30): a session token stops working this long after log-in.
     public var sessionLifetime: TimeInterval
+    /// `PARSE_APP_ID` (default `cafe`): the `X-Parse-Application-Id` the original apps must send to /parse.
+    public var parseAppID: String
+    /// `PUBLIC_URL`, e.g. `https://cafe.example.com`: the base of absolute URLs (Parse file URLs,
+    /// `Location`). Unset: taken from the request's `Host` header over http.
+    public var publicURL: String?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
@@ -43,6 +48,8 @@ public struct Configuration: Sendable {
         migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
         embeddedDurability = true
         sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
+        parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
+        publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
     }
 
     /// The migrations directory: configured, or the first `migrations/` found in the working

@@ -7,11 +7,12 @@ public struct FileRepository: Sendable {
     let pool: ConnectionPool
     public init(pool: ConnectionPool) { self.pool = pool }
 
-    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8]) throws -> StoredFile {
+    /// `name` is the name a Parse client gave the file, if any.
+    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8], name: String? = nil) throws -> StoredFile {
         let row = try pool.query("""
-            INSERT INTO files (owner_id, content_type, size, sha256, bytes) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea)
+            INSERT INTO files (owner_id, content_type, size, sha256, bytes, name) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea, $5)
             RETURNING id, encode(sha256, 'hex')
-            """, owner.rawValue, format.contentType, bytes.count, bytes).first!
+            """, owner.rawValue, format.contentType, bytes.count, bytes, name).first!
         return StoredFile(id: FileID(rawValue: try row.decode(0)), contentType: format.contentType, size: bytes.count,
                           sha256Hex: try row.decode(1), bytes: [])
     }
@@ -21,6 +22,16 @@ public struct FileRepository: Sendable {
             return nil
         }
         return StoredFile(id: id, contentType: try row.decode(0), size: try row.decode(1), sha256Hex: try row.decode(2), bytes: try row.decode(3))
+    }
+
+    /// The client-given names (nil if none) of these files, for the ones that exist.
+    public func names(_ ids: [FileID]) throws -> [FileID: String?] {
+        guard !ids.isEmpty else { return [:] }
+        var names: [FileID: String?] = [:]
+        for row in try pool.query("SELECT id, name FROM files WHERE id = ANY($1::bigint[])", PostgresTextArray(ids.map(\.description))) {
+            names[FileID(rawValue: try row.decode(0))] = try row.decode(1, as: String?.self)
+        }
+        return names
     }
 
     /// Deletes files that no cafe or comment references and that are older than `grace`

@@ -41,6 +41,11 @@ struct FilesController: Sendable {
 
     func download(_ request: Request) throws -> Response {
         guard let id = FileID(try request.pathParameter("id")), let file = try files.find(id) else { throw Problem.notFound("No such file.") }
+        return Self.serve(file, request)
+    }
+
+    /// The stored bytes, cacheable forever (a file never changes) and never run as a page.
+    static func serve(_ file: StoredFile, _ request: Request) -> Response {
         let etag = "\"\(file.sha256Hex)\""
         var headers = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable"),
                        ("Content-Security-Policy", "default-src 'none'; sandbox")]

@@ -396,6 +396,21 @@ enum OpenAPIDocument {
      }
     }
    },
+   "ParseError": {
+    "type": "object",
+    "required": [
+     "code",
+     "error"
+    ],
+    "properties": {
+     "code": {
+      "type": "integer"
+     },
+     "error": {
+      "type": "string"
+     }
+    }
+   },
    "Health": {
     "type": "object",
     "required": [
@@ -1750,6 +1765,1065 @@ enum OpenAPIDocument {
    "get": {
     "summary": "A photo's bytes (immutable; ETag / If-None-Match).",
     "operationId": "getFile",
+    "responses": {
+     "200": {
+      "description": "The bytes with their Content-Type.",
+      "content": {
+       "image/*": {
+        "schema": {
+         "type": "string",
+         "contentEncoding": "binary"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified."
+     },
+     "404": {
+      "description": "`not_found`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/users": {
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Parse sign-up → 201 {objectId, createdAt, sessionToken}.",
+    "operationId": "parseSignUp",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "properties": {
+         "username": {
+          "type": "string"
+         },
+         "password": {
+          "type": "string"
+         },
+         "email": {
+          "type": "string"
+         },
+         "age": {
+          "type": "integer"
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "Created; logged in.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/users/me": {
+   "get": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "The session's user (`User.current` refresh).",
+    "operationId": "parseMe",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/login": {
+   "get": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Parse log-in with query parameters (iOS SDK).",
+    "operationId": "parseLogInGet",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "username",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "password",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The user with its sessionToken.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Parse log-in with a JSON body (ParseSwift, JS).",
+    "operationId": "parseLogIn",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "properties": {
+         "username": {
+          "type": "string"
+         },
+         "password": {
+          "type": "string"
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "The user with its sessionToken.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/logout": {
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Revoke the session token → {}.",
+    "operationId": "parseLogOut",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/classes/{className}": {
+   "parameters": [
+    {
+     "name": "className",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string",
+      "enum": [
+       "CafeMaster",
+       "CafeTransactionComment"
+      ]
+     }
+    }
+   ],
+   "get": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Parse query → {results, count?}.",
+    "operationId": "parseQuery",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "where",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "JSON: equality, $eq $ne $gt $gte $lt $lte $in $nin $exists, $regex as \\Q…\\E (containsString), ^\\Q…\\E (hasPrefix), \\Q…\\E$ (hasSuffix)."
+     },
+     {
+      "name": "order",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "Comma-separated or a JSON array; - for descending."
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "Default 100, at most 1000."
+     },
+     {
+      "name": "skip",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "Default 0."
+     },
+     {
+      "name": "count",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "1 or true adds the total count."
+     },
+     {
+      "name": "keys",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "Comma-separated or a JSON array."
+     },
+     {
+      "name": "excludeKeys",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "Comma-separated or a JSON array."
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Create an object → 201 {objectId, createdAt}; with \"_method\":\"GET\" in the body, a query.",
+    "operationId": "parseCreate",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "properties": {}
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "Query results.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "201": {
+      "description": "Created.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/classes/{className}/{objectId}": {
+   "parameters": [
+    {
+     "name": "className",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string",
+      "enum": [
+       "CafeMaster",
+       "CafeTransactionComment"
+      ]
+     }
+    },
+    {
+     "name": "objectId",
+     "in": "path",
+     "required": true,
+     "schema": {
+      "type": "string"
+     }
+    }
+   ],
+   "get": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "One object.",
+    "operationId": "parseGet",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   },
+   "put": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Update (whole or partial object) → {updatedAt}.",
+    "operationId": "parseUpdate",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "properties": {}
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   },
+   "delete": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Delete → {}.",
+    "operationId": "parseDelete",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "The JS SDK's form of GET, PUT and DELETE: the method in the body's _method.",
+    "operationId": "parseObjectMethod",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "properties": {
+         "_method": {
+          "type": "string",
+          "enum": [
+           "GET",
+           "PUT",
+           "DELETE"
+          ]
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "{\"code\":101}: object not found, or invalid username/password.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/files/{name}": {
+   "post": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "Upload a photo as a Parse file (logged in) → 201 {name, url}.",
+    "operationId": "parseUploadFile",
+    "parameters": [
+     {
+      "name": "X-Parse-Application-Id",
+      "in": "header",
+      "required": true,
+      "schema": {
+       "type": "string"
+      },
+      "description": "PARSE_APP_ID (default `cafe`)."
+     },
+     {
+      "name": "X-Parse-Session-Token",
+      "in": "header",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "name",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "pattern": "^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$"
+      }
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "image/png": {
+       "schema": {
+        "type": "string",
+        "contentEncoding": "binary"
+       }
+      },
+      "image/jpeg": {
+       "schema": {
+        "type": "string",
+        "contentEncoding": "binary"
+       }
+      },
+      "image/webp": {
+       "schema": {
+        "type": "string",
+        "contentEncoding": "binary"
+       }
+      },
+      "image/gif": {
+       "schema": {
+        "type": "string",
+        "contentEncoding": "binary"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "Stored.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Parse error {code, error}: 102 bad query, 107 invalid JSON, 111 wrong type, 119 not permitted, 142 validation failed, 202 username taken, 209 invalid session token.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "{\"error\":\"unauthorized\"}: missing or wrong X-Parse-Application-Id.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/parse/files/{appId}/{name}": {
+   "get": {
+    "tags": [
+     "parse"
+    ],
+    "summary": "A Parse file's bytes (the url of a File object).",
+    "operationId": "parseGetFile",
+    "parameters": [
+     {
+      "name": "appId",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "name",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
     "responses": {
      "200": {
       "description": "The bytes with their Content-Type.",

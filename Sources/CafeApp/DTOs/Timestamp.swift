@@ -6,7 +6,7 @@ import Foundation
 /// API timestamps: ISO-8601 UTC with milliseconds, `2026-11-29T16:34:33.123Z`.
 enum Timestamp {
     static func format(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())   // stored values are whole milliseconds (migration 0005)
         var seconds = time_t(millis >= 0 ? millis / 1000 : (millis - 999) / 1000)
         let ms = Int(millis - Int64(seconds) * 1000)
         var t = tm()

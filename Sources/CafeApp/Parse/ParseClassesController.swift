@@ -1,0 +1,190 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// `/parse/classes/{Class}` and `/parse/classes/{Class}/{objectId}`: the two classes of the
+/// original apps, read and written through the same stores, rules and permissions as /v1.
+struct ParseClassesController: Sendable {
+    let context: ParseContext
+    let cafes: CafeRepository
+    let comments: CommentRepository
+    let files: FileRepository
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/parse/classes/{className}", context.handler(query)),
+            ("POST", "/parse/classes/{className}", context.handler { r in r.method == "GET" ? try query(r) : try create(r) }),
+            ("GET", "/parse/classes/{className}/{objectId}", context.handler(get)),
+            ("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)),
+            ("DELETE", "/parse/classes/{className}/{objectId}", context.handler(delete)),
+            // The JS SDK sends every call as a POST naming the method in `_method`.
+            ("POST", "/parse/classes/{className}/{objectId}", context.handler { r in
+                switch r.method {
+                case "GET": try get(r)
+                case "PUT": try update(r)
+                case "DELETE": try delete(r)
+                default: throw ParseError(107, "POST to an object needs _method GET, PUT or DELETE.")
+                }
+            }),
+        ]
+    }
+
+    private func className(_ r: ParseRequest) throws -> ParseClass { try ParseClass(try r.http.pathParameter("className")) }
+
+    private func objectID(_ r: ParseRequest) throws -> Int64 {
+        guard let id = CafeID(try r.http.pathParameter("objectId")) else { throw ParseError.objectNotFound }
+        return id.rawValue
+    }
+
+    // MARK: Reading
+
+    func query(_ r: ParseRequest) throws -> Response {
+        let params = r.http.method == "GET" ? try ParseQuery<CafeField>.parameters(fromQueryString: r.http.query) : r.bodyParameters
+        _ = try r.user()   // a bad token is an error even where reading needs none
+        switch try className(r) {
+        case .cafe:
+            let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields)
+            let items = q.query.limit == 0 ? [] : try cafes.find(q.query)
+            return try results(items, count: q.count ? try cafes.count(q.query) : nil, images: items.compactMap(\.imageID), r) { writer, cafe, w in
+                var writer = writer
+                writer.keys = q.keys
+                writer.excludeKeys = q.excludeKeys
+                writer.cafe(cafe, w)
+            }
+        case .comment:
+            let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields)
+            let items = q.query.limit == 0 ? [] : try comments.find(q.query)
+            return try results(items, count: q.count ? try comments.count(q.query) : nil, images: items.compactMap(\.imageID), r) { writer, comment, w in
+                var writer = writer
+                writer.keys = q.keys
+                writer.excludeKeys = q.excludeKeys
+                writer.comment(comment, w)
+            }
+        }
+    }
+
+    /// `{"results":[…]}`, with `"count"` when asked for.
+    private func results<T>(_ items: [T], count: Int?, images: [FileID], _ r: ParseRequest,
+                            write: (ParseObjectWriter, T, JSONWriter) -> Void) throws -> Response {
+        let writer = try objectWriter(images, r)
+        return .json { w in
+            w.object {
+                w.key("results")
+                w.array { for item in items { write(writer, item, w) } }
+                if let count { w.field("count", count) }
+            }
+        }
+    }
+
+    func get(_ r: ParseRequest) throws -> Response {
+        _ = try r.user()
+        let id = try objectID(r)
+        let keys = r.http.query["keys"].map { Set($0.split(separator: ",").map(String.init)) }
+        switch try className(r) {
+        case .cafe:
+            let cafe = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let writer = try objectWriter(cafe.imageID.map { [$0] } ?? [], r, keys: keys)
+            return .json { writer.cafe(cafe, $0) }
+        case .comment:
+            let comment = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let writer = try objectWriter(comment.imageID.map { [$0] } ?? [], r, keys: keys)
+            return .json { writer.comment(comment, $0) }
+        }
+    }
+
+    private func objectWriter(_ images: [FileID], _ r: ParseRequest, keys: Set<String>? = nil) throws -> ParseObjectWriter {
+        let links = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: try files.names(images))
+        return ParseObjectWriter(files: links, keys: keys)
+    }
+
+    // MARK: Writing
+
+    private func writeBody(_ r: ParseRequest, _ className: ParseClass) throws -> ParseWriteBody {
+        guard let body = r.body else { throw ParseError.invalidJSON("The body must be a JSON object.") }
+        let types = className == .cafe ? ParseSchema.cafeFields.mapValues(\.type) : ParseSchema.commentFields.mapValues(\.type)
+        return try ParseWriteBody(body, className: className, fieldTypes: types)
+    }
+
+    func create(_ r: ParseRequest) throws -> Response {
+        let className = try className(r)
+        let id: String
+        let createdAt: String
+        switch className {
+        case .cafe:
+            _ = try r.requireAdmin("create", className)
+            let write = try ParseCafeWrite(try writeBody(r, className), current: nil)
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try cafes.create(write.newCafe) }
+            (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
+        case .comment:
+            let user = try r.requireUser("create", className)
+            let write = try ParseCommentWrite(try writeBody(r, className), current: nil)
+            let comment: Comment
+            do {
+                comment = try storeOutcomes(imageField: "CafeCommentImage") {
+                    try comments.create(cafe: write.cafe!, author: user.id, detail: write.detail!, star: write.star!, imageID: write.image ?? nil)
+                }
+            } catch StoreError.notFound {
+                throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.")
+            }
+            (id, createdAt) = (comment.id.description, Timestamp.format(comment.createdAt))
+        }
+        return Response.json(201) { w in
+            w.object {
+                w.field("objectId", id)
+                w.field("createdAt", createdAt)
+            }
+        }.adding(header: "Location", "\(context.baseURL(r.http))/parse/classes/\(className.rawValue)/\(id)")
+    }
+
+    func update(_ r: ParseRequest) throws -> Response {
+        let className = try className(r)
+        let id = try objectID(r)
+        let updatedAt: String
+        switch className {
+        case .cafe:
+            _ = try r.requireAdmin("update", className)
+            let current = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let write = try ParseCafeWrite(try writeBody(r, className), current: current)
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try cafes.update(current.id, write.changes) }
+            updatedAt = Timestamp.format(cafe.updatedAt)
+        case .comment:
+            let user = try r.requireUser("update", className)
+            // Another user's comment is "not found", as Parse answers a write its ACL denies.
+            let current = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            guard current.userID == user.id else { throw ParseError.objectNotFound }
+            let write = try ParseCommentWrite(try writeBody(r, className), current: current)
+            let comment = try storeOutcomes(imageField: "CafeCommentImage") {
+                try comments.update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
+            }
+            updatedAt = Timestamp.format(comment.updatedAt)
+        }
+        return .json { w in w.object { w.field("updatedAt", updatedAt) } }
+    }
+
+    func delete(_ r: ParseRequest) throws -> Response {
+        let className = try className(r)
+        let id = try objectID(r)
+        switch className {
+        case .cafe:
+            _ = try r.requireAdmin("delete", className)
+            try cafes.delete(CafeID(rawValue: id))
+        case .comment:
+            // Admins may delete any comment, as through /v1 (on Parse, with the master key).
+            let user = try r.requireUser("delete", className)
+            try storeOutcomes { try comments.delete(CommentID(rawValue: id), by: user.id, asAdmin: user.isAdmin) }
+        }
+        return .json { w in w.object {} }
+    }
+
+    /// Store outcomes in Parse's terms: a missing or someone else's object is "not found", an
+    /// image that is not the author's is a validation failure.
+    private func storeOutcomes<T>(imageField: String = "image", _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch StoreError.invalidReference {
+            throw ParseError.validation("\(imageField): no such file, or not one you uploaded.")
+        } catch StoreError.forbidden {
+            throw ParseError.objectNotFound
+        }
+    }
+}

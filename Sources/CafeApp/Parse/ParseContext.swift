@@ -1,0 +1,92 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+import Logging
+
+/// What every /parse handler shares: the application id check, the session, Parse's error format.
+struct ParseContext: Sendable {
+    let appID: String
+    /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header.
+    let publicURL: String?
+    let sessions: SessionRepository
+    let logger: Logger
+
+    /// Wraps a handler so it runs only for the configured application id and answers every error
+    /// as `{"code","error"}`.
+    func handler(_ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler {
+        { request in
+            do {
+                return try body(try ParseRequest(request, context: self))
+            } catch let error as ParseError {
+                return error.response
+            } catch let problem as Problem {
+                return ParseError(translating: problem).response
+            } catch {
+                if let problem = ErrorMapping.problem(for: error, request: request) { return ParseError(translating: problem).response }
+                logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
+                                                 ("method", request.method), ("route", request.route ?? request.path)])
+                return ParseError(1, "Internal server error.").response
+            }
+        }
+    }
+
+    func baseURL(_ request: Request) -> String {
+        publicURL ?? "http://\(request.header("host") ?? "localhost")"
+    }
+}
+
+/// A request to /parse, with the JS SDK's conventions folded in: a POST may carry the real method
+/// (`_method`), the application id and the session token in its JSON body.
+struct ParseRequest {
+    let http: Request
+    let context: ParseContext
+    /// The JSON object body, or nil when there is none or it is not JSON (a file upload).
+    let body: [String: JSONValue]?
+    /// `_method` of a POST body when present (`GET` turns a POST into a query), else the HTTP method.
+    let method: String
+    private let sessionToken: String?
+
+    init(_ request: Request, context: ParseContext) throws {
+        http = request
+        self.context = context
+        let isFile = request.route?.hasPrefix("/parse/files/") == true
+        body = isFile || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
+        let appID = request.header("x-parse-application-id") ?? body?["_ApplicationId"]?.string
+        guard appID == context.appID else {
+            throw ParseError.unauthorized
+        }
+        if !isFile, !request.body.isEmpty {
+            guard let body else { throw ParseError.invalidJSON("The body is not a JSON object.") }
+            if JSONValue.object(body).containsNUL { throw ParseError.validation("Text must not contain the NUL character.") }
+        }
+        method = request.method == "POST" ? (body?["_method"]?.string?.uppercased() ?? "POST") : request.method
+        sessionToken = request.header("x-parse-session-token") ?? body?["_SessionToken"]?.string
+    }
+
+    /// The session's user; nil without a token; 209 for a token that is not (or no longer) valid.
+    func user() throws -> User? {
+        guard let sessionToken else { return nil }
+        guard let user = try context.sessions.user(forToken: sessionToken) else { throw ParseError.invalidSessionToken }
+        return user
+    }
+
+    func requireUser(_ action: String, _ className: ParseClass) throws -> User {
+        guard let user = try user() else {
+            throw ParseError.forbidden("Permission denied, user needs to be authenticated to \(action) \(className.rawValue).")
+        }
+        return user
+    }
+
+    func requireAdmin(_ action: String, _ className: ParseClass) throws -> User {
+        let user = try requireUser(action, className)
+        guard user.isAdmin else { throw ParseError.forbidden("Permission denied for action \(action) on class \(className.rawValue).") }
+        return user
+    }
+
+    var token: String? { sessionToken }
+
+    /// The body's members, minus the SDK's request metadata (`_method`, `_ApplicationId`…).
+    var bodyParameters: [String: JSONValue] {
+        (body ?? [:]).filter { !$0.key.hasPrefix("_") }
+    }
+}

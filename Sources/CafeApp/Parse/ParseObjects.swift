@@ -1,0 +1,75 @@
+import CafeDomain
+import HTTPKit
+
+/// Cafes, comments and users as Parse objects. `keys`/`excludeKeys` select fields; objectId,
+/// createdAt and updatedAt are always present, as on Parse Server.
+struct ParseObjectWriter {
+    let files: ParseFileLinks
+    var keys: Set<String>?
+    var excludeKeys: Set<String> = []
+
+    private func wanted(_ name: String) -> Bool {
+        (keys?.contains(name) ?? true) && !excludeKeys.contains(name)
+    }
+
+    func cafe(_ c: Cafe, _ w: JSONWriter) {
+        w.object {
+            w.field("objectId", c.id.description)
+            if wanted("name") { w.field("name", c.name) }
+            if wanted("catchCopy") { w.field("catchCopy", c.catchCopy) }
+            if wanted("IntroduceDetail") { w.field("IntroduceDetail", c.introduction) }
+            if wanted("IntroductionDetail") { w.field("IntroductionDetail", c.introduction) }
+            if wanted("CafeImage"), let image = c.imageID { w.key("CafeImage"); files.write(image, w) }
+            if wanted("publishDate"), let date = c.publishDate { w.field("publishDate", date) }
+            if wanted("commentSum") { w.field("commentSum", c.commentSum) }
+            if wanted("commentAmount") { w.field("commentAmount", c.commentAmount) }
+            w.field("createdAt", Timestamp.format(c.createdAt))
+            w.field("updatedAt", Timestamp.format(c.updatedAt))
+        }
+    }
+
+    func comment(_ m: Comment, _ w: JSONWriter) {
+        w.object {
+            w.field("objectId", m.id.description)
+            if wanted("CafeMasterObjectId") { w.field("CafeMasterObjectId", m.cafeID.description) }
+            if wanted("CafeCommentDetail") { w.field("CafeCommentDetail", m.detail) }
+            if wanted("CafeCommentStar") { w.field("CafeCommentStar", m.star.value) }
+            if wanted("CafeCommentImage"), let image = m.imageID { w.key("CafeCommentImage"); files.write(image, w) }
+            if wanted("commentUsername") { w.field("commentUsername", m.username) }
+            w.field("createdAt", Timestamp.format(m.createdAt))
+            w.field("updatedAt", Timestamp.format(m.updatedAt))
+        }
+    }
+
+    /// The user as `/parse/login` and `/parse/users/me` return it (only ever to that user).
+    static func user(_ u: User, sessionToken: String?, _ w: JSONWriter) {
+        w.object {
+            w.field("objectId", u.id.description)
+            w.field("username", u.username)
+            if let email = u.email { w.field("email", email) }
+            w.field("emailVerified", u.emailVerified)
+            if let age = u.age { w.field("age", age) }
+            w.field("createdAt", Timestamp.format(u.createdAt))
+            w.field("updatedAt", Timestamp.format(u.updatedAt))
+            if let sessionToken { w.field("sessionToken", sessionToken) }
+        }
+    }
+}
+
+/// Parse file objects `{"__type":"File","name","url"}` for the files a page of objects shows.
+struct ParseFileLinks {
+    let baseURL: String
+    let appID: String
+    let names: [FileID: String?]
+
+    func url(name: String) -> String { "\(baseURL)/parse/files/\(appID)/\(name)" }
+
+    func write(_ id: FileID, _ w: JSONWriter) {
+        let name = ParseFileName.make(id, clientName: names[id] ?? nil)
+        w.object {
+            w.field("__type", "File")
+            w.field("name", name)
+            w.field("url", url(name: name))
+        }
+    }
+}

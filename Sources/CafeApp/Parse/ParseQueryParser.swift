@@ -1,0 +1,126 @@
+import CafeStore
+import HTTPKit
+
+/// A Parse query (`GET /parse/classes/{Class}` parameters, or a `POST` body with `_method: GET`)
+/// as a typed `RecordQuery` plus what shapes the answer.
+struct ParseQuery<Field: RecordField> {
+    var query = RecordQuery<Field>()
+    var count = false
+    /// `keys`: only these fields (plus objectId, createdAt, updatedAt) are returned.
+    var keys: Set<String>?
+    var excludeKeys: Set<String> = []
+
+    static var maxLimit: Int { 1000 }
+
+    /// The parameters of a GET query as JSON values: `where` (and JSON-array `order`/`keys`) parsed.
+    static func parameters(fromQueryString query: [String: String]) throws -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for (name, text) in query {
+            if name == "where" {
+                guard let value = JSONValue.parse(text) else { throw ParseError.invalidJSON() }
+                out[name] = value
+            } else if text.hasPrefix("["), let value = JSONValue.parse(text) {
+                out[name] = value
+            } else {
+                out[name] = .string(text)
+            }
+        }
+        return out
+    }
+
+    init(_ params: [String: JSONValue], className: ParseClass, fields: [String: (field: Field, type: ParseFieldType)]) throws {
+        if let w = params["where"] {
+            guard case .object(let constraints) = w else { throw ParseError.invalidQuery("where must be a JSON object.") }
+            for (name, condition) in constraints.sorted(by: { $0.key < $1.key }) {
+                if name.hasPrefix("$") { throw ParseError.invalidQuery("\(name) is not supported.") }
+                guard let (field, type) = fields[name] else {
+                    throw ParseError.invalidQuery("\(className.rawValue) has no field \(name).")
+                }
+                query.constraints += try Self.constraints(field, type, name, condition)
+            }
+        }
+        for (name, descending) in try Self.list(params["order"], "order").map({ $0.hasPrefix("-") ? (String($0.dropFirst()), true) : ($0, false) }) {
+            guard let (field, type) = fields[name], type != .file else { throw ParseError.invalidQuery("Cannot order by \(name).") }
+            query.order.append((field, descending))
+        }
+        query.limit = min(try Self.integer(params["limit"], "limit") ?? 100, Self.maxLimit)
+        query.skip = try Self.integer(params["skip"], "skip") ?? 0
+        switch params["count"] {
+        case nil, .bool(false), .number(0), .string("0"), .string("false"): count = false
+        case .bool(true), .number(1), .string("1"), .string("true"): count = true
+        default: throw ParseError.invalidQuery("count must be 1 or true.")
+        }
+        if params["keys"] != nil { keys = Set(try Self.list(params["keys"], "keys")) }
+        excludeKeys = Set(try Self.list(params["excludeKeys"], "excludeKeys"))
+        for unsupported in ["pipeline", "distinct", "explain", "hint"] where params[unsupported] != nil {
+            throw ParseError.invalidQuery("\(unsupported) is not supported.")
+        }
+    }
+
+    private static func constraints(_ field: Field, _ type: ParseFieldType, _ name: String, _ condition: JSONValue) throws -> [RecordQuery<Field>.Constraint] {
+        // `{"key": value}` (or a Date/File object) is equality; `{"key": {"$op": …}}` are operators.
+        guard case .object(let ops) = condition, ops.keys.contains(where: { $0.hasPrefix("$") }) else {
+            return [.compare(field, .equal, try ParseValues.queryValue(condition, type: type, field: name))]
+        }
+        var out: [RecordQuery<Field>.Constraint] = []
+        for (op, operand) in ops.sorted(by: { $0.key < $1.key }) {
+            let value = { try ParseValues.queryValue(operand, type: type, field: name) }
+            switch op {
+            case "$eq": out.append(.compare(field, .equal, try value()))
+            case "$ne": out.append(.compare(field, .notEqual, try value()))
+            case "$lt", "$lte", "$gt", "$gte":
+                guard type.isOrdered else { throw ParseError.invalidQuery("\(op) does not apply to \(name).") }
+                let comparison: Comparison = op == "$lt" ? .less : op == "$lte" ? .lessOrEqual : op == "$gt" ? .greater : .greaterOrEqual
+                out.append(.compare(field, comparison, try value()))
+            case "$in", "$nin":
+                guard case .array(let items) = operand else { throw ParseError.invalidQuery("\(op) needs an array.") }
+                out.append(.oneOf(field, try items.map { try ParseValues.queryValue($0, type: type, field: name) }, negated: op == "$nin"))
+            case "$exists":
+                guard case .bool(let exists) = operand else { throw ParseError.invalidQuery("$exists needs true or false.") }
+                out.append(.exists(field, exists))
+            case "$regex":
+                guard type == .string, let pattern = operand.string else { throw ParseError.invalidQuery("$regex applies to string fields.") }
+                if let options = ops["$options"], options != .string("") {
+                    throw ParseError.invalidQuery("$regex options are not supported; for case-insensitive search use GET /v1/cafes?q=.")
+                }
+                guard let regex = LiteralRegex.parse(pattern) else {
+                    throw ParseError.invalidQuery("Only literal $regex searches are supported (containsString, hasPrefix, hasSuffix).")
+                }
+                switch regex.anchoring {
+                case .none: out.append(.text(field, .contains(regex.literal)))
+                case .start: out.append(.text(field, .prefix(regex.literal)))
+                case .end: out.append(.text(field, .suffix(regex.literal)))
+                case .both: out.append(.compare(field, .equal, .text(regex.literal)))
+                }
+            case "$options": continue   // checked with $regex
+            default: throw ParseError.invalidQuery("\(op) is not supported.")
+            }
+        }
+        return out
+    }
+
+    /// `order`/`keys`: a comma-separated string or a JSON array of strings.
+    private static func list(_ value: JSONValue?, _ name: String) throws -> [String] {
+        switch value {
+        case nil: return []
+        case .string(let s): return s.split(separator: ",").map { $0.trimming(.whitespaces) }.filter { !$0.isEmpty }
+        case .array(let items):
+            return try items.map { item in
+                guard let s = item.string else { throw ParseError.invalidQuery("\(name) must list field names.") }
+                return s
+            }
+        default: throw ParseError.invalidQuery("\(name) must be a string or an array of strings.")
+        }
+    }
+
+    private static func integer(_ value: JSONValue?, _ name: String) throws -> Int? {
+        let n: Int?
+        switch value {
+        case nil: return nil
+        case .string(let s): n = Int(s)
+        default: n = value?.integer
+        }
+        guard let n, n >= 0, n <= 10_000_000 else { throw ParseError.invalidQuery("\(name) must be a non-negative integer.") }
+        return n
+    }
+}
