@@ -40,16 +40,16 @@ enum SubstringPrefilter {
         }
     }
 
-    /// Characters that canonical composition may join to a mark (or jamo) after them.
+    /// Characters that NFKC composition may join to a mark (or jamo) after them.
     static func combinesForward(_ s: Unicode.Scalar) -> Bool {
         switch s.value {
         case 0x30...0x39, 0x20...0x2F, 0x3A...0x40, 0x5B...0x60, 0x7B...0x7E: return false   // ASCII digits, punctuation
         case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x3FFFF: return false   // CJK ideographs
         case 0x0E00...0x0E7F: return false                                                    // Thai has no compositions
         case 0x3000...0x303F: return false                                                    // CJK punctuation
-        case 0x3040...0x30FF: return composes(s, with: [0x3099, 0x309A])                       // kana: か + ゛ = が
+        case 0x3040...0x30FF, 0xFF66...0xFF9D: return composes(s, with: [0x3099, 0x309A, 0xFF9E, 0xFF9F])   // kana: か + ゛ = が
         case 0x1100...0x115F, 0xAC00...0xD7A3: return true                                    // Hangul leading jamo, syllables
-        default: return composes(s, with: Array(0x0300...0x036F) + [0x3099, 0x309A])
+        default: return composes(s, with: Array(0x0300...0x036F) + [0x3099, 0x309A, 0xFF9E, 0xFF9F])
         }
     }
 
@@ -58,7 +58,8 @@ enum SubstringPrefilter {
             var pair = String.UnicodeScalarView()
             pair.append(s)
             pair.append(Unicode.Scalar(mark)!)
-            return String(pair).precomposedStringWithCanonicalMapping.unicodeScalars.count < 2
+            // NFKC, as the search text is built: half-width ｶ + ﾞ becomes ガ.
+            return String(pair).precomposedStringWithCompatibilityMapping.unicodeScalars.count < 2
         }
     }
 }
