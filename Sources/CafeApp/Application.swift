@@ -37,12 +37,13 @@ public final class Application: Sendable {
             + ParseUsersController(context: parse, accounts: accounts).routes
             + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files).routes
             + ParseFilesController(context: parse, files: files).routes
+        let idempotency = IdempotentWrites(pool: pool, sessions: sessions, logger: logger)
         router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes),
-                            logger: logger, respond: { [router] in router.respond(to: $0) })
+                            logger: logger, respond: { [router, idempotency] in idempotency.respond($0, next: router.respond(to:)) })
     }
 
     public func migrate() throws -> [Int] { try migrator.migrate(database.pool) }

@@ -9,6 +9,7 @@ import CLibPQ
 public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
+    private var savepointDepth = 0
 
     /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
     /// `settings` are server parameters for this session (e.g. `max_parallel_workers_per_gather=0`).
@@ -39,6 +40,8 @@ public final class Connection: @unchecked Sendable {
 
     /// True when no transaction is open (the state the pool requires before reusing a connection).
     var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+    /// A statement of the open transaction failed; only a rollback (to a savepoint) helps.
+    public var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
     /// Cheap liveness check before reuse (one non-blocking poll, no round trip). An idle connection
     /// has nothing to read — we use no LISTEN/NOTIFY — so readable means the server sent its
@@ -102,6 +105,24 @@ public final class Connection: @unchecked Sendable {
             throw PostgresError(kind: .server, sqlState: "25P02", message: "transaction was rolled back (\(tag)) because a statement in it failed")
         }
         return value
+    }
+
+    /// Runs `body` inside the current transaction as a savepoint: its work is undone on throw,
+    /// the surrounding transaction continues.
+    @discardableResult
+    public func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+        let name = "sp\(savepointDepth)"
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        try execute(script: "SAVEPOINT \(name)")
+        do {
+            let value = try body(self)
+            try execute(script: "RELEASE SAVEPOINT \(name)")
+            return value
+        } catch {
+            _ = try? execute(script: "ROLLBACK TO SAVEPOINT \(name)")
+            throw error
+        }
     }
 
     /// Text parameters travel as C strings: a NUL would silently cut the value short. Refuse it

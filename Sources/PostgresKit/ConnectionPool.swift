@@ -54,17 +54,44 @@ public final class ConnectionPool: @unchecked Sendable {
         return Statistics(inUse: open - idle.count, idle: idle.count, waiting: waiting)
     }
 
-    /// Lends a connection to `body` and takes it back afterwards.
+    /// Lends a connection to `body` and takes it back afterwards. Inside `withAmbientTransaction`
+    /// on this pool, it is the ambient transaction's connection.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let ambient = ambientConnection { return try body(ambient) }
         let connection = try acquire()
         defer { release(connection) }
         return try body(connection)
     }
 
     /// Runs `body` in a transaction on a pooled connection: committed on return, rolled back on throw.
+    /// Inside an ambient transaction it is a savepoint of it, so it stays atomic on its own.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        try withConnection { try $0.transaction(body) }
+        if let ambient = ambientConnection { return try ambient.savepoint(body) }
+        return try withConnection { try $0.transaction(body) }
+    }
+
+    /// Runs `body` with one transaction that every use of this pool on this thread joins, so work
+    /// done by code that knows nothing of it (a repository) commits or rolls back together with what
+    /// the caller does around it. Committed when `body` returns, rolled back when it throws.
+    public func withAmbientTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection { connection in
+            try connection.transaction { tx in
+                try Self.$ambient.withValue(Ambient(pool: ObjectIdentifier(self), connection: tx)) { try body(tx) }
+            }
+        }
+    }
+
+    private struct Ambient: @unchecked Sendable {   // only ever read on the thread that set it
+        let pool: ObjectIdentifier
+        let connection: Connection
+    }
+
+    @TaskLocal private static var ambient: Ambient?
+
+    private var ambientConnection: Connection? {
+        guard let ambient = Self.ambient, ambient.pool == ObjectIdentifier(self) else { return nil }
+        return ambient.connection
     }
 
     /// Convenience for a single statement.

@@ -51,6 +51,7 @@ struct ParseError: Error, Sendable {
         case (401, _): self = .invalidSessionToken
         case (403, _): self.init(119, problem.detail ?? "Permission denied.")
         case (404, _): self = .objectNotFound
+        case (422, _): self.init(159, problem.detail ?? "Duplicate request.", status: 422)   // Parse's DUPLICATE_REQUEST
         case (413, _): self.init(130, problem.detail ?? "The request body is too large.")
         case (429, _): self.init(155, problem.detail ?? "Too many requests.")   // Parse's REQUEST_LIMIT_EXCEEDED
         case (503, _): self.init(1, problem.detail ?? "Service unavailable.", status: 503)

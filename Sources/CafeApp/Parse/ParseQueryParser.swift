@@ -52,7 +52,8 @@ struct ParseQuery<Field: RecordField> {
         }
         if params["keys"] != nil { keys = Set(try Self.list(params["keys"], "keys")) }
         excludeKeys = Set(try Self.list(params["excludeKeys"], "excludeKeys"))
-        for unsupported in ["pipeline", "distinct", "explain", "hint"] where params[unsupported] != nil {
+        // Present but empty (null, false) is how some SDK versions encode "not asked for".
+        for unsupported in ["pipeline", "distinct", "explain", "hint"] where ![nil, .null, .bool(false)].contains(params[unsupported]) {
             throw ParseError.invalidQuery("\(unsupported) is not supported.")
         }
     }

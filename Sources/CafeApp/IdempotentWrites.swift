@@ -1,0 +1,92 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+import Logging
+import PostgresKit
+
+/// Idempotent POSTs. A logged-in client that sends `Idempotency-Key` (on /parse, the
+/// `X-Parse-Request-Id` the SDKs send with every request and repeat on a retry) gets, on a retry
+/// within 24 hours, the original status and body without the work being done again; the same key
+/// with a different request is 422. The key is claimed in the same transaction as the write it
+/// guards (every repository joins that transaction), so either both commit or neither does: a
+/// 2xx is never replayed for a write that was lost, and a write is never done twice.
+///
+/// Only answers below 500 are kept (429 excepted): after a failure the key stays free for a retry.
+/// Requests without a valid session pass straight through (the handler answers 401), as do the
+/// routes that create sessions: their answers hold a token, which is never stored.
+struct IdempotentWrites: Sendable {
+    let pool: ConnectionPool
+    let sessions: SessionRepository
+    let logger: Logger
+    private let keys = IdempotencyRepository()
+
+    init(pool: ConnectionPool, sessions: SessionRepository, logger: Logger) {
+        self.pool = pool
+        self.sessions = sessions
+        self.logger = logger
+    }
+
+    static let sessionRoutes: Set<String> = ["/v1/users", "/v1/sessions", "/parse/users", "/parse/login", "/parse/logout"]
+
+    func respond(_ request: Request, next: (Request) -> Response) -> Response {
+        guard request.method == "POST", !Self.sessionRoutes.contains(request.path), let key = Self.key(request) else {
+            return next(request)
+        }
+        let isParse = request.path.hasPrefix("/parse/")
+        do {
+            guard !key.isEmpty, key.utf8.count <= 255 else {
+                throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
+            }
+            guard let user = try Self.sessionToken(request).flatMap({ try sessions.user(forToken: $0) }) else { return next(request) }
+            let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
+            return try pool.withAmbientTransaction { tx in
+                switch try keys.claim(user: user.id, key: key, requestHash: fingerprint, on: tx) {
+                case .answered(let stored):
+                    guard stored.requestHash == fingerprint else {
+                        throw Problem(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
+                                      detail: "This Idempotency-Key was used for a different request; use a new key for a new request.")
+                    }
+                    var headers = [("Idempotent-Replayed", "true")]
+                    if let type = stored.contentType { headers.append(("Content-Type", type)) }
+                    if let location = stored.location { headers.append(("Location", location)) }
+                    return Response(status: stored.status, headers: headers, body: stored.body)
+                case .claimed:
+                    try tx.execute(script: "SAVEPOINT handler")
+                    let response = next(request)
+                    guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
+                    // A handler that answered 4xx after a failed statement leaves the transaction
+                    // aborted; its work is undone anyway, the key and answer still commit.
+                    if tx.isInFailedTransaction { try tx.execute(script: "ROLLBACK TO SAVEPOINT handler") }
+                    try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
+                                    location: response.header("location"), body: response.body, on: tx)
+                    return response
+                }
+            }
+        } catch let abandoned as Abandoned {
+            return abandoned.response
+        } catch let problem as Problem {
+            return isParse ? ParseError(translating: problem).response : problem.response
+        } catch {
+            let problem = ErrorMapping.problem(for: error, request: request) ?? {
+                logger.error("idempotent write failed", [("error", String(describing: error)), ("request_id", request.requestID)])
+                return Problem.internalError
+            }()
+            return isParse ? ParseError(translating: problem).response : problem.response
+        }
+    }
+
+    /// Thrown to roll the claim back with the handler's work, answering what the handler answered.
+    private struct Abandoned: Error { let response: Response }
+
+    static func key(_ request: Request) -> String? {
+        if let key = request.header("idempotency-key") { return key }
+        guard request.path.hasPrefix("/parse/") else { return nil }
+        // A query sent as a POST (`_method: GET`) changes nothing.
+        if request.path.hasPrefix("/parse/classes/"), JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" { return nil }
+        return request.header("x-parse-request-id")
+    }
+
+    static func sessionToken(_ request: Request) -> String? {
+        Authenticator.bearerToken(request) ?? request.header("x-parse-session-token")
+    }
+}
