@@ -17,7 +17,8 @@ struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
                                   unsigned int connection_timeout_seconds,
                                   size_t connection_memory_limit,
                                   MHD_AccessHandlerCallback handler, void *handler_cls,
-                                  MHD_RequestCompletedCallback completed, void *completed_cls) {
+                                  MHD_RequestCompletedCallback completed, void *completed_cls,
+                                  MHD_NotifyConnectionCallback notify, void *notify_cls) {
     struct sockaddr_storage addr;
     memset(&addr, 0, sizeof(addr));
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
@@ -42,7 +43,13 @@ struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                             MHD_OPTION_END);
+}
+
+int cafe_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
 }
 
 uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon) {

@@ -27,21 +27,23 @@ public final class Application: Sendable {
         let files = FileRepository(pool: pool)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
+        let gramStatistics = GramStatistics(pool: pool)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions, logger: logger)
         let routes = HealthController(pool: pool, migrator: migrator).routes
             + AccountsController(accounts: accounts, auth: auth).routes
-            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: GramStatistics(pool: pool)).routes
+            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth).routes
             + ParseUsersController(context: parse, accounts: accounts).routes
-            + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files).routes
+            + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics).routes
             + ParseFilesController(context: parse, files: files).routes
         let idempotency = IdempotentWrites(pool: pool, sessions: sessions, logger: logger)
         router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
+                                  requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes),
                             logger: logger, respond: { [router, idempotency] in idempotency.respond($0, next: router.respond(to:)) })
     }

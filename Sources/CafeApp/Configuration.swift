@@ -19,6 +19,8 @@ public struct Configuration: Sendable {
     public var databaseAcquireTimeout: TimeInterval
     public var maxBodyBytes: Int
     public var idleTimeoutSeconds: Int
+    /// `HTTP_REQUEST_TIMEOUT` (default 10): seconds a client has to send a whole request; slower ones are cut off.
+    public var requestReadTimeoutSeconds: Int
     public var connectionLimit: Int
     /// `MIGRATIONS_DIR`; by default `migrations/` next to the working directory or the executable.
     public var migrationsDirectory: URL?
@@ -44,6 +46,7 @@ public struct Configuration: Sendable {
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
         idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
+        requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10
         connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
         migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
         embeddedDurability = true

@@ -6,6 +6,8 @@ struct RecordQuerySQL<Field: RecordField> {
     /// The id column, the last sort key so that equal keys still come in a stable order.
     let idColumn: String
     private(set) var params: [any PostgresEncodable] = []
+    /// When set, only records with these ids (the result of `probe`).
+    var among: [Int64]?
 
     init(_ query: RecordQuery<Field>, idColumn: String) {
         self.query = query
@@ -27,9 +29,31 @@ struct RecordQuerySQL<Field: RecordField> {
         "SELECT count(*) FROM \(from) \(whereClause())"
     }
 
+    /// The parts of the query's literal texts the gram index can look up.
+    var indexableCores: [String] {
+        query.constraints.compactMap { constraint in
+            guard case .text(let field, let match) = constraint, field.column.inSearchText else { return nil }
+            return SubstringPrefilter.indexableCore(of: match.literal)
+        }
+    }
+
+    /// The ids of records matching the query's text constraints that the gram index can narrow
+    /// (at most `limit`), or nil when there are none. `from` must name the searched table `c`.
+    mutating func probe(from: String, limit: Int) -> String? {
+        let indexed = query.constraints.filter { constraint in
+            guard case .text(let field, let match) = constraint else { return false }
+            return field.column.inSearchText && SubstringPrefilter.indexableCore(of: match.literal) != nil
+        }
+        guard !indexed.isEmpty else { return nil }
+        var conditions: [String] = []
+        for constraint in indexed { conditions += condition(constraint) }
+        return "SELECT \(idColumn) FROM \(from) WHERE \(conditions.joined(separator: " AND ")) LIMIT \(bind(limit))"
+    }
+
     private mutating func whereClause() -> String {
         var conditions: [String] = []
         for constraint in query.constraints { conditions += condition(constraint) }
+        if let among { conditions.append("\(idColumn) = ANY(\(bind(PostgresTextArray(among.map { String($0) })))::bigint[])") }
         return conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
     }
 

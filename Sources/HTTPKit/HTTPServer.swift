@@ -15,20 +15,27 @@ public final class HTTPServer: @unchecked Sendable {
         public var host: String
         public var port: UInt16
         public var threads: Int
+        /// Connections past this get 503 `too_many_connections` (libmicrohttpd itself refuses
+        /// connections only a little further on, so there is room to say why).
         public var connectionLimit: Int
         /// Seconds a connection may stay idle (or trickle) before it is closed.
         public var idleTimeoutSeconds: Int
+        /// Seconds a client has to send a whole request (headers and body), counted from the
+        /// connection opening or the previous response; a slower client is disconnected.
+        public var requestReadTimeoutSeconds: Int
         public var maxBodyBytes: Int
         /// How long shutdown waits for in-flight requests.
         public var shutdownGracePeriod: TimeInterval
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
-                    idleTimeoutSeconds: Int = 30, maxBodyBytes: Int = 1 << 20, shutdownGracePeriod: TimeInterval = 10) {
+                    idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10, maxBodyBytes: Int = 1 << 20,
+                    shutdownGracePeriod: TimeInterval = 10) {
             self.host = host
             self.port = port
             self.threads = max(1, threads)
             self.connectionLimit = connectionLimit
             self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.requestReadTimeoutSeconds = requestReadTimeoutSeconds
             self.maxBodyBytes = maxBodyBytes
             self.shutdownGracePeriod = shutdownGracePeriod
         }
@@ -40,6 +47,7 @@ public final class HTTPServer: @unchecked Sendable {
     let inFlight = Atomic<Int>(0)
     /// Set by `shutdown()`: requests that start from now on are refused.
     let draining = Atomic<Bool>(false)
+    let connections: ConnectionWatch
     private let state = Mutex(DaemonState())
 
     /// The running daemon handle; only touched under the mutex.
@@ -53,7 +61,11 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.respond = respond
+        connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds)
     }
+
+    /// Open connections right now.
+    public var openConnections: Int { connections.open.load(ordering: .relaxed) }
 
     // libmicrohttpd's threads hold an unretained pointer to this object: never let it go first.
     deinit { shutdown() }
@@ -62,14 +74,16 @@ public final class HTTPServer: @unchecked Sendable {
     public var port: UInt16 { state.withLock { $0.port } }
 
     public func start() throws {
+        Self.raiseOpenFileLimit(to: configuration.connectionLimit + Self.connectionHeadroom + 256)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon = cafe_mhd_start(configuration.host == "*" ? nil : configuration.host, configuration.port,
-                                    UInt32(configuration.threads), UInt32(configuration.connectionLimit),
+                                    UInt32(configuration.threads), UInt32(configuration.connectionLimit + Self.connectionHeadroom),
                                     UInt32(configuration.idleTimeoutSeconds), 64 * 1024,
-                                    accessHandler, context, completedHandler, context)
+                                    accessHandler, context, completedHandler, context, connectionHandler, context)
         guard let daemon else {
             throw ServerError(message: "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(errno)))")
         }
+        connections.start()
         let bound = cafe_mhd_bound_port(daemon)
         state.withLock { $0 = DaemonState(daemon: daemon, port: bound) }
         logger.info("listening", [("host", configuration.host), ("port", String(bound)), ("threads", String(configuration.threads))])
@@ -88,8 +102,20 @@ public final class HTTPServer: @unchecked Sendable {
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
         MHD_stop_daemon(daemon)
+        connections.stop()
         logger.info("stopped", abandoned > 0 ? [("abandoned_requests", String(abandoned))] : [])
     }
+
+    /// Every connection is a descriptor: raise the soft limit (often 1024) towards the hard one.
+    static func raiseOpenFileLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// Connections accepted past `connectionLimit` only to be told 503.
+    static let connectionHeadroom = 64
 
     public struct ServerError: Error, CustomStringConvertible {
         public let message: String
@@ -130,6 +156,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             return server.queue(Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response,
                                 on: connection, requestID: RequestID.next(), closing: true)
         }
+        if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
+            state.answered = true
+            return server.queue(Problem.unavailable("too_many_connections", "The server has too many open connections; retry.", retryAfter: 1).response,
+                                on: connection, requestID: RequestID.next(), closing: true)
+        }
         if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
            let declared = Int(String(cString: length)), declared > server.configuration.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
@@ -158,6 +189,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if state.answered { return .YES }
     state.answered = true
+    server.connections.handling(cafe_mhd_connection_fd(connection))
 
     let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
     let requestID = RequestID.accept(headers["x-request-id"])
@@ -181,11 +213,20 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     return server.queue(response, on: connection, requestID: requestID, closing: false)
 }
 
-private let completedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
     guard let cls, let conCls, let existing = conCls.pointee else { return }
     conCls.pointee = nil
     Unmanaged<RequestState>.fromOpaque(existing).release()
-    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(1, ordering: .releasing)
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if let connection { server.connections.reading(cafe_mhd_connection_fd(connection)) }
+    server.inFlight.subtract(1, ordering: .releasing)
+}
+
+private let connectionHandler: MHD_NotifyConnectionCallback = { cls, connection, _, event in
+    guard let cls, let connection else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let fd = cafe_mhd_connection_fd(connection)
+    if event == .CONNECTION_NOTIFY_STARTED { server.connections.opened(fd) } else { server.connections.closed(fd) }
 }
 
 /// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.

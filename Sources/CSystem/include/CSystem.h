@@ -15,7 +15,11 @@ struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
                                   unsigned int connection_timeout_seconds,
                                   size_t connection_memory_limit,
                                   MHD_AccessHandlerCallback handler, void *handler_cls,
-                                  MHD_RequestCompletedCallback completed, void *completed_cls);
+                                  MHD_RequestCompletedCallback completed, void *completed_cls,
+                                  MHD_NotifyConnectionCallback notify, void *notify_cls);
+
+/// The socket of a connection, or -1.
+int cafe_mhd_connection_fd(struct MHD_Connection *connection);
 
 /// The TCP port the daemon listens on (useful after binding port 0), or 0.
 uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon);

@@ -9,6 +9,7 @@ struct ParseClassesController: Sendable {
     let cafes: CafeRepository
     let comments: CommentRepository
     let files: FileRepository
+    let gramStatistics: GramStatistics
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -44,8 +45,8 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields)
-            let items = q.query.limit == 0 ? [] : try cafes.find(q.query)
-            return try results(items, count: q.count ? try cafes.count(q.query) : nil, images: items.compactMap(\.imageID), r) { writer, cafe, w in
+            let items = q.query.limit == 0 ? [] : try cafes.find(q.query, statistics: gramStatistics)
+            return try results(items, count: q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil, images: items.compactMap(\.imageID), r) { writer, cafe, w in
                 var writer = writer
                 writer.keys = q.keys
                 writer.excludeKeys = q.excludeKeys

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Keeps count of open connections and enforces a deadline on *reading* a request.
+///
+/// libmicrohttpd's connection timeout is an inactivity timeout: a client that sends one byte a
+/// second (slowloris) resets it forever and holds its connection. Here every connection is
+/// either reading a request (since it opened, or since its previous response was queued) or
+/// being answered; one that has been reading for longer than `readTimeout` is shut down
+/// (`shutdown(2)` on its socket, which libmicrohttpd then sees as closed by the peer).
+final class ConnectionWatch: @unchecked Sendable {
+    private struct Entry { var readingSince: UInt64?; var cut = false }
+
+    private let readTimeoutNanos: UInt64
+    private let entries = Mutex<[Int32: Entry]>([:])
+    private let stopped = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    let open = Atomic<Int>(0)
+    /// Connections cut for reading too slowly, since start.
+    let cut = Atomic<Int>(0)
+
+    init(readTimeoutSeconds: Int) {
+        readTimeoutNanos = UInt64(max(1, readTimeoutSeconds)) * 1_000_000_000
+    }
+
+    func opened(_ fd: Int32) {
+        open.add(1, ordering: .relaxed)
+        entries.withLock { $0[fd] = Entry(readingSince: MonotonicClock.nanoseconds()) }
+    }
+
+    /// Called before libmicrohttpd closes the socket: afterwards the number may name another connection.
+    func closed(_ fd: Int32) {
+        open.subtract(1, ordering: .relaxed)
+        _ = entries.withLock { $0.removeValue(forKey: fd) }
+    }
+
+    func handling(_ fd: Int32) {
+        entries.withLock { $0[fd]?.readingSince = nil }
+    }
+
+    func reading(_ fd: Int32) {
+        entries.withLock { $0[fd]?.readingSince = MonotonicClock.nanoseconds() }
+    }
+
+    func start() {
+        var tid = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        guard pthread_create(&tid, nil, { raw in
+            let watch = Unmanaged<ConnectionWatch>.fromOpaque(raw!).takeRetainedValue()
+            while !watch.stopped.load(ordering: .acquiring) {
+                usleep(250_000)
+                watch.cutSlowReaders()
+            }
+            return nil
+        }, box) == 0 else {
+            Unmanaged<ConnectionWatch>.fromOpaque(box).release()
+            return
+        }
+        thread = tid
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
+    }
+
+    private func cutSlowReaders() {
+        let now = MonotonicClock.nanoseconds()
+        entries.withLock { entries in
+            for (fd, entry) in entries where !entry.cut {
+                guard let since = entry.readingSince, now - since > readTimeoutNanos else { continue }
+                // Under the lock: `closed` cannot run meanwhile, so fd is still this connection's.
+                Glibc.shutdown(fd, Int32(SHUT_RDWR))
+                entries[fd]?.cut = true
+                cut.add(1, ordering: .relaxed)
+            }
+        }
+    }
+}
