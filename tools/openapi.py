@@ -77,6 +77,9 @@ doc = {
   "/readyz": {"get": {"summary": "The database answers and no migration is pending.", "operationId": "ready",
       "responses": {"200": js(ref("Health")), "503": problem("`database_unavailable` or `migrations_pending`.")}}},
   "/openapi.json": {"get": {"summary": "This document.", "operationId": "openapi", "responses": {"200": js({"type": "object"})}}},
+  "/metrics": {"get": {"summary": "Prometheus metrics: requests and latency by route, pool, outbox lag, worker runs, process memory and descriptors. "
+      "With METRICS_TOKEN set, needs it as a bearer token.", "operationId": "metrics",
+      "responses": {"200": {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {"schema": {"type": "string"}}}}, **errs("401")}}},
   "/v1/users": {"post": {"summary": "Sign up.", "operationId": "signUp",
       "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": False, "required": ["username", "password"], "properties": {
           "username": {"type": "string", "minLength": 3, "maxLength": 40, "description": "Letters of any script, digits, _ . -; unique regardless of case."},
@@ -186,6 +189,25 @@ doc = {
       "responses": {"200": {"description": "The bytes with their Content-Type.", "content": {"image/*": {"schema": {"type": "string", "contentEncoding": "binary"}}}},
                     "304": {"description": "Not modified."}, **errs("404", "503")}}},
  }}
+# Answers every operation can give, added here once: rate limits on writes, idempotency-key reuse
+# on POSTs, and 503 (database unavailable, too many connections, shutting down).
+for path, item in doc["paths"].items():
+    for method, op in item.items():
+        if method == "parameters":
+            continue
+        parse = path.startswith("/parse/")
+        def answer(desc):
+            return {"description": desc, "content": {"application/json": {"schema": ref("ParseError")}}} if parse else problem(desc)
+        responses = op["responses"]
+        if method in ("post", "put", "patch", "delete"):
+            responses.setdefault("429", answer("`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`."))
+        if method == "post":
+            responses.setdefault("422", answer("`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request."))
+            op.setdefault("parameters", [])
+            op["parameters"] = op["parameters"] + [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."}]
+        responses.setdefault("503", answer("`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds."))
+
 text = json.dumps(doc, ensure_ascii=False, indent=1)
 assert '"""#' not in text
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'Sources/CafeApp/Controllers/OpenAPIDocument.swift'), 'w').write(

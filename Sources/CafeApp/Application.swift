@@ -38,14 +38,21 @@ public final class Application: Sendable {
             + ParseUsersController(context: parse, accounts: accounts).routes
             + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics).routes
             + ParseFilesController(context: parse, files: files).routes
-        let idempotency = IdempotentWrites(pool: pool, sessions: sessions, logger: logger)
-        router = Router(routes: routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
+        let requestMetrics = RequestMetrics()
+        let serverReference = ServerReference()
+        let metrics = MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken)
+        router = Router(routes: routes + metrics.routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
+        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins),
+                              rateLimits: RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
+                                                     logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil),
+                              idempotency: IdempotentWrites(pool: pool, sessions: sessions, logger: logger), router: router)
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes),
-                            logger: logger, respond: { [router, idempotency] in idempotency.respond($0, next: router.respond(to:)) })
+                            logger: logger, respond: front.respond)
+        serverReference.set(server)
     }
 
     public func migrate() throws -> [Int] { try migrator.migrate(database.pool) }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPKit
 import Logging
 
 /// Every setting of the service, read from the environment; command-line flags override.
@@ -33,6 +34,14 @@ public struct Configuration: Sendable {
     /// `PUBLIC_URL`, e.g. `https://cafe.example.com`: the base of absolute URLs (Parse file URLs,
     /// `Location`). Unset: taken from the request's `Host` header over http.
     public var publicURL: String?
+    /// `CORS_ORIGINS`: origins (`https://app.example.com`, comma-separated) whose pages may call the API. Default none.
+    public var corsOrigins: Set<String>
+    /// `RATE_LIMIT_WRITES` (default 120) and `RATE_LIMIT_LOGINS` (default 10): requests a minute per
+    /// client address; 0 turns a limit off.
+    public var writesPerMinute: Int
+    public var loginsPerMinute: Int
+    /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>`.
+    public var metricsToken: String?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
@@ -52,6 +61,10 @@ public struct Configuration: Sendable {
         embeddedDurability = true
         sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
         parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
+        corsOrigins = Set((environment["CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
+        writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
+        loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
+        metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
     }
 

@@ -66,6 +66,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Open connections right now.
     public var openConnections: Int { connections.open.load(ordering: .relaxed) }
+    /// Connections cut for sending a request too slowly, since start.
+    public var slowConnectionsCut: Int { connections.cut.load(ordering: .relaxed) }
 
     // libmicrohttpd's threads hold an unretained pointer to this object: never let it go first.
     deinit { shutdown() }

@@ -10,6 +10,9 @@ extension Request {
             throw Problem.unsupportedMediaType("Send the body as application/json.")
         }
         guard !body.isEmpty else { throw Problem.badRequest("invalid_json", "The request body is empty; a JSON object is expected.") }
+        guard JSONNesting.depth(body) <= JSONNesting.limit else {
+            throw Problem.badRequest("invalid_json", "The request body nests deeper than \(JSONNesting.limit) levels.")
+        }
         let data = Data(body)
         if let allowedFields {
             guard let object = (try? JSONSerialization.jsonObject(with: data, options: [])) as? [String: Any] else {

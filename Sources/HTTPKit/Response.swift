@@ -3,6 +3,8 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// The route pattern that answered (`/v1/cafes/{id}`), set by the router; not sent. For metrics.
+    public var route: String?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

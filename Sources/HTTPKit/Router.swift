@@ -48,6 +48,12 @@ public final class Router: Sendable {
     /// Answers a request; never throws.
     public func respond(to request: Request) -> Response {
         var request = request
+        var response = answer(&request)
+        response.route = request.route
+        return response
+    }
+
+    private func answer(_ request: inout Request) -> Response {
         do {
             let route = try match(&request)
             return try route.handler(request)

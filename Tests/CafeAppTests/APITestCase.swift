@@ -17,7 +17,8 @@ class APITestCase: XCTestCase {
     override func setUpWithError() throws {
         db = try TestCluster.freshDatabase(name)
         let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
-                   "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path].merging(extraEnvironment) { $1 }
+                   "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
+                   "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0"].merging(extraEnvironment) { $1 }
         let config = Configuration(environment: env)
         let database = try Database.open(config, applicationName: "api-test", settings: Database.apiSettings, logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)

@@ -439,6 +439,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
     }
    }
@@ -482,6 +492,54 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/metrics": {
+   "get": {
+    "summary": "Prometheus metrics: requests and latency by route, pool, outbox lag, worker runs, process memory and descriptors. With METRICS_TOKEN set, needs it as a bearer token.",
+    "operationId": "metrics",
+    "responses": {
+     "200": {
+      "description": "Prometheus text format 0.0.4.",
+      "content": {
+       "text/plain": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "`unauthorized`: no, invalid, revoked or expired session token.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
         }
        }
       }
@@ -580,8 +638,40 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/users/me": {
@@ -714,8 +804,30 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/sessions/current": {
@@ -743,6 +855,16 @@ enum OpenAPIDocument {
      },
      "503": {
       "description": "`database_unavailable`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
       "content": {
        "application/problem+json": {
         "schema": {
@@ -955,8 +1077,40 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/cafes/{id}": {
@@ -1123,6 +1277,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
     }
    },
@@ -1170,6 +1334,16 @@ enum OpenAPIDocument {
      },
      "503": {
       "description": "`database_unavailable`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
       "content": {
        "application/problem+json": {
         "schema": {
@@ -1361,8 +1535,40 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/comments/{id}": {
@@ -1484,6 +1690,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
     }
    },
@@ -1531,6 +1747,16 @@ enum OpenAPIDocument {
      },
      "503": {
       "description": "`database_unavailable`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
       "content": {
        "application/problem+json": {
         "schema": {
@@ -1644,8 +1870,40 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/files": {
@@ -1746,8 +2004,40 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
      }
-    }
+    },
+    "parameters": [
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
+     }
+    ]
    }
   },
   "/v1/files/{id}": {
@@ -1826,6 +2116,16 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "requestBody": {
@@ -1879,6 +2179,36 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
         }
        }
       }
@@ -1938,6 +2268,16 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
         }
        }
       }
@@ -2024,6 +2364,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    },
@@ -2049,6 +2399,16 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "requestBody": {
@@ -2109,6 +2469,36 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    }
@@ -2136,6 +2526,16 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "responses": {
@@ -2165,6 +2565,36 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
         }
        }
       }
@@ -2297,6 +2727,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    },
@@ -2322,6 +2762,16 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "requestBody": {
@@ -2372,6 +2822,36 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
         }
        }
       }
@@ -2466,6 +2946,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    },
@@ -2544,6 +3034,26 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    },
@@ -2611,6 +3121,26 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    },
@@ -2636,6 +3166,16 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "requestBody": {
@@ -2698,6 +3238,36 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
      }
     }
    }
@@ -2734,6 +3304,16 @@ enum OpenAPIDocument {
        "type": "string",
        "pattern": "^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$"
       }
+     },
+     {
+      "name": "Idempotency-Key",
+      "in": "header",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 255
+      },
+      "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ],
     "requestBody": {
@@ -2792,6 +3372,36 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "422": {
+      "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ParseError"
         }
        }
       }

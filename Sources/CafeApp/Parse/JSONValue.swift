@@ -1,4 +1,5 @@
 import Foundation
+import HTTPKit
 
 /// Any JSON value, for the Parse protocol's free-form bodies and parameters (`where`, `order`,
 /// objects with `__type`/`__op` members). Numbers are doubles: every number Parse clients send us
@@ -21,9 +22,10 @@ indirect enum JSONValue: Decodable, Equatable, Sendable {
         else { self = .object(try c.decode([String: JSONValue].self)) }
     }
 
-    /// nil when `bytes` is not one JSON value.
+    /// nil when `bytes` is not one JSON value (or nests deeper than `JSONNesting.limit`).
     static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        guard JSONNesting.depth(bytes) <= JSONNesting.limit else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 
     static func parse(_ text: String) -> JSONValue? { parse(Array(text.utf8)) }

@@ -1,0 +1,43 @@
+import HTTPKit
+
+/// Cross-origin access for browser clients on other origins: only those listed in
+/// `CORS_ORIGINS` (exact `scheme://host[:port]`, comma-separated; default none). Sessions are
+/// bearer tokens, never cookies, so credentials are not allowed and `*` is never answered.
+struct CORSPolicy: Sendable {
+    let allowedOrigins: Set<String>
+
+    static let allowedMethods = "GET, POST, PUT, PATCH, DELETE"
+    static let allowedHeaders: Set<String> = [
+        "authorization", "content-type", "idempotency-key", "if-none-match", "x-request-id",
+        "x-parse-application-id", "x-parse-session-token", "x-parse-client-key", "x-parse-rest-api-key",
+        "x-parse-installation-id", "x-parse-client-version", "x-parse-request-id",
+    ]
+    static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed"
+
+    func respond(_ request: Request, next: (Request) -> Response) -> Response {
+        guard let origin = request.header("origin") else { return next(request) }
+        let allowed = allowedOrigins.contains(origin)
+        if request.method == "OPTIONS", let method = request.header("access-control-request-method") {
+            let requested = (request.header("access-control-request-headers") ?? "")
+                .split(separator: ",").map { $0.trimming(.whitespaces).lowercased() }.filter { !$0.isEmpty }
+            guard allowed, Self.allowedMethods.contains(method.uppercased()),
+                  requested.allSatisfy(Self.allowedHeaders.contains) else {
+                return Problem(status: 403, code: "cors_denied", title: "Cross-origin request denied",
+                               detail: "This origin, method or header is not allowed here.", headers: [("Vary", "Origin")]).response
+            }
+            return Response(status: 204, headers: [
+                ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
+                ("Access-Control-Allow-Methods", Self.allowedMethods),
+                ("Access-Control-Allow-Headers", requested.joined(separator: ", ")),
+                ("Access-Control-Max-Age", "600"),
+            ])
+        }
+        var response = next(request)
+        response.headers.append(("Vary", "Origin"))
+        if allowed {
+            response.headers.append(("Access-Control-Allow-Origin", origin))
+            response.headers.append(("Access-Control-Expose-Headers", Self.exposedHeaders))
+        }
+        return response
+    }
+}

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HTTPKit
+import PostgresKit
+import Synchronization
+
+/// `GET /metrics` in the Prometheus text format. With `METRICS_TOKEN` set, only for
+/// `Authorization: Bearer <METRICS_TOKEN>`.
+struct MetricsController: Sendable {
+    let requests: RequestMetrics
+    let pool: ConnectionPool
+    let server: ServerReference
+    let token: String?
+
+    var routes: [(method: String, pattern: String, handler: Handler)] { [("GET", "/metrics", metrics)] }
+
+    func metrics(_ request: Request) throws -> Response {
+        if let token, Authenticator.bearerToken(request) != token {
+            throw Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Send the metrics token as a bearer token.",
+                          headers: [("WWW-Authenticate", "Bearer")])
+        }
+        var out = ""
+        requests.render(into: &out)
+        let stats = pool.statistics
+        Prometheus.gauge("cafe_db_pool_connections", "Database connections of this process by state.",
+                         [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))], into: &out)
+        Prometheus.gauge("cafe_db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))], into: &out)
+        if let server = server.current {
+            Prometheus.gauge("cafe_http_connections_open", "Open HTTP connections.", [("", Double(server.openConnections))], into: &out)
+            Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request too slowly.", type: "counter",
+                             [("", Double(server.slowConnectionsCut))], into: &out)
+        }
+        databaseMetrics(into: &out)
+        processMetrics(into: &out)
+        return Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
+                        body: Array(out.utf8))
+    }
+
+    /// Outbox lag and the worker's recorded runs, read from the database (the worker is another
+    /// process). Runs are kept 7 days, so these are gauges over that window, not counters.
+    private func databaseMetrics(into out: inout String) {
+        do {
+            let outbox = try pool.query("""
+                SELECT count(*)::bigint, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
+                """).first!
+            let runs = try pool.query("""
+                SELECT kind, CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END, count(*)::bigint FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2
+                """)
+            Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 1)], into: &out)
+            Prometheus.gauge("cafe_outbox_rows", "Comment changes not yet aggregated.", [("", Double(try outbox.decode(0, as: Int64.self)))], into: &out)
+            Prometheus.gauge("cafe_outbox_lag_seconds", "Age of the oldest unaggregated comment change (0 when none).",
+                             [("", try outbox.decode(1, as: Double.self))], into: &out)
+            Prometheus.gauge("cafe_worker_runs", "Aggregation passes that did work and reconciles, by result, over the last 7 days.",
+                             try runs.map { ("kind=\"\(try $0.decode(0, as: String.self))\",result=\"\(try $0.decode(1, as: String.self))\"",
+                                             Double(try $0.decode(2, as: Int64.self))) }, into: &out)
+        } catch {
+            Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 0)], into: &out)
+        }
+    }
+
+    private func processMetrics(into out: inout String) {
+        let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+        let residentPages = statm.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
+        Prometheus.gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+                         [("", residentPages * Double(sysconf(Int32(_SC_PAGESIZE))))], into: &out)
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        Prometheus.gauge("process_open_fds", "Open file descriptors.", [("", Double(fds))], into: &out)
+    }
+}
+
+/// The HTTP server, known to the routes only once it exists (it is built from them).
+/// Weak: the server owns the routes that own this.
+final class ServerReference: Sendable {
+    private struct Box { weak var server: HTTPServer? }
+    private let box = Mutex(Box())
+    var current: HTTPServer? { box.withLock { $0.server } }
+    func set(_ s: HTTPServer) { box.withLock { $0.server = s } }
+}

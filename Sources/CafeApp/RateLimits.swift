@@ -1,0 +1,31 @@
+import HTTPKit
+
+/// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE), a tighter
+/// one for log-ins (on top of the per-username lockout, which an attacker spraying usernames
+/// never trips). Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
+/// `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off. The address is the TCP
+/// peer: behind a reverse proxy, every client shares the proxy's bucket, so raise the limits there.
+struct RateLimits: Sendable {
+    let writes: RateLimiter?
+    let logins: RateLimiter?
+
+    static let loginRoutes: Set<String> = ["/v1/sessions", "/parse/login"]
+
+    func respond(_ request: Request, next: (Request) -> Response) -> Response {
+        let isLogin = Self.loginRoutes.contains(request.path) && (request.method == "POST" || request.method == "GET")
+        let isWrite = ["POST", "PUT", "PATCH", "DELETE"].contains(request.method)
+        for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
+            guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
+            let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",
+                                  detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
+                                  headers: [("Retry-After", String(wait))])
+            if request.path.hasPrefix("/parse/") {
+                var error = ParseError(155, problem.detail!, status: 429)
+                error.headers = problem.headers
+                return error.response
+            }
+            return problem.response
+        }
+        return next(request)
+    }
+}
