@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeApp
+import CafeTestSupport
+import Foundation
+import Logging
+import PostgresKit
+import XCTest
+
+/// Faults under write load, with real processes: the database restarting, `cafe serve` killed
+/// or stopped, several servers and workers at once. A 2xx must never be lost.
+final class FaultTests: XCTestCase {
+    let quiet = Logger(label: "t", minimum: .error)
+
+    /// Signs up `name` through the API (admin via SQL when asked) and returns its token.
+    func user(_ name: String, port: UInt16, admin: Bool = false, pool: ConnectionPool) throws -> String {
+        let r = try RawHTTPClient(port: port).request("POST", "/v1/users", json: #"{"username":"\#(name)","password":"correct horse battery"}"#)
+        XCTAssertEqual(r.status, 201, r.text)
+        if admin { try pool.query("UPDATE users SET is_admin = true WHERE username = $1", name) }
+        return r.json()["sessionToken"] as? String ?? ""
+    }
+
+    func cafe(port: UInt16, admin: String) throws -> String {
+        let r = try RawHTTPClient(port: port).request("POST", "/v1/cafes", json: #"{"name":"Load","catchCopy":"","introduction":""}"#,
+                                                      headers: ["Authorization": "Bearer \(admin)"])
+        return r.json()["id"] as? String ?? ""
+    }
+
+    func assertEveryAcknowledgedCommentIsStored(_ outcomes: [WriteLoad.Outcome], _ pool: ConnectionPool,
+                                                file: StaticString = #filePath, line: UInt = #line) throws {
+        let stored = Set(try pool.query("SELECT detail FROM comments").map { try $0.decode(0, as: String.self) })
+        let acked = outcomes.filter { ($0.status ?? 0) == 201 }
+        XCTAssertGreaterThan(acked.count, 10, "the load did write", file: file, line: line)
+        let lost = acked.filter { !stored.contains($0.detail) }
+        XCTAssertEqual(lost.map(\.detail), [], "acknowledged but not stored", file: file, line: line)
+    }
+
+    func testDatabaseRestartUnderWriteLoadLosesNoAcknowledgedWriteAndHealsWithin5s() throws {
+        let dir = TestCluster.root.appendingPathComponent("restart-\(UUID().uuidString.prefix(8))/pgdata")
+        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
+        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "4", "DB_ACQUIRE_TIMEOUT": "1",
+                                                 "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
+                                                 "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
+        config.dataDirectory = dir
+        config.embeddedDurability = false
+        let database = try Database.open(config, applicationName: "restart-test", logger: quiet)
+        let app = try Application(configuration: config, database: database)
+        _ = try app.migrate()
+        try app.start()
+        defer { app.shutdown() }
+        let port = app.server.port
+        let admin = try user("boss", port: port, admin: true, pool: database.pool)
+        let cafeID = try cafe(port: port, admin: admin)
+        let token = try user("writer", port: port, pool: database.pool)
+
+        let load = WriteLoad(writers: 4) { _ in (port, token, cafeID) }
+        Thread.sleep(forTimeInterval: 1)
+        database.embedded!.stop()
+        Thread.sleep(forTimeInterval: 1)
+        let restarted = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        defer { restarted.stop() }
+        let back = Date()
+        var healed: TimeInterval?
+        while Date().timeIntervalSince(back) < 5 {
+            if try RawHTTPClient(port: port).request("GET", "/readyz").status == 200 { healed = Date().timeIntervalSince(back); break }
+            usleep(50_000)
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let outcomes = load.stop()
+
+        XCTAssertNotNil(healed, "not ready within 5 s of the database returning")
+        print("database restart: \(outcomes.count) writes, \(outcomes.filter { $0.status == 201 }.count) acknowledged, healed in \(String(format: "%.2f", healed ?? -1)) s")
+        let failures = outcomes.filter { $0.status != 201 }
+        XCTAssertFalse(failures.isEmpty, "the outage was seen")
+        for failure in failures {
+            XCTAssertEqual(failure.status, 503, failure.body)
+            XCTAssertTrue(failure.body.contains("database_unavailable"), failure.body)
+        }
+        let pool = ConnectionPool(.init(conninfo: restarted.conninfo(), maxConnections: 2))
+        defer { pool.close() }
+        try assertEveryAcknowledgedCommentIsStored(outcomes, pool)
+    }
+
+    func testServeKilledUnderWriteLoadLeavesNoPartialRows() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool()
+        defer { pool.close() }
+        let env = CafeProcess.environment(dataDirectory: TestCluster.root, extra: ["DATABASE_URL": db.conninfo, "HTTP_THREADS": "4"])
+        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env)
+        let port = try serve.waitUntilServing()
+        let admin = try user("boss", port: port, admin: true, pool: pool)
+        let cafeID = try cafe(port: port, admin: admin)
+        let token = try user("writer", port: port, pool: pool)
+
+        let load = WriteLoad(writers: 4, withPhotos: true) { _ in (port, token, cafeID) }
+        while load.acknowledged < 20 { usleep(20_000) }
+        serve.signal(SIGKILL)
+        XCTAssertNotNil(serve.waitForExit(timeout: 5))
+        let outcomes = load.stop()
+
+        try assertEveryAcknowledgedCommentIsStored(outcomes, pool)
+        let row = try pool.query("""
+            SELECT (SELECT count(*)::int FROM comments),
+                   (SELECT count(*)::int FROM aggregation_outbox),
+                   (SELECT count(*)::int FROM files WHERE size <> octet_length(bytes) OR sha256 <> sha256(bytes)),
+                   (SELECT count(*)::int FROM comments m LEFT JOIN files f ON f.id = m.image_id WHERE m.image_id IS NOT NULL AND f.id IS NULL)
+            """).first!
+        XCTAssertEqual(try row.decode(1, as: Int.self), try row.decode(0, as: Int.self), "every comment has its outbox entry")
+        XCTAssertEqual(try row.decode(2, as: Int.self), 0, "every stored file is complete")
+        XCTAssertEqual(try row.decode(3, as: Int.self), 0, "every comment's photo exists")
+        for o in outcomes where o.status == 201 {
+            let size = try pool.query("SELECT f.size FROM comments m JOIN files f ON f.id = m.image_id WHERE m.detail = $1", o.detail).first?.decode(0, as: Int.self)
+            XCTAssertEqual(size, o.imageSize, o.detail)
+        }
+    }
+
+    func testTwoServersAndTwoWorkersKeepTheAggregatesExact() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool()
+        defer { pool.close() }
+        let env = CafeProcess.environment(dataDirectory: TestCluster.root, extra: ["DATABASE_URL": db.conninfo, "HTTP_THREADS": "3",
+                                                                                  "AGGREGATION_INTERVAL": "0.2"])
+        let servers = try (0..<2).map { _ in try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env) }
+        let ports = try servers.map { try $0.waitUntilServing() }
+        let workers = try (0..<2).map { _ in try CafeProcess(["worker"], environment: env) }
+        let admin = try user("boss", port: ports[0], admin: true, pool: pool)
+        let cafes = try (0..<3).map { _ in try cafe(port: ports[0], admin: admin) }
+        let tokens = try (0..<4).map { try user("writer\($0)", port: ports[$0 % 2], pool: pool) }
+
+        let load = WriteLoad(writers: 4) { i in (ports[i % 2], tokens[(i / 1_000_000) % 4], cafes[i % 3]) }
+        // Meanwhile: star changes and deletes through both servers.
+        let ids = { try pool.query("SELECT m.id::text, u.username FROM comments m JOIN users u ON u.id = m.user_id ORDER BY random() LIMIT 5").map {
+            (try $0.decode(0, as: String.self), Int(try $0.decode(1, as: String.self).dropFirst("writer".count))!) } }
+        for round in 0..<15 {
+            usleep(150_000)
+            for (n, (id, writer)) in try ids().enumerated() {
+                let client = try RawHTTPClient(port: ports[(round + n) % 2])
+                let auth = ["Authorization": "Bearer \(tokens[writer])"]
+                _ = n % 2 == 0 ? try client.request("PATCH", "/v1/comments/\(id)", json: #"{"star":\#(1 + round % 3)}"#, headers: auth)
+                               : try client.request("DELETE", "/v1/comments/\(id)", headers: auth)
+            }
+        }
+        let outcomes = load.stop()
+        XCTAssertGreaterThan(outcomes.filter { $0.status == 201 }.count, 50)
+
+        let deadline = Date().addingTimeInterval(15)
+        while try pool.query("SELECT count(*)::int FROM aggregation_outbox").first!.decode(0, as: Int.self) > 0 && Date() < deadline { usleep(100_000) }
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
+        for id in cafes {
+            let shown = try RawHTTPClient(port: ports[1]).request("GET", "/v1/cafes/\(id)").json()["commentSum"] as? Int
+            XCTAssertEqual(shown, try pool.query("SELECT count(*)::int FROM comments WHERE cafe_id = $1::bigint", id).first!.decode(0, as: Int.self))
+        }
+        for p in servers + workers { p.signal(SIGTERM) }
+        for p in servers + workers { XCTAssertEqual(p.waitForExit(timeout: 10), 0, p.log) }
+    }
+
+    func testSIGTERMUnderLoadFinishesInFlightRequestsAndExitsZero() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool()
+        defer { pool.close() }
+        let env = CafeProcess.environment(dataDirectory: TestCluster.root, extra: ["DATABASE_URL": db.conninfo, "HTTP_THREADS": "4"])
+        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env)
+        let port = try serve.waitUntilServing()
+        let admin = try user("boss", port: port, admin: true, pool: pool)
+        let cafeID = try cafe(port: port, admin: admin)
+        let token = try user("writer", port: port, pool: pool)
+
+        let load = WriteLoad(writers: 6) { _ in (port, token, cafeID) }
+        while load.acknowledged < 30 { usleep(20_000) }
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 15), 0, serve.log)
+        let outcomes = load.stop()
+        XCTAssertFalse(serve.log.contains("abandoned_requests"), serve.log)
+        try assertEveryAcknowledgedCommentIsStored(outcomes, pool)
+        for o in outcomes where o.status != nil {
+            XCTAssertTrue(o.status == 201 || (o.status == 503 && o.body.contains("shutting_down")), "\(o.status!) \(o.body)")
+        }
+        // A request that was answered was answered whole; the others never got a byte back.
+        for o in outcomes where o.status == nil {
+            XCTAssertFalse(o.body.contains("bad status line"), o.body)
+        }
+    }
+}
