@@ -5,9 +5,10 @@
 SWIFT    ?= swift
 APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev postgresql pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client
+FUZZ_DEPS  := curl
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test deps build release bench clean
+.PHONY: run test deps build release bench fuzz clean
 
 run: deps release
 	.build/release/cafe serve --seed-demo
@@ -33,6 +34,13 @@ bench: deps
 	@tools/ensure-packages $(BENCH_DEPS)
 	$(SWIFT) build -c release --product cafe
 	bench/run.sh
+
+# Schemathesis against /openapi.json of a fresh server (installs it from PyPI into .build/fuzz-venv).
+# FUZZ_SECONDS bounds each of its three runs (anonymous, user, admin); default 180.
+fuzz: deps
+	@tools/ensure-packages $(FUZZ_DEPS)
+	$(SWIFT) build --product cafe
+	tools/fuzz.sh
 
 clean:
 	rm -rf .build

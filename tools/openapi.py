@@ -202,6 +202,7 @@ for path, item in doc["paths"].items():
         if method in ("post", "put", "patch", "delete"):
             responses.setdefault("429", answer("`rate_limited` (Parse code 155): too many writes or log-ins from this address; see `Retry-After`."))
         if method == "post":
+            responses.setdefault("400", answer("Bad input, e.g. `invalid_idempotency_key` (empty or longer than 255 characters)."))
             responses.setdefault("422", answer("`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request."))
             op.setdefault("parameters", [])
             op["parameters"] = op["parameters"] + [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string", "minLength": 1, "maxLength": 255},

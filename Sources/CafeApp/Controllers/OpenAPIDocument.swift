@@ -1881,6 +1881,16 @@ enum OpenAPIDocument {
        }
       }
      },
+     "400": {
+      "description": "Bad input, e.g. `invalid_idempotency_key` (empty or longer than 255 characters).",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
      "422": {
       "description": "`idempotency_key_reused` (Parse code 159): the Idempotency-Key (X-Parse-Request-Id) was used for a different request.",
       "content": {

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `make fuzz`: schemathesis (from PyPI, in a local virtual environment) against /openapi.json of a
+# freshly started `cafe serve` on its own embedded database: every operation, anonymously, as a
+# user and as an admin. Passes only with zero 5xx answers and zero answers the document does not
+# describe (status, content type, headers, body schema). FUZZ_SECONDS bounds each of the three
+# runs (default 180: under 10 minutes in all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-180}
+venv=.build/fuzz-venv
+schemathesis=4.32.5
+
+if ! "$venv/bin/st" --version 2>/dev/null | grep -q "$schemathesis"; then
+    echo "==> installing schemathesis $schemathesis into $venv"
+    # Debian's own python3 needs python3-venv for this; a python3 from elsewhere has it built in.
+    python3 -m venv "$venv" 2>/dev/null || { tools/ensure-packages python3-venv && rm -rf "$venv" && python3 -m venv "$venv"; }
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$schemathesis"
+fi
+
+# A fresh database in /tmp: the postgres account must reach it even when the checkout is under /root.
+work=$(mktemp -d /tmp/cafe-fuzz.XXXXXX)
+chmod 755 "$work"
+cleanup() { [[ -n "${serve:-}" ]] && kill "$serve" 2>/dev/null && wait "$serve" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+export CAFE_DATA_DIR="$work/pgdata" RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 LOG_LEVEL=info
+
+echo "==> starting cafe serve on a fresh embedded database"
+.build/debug/cafe serve --port 0 > "$work/serve.log" 2>&1 &
+serve=$!
+for _ in $(seq 1 120); do
+    port=$(grep -o '"url":"http://127.0.0.1:[0-9]*' "$work/serve.log" | grep -o '[0-9]*$' || true)
+    [[ -n "$port" ]] && break
+    kill -0 "$serve" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
+    sleep 0.5
+done
+[[ -n "${port:-}" ]] || { echo "cafe serve did not start"; cat "$work/serve.log"; exit 1; }
+base="http://127.0.0.1:$port"
+
+token_for() {  # username, admin? → a session token
+    local name=$1
+    local flags=()
+    [[ "$2" == admin ]] && flags=(--admin)
+    echo "correct horse battery" | .build/debug/cafe admin create-user --username "$name" --password-stdin "${flags[@]}" > /dev/null
+    curl -s -X POST "$base/v1/sessions" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"$name\",\"password\":\"correct horse battery\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessionToken"])'
+}
+user=$(token_for fuzz_user user)
+admin=$(token_for fuzz_admin admin)
+# Something to point at: a cafe with a comment.
+cafe=$(curl -s -X POST "$base/v1/cafes" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+    -d '{"name":"Fuzz","catchCopy":"","introduction":"珈琲"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+curl -s -o /dev/null -X POST "$base/v1/cafes/$cafe/comments" -H "Authorization: Bearer $user" -H 'Content-Type: application/json' -d '{"detail":"x","star":2}'
+
+checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance
+failed=0
+run() {  # label, extra schemathesis arguments…
+    local label=$1; shift
+    echo "==> schemathesis: $label (${seconds}s)"
+    "$venv/bin/st" run "$base/openapi.json" --checks "$checks" --max-time "$seconds" --workers 2 \
+        --seed 1 --no-color --suppress-health-check all --warnings off \
+        --report junit --report-junit-path ".build/fuzz-$label.xml" "$@" || failed=1
+}
+run anonymous
+run user -H "Authorization: Bearer $user" -H "X-Parse-Application-Id: cafe" -H "X-Parse-Session-Token: $user"
+run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H "X-Parse-Session-Token: $admin"
+
+if grep -q '"level":"error"' "$work/serve.log"; then
+    echo "==> errors in the server log:"; grep '"level":"error"' "$work/serve.log" | head -20; failed=1
+fi
+exit $failed
