@@ -18,6 +18,9 @@ public struct Configuration: Sendable {
     public var databasePoolSize: Int
     /// `DB_ACQUIRE_TIMEOUT`: seconds a request waits for a free connection before 503.
     public var databaseAcquireTimeout: TimeInterval
+    /// `DB_QUERY_TIMEOUT` (default 5): seconds the API waits for any database answer before it
+    /// gives the connection up and answers 503 (a hung or unreachable server); 0 for no limit.
+    public var databaseQueryTimeout: TimeInterval
     public var maxBodyBytes: Int
     public var idleTimeoutSeconds: Int
     /// `HTTP_REQUEST_TIMEOUT` (default 10): seconds a client has to send a whole request; slower ones are cut off.
@@ -53,6 +56,7 @@ public struct Configuration: Sendable {
         httpThreads = int("HTTP_THREADS") ?? 8
         databasePoolSize = int("DB_POOL_SIZE") ?? (httpThreads + 2)
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
+        databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
         idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
         requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10

@@ -14,9 +14,11 @@ public final class Database: Sendable {
     }
 
     /// `settings`: server parameters for every connection (the API turns off parallel query, whose
-    /// worker start-up costs more than the short queries it would split).
+    /// worker start-up costs more than the short queries it would split). `forAPI`: statements are
+    /// bounded by `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is
+    /// not waited on); the worker's long recomputes are not.
     public static func open(_ config: Configuration, applicationName: String, settings: [String: String] = [:],
-                            logger: Logger) throws -> Database {
+                            forAPI: Bool = false, logger: Logger) throws -> Database {
         var embedded: EmbeddedPostgres?
         let conninfo: String
         if let url = config.databaseURL {
@@ -27,9 +29,12 @@ public final class Database: Sendable {
             embedded = server
             conninfo = server.conninfo()
         }
+        var settings = settings
+        let queryTimeout = forAPI && config.databaseQueryTimeout > 0 ? config.databaseQueryTimeout : nil
+        if let queryTimeout { settings["statement_timeout"] = String(Int(queryTimeout * 1000)) }
         let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
                                         acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName,
-                                        settings: settings),
+                                        settings: settings, queryTimeout: queryTimeout.map { $0 + 1 }),
                                   logger: Logger(label: "db.pool", minimum: config.logLevel))
         return Database(pool: pool, embedded: embedded)
     }

@@ -68,10 +68,10 @@ final class ConnectionWatch: @unchecked Sendable {
     }
 
     private func cutSlowReaders() {
-        let now = MonotonicClock.nanoseconds()
         entries.withLock { entries in
+            let now = MonotonicClock.nanoseconds()   // under the lock: no entry is newer than this
             for (fd, entry) in entries where !entry.cut {
-                guard let since = entry.readingSince, now - since > readTimeoutNanos else { continue }
+                guard let since = entry.readingSince, now > since, now - since > readTimeoutNanos else { continue }
                 // Under the lock: `closed` cannot run meanwhile, so fd is still this connection's.
                 Glibc.shutdown(fd, Int32(SHUT_RDWR))
                 entries[fd]?.cut = true

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibPQ
+import Foundation
 
 /// One libpq connection. Used by one thread at a time (the pool hands it out exclusively).
 /// Every statement with parameters is prepared once per connection and then executed by name,
@@ -10,11 +11,16 @@ public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
     private var preparedNames: [String: String] = [:]
     private var savepointDepth = 0
+    /// Longest wait for a statement's answer; nil waits forever (the worker's long recomputes).
+    private let queryTimeout: TimeInterval?
+    /// Set when an answer did not come in time: the connection is given up.
+    private var abandoned = false
 
     /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
     /// `settings` are server parameters for this session (e.g. `max_parallel_workers_per_gather=0`).
     public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe",
-                settings: [String: String] = [:]) throws {
+                settings: [String: String] = [:], queryTimeout: TimeInterval? = nil) throws {
+        self.queryTimeout = queryTimeout
         // Our defaults come first so that the URL or keyword string (expanded from dbname) overrides them.
         let keywords = ["connect_timeout", "application_name", "options", "dbname"]
         let values = [String(max(1, connectTimeoutSeconds)), applicationName,
@@ -36,7 +42,7 @@ public final class Connection: @unchecked Sendable {
     deinit { PQfinish(handle) }
 
     /// False once libpq has seen the socket fail.
-    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    public var isBroken: Bool { abandoned || PQstatus(handle) != CONNECTION_OK }
 
     /// True when no transaction is open (the state the pool requires before reusing a connection).
     var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
@@ -62,10 +68,11 @@ public final class Connection: @unchecked Sendable {
     public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
         let name = try preparedName(for: sql, parameterCount: params.count)
         let binds = try Self.checked(params)
-        let result = withBoundParameters(binds) { values, lengths, formats in
-            PQexecPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
+        return try exchange {
+            withBoundParameters(binds) { values, lengths, formats in
+                PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
+            }
         }
-        return try check(result)
     }
 
     /// Like `query`, but planned afresh for these parameter values every time (an unnamed statement).
@@ -74,17 +81,50 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func queryPlannedPerCall(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
         let binds = try Self.checked(params)
-        let result = withBoundParameters(binds) { values, lengths, formats in
-            PQexecParams(handle, sql, Int32(binds.count), nil, values, lengths, formats, 0)
+        return try exchange {
+            withBoundParameters(binds) { values, lengths, formats in
+                PQsendQueryParams(handle, sql, Int32(binds.count), nil, values, lengths, formats, 0)
+            }
         }
-        return try check(result)
     }
 
     /// Runs SQL text without parameters through the simple protocol; may hold several statements
     /// (migrations, `BEGIN`, `COMMIT`). Never pass values in here.
     @discardableResult
     public func execute(script sql: String) throws -> QueryResult {
-        try check(PQexec(handle, sql))
+        try exchange { PQsendQuery(handle, sql) }
+    }
+
+    /// Sends a statement and collects its answer, waiting at most `queryTimeout`. The last result
+    /// is the answer (a script's last statement, or the error that stopped it), as with PQexec.
+    private func exchange(_ send: () -> Int32) throws -> QueryResult {
+        guard !abandoned else { throw PostgresError(kind: .unavailable, message: "connection abandoned after a timeout") }
+        guard send() == 1 else { return try check(nil) }
+        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
+                let ready = poll(&pfd, 1, wait)
+                if ready == 0 {
+                    // No answer in time: the server is hung or unreachable. Give the connection up
+                    // (the pool closes it) rather than wait on it forever.
+                    abandoned = true
+                    if let last { PQclear(last) }
+                    throw PostgresError(kind: .unavailable, message: "no answer from the database within \(queryTimeout!) s")
+                }
+                if ready < 0 && errno == EINTR { continue }
+                guard PQconsumeInput(handle) == 1 else {
+                    if let last { PQclear(last) }
+                    return try check(nil)
+                }
+            }
+            guard let next = PQgetResult(handle) else { break }
+            if let last { PQclear(last) }
+            last = next
+        }
+        return try check(last)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.

@@ -14,9 +14,13 @@ public final class ConnectionPool: @unchecked Sendable {
         public var applicationName: String
         /// Server parameters set on every connection of the pool.
         public var settings: [String: String]
+        /// Longest wait for any statement's answer (nil: no limit); a connection that misses it is dropped.
+        public var queryTimeout: TimeInterval?
 
         public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: TimeInterval = 5,
-                    connectTimeoutSeconds: Int = 5, applicationName: String = "cafe", settings: [String: String] = [:]) {
+                    connectTimeoutSeconds: Int = 5, applicationName: String = "cafe", settings: [String: String] = [:],
+                    queryTimeout: TimeInterval? = nil) {
+            self.queryTimeout = queryTimeout
             self.conninfo = conninfo
             self.maxConnections = max(1, maxConnections)
             self.acquireTimeout = acquireTimeout
@@ -140,7 +144,8 @@ public final class ConnectionPool: @unchecked Sendable {
                     let connection = try Connection(conninfo: configuration.conninfo,
                                                     connectTimeoutSeconds: configuration.connectTimeoutSeconds,
                                                     applicationName: configuration.applicationName,
-                                                    settings: configuration.settings)
+                                                    settings: configuration.settings,
+                                                    queryTimeout: configuration.queryTimeout)
                     logger.debug("opened database connection")
                     return connection
                 } catch {

@@ -54,7 +54,7 @@ enum Commands {
         }
         let shutdown = ShutdownSignal()
 
-        let database = try Database.open(config, applicationName: "cafe-serve", settings: Database.apiSettings, logger: logger)
+        let database = try Database.open(config, applicationName: "cafe-serve", settings: Database.apiSettings, forAPI: true, logger: logger)
         let app: Application
         do {
             app = try Application(configuration: config, database: database)
@@ -66,8 +66,13 @@ enum Commands {
             throw error
         }
         var worker: WorkerLoop?
+        var workerPool: ConnectionPool?
         if database.embedded != nil && !args.has("no-worker") {
-            worker = workerLoop(database.pool, interval: 1, logger: logger.with("component", "worker"))
+            // Its own connections, without the API's statement timeout: a full recompute may be long.
+            let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 2, applicationName: "cafe-serve-worker"),
+                                      logger: logger.with("component", "worker"))
+            workerPool = pool
+            worker = workerLoop(pool, interval: 1, logger: logger.with("component", "worker"))
             worker?.start()
         }
         let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
@@ -75,6 +80,7 @@ enum Commands {
         shutdown.wait()
         logger.info("shutting down")
         worker?.stop()
+        workerPool?.close()
         app.shutdown()
         return 0
     }

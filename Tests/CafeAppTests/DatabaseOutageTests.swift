@@ -43,4 +43,48 @@ final class DatabaseOutageTests: XCTestCase {
         }
         XCTAssertEqual(status, 200, "healed within 5 s of the database returning")
     }
+
+    /// A database that accepts connections but never answers (here: every PostgreSQL process
+    /// stopped with SIGSTOP) costs a request at most DB_QUERY_TIMEOUT + 1 s, then 503.
+    func testAHungDatabaseIsNotWaitedOnForever() throws {
+        let dir = TestCluster.root.appendingPathComponent("hung-\(UUID().uuidString.prefix(8))/pgdata")
+        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
+        let quiet = Logger(label: "t", minimum: .error)
+        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "2", "DB_ACQUIRE_TIMEOUT": "1",
+                                                 "DB_QUERY_TIMEOUT": "1", "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
+        config.dataDirectory = dir
+        config.embeddedDurability = false
+        let database = try Database.open(config, applicationName: "hung-test", settings: Database.apiSettings, forAPI: true, logger: quiet)
+        let app = try Application(configuration: config, database: database)
+        _ = try app.migrate()
+        try app.start()
+        defer { app.shutdown() }
+        let port = app.server.port
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/v1/cafes").status, 200)
+
+        let postmaster = try XCTUnwrap(Int32(try String(contentsOf: dir.appendingPathComponent("postmaster.pid"), encoding: .utf8)
+            .split(separator: "\n")[0]))
+        let children = (try? String(contentsOfFile: "/proc/\(postmaster)/task/\(postmaster)/children", encoding: .utf8))?
+            .split(separator: " ").compactMap { Int32($0) } ?? []
+        let frozen = [postmaster] + children
+        frozen.forEach { kill($0, SIGSTOP) }
+        defer { frozen.forEach { kill($0, SIGCONT) } }
+        let started = Date()
+        let hung = try RawHTTPClient(port: port, timeoutSeconds: 10).request("GET", "/v1/cafes")
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(hung.status, 503, hung.text)
+        XCTAssertEqual(hung.json()["code"] as? String, "database_unavailable")
+        XCTAssertNotNil(hung.headers["retry-after"])
+        XCTAssertLessThan(waited, 4, "answered within the timeout, not left hanging")
+
+        frozen.forEach { kill($0, SIGCONT) }
+        let deadline = Date().addingTimeInterval(5)
+        var status = 0
+        while Date() < deadline {
+            status = try RawHTTPClient(port: port).request("GET", "/v1/cafes").status
+            if status == 200 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(status, 200, "healed once the database answers again")
+    }
 }
