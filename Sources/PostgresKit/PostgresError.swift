@@ -30,7 +30,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         var s = "PostgresError(\(kind)"
         if let sqlState { s += ", \(sqlState)" }
         s += "): \(message)"
-        if let detail { s += " — \(detail)" }
+        // Not the detail: it can quote row values ("Failing row contains (…)", a password hash
+        // among them), and descriptions end up in logs. `detail` stays available to code.
+        if let constraint { s += " [\(constraint)]" }
         return s
     }
 

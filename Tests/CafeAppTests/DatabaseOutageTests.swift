@@ -1,3 +1,4 @@
+import Aggregation
 import CafeApp
 import CafeTestSupport
 import Foundation
@@ -86,5 +87,43 @@ final class DatabaseOutageTests: XCTestCase {
             usleep(100_000)
         }
         XCTAssertEqual(status, 200, "healed once the database answers again")
+    }
+
+    /// The worker rides out a database restart the same way: passes fail while it is down and
+    /// resume on their own, and nothing written meanwhile is missed.
+    func testTheWorkerHealsAfterADatabaseRestart() throws {
+        let dir = TestCluster.root.appendingPathComponent("worker-\(UUID().uuidString.prefix(8))/pgdata")
+        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
+        let quiet = Logger(label: "t", minimum: .error)
+        var server = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        defer { server.stop() }
+        let pool = ConnectionPool(.init(conninfo: server.conninfo(), maxConnections: 3, acquireTimeout: 1, connectTimeoutSeconds: 2))
+        defer { pool.close() }
+        try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: quiet).migrate(pool)
+        try pool.query("INSERT INTO users (username, password_hash) VALUES ('worker', 'x')")
+        try pool.query("INSERT INTO cafes (name) VALUES ('c')")
+        func comment() throws { try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT max(c.id), max(u.id), 'x', 2 FROM cafes c, users u") }
+        let loop = WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: 0.2, reconcileInterval: 3600, logger: quiet), logger: quiet)
+        loop.start()
+        defer { loop.stop() }
+        try comment()
+
+        server.stop()
+        Thread.sleep(forTimeInterval: 1)   // passes fail meanwhile
+        server = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        let back = Date()
+        var committed = false
+        while !committed && Date().timeIntervalSince(back) < 3 {
+            committed = (try? comment()) != nil
+            if !committed { usleep(100_000) }
+        }
+        XCTAssertTrue(committed)
+        var exact = false
+        while !exact && Date().timeIntervalSince(back) < 5 {
+            exact = (try? pool.query("SELECT comment_sum FROM cafe_stats").first?.decode(0, as: Int.self)) == 2
+            if !exact { usleep(100_000) }
+        }
+        XCTAssertTrue(exact, "the worker counted both comments within 5 s of the database returning")
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
     }
 }
