@@ -90,7 +90,15 @@ final class ParseCafesTests: ParseTestCase {
         // Echoing the stored counts back (a whole-object save) is not a write to them.
         let updated = try parse("PUT", "/classes/CafeMaster/\(id)", json: #"{"name":"改名","commentSum":0,"commentAmount":0,"IntroductionDetail":"新しい説明"}"#, session: admin)
         XCTAssertEqual(updated.status, 200, updated.text)
+        // A photo for the cafe, as the admin app sets it: a Parse file, then the File object.
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 1, count: 64)
+        let file = try parse("POST", "/files/front.png", session: admin, headers: ["Content-Type": "image/png"], body: png).json()
+        let fileJSON = String(decoding: try JSONSerialization.data(withJSONObject: ["CafeImage": ["__type": "File", "name": file["name"]!, "url": file["url"]!]]), as: UTF8.self)
+        XCTAssertEqual(try parse("PUT", "/classes/CafeMaster/\(id)", json: fileJSON, session: admin).status, 200)
+        let image = try XCTUnwrap(try parse("GET", "/classes/CafeMaster/\(id)").json()["CafeImage"] as? [String: String])
+        XCTAssertEqual(image["name"], file["name"] as? String)
         let cafe = try call("GET", "/v1/cafes/\(id)").json()
+        XCTAssertNotNil(cafe["imageUrl"] as? String)
         XCTAssertEqual(cafe["name"] as? String, "改名")
         XCTAssertEqual(cafe["introduction"] as? String, "新しい説明")
         assertParseError(try parse("DELETE", "/classes/CafeMaster/\(id)", session: user), 400, 119)
