@@ -9,19 +9,9 @@ import XCTest
 /// The application over a real socket while its database goes away and comes back.
 final class DatabaseOutageTests: XCTestCase {
     func testReadyzFailsFastWhileTheDatabaseIsDownAndHealsWithoutARestart() throws {
-        let dir = TestCluster.root.appendingPathComponent("outage-\(UUID().uuidString.prefix(8))/pgdata")
-        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
-        let quiet = Logger(label: "t", minimum: .error)
-        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "2", "DB_ACQUIRE_TIMEOUT": "1",
-                                                 "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
-        config.dataDirectory = dir
-        config.embeddedDurability = false
-        let database = try Database.open(config, applicationName: "outage-test", logger: quiet)
-        let app = try Application(configuration: config, database: database)
-        _ = try app.migrate()
-        try app.start()
-        defer { app.shutdown() }
-        let port = app.server.port
+        let fixture = try AppOnOwnCluster("outage")
+        defer { fixture.close() }
+        let (port, database) = (fixture.port, fixture.database)
         XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/readyz").status, 200)
 
         database.embedded!.stop()
@@ -33,34 +23,17 @@ final class DatabaseOutageTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2, "fails fast, no hang")
         XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/healthz").status, 200, "the process itself is fine")
 
-        let restarted = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        let restarted = try fixture.restartDatabase()
         defer { restarted.stop() }
-        let deadline = Date().addingTimeInterval(5)
-        var status = 0
-        while Date() < deadline {
-            status = try RawHTTPClient(port: port).request("GET", "/readyz").status
-            if status == 200 { break }
-            usleep(100_000)
-        }
-        XCTAssertEqual(status, 200, "healed within 5 s of the database returning")
+        XCTAssertNotNil(try fixture.secondsUntilOK("/readyz"), "healed within 5 s of the database returning")
     }
 
     /// A database that accepts connections but never answers (here: every PostgreSQL process
     /// stopped with SIGSTOP) costs a request at most DB_QUERY_TIMEOUT + 1 s, then 503.
     func testAHungDatabaseIsNotWaitedOnForever() throws {
-        let dir = TestCluster.root.appendingPathComponent("hung-\(UUID().uuidString.prefix(8))/pgdata")
-        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
-        let quiet = Logger(label: "t", minimum: .error)
-        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "2", "DB_ACQUIRE_TIMEOUT": "1",
-                                                 "DB_QUERY_TIMEOUT": "1", "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
-        config.dataDirectory = dir
-        config.embeddedDurability = false
-        let database = try Database.open(config, applicationName: "hung-test", settings: Database.apiSettings, forAPI: true, logger: quiet)
-        let app = try Application(configuration: config, database: database)
-        _ = try app.migrate()
-        try app.start()
-        defer { app.shutdown() }
-        let port = app.server.port
+        let fixture = try AppOnOwnCluster("hung", environment: ["DB_QUERY_TIMEOUT": "1", "HTTP_THREADS": "2"])
+        defer { fixture.close() }
+        let (port, dir) = (fixture.port, fixture.directory)
         XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/v1/cafes").status, 200)
 
         let postmaster = try XCTUnwrap(Int32(try String(contentsOf: dir.appendingPathComponent("postmaster.pid"), encoding: .utf8)
@@ -79,14 +52,7 @@ final class DatabaseOutageTests: XCTestCase {
         XCTAssertLessThan(waited, 4, "answered within the timeout, not left hanging")
 
         frozen.forEach { kill($0, SIGCONT) }
-        let deadline = Date().addingTimeInterval(5)
-        var status = 0
-        while Date() < deadline {
-            status = try RawHTTPClient(port: port).request("GET", "/v1/cafes").status
-            if status == 200 { break }
-            usleep(100_000)
-        }
-        XCTAssertEqual(status, 200, "healed once the database answers again")
+        XCTAssertNotNil(try fixture.secondsUntilOK("/v1/cafes"), "healed once the database answers again")
     }
 
     /// The worker rides out a database restart the same way: passes fail while it is down and

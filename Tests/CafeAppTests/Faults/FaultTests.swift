@@ -11,22 +11,6 @@ import XCTest
 /// Faults under write load, with real processes: the database restarting, `cafe serve` killed
 /// or stopped, several servers and workers at once. A 2xx must never be lost.
 final class FaultTests: XCTestCase {
-    let quiet = Logger(label: "t", minimum: .error)
-
-    /// Signs up `name` through the API (admin via SQL when asked) and returns its token.
-    func user(_ name: String, port: UInt16, admin: Bool = false, pool: ConnectionPool) throws -> String {
-        let r = try RawHTTPClient(port: port).request("POST", "/v1/users", json: #"{"username":"\#(name)","password":"correct horse battery"}"#)
-        XCTAssertEqual(r.status, 201, r.text)
-        if admin { try pool.query("UPDATE users SET is_admin = true WHERE username = $1", name) }
-        return r.json()["sessionToken"] as? String ?? ""
-    }
-
-    func cafe(port: UInt16, admin: String) throws -> String {
-        let r = try RawHTTPClient(port: port).request("POST", "/v1/cafes", json: #"{"name":"Load","catchCopy":"","introduction":""}"#,
-                                                      headers: ["Authorization": "Bearer \(admin)"])
-        return r.json()["id"] as? String ?? ""
-    }
-
     func assertEveryAcknowledgedCommentIsStored(_ outcomes: [WriteLoad.Outcome], _ pool: ConnectionPool,
                                                 file: StaticString = #filePath, line: UInt = #line) throws {
         let stored = Set(try pool.query("SELECT detail FROM comments").map { try $0.decode(0, as: String.self) })
@@ -37,35 +21,20 @@ final class FaultTests: XCTestCase {
     }
 
     func testDatabaseRestartUnderWriteLoadLosesNoAcknowledgedWriteAndHealsWithin5s() throws {
-        let dir = TestCluster.root.appendingPathComponent("restart-\(UUID().uuidString.prefix(8))/pgdata")
-        defer { try? FileManager.default.removeItem(at: dir.deletingLastPathComponent()) }
-        var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "4", "DB_ACQUIRE_TIMEOUT": "1",
-                                                 "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
-                                                 "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path])
-        config.dataDirectory = dir
-        config.embeddedDurability = false
-        let database = try Database.open(config, applicationName: "restart-test", logger: quiet)
-        let app = try Application(configuration: config, database: database)
-        _ = try app.migrate()
-        try app.start()
-        defer { app.shutdown() }
-        let port = app.server.port
-        let admin = try user("boss", port: port, admin: true, pool: database.pool)
-        let cafeID = try cafe(port: port, admin: admin)
-        let token = try user("writer", port: port, pool: database.pool)
+        let fixture = try AppOnOwnCluster("restart")
+        defer { fixture.close() }
+        let (port, database) = (fixture.port, fixture.database)
+        let admin = try ServeOnTestDatabase.signUp("boss", port: port, admin: true, pool: database.pool)
+        let cafeID = try ServeOnTestDatabase.createCafe(port: port, admin: admin)
+        let token = try ServeOnTestDatabase.signUp("writer", port: port, pool: database.pool)
 
         let load = WriteLoad(writers: 4) { _ in (port, token, cafeID) }
         Thread.sleep(forTimeInterval: 1)
         database.embedded!.stop()
         Thread.sleep(forTimeInterval: 1)
-        let restarted = try EmbeddedPostgres.start(.init(dataDirectory: dir, durability: false), logger: quiet)
+        let restarted = try fixture.restartDatabase()
         defer { restarted.stop() }
-        let back = Date()
-        var healed: TimeInterval?
-        while Date().timeIntervalSince(back) < 5 {
-            if try RawHTTPClient(port: port).request("GET", "/readyz").status == 200 { healed = Date().timeIntervalSince(back); break }
-            usleep(50_000)
-        }
+        let healed = try fixture.secondsUntilOK("/readyz")
         Thread.sleep(forTimeInterval: 1)
         let outcomes = load.stop()
 
@@ -83,16 +52,9 @@ final class FaultTests: XCTestCase {
     }
 
     func testServeKilledUnderWriteLoadLeavesNoPartialRows() throws {
-        let db = try TestCluster.freshDatabase(name)
-        defer { db.drop() }
-        let pool = db.pool()
-        defer { pool.close() }
-        let env = CafeProcess.environment(dataDirectory: TestCluster.root, extra: ["DATABASE_URL": db.conninfo, "HTTP_THREADS": "4"])
-        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env)
-        let port = try serve.waitUntilServing()
-        let admin = try user("boss", port: port, admin: true, pool: pool)
-        let cafeID = try cafe(port: port, admin: admin)
-        let token = try user("writer", port: port, pool: pool)
+        let fixture = try ServeOnTestDatabase(name)
+        defer { fixture.close() }
+        let (serve, port, pool, token, cafeID) = (fixture.serve, fixture.port, fixture.pool, fixture.writerToken, fixture.cafe)
 
         let load = WriteLoad(writers: 4, withPhotos: true) { _ in (port, token, cafeID) }
         while load.acknowledged < 20 { usleep(20_000) }
@@ -126,9 +88,9 @@ final class FaultTests: XCTestCase {
         let servers = try (0..<2).map { _ in try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env) }
         let ports = try servers.map { try $0.waitUntilServing() }
         let workers = try (0..<2).map { _ in try CafeProcess(["worker"], environment: env) }
-        let admin = try user("boss", port: ports[0], admin: true, pool: pool)
-        let cafes = try (0..<3).map { _ in try cafe(port: ports[0], admin: admin) }
-        let tokens = try (0..<4).map { try user("writer\($0)", port: ports[$0 % 2], pool: pool) }
+        let admin = try ServeOnTestDatabase.signUp("boss", port: ports[0], admin: true, pool: pool)
+        let cafes = try (0..<3).map { _ in try ServeOnTestDatabase.createCafe(port: ports[0], admin: admin) }
+        let tokens = try (0..<4).map { try ServeOnTestDatabase.signUp("writer\($0)", port: ports[$0 % 2], pool: pool) }
 
         let load = WriteLoad(writers: 4) { i in (ports[i % 2], tokens[(i / 1_000_000) % 4], cafes[i % 3]) }
         // Meanwhile: star changes and deletes through both servers.
@@ -158,16 +120,9 @@ final class FaultTests: XCTestCase {
     }
 
     func testSIGTERMUnderLoadFinishesInFlightRequestsAndExitsZero() throws {
-        let db = try TestCluster.freshDatabase(name)
-        defer { db.drop() }
-        let pool = db.pool()
-        defer { pool.close() }
-        let env = CafeProcess.environment(dataDirectory: TestCluster.root, extra: ["DATABASE_URL": db.conninfo, "HTTP_THREADS": "4"])
-        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: env)
-        let port = try serve.waitUntilServing()
-        let admin = try user("boss", port: port, admin: true, pool: pool)
-        let cafeID = try cafe(port: port, admin: admin)
-        let token = try user("writer", port: port, pool: pool)
+        let fixture = try ServeOnTestDatabase(name)
+        defer { fixture.close() }
+        let (serve, port, pool, token, cafeID) = (fixture.serve, fixture.port, fixture.pool, fixture.writerToken, fixture.cafe)
 
         let load = WriteLoad(writers: 6) { _ in (port, token, cafeID) }
         while load.acknowledged < 30 { usleep(20_000) }
