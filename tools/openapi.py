@@ -58,6 +58,8 @@ doc = {
    "Comment": {"type": "object", "required": ["id", "cafeId", "userId", "username", "detail", "star", "imageUrl", "createdAt", "updatedAt"], "properties": {
       "id": {"type": "string"}, "cafeId": {"type": "string"}, "userId": {"type": "string"}, "username": {"type": "string"},
       "detail": {"type": "string"}, "star": {"type": "integer", "minimum": 1, "maximum": 3}, "imageUrl": nstr, "createdAt": ts, "updatedAt": ts}},
+   "RecentComment": {"allOf": [ref("Comment"), {"type": "object", "required": ["cafeName"], "properties": {"cafeName": {"type": "string"}}}]},
+   "RecentCommentPage": {"type": "object", "required": ["items", "nextCursor"], "properties": {"items": {"type": "array", "items": ref("RecentComment")}, "nextCursor": nstr}},
    "CafePage": {"type": "object", "required": ["items", "nextCursor"], "properties": {"items": {"type": "array", "items": ref("Cafe")}, "nextCursor": nstr}},
    "CommentPage": {"type": "object", "required": ["items", "nextCursor"], "properties": {"items": {"type": "array", "items": ref("Comment")}, "nextCursor": nstr}},
    "File": {"type": "object", "required": ["id", "url", "contentType", "size"], "properties": {"id": {"type": "string"}, "url": {"type": "string"}, "contentType": {"type": "string"}, "size": {"type": "integer"}}},
@@ -77,6 +79,13 @@ doc = {
   "/readyz": {"get": {"summary": "The database answers and no migration is pending.", "operationId": "ready",
       "responses": {"200": js(ref("Health")), "503": problem("`database_unavailable` or `migrations_pending`.")}}},
   "/openapi.json": {"get": {"summary": "This document.", "operationId": "openapi", "responses": {"200": js({"type": "object"})}}},
+  "/": {"get": {"summary": "The browser client (HTML; only its own scripts may run).", "operationId": "webClient",
+      "responses": {"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}},
+                    "304": {"description": "Not modified."}, **errs("404")}}},
+  "/assets/{name}": {"get": {"summary": "A file of the browser client (JavaScript module, style sheet, icon).", "operationId": "webAsset",
+      "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+      "responses": {"200": {"description": "The file.", "content": {t: {"schema": {"type": "string"}} for t in ["text/javascript", "text/css", "image/svg+xml"]}},
+                    "304": {"description": "Not modified."}, **errs("404")}}},
   "/metrics": {"get": {"summary": "Prometheus metrics: requests and latency by route, pool, outbox lag, worker runs, process memory and descriptors. "
       "With METRICS_TOKEN set, needs it as a bearer token.", "operationId": "metrics",
       "responses": {"200": {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {"schema": {"type": "string"}}}}, **errs("401")}}},
@@ -128,6 +137,10 @@ doc = {
            "detail": {"type": "string", "minLength": 1, "maxLength": 2000}, "star": {"type": "integer", "minimum": 1, "maximum": 3},
            "imageId": {**nstr, "description": "A file you uploaded."}}}}}},
         "responses": {"201": js(ref("Comment"), "Created."), **errs("400", "401", "404", "415", "503")}}},
+  "/v1/comments": {"get": {"summary": "Everyone's comments, newest first, with their cafe's name; `withImage=true` for those with a photo (the photo wall).",
+      "operationId": "recentComments",
+      "parameters": [{"name": "withImage", "in": "query", "schema": {"type": "string", "enum": ["true", "false"], "default": "false"}}, limit(20), cursor],
+      "responses": {"200": js(ref("RecentCommentPage")), **errs("400", "503")}}},
   "/v1/comments/{id}": {"parameters": [idp],
      "patch": {"summary": "Edit your own comment (author only; admins may not edit others' words).", "operationId": "updateComment", "security": sec,
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": False, "properties": {

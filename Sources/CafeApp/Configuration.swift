@@ -28,6 +28,8 @@ public struct Configuration: Sendable {
     public var connectionLimit: Int
     /// `MIGRATIONS_DIR`; by default `migrations/` next to the working directory or the executable.
     public var migrationsDirectory: URL?
+    /// `WEB_DIR`: the browser client's files; by default `web/`, found like the migrations.
+    public var webDirectory: URL?
     /// Throwaway clusters (tests) skip fsync.
     public var embeddedDurability: Bool
     /// `SESSION_TTL_DAYS` (default 30): a session token stops working this long after log-in.
@@ -62,6 +64,7 @@ public struct Configuration: Sendable {
         requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10
         connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
         migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
+        webDirectory = environment["WEB_DIR"].map { URL(fileURLWithPath: $0) }
         embeddedDurability = true
         sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
         parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
@@ -75,7 +78,18 @@ public struct Configuration: Sendable {
     /// The migrations directory: configured, or the first `migrations/` found in the working
     /// directory, beside the executable, or up from it (a SwiftPM build lives in `.build/<config>/`).
     public func resolvedMigrationsDirectory() throws -> URL {
-        if let migrationsDirectory { return migrationsDirectory }
+        guard let dir = migrationsDirectory ?? Self.findDirectory("migrations", containing: "0001_init.sql") else {
+            throw ConfigurationError(message: "cannot find the migrations directory; set MIGRATIONS_DIR")
+        }
+        return dir
+    }
+
+    /// The web client's directory (`WEB_DIR`, else `web/` found as the migrations are), or nil.
+    public func resolvedWebDirectory() -> URL? {
+        webDirectory ?? Self.findDirectory("web", containing: "index.html")
+    }
+
+    static func findDirectory(_ name: String, containing marker: String) -> URL? {
         var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<5 {
@@ -83,11 +97,8 @@ public struct Configuration: Sendable {
             dir = dir.deletingLastPathComponent()
         }
         candidates.append(URL(fileURLWithPath: "/usr/share/cafe"))
-        for base in candidates {
-            let m = base.appendingPathComponent("migrations")
-            if FileManager.default.fileExists(atPath: m.appendingPathComponent("0001_init.sql").path) { return m }
-        }
-        throw ConfigurationError(message: "cannot find the migrations directory; set MIGRATIONS_DIR")
+        return candidates.map { $0.appendingPathComponent(name) }
+            .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(marker).path) }
     }
 }
 

@@ -31,6 +31,25 @@ public struct CommentRepository: Sendable {
         return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
     }
 
+    /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
+    /// `withImage` (the photo wall).
+    public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> Page<RecentComment> {
+        var conditions = withImage ? ["m.image_id IS NOT NULL"] : []
+        var params: [any PostgresEncodable] = []
+        if let after {
+            params += [after.createdAt, after.id]
+            conditions.append("(m.created_at, m.id) < ($1::timestamptz, $2::bigint)")
+        }
+        params.append(limit + 1)
+        let rows = try pool.query("""
+            SELECT \(CommentColumns.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
+            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY m.created_at DESC, m.id DESC LIMIT $\(params.count)
+            """, params: params)
+        let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9)) }
+        return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
+    }
+
     /// `StoreError.notFound` if the cafe does not exist; `.invalidReference` if the image is not the author's.
     public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) throws -> Comment {
         try pool.transaction { tx in
@@ -82,4 +101,10 @@ public struct CommentRepository: Sendable {
             throw StoreError.invalidReference(field: "imageId")
         }
     }
+}
+
+/// A comment with the name of its cafe, for lists that span cafes.
+public struct RecentComment: Sendable {
+    public let comment: Comment
+    public let cafeName: String
 }

@@ -12,6 +12,7 @@ struct CommentsController: Sendable {
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
+            ("GET", "/v1/comments", recent),
             ("GET", "/v1/cafes/{id}/comments", list),
             ("POST", "/v1/cafes/{id}/comments", create),
             ("PATCH", "/v1/comments/{id}", update),
@@ -27,6 +28,20 @@ struct CommentsController: Sendable {
         if result.items.isEmpty && after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
         let next = try result.next.map { try cursors.encode($0) }
         return .json { w in w.page(result.items, next: next) { w.comment($0) } }
+    }
+
+    /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
+    func recent(_ request: Request) throws -> Response {
+        let withImage: Bool
+        switch request.query["withImage"] {
+        case nil, "false": withImage = false
+        case "true": withImage = true
+        default: throw Problem.validation([.init(field: "withImage", message: "must be true or false")])
+        }
+        let after = try cursors.decodeComment(request.query["cursor"])
+        let result = try comments.recent(withImage: withImage, after: after, limit: try PageLimit.parse(request, default: 20))
+        let next = try result.next.map { try cursors.encode($0) }
+        return .json { w in w.page(result.items, next: next) { w.comment($0.comment, cafeName: $0.cafeName) } }
     }
 
     func create(_ request: Request) throws -> Response {

@@ -248,6 +248,45 @@ enum OpenAPIDocument {
      }
     }
    },
+   "RecentComment": {
+    "allOf": [
+     {
+      "$ref": "#/components/schemas/Comment"
+     },
+     {
+      "type": "object",
+      "required": [
+       "cafeName"
+      ],
+      "properties": {
+       "cafeName": {
+        "type": "string"
+       }
+      }
+     }
+    ]
+   },
+   "RecentCommentPage": {
+    "type": "object",
+    "required": [
+     "items",
+     "nextCursor"
+    ],
+    "properties": {
+     "items": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/RecentComment"
+      }
+     },
+     "nextCursor": {
+      "type": [
+       "string",
+       "null"
+      ]
+     }
+    }
+   },
    "CafePage": {
     "type": "object",
     "required": [
@@ -492,6 +531,108 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "type": "object"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/": {
+   "get": {
+    "summary": "The browser client (HTML; only its own scripts may run).",
+    "operationId": "webClient",
+    "responses": {
+     "200": {
+      "description": "The page.",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified."
+     },
+     "404": {
+      "description": "`not_found`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`, `too_many_connections` or `shutting_down`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/assets/{name}": {
+   "get": {
+    "summary": "A file of the browser client (JavaScript module, style sheet, icon).",
+    "operationId": "webAsset",
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The file.",
+      "content": {
+       "text/javascript": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "text/css": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "image/svg+xml": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "304": {
+      "description": "Not modified."
+     },
+     "404": {
+      "description": "`not_found`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
         }
        }
       }
@@ -1569,6 +1710,76 @@ enum OpenAPIDocument {
       "description": "Makes a logged-in POST safe to retry: within 24 h the same key answers the first answer without redoing the work."
      }
     ]
+   }
+  },
+  "/v1/comments": {
+   "get": {
+    "summary": "Everyone's comments, newest first, with their cafe's name; `withImage=true` for those with a photo (the photo wall).",
+    "operationId": "recentComments",
+    "parameters": [
+     {
+      "name": "withImage",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "true",
+        "false"
+       ],
+       "default": "false"
+      }
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 100,
+       "default": 20
+      }
+     },
+     {
+      "name": "cursor",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "`nextCursor` of the previous page."
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "OK",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RecentCommentPage"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Bad input: `invalid_json`, `validation_failed` (with `errors`), `invalid_cursor`.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "`database_unavailable`: retry after `Retry-After` seconds.",
+      "content": {
+       "application/problem+json": {
+        "schema": {
+         "$ref": "#/components/schemas/Problem"
+        }
+       }
+      }
+     }
+    }
    }
   },
   "/v1/comments/{id}": {

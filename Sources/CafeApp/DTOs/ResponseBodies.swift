@@ -34,7 +34,8 @@ extension JSONWriter {
         }
     }
 
-    func comment(_ m: Comment) {
+    /// `cafeName` for lists that span cafes (`GET /v1/comments`).
+    func comment(_ m: Comment, cafeName: String? = nil) {
         object {
             field("id", m.id.description)
             field("cafeId", m.cafeID.description)
@@ -45,6 +46,7 @@ extension JSONWriter {
             field("imageUrl", m.imageID.map(FilesController.url(for:)))
             field("createdAt", Timestamp.format(m.createdAt))
             field("updatedAt", Timestamp.format(m.updatedAt))
+            if let cafeName { field("cafeName", cafeName) }
         }
     }
 

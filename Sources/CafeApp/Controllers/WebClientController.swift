@@ -1,0 +1,67 @@
+import Foundation
+import HTTPKit
+
+/// The browser client: `web/index.html` at `/` and the files of `web/assets/` at
+/// `/assets/{name}`, read once at start (no build step: plain HTML, CSS and JavaScript modules).
+/// The page may run only its own scripts (Content-Security-Policy), and everything revalidates
+/// by ETag, so a deploy is seen on the next load.
+struct WebClientController: Sendable {
+    struct Asset: Sendable {
+        let bytes: [UInt8]
+        let contentType: String
+        let etag: String
+    }
+
+    let index: Asset?
+    let assets: [String: Asset]
+
+    static let pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        + "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    init(directory: URL?) {
+        func load(_ url: URL) -> Asset? {
+            guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+            let bytes = [UInt8](data)
+            let type: String = switch url.pathExtension {
+            case "html": "text/html; charset=utf-8"
+            case "js": "text/javascript; charset=utf-8"
+            case "css": "text/css; charset=utf-8"
+            case "svg": "image/svg+xml"
+            case "png": "image/png"
+            case "json": "application/json; charset=utf-8"
+            default: "application/octet-stream"
+            }
+            // FNV-1a: an ETag only has to change when the bytes do.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+            return Asset(bytes: bytes, contentType: type, etag: "\"\(String(hash, radix: 16))\"")
+        }
+        index = directory.flatMap { load($0.appendingPathComponent("index.html")) }
+        var assets: [String: Asset] = [:]
+        if let dir = directory?.appendingPathComponent("assets"),
+           let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) {
+            for name in names { assets[name] = load(dir.appendingPathComponent(name)) }
+        }
+        self.assets = assets
+    }
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [("GET", "/", page), ("GET", "/assets/{name}", asset)]
+    }
+
+    func page(_ request: Request) throws -> Response {
+        guard let index else { throw Problem.notFound("The web client is not installed (no web/index.html; set WEB_DIR).") }
+        return Self.serve(index, request, extra: [("Content-Security-Policy", Self.pagePolicy), ("Referrer-Policy", "no-referrer")])
+    }
+
+    func asset(_ request: Request) throws -> Response {
+        guard let asset = assets[try request.pathParameter("name")] else { throw Problem.notFound("No such file.") }
+        return Self.serve(asset, request, extra: [])
+    }
+
+    static func serve(_ asset: Asset, _ request: Request, extra: [(String, String)]) -> Response {
+        let headers = [("ETag", asset.etag), ("Cache-Control", "no-cache")] + extra
+        if request.header("if-none-match") == asset.etag { return Response(status: 304, headers: headers) }
+        return Response(status: 200, headers: headers + [("Content-Type", asset.contentType)], body: asset.bytes)
+    }
+}

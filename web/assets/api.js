@@ -1,0 +1,54 @@
+// The /v1 API from the browser. The session token lives in localStorage, so a reload keeps you
+// logged in; it is sent as a bearer token (never a cookie), so other sites cannot use it.
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail || problem?.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = problem?.code;
+    this.fields = Object.fromEntries((problem?.errors || []).map((e) => [e.field, e.message]));
+  }
+}
+
+export const session = {
+  get token() { return localStorage.getItem('token'); },
+  get user() { try { return JSON.parse(localStorage.getItem('user')); } catch { return null; } },
+  save(token, user) { localStorage.setItem('token', token); localStorage.setItem('user', JSON.stringify(user)); },
+  clear() { localStorage.removeItem('token'); localStorage.removeItem('user'); },
+};
+
+export async function api(method, path, body) {
+  const headers = {};
+  if (session.token) headers.Authorization = `Bearer ${session.token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    if (response.status === 401 && session.token && !path.startsWith('/v1/sessions')) session.clear();
+    throw new ApiError(response.status, data);
+  }
+  return data;
+}
+
+/// Uploads a photo with progress (fetch cannot report upload progress; XMLHttpRequest can).
+export function uploadPhoto(file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/v1/files');
+    xhr.setRequestHeader('Authorization', `Bearer ${session.token}`);
+    xhr.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onload = () => {
+      let data = null;
+      try { data = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+      if (xhr.status === 201) resolve(data); else reject(new ApiError(xhr.status, data));
+    };
+    xhr.onerror = () => reject(new ApiError(0, { detail: 'network error' }));
+    xhr.send(file);
+  });
+}
+
+/// The keywords as the server matches them: NFKC, lower-case, split on any white space (U+3000 too).
+export function normalizedKeywords(q) {
+  return q.normalize('NFKC').toLowerCase().split(/\s+/u).filter(Boolean);
+}

@@ -1,0 +1,54 @@
+// CafeReview in the browser: hash routes, one view at a time.
+import { api, session } from './api.js';
+import { h, replace } from './dom.js';
+import { currentLanguage, setLanguage, t } from './i18n.js';
+import { cafesView } from './view-cafes.js';
+import { cafeView } from './view-cafe.js';
+import { wallView } from './view-wall.js';
+import { accountView } from './view-account.js';
+
+const main = document.getElementById('main');
+
+const routes = [
+  [/^#?\/?$/, () => cafesView(main)],
+  [/^#\/cafes\/(\d+)$/, (id) => cafeView(main, id)],
+  [/^#\/wall$/, () => wallView(main)],
+  [/^#\/account$/, () => accountView(main, refreshNav)],
+];
+
+async function render() {
+  const hash = location.hash || '#/';
+  for (const [pattern, view] of routes) {
+    const match = hash.match(pattern);
+    if (!match) continue;
+    try {
+      await view(...match.slice(1));
+    } catch (error) {
+      replace(main, h('p', { class: 'error', role: 'alert' }, t('error'), error.message));
+    }
+    return;
+  }
+  replace(main, h('p', {}, t('notFound')));
+}
+
+function refreshNav() {
+  const link = document.getElementById('nav-account');
+  link.textContent = session.user ? session.user.username : t('nav.login');
+  link.removeAttribute('data-i18n');
+}
+
+function renderLanguageButton() {
+  const button = document.getElementById('lang');
+  button.textContent = t('lang.switch');
+  button.onclick = () => { setLanguage(currentLanguage() === 'ja' ? 'en' : 'ja'); renderLanguageButton(); refreshNav(); render(); };
+}
+
+// A stored session is checked once: a revoked or expired token logs the page out.
+if (session.token) {
+  api('GET', '/v1/users/me').then((user) => session.save(session.token, user)).catch(() => {}).finally(refreshNav);
+}
+setLanguage(currentLanguage());
+renderLanguageButton();
+refreshNav();
+window.addEventListener('hashchange', () => { render(); main.focus(); });
+render();

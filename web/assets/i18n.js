@@ -1,0 +1,45 @@
+// UI text in Japanese and English: the browser's language first, switchable, remembered.
+const texts = {
+  ja: {
+    skip: '本文へ移動', 'nav.cafes': 'カフェ', 'nav.wall': 'フォトウォール', 'nav.account': 'アカウント', 'nav.login': 'ログイン',
+    'lang.switch': 'English', search: 'キーワードで検索', 'search.matching': '検索語（正規化後）: ', 'sort.label': '並び順',
+    'sort.newest': '新着順', 'sort.rating': '評価順', 'sort.popular': '人気順', more: 'もっと見る', noCafes: '該当するカフェはありません。',
+    comments: '件のコメント', noComments: 'まだコメントはありません。', noRating: '評価なし', featured: '新着',
+    'review.title': 'レビューを書く', 'review.star': '評価', 'review.detail': 'コメント', 'review.photo': '写真（任意）',
+    'review.submit': '投稿する', 'review.login': 'レビューするにはログインしてください。', 'review.uploading': '写真をアップロード中…',
+    edit: '編集', delete: '削除', save: '保存', cancel: 'キャンセル', 'delete.confirm': 'このコメントを削除しますか？',
+    star1: 'まあまあ', star2: 'おすすめ', star3: 'プレミアム', by: '投稿者', wall: 'みんなの写真', wallEmpty: 'まだ写真はありません。',
+    'account.login': 'ログイン', 'account.signup': '新規登録', username: 'ユーザー名', password: 'パスワード',
+    'account.loggedIn': 'ログイン中: ', logout: 'ログアウト', notFound: 'ページが見つかりません。', error: 'エラーが発生しました: ',
+    back: '← 一覧へ',
+  },
+  en: {
+    skip: 'Skip to content', 'nav.cafes': 'Cafes', 'nav.wall': 'Photo wall', 'nav.account': 'Account', 'nav.login': 'Log in',
+    'lang.switch': '日本語', search: 'Search by keyword', 'search.matching': 'Searching for (normalised): ', 'sort.label': 'Order',
+    'sort.newest': 'Newest', 'sort.rating': 'Best rated', 'sort.popular': 'Most reviewed', more: 'Load more', noCafes: 'No cafes match.',
+    comments: 'comments', noComments: 'No comments yet.', noRating: 'No ratings yet', featured: 'New',
+    'review.title': 'Write a review', 'review.star': 'Rating', 'review.detail': 'Comment', 'review.photo': 'Photo (optional)',
+    'review.submit': 'Post', 'review.login': 'Log in to write a review.', 'review.uploading': 'Uploading the photo…',
+    edit: 'Edit', delete: 'Delete', save: 'Save', cancel: 'Cancel', 'delete.confirm': 'Delete this comment?',
+    star1: 'Fine', star2: 'Recommended', star3: 'Premium', by: 'by', wall: "Everyone's photos", wallEmpty: 'No photos yet.',
+    'account.login': 'Log in', 'account.signup': 'Sign up', username: 'Username', password: 'Password',
+    'account.loggedIn': 'Logged in as ', logout: 'Log out', notFound: 'Page not found.', error: 'Something went wrong: ',
+    back: '← All cafes',
+  },
+};
+
+let lang = localStorage.getItem('lang') || ((navigator.language || 'en').toLowerCase().startsWith('ja') ? 'ja' : 'en');
+
+export const t = (key) => texts[lang][key] ?? texts.en[key] ?? key;
+export const currentLanguage = () => lang;
+
+export function setLanguage(next) {
+  lang = next;
+  localStorage.setItem('lang', next);
+  document.documentElement.lang = next;
+  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+}
+
+export function formatDate(iso) {
+  return new Date(iso).toLocaleString(lang === 'ja' ? 'ja-JP' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+}

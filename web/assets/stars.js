@@ -1,0 +1,23 @@
+import { h } from './dom.js';
+import { t } from './i18n.js';
+
+/// ★★☆ for an average (or a single rating), with the number for screen readers and eyes.
+export function stars(average, count) {
+  if (average === null || average === undefined) return h('span', { class: 'stars muted' }, t('noRating'));
+  const full = Math.round(average);
+  const label = `${average.toFixed(2)} / 3`;
+  return h('span', { class: 'stars', title: label },
+    h('span', { 'aria-hidden': 'true' }, '★'.repeat(full) + '☆'.repeat(3 - full)),
+    h('span', { class: 'stars-number' }, ` ${label}`),
+    count === undefined ? null : h('span', { class: 'count' }, ` · ${count} ${t('comments')}`));
+}
+
+/// The 1–3 star picker with the original app's labels: radio buttons in a fieldset, so it works
+/// with a keyboard (arrows) and a screen reader.
+export function starPicker(name, selected) {
+  return h('fieldset', { class: 'star-picker' },
+    h('legend', {}, t('review.star')),
+    [1, 2, 3].map((n) => h('label', {},
+      h('input', { type: 'radio', name, value: n, checked: n === selected, required: true }),
+      h('span', { 'aria-hidden': 'true' }, '★'.repeat(n)), ` ${t(`star${n}`)}`)));
+}

@@ -1,0 +1,129 @@
+// One cafe: its photo and story, its rating, its comments; logged-in users review it and edit or
+// delete their own comments (the server enforces that too: the controls are only a courtesy).
+import { api, session, uploadPhoto } from './api.js';
+import { h, replace } from './dom.js';
+import { formatDate, t } from './i18n.js';
+import { starPicker, stars } from './stars.js';
+
+export async function cafeView(main, id) {
+  const cafe = await api('GET', `/v1/cafes/${id}`);
+  const rating = h('p', { id: 'rating' }, stars(cafe.averageStar, cafe.commentSum));
+  const list = h('ol', { class: 'comments', id: 'comments' });
+  const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
+  replace(main,
+    h('a', { href: '#/', class: 'back' }, t('back')),
+    h('article', { class: 'cafe' },
+      cafe.imageUrl ? h('img', { class: 'cafe-photo', src: cafe.imageUrl, alt: '', loading: 'lazy' })
+                    : h('div', { class: 'cafe-photo placeholder', 'aria-hidden': 'true' }, cafe.name.slice(0, 1)),
+      h('h1', { id: 'cafe-name' }, cafe.name),
+      h('p', { class: 'catch' }, cafe.catchCopy),
+      rating,
+      h('p', { class: 'introduction' }, cafe.introduction)),
+    session.user ? reviewForm(cafe, afterWrite) : h('p', { class: 'muted' }, h('a', { href: '#/account' }, t('review.login'))),
+    h('h2', {}, t('comments')), list, more);
+
+  async function load(reset) {
+    const params = new URLSearchParams({ limit: '20' });
+    if (!reset && more.dataset.cursor) params.set('cursor', more.dataset.cursor);
+    const page = await api('GET', `/v1/cafes/${id}/comments?${params}`);
+    if (reset) list.replaceChildren();
+    page.items.forEach((c) => list.append(commentItem(c, afterWrite)));
+    if (reset && !page.items.length) list.append(h('li', { class: 'muted' }, t('noComments')));
+    more.hidden = !page.nextCursor;
+    more.dataset.cursor = page.nextCursor || '';
+  }
+
+  /// After a write: the list at once, the rating once the aggregation worker has counted it (about a second).
+  async function afterWrite() {
+    await load(true);
+    const before = JSON.stringify([cafe.commentSum, cafe.commentAmount]);
+    for (let i = 0; i < 20; i++) {
+      const fresh = await api('GET', `/v1/cafes/${id}`);
+      if (JSON.stringify([fresh.commentSum, fresh.commentAmount]) !== before) {
+        Object.assign(cafe, fresh);
+        replace(rating, stars(fresh.averageStar, fresh.commentSum));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  more.addEventListener('click', () => load(false));
+  await load(true);
+}
+
+function reviewForm(cafe, afterWrite) {
+  const detail = h('textarea', { id: 'review-detail', name: 'detail', required: true, maxlength: 2000, rows: 3, 'aria-describedby': 'review-error' });
+  const file = h('input', { id: 'review-photo', type: 'file', accept: 'image/png,image/jpeg,image/webp,image/gif' });
+  const progress = h('progress', { id: 'upload-progress', max: 1, value: 0, hidden: true, 'aria-label': t('review.uploading') });
+  const error = h('p', { class: 'error', id: 'review-error', role: 'alert' });
+  const form = h('form', { class: 'card review', id: 'review' },
+    h('h2', {}, t('review.title')),
+    starPicker('star', 0),
+    h('label', { for: 'review-detail' }, t('review.detail')), detail,
+    h('label', { for: 'review-photo' }, t('review.photo')), file, progress,
+    error, h('button', { type: 'submit' }, t('review.submit')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    const button = form.querySelector('button[type=submit]');
+    button.disabled = true;
+    try {
+      let imageId;
+      if (file.files[0]) {
+        progress.hidden = false;
+        imageId = (await uploadPhoto(file.files[0], (p) => { progress.value = p; })).id;
+      }
+      await api('POST', `/v1/cafes/${cafe.id}/comments`, { detail: detail.value, star: Number(form.star.value), imageId });
+      form.reset();
+      progress.hidden = true;
+      await afterWrite();
+    } catch (e) {
+      error.textContent = Object.values(e.fields || {})[0] || e.message;
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function commentItem(c, afterWrite) {
+  const mine = session.user && session.user.id === c.userId;
+  const text = h('p', { class: 'comment-detail' }, c.detail);
+  const item = h('li', { class: 'comment', dataset: { commentId: c.id } },
+    h('div', { class: 'comment-head' },
+      stars(c.star), h('span', { class: 'comment-star-label' }, ` ${t(`star${c.star}`)}`),
+      h('span', { class: 'muted' }, ` ${t('by')} `, h('span', { class: 'comment-author' }, c.username), ` · ${formatDate(c.createdAt)}`)),
+    text,
+    c.imageUrl ? h('img', { class: 'comment-photo', src: c.imageUrl, alt: '', loading: 'lazy' }) : null);
+  if (mine) {
+    item.append(h('div', { class: 'comment-actions' },
+      h('button', { type: 'button', class: 'edit', onclick: () => edit(item, c, afterWrite) }, t('edit')),
+      h('button', { type: 'button', class: 'delete', onclick: async () => {
+        if (!confirm(t('delete.confirm'))) return;
+        await api('DELETE', `/v1/comments/${c.id}`);
+        await afterWrite();
+      } }, t('delete'))));
+  }
+  return item;
+}
+
+function edit(item, c, afterWrite) {
+  const detail = h('textarea', { class: 'edit-detail', required: true, maxlength: 2000, rows: 3, 'aria-label': t('review.detail') });
+  detail.value = c.detail;
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h('form', { class: 'edit-form' }, starPicker(`star-${c.id}`, c.star), detail, error,
+    h('button', { type: 'submit' }, t('save')),
+    h('button', { type: 'button', onclick: () => afterWrite() }, t('cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      await api('PATCH', `/v1/comments/${c.id}`, { detail: detail.value, star: Number(form[`star-${c.id}`].value) });
+      await afterWrite();
+    } catch (e) {
+      error.textContent = Object.values(e.fields || {})[0] || e.message;
+    }
+  });
+  item.replaceChildren(form);
+  detail.focus();
+}

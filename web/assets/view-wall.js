@@ -1,0 +1,27 @@
+// The photo wall: everyone's recent comments that carry a photo, newest first.
+import { api } from './api.js';
+import { h, replace } from './dom.js';
+import { formatDate, t } from './i18n.js';
+
+export async function wallView(main) {
+  const grid = h('div', { class: 'wall', id: 'wall' });
+  const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
+  replace(main, h('h1', {}, t('wall')), grid, more);
+  async function load() {
+    const params = new URLSearchParams({ withImage: 'true', limit: '24' });
+    if (more.dataset.cursor) params.set('cursor', more.dataset.cursor);
+    const page = await api('GET', `/v1/comments?${params}`);
+    for (const c of page.items) {
+      grid.append(h('figure', { class: 'tile', dataset: { commentId: c.id } },
+        h('a', { href: `#/cafes/${c.cafeId}` }, h('img', { src: c.imageUrl, alt: c.detail, loading: 'lazy' })),
+        h('figcaption', {},
+          h('a', { class: 'tile-cafe', href: `#/cafes/${c.cafeId}` }, c.cafeName),
+          h('span', { class: 'muted' }, ` ${t('by')} ${c.username} · ${formatDate(c.createdAt)}`))));
+    }
+    if (!grid.children.length) grid.append(h('p', { class: 'muted' }, t('wallEmpty')));
+    more.hidden = !page.nextCursor;
+    more.dataset.cursor = page.nextCursor || '';
+  }
+  more.addEventListener('click', load);
+  await load();
+}
