@@ -98,7 +98,9 @@ public final class Router: Sendable {
         throw Problem.methodNotAllowed(allowed.sorted())
     }
 
+    /// Splits on the "/" character itself, not on grapheme clusters: "/" followed by a combining
+    /// mark is one Character to Swift, and `Character` splitting would glue two segments together.
     private static func split(_ path: String) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
+        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { Substring($0) }
     }
 }

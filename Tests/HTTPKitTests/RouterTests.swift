@@ -28,6 +28,13 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(r.respond(to: Request(method: "GET", path: "/v1")).status, 404)
     }
 
+    /// "/" then a combining mark is one Swift Character; the segments must still be two (found by schemathesis).
+    func testASegmentStartingWithACombiningMarkIsStillASegment() {
+        let r = router().respond(to: Request(method: "GET", path: "/v1/cafes/\u{115B9}x"))
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(body(r), "\"cafe \u{115B9}x\"")
+    }
+
     func test405ListsAllowedMethods() {
         let r = router().respond(to: Request(method: "DELETE", path: "/v1/cafes/3"))
         XCTAssertEqual(r.status, 405)
