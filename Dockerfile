@@ -7,14 +7,15 @@ COPY Package.swift ./
 COPY Sources ./Sources
 RUN swift build -c release --static-swift-stdlib --product cafe
 
-# Run: only the shared libraries, the binary and the migrations.
+# Run: only the shared libraries, the binary, the migrations and the web client.
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 libsodium23 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home /app cafe
 COPY --from=build /src/.build/release/cafe /usr/local/bin/cafe
 COPY migrations /app/migrations
-ENV MIGRATIONS_DIR=/app/migrations HOST=0.0.0.0 PORT=8080
+COPY web /app/web
+ENV MIGRATIONS_DIR=/app/migrations WEB_DIR=/app/web HOST=0.0.0.0 PORT=8080
 USER cafe
 WORKDIR /app
 EXPOSE 8080

@@ -1,11 +1,13 @@
 # CafeReview — the two commands a newcomer needs:
 #   make run    install what is missing, build (release), serve on http://127.0.0.1:8080 with an embedded database
-#   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets)
+#   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets, a real browser)
 
 SWIFT    ?= swift
 APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev postgresql pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client
 FUZZ_DEPS  := curl
+# Headless Chromium for the web client's tests, and a Japanese font so its pages render as people see them.
+BROWSER_DEPS := chromium chromium-driver fonts-ipafont-gothic
 export PATH := $(PATH):/opt/swift/usr/bin
 
 .PHONY: run test deps build release bench fuzz clean
@@ -14,8 +16,11 @@ run: deps release
 	.build/release/cafe serve --seed-demo
 
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
+# Then the web client in headless Chromium against a real server (tools/browser-tests.sh).
 test: deps
+	@tools/ensure-packages $(BROWSER_DEPS)
 	$(SWIFT) test --disable-swift-testing
+	tools/browser-tests.sh
 
 build: deps
 	$(SWIFT) build

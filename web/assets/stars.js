@@ -12,6 +12,13 @@ export function stars(average, count) {
     count === undefined ? null : h('span', { class: 'count' }, ` · ${count} ${t('comments')}`));
 }
 
+/// One person's rating: ★★☆ and its name (まあまあ / おすすめ / プレミアム).
+export function rating(star) {
+  return h('span', { class: 'stars', title: `${star} / 3` },
+    h('span', { 'aria-hidden': 'true' }, '★'.repeat(star) + '☆'.repeat(3 - star)),
+    h('span', { class: 'comment-star-label' }, ` ${t(`star${star}`)}`));
+}
+
 /// The 1–3 star picker with the original app's labels: radio buttons in a fieldset, so it works
 /// with a keyboard (arrows) and a screen reader.
 export function starPicker(name, selected) {

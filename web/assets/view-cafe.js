@@ -3,7 +3,7 @@
 import { api, session, uploadPhoto } from './api.js';
 import { h, replace } from './dom.js';
 import { formatDate, t } from './i18n.js';
-import { starPicker, stars } from './stars.js';
+import { rating, starPicker, stars } from './stars.js';
 
 export async function cafeView(main, id) {
   const cafe = await api('GET', `/v1/cafes/${id}`);
@@ -20,7 +20,7 @@ export async function cafeView(main, id) {
       rating,
       h('p', { class: 'introduction' }, cafe.introduction)),
     session.user ? reviewForm(cafe, afterWrite) : h('p', { class: 'muted' }, h('a', { href: '#/account' }, t('review.login'))),
-    h('h2', {}, t('comments')), list, more);
+    h('h2', {}, t('commentsTitle')), list, more);
 
   async function load(reset) {
     const params = new URLSearchParams({ limit: '20' });
@@ -92,7 +92,7 @@ function commentItem(c, afterWrite) {
   const text = h('p', { class: 'comment-detail' }, c.detail);
   const item = h('li', { class: 'comment', dataset: { commentId: c.id } },
     h('div', { class: 'comment-head' },
-      stars(c.star), h('span', { class: 'comment-star-label' }, ` ${t(`star${c.star}`)}`),
+      rating(c.star),
       h('span', { class: 'muted' }, ` ${t('by')} `, h('span', { class: 'comment-author' }, c.username), ` · ${formatDate(c.createdAt)}`)),
     text,
     c.imageUrl ? h('img', { class: 'comment-photo', src: c.imageUrl, alt: '', loading: 'lazy' }) : null);

@@ -1,0 +1,261 @@
+"""The web client in headless Chromium against a real `cafe serve` with the demo data.
+
+One story, in order, as a person would use it: sign up, search, open a cafe, review it with
+three stars and a photo, watch the rating update, edit, meet someone else's comment, see the
+photo on the wall, check that HTML stays text, delete, log out.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zlib
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+WAIT = 15
+
+
+def png(width=320, height=200):
+    """A real PNG (a warm gradient) that the browser can decode and show."""
+    rows = b"".join(
+        b"\x00" + b"".join(struct.pack("BBB", 120 + x * 120 // width, 70 + y * 90 // height, 40) for x in range(width))
+        for y in range(height))
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+class Story:
+    def __init__(self, base, screenshots):
+        self.base = base
+        self.screenshots = screenshots
+        os.makedirs(screenshots, exist_ok=True)
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1000", "--lang=ja",
+                    "--disable-gpu", "--hide-scrollbars"]:
+            options.add_argument(arg)
+        options.add_experimental_option("prefs", {"intl.accept_languages": "ja"})
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.username = "web_" + uuid.uuid4().hex[:8]
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def wait(self, condition, what):
+        try:
+            # Lists re-render after every write: an element read mid-render is simply looked up again.
+            return WebDriverWait(self.driver, WAIT, ignored_exceptions=(StaleElementReferenceException, NoAlertPresentException)).until(
+                lambda d: condition(d))
+        except TimeoutException:
+            self.driver.save_screenshot(os.path.join(self.screenshots, "failure.png"))
+            raise AssertionError(f"timed out waiting for: {what} (screenshot: failure.png)")
+
+    def css(self, selector):
+        return self.driver.find_elements(By.CSS_SELECTOR, selector)
+
+    def one(self, selector):
+        return self.wait(lambda d: (d.find_elements(By.CSS_SELECTOR, selector) or [None])[0], selector)
+
+    def go(self, hash_):
+        self.driver.get(f"{self.base}/{hash_}")
+
+    def api(self, method, path, body=None, token=None):
+        request = urllib.request.Request(self.base + path, method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})})
+        def decoded(body, headers):
+            return json.loads(body or b"null") if "json" in headers.get("Content-Type", "") else body
+        try:
+            with urllib.request.urlopen(request) as r:
+                return r.status, decoded(r.read(), r.headers), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, decoded(e.read(), e.headers), dict(e.headers)
+
+    def screenshot(self, name, height):
+        """The page from its top, in a window tall enough to show what matters."""
+        self.driver.set_window_size(1200, height)
+        self.driver.execute_script("window.scrollTo(0, 0)")
+        time.sleep(0.3)
+        self.driver.save_screenshot(os.path.join(self.screenshots, name))
+        self.driver.set_window_size(1200, 1000)
+
+    def rating_count(self):
+        text = self.one("#rating").text
+        digits = "".join(ch if ch.isdigit() else " " for ch in text.split("·")[-1]).split()
+        return int(digits[0]) if "·" in text and digits else 0
+
+    def comment(self, detail):
+        matches = [c for c in self.css(".comment") if detail in c.text]
+        return matches[0] if matches else None
+
+    # -- the story ----------------------------------------------------------------------------
+
+    def page_is_locked_down(self):
+        status, _, headers = self.api("GET", "/")
+        policy = {k.lower(): v for k, v in headers.items()}.get("content-security-policy", "")
+        assert status == 200 and "script-src 'self'" in policy and "unsafe-inline" not in policy, policy
+
+    def list_shows_newest_featured(self):
+        self.go("#/")
+        featured = self.one(".featured .cafe-name")
+        status, page, _ = self.api("GET", "/v1/cafes?limit=1")
+        assert featured.text == page["items"][0]["name"], (featured.text, page)
+        self.wait(lambda d: len(self.css(".cafe-row")) >= 5, "the other cafes")
+        self.screenshot("cafes.png", height=1400)
+
+    def sign_up(self):
+        self.go("#/account")
+        self.one("#signup-username").send_keys(self.username)
+        self.one("#signup-password").send_keys("short")
+        self.one("#signup button[type=submit]").click()
+        error = self.wait(lambda d: self.one("#signup-password-error").text, "the error next to the password field")
+        assert "8" in error, error
+        self.one("#signup-password").clear()
+        self.one("#signup-password").send_keys("correct horse battery")
+        self.one("#signup button[type=submit]").click()
+        self.wait(lambda d: self.one("#nav-account").text == self.username, "logged in as the new user")
+        self.driver.refresh()
+        self.wait(lambda d: self.one("#nav-account").text == self.username, "still logged in after a reload")
+        self.token = self.driver.execute_script("return localStorage.getItem('token')")
+
+    def search_japanese_two_characters(self):
+        self.go("#/")
+        self.one("#search").send_keys("抹茶")
+        self.wait(lambda d: [e.text for e in self.css("#cafe-list .cafe-name")] == ["抹茶カフェ 翠"], "only the matcha cafe")
+        assert "「抹茶」" in self.one("#matching").text
+        self.one("#search").clear()
+        self.one("#search").send_keys("ＣＯＦＦＥＥ")   # full-width, normalised as the server does
+        self.wait(lambda d: "「coffee」" in self.one("#matching").text, "the normalised keyword shown")
+
+    def open_cafe(self):
+        self.go("#/")
+        self.one("#search").clear()
+        self.one("#search").send_keys("抹茶")
+        self.wait(lambda d: [e.text for e in self.css("#cafe-list .cafe-name")] == ["抹茶カフェ 翠"], "the matcha cafe")
+        self.one("#cafe-list .cafe-row").click()
+        self.wait(lambda d: self.one("#cafe-name").text == "抹茶カフェ 翠", "the cafe page")
+        self.cafe_id = self.driver.current_url.rsplit("/", 1)[-1]
+
+    def post_review_with_photo(self):
+        before = self.rating_count()
+        self.one("#review input[name=star][value='3']").click()
+        self.one("#review-detail").send_keys("宇治の抹茶ラテが最高でした")
+        path = os.path.join(tempfile.mkdtemp(), "latte.png")
+        with open(path, "wb") as f:
+            f.write(png())
+        self.one("#review-photo").send_keys(path)
+        self.one("#review button[type=submit]").click()
+        item = self.wait(lambda d: self.comment("宇治の抹茶ラテが最高でした"), "the new comment listed")
+        self.comment_id = item.get_attribute("data-comment-id")
+        self.wait(lambda d: self.driver.execute_script(
+            "const i = document.querySelector(`[data-comment-id='${arguments[0]}'] img.comment-photo`); return i && i.complete && i.naturalWidth > 0",
+            self.comment_id), "its photo shown")
+        assert "プレミアム" in self.comment("宇治の抹茶ラテが最高でした").text
+        self.wait(lambda d: self.rating_count() == before + 1, f"the comment count going from {before} to {before + 1} (worker)")
+        self.screenshot("cafe.png", height=1900)
+
+    def edit_review(self):
+        self.one(f"[data-comment-id='{self.comment_id}'] .edit").click()
+        area = self.one(".edit-form .edit-detail")
+        area.clear()
+        area.send_keys("抹茶ラテ、二度目も最高")
+        self.one(".edit-form button[type=submit]").click()
+        self.wait(lambda d: self.comment("抹茶ラテ、二度目も最高") is not None, "the edited text")
+
+    def someone_elses_comment(self):
+        status, other, _ = self.api("POST", "/v1/users", {"username": "other_" + uuid.uuid4().hex[:6], "password": "correct horse battery"})
+        assert status == 201, other
+        status, theirs, _ = self.api("POST", f"/v1/cafes/{self.cafe_id}/comments", {"detail": "他の人の感想", "star": 2}, other["sessionToken"])
+        assert status == 201, theirs
+        self.driver.refresh()
+        item = self.wait(lambda d: self.comment("他の人の感想"), "the other user's comment")
+        assert not item.find_elements(By.CSS_SELECTOR, ".edit, .delete"), "no edit or delete controls on another user's comment"
+        status = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/v1/comments/' + arguments[0], {method: 'PATCH', headers: {'Authorization': 'Bearer ' + localStorage.getItem('token'),
+                  'Content-Type': 'application/json'}, body: JSON.stringify({detail: 'forged'})}).then(r => done(r.status));
+        """, theirs["id"])
+        assert status == 403, f"a forged edit of another user's comment answered {status}"
+
+    def photo_wall(self):
+        self.go("#/wall")
+        self.wait(lambda d: self.driver.execute_script(
+            "const i = document.querySelector(`.tile[data-comment-id='${arguments[0]}'] img`); return i && i.complete && i.naturalWidth > 0",
+            self.comment_id), "our photo on the wall")
+        assert "抹茶カフェ 翠" in self.one(f".tile[data-comment-id='{self.comment_id}']").text
+
+    def html_stays_text(self):
+        self.go(f"#/cafes/{self.cafe_id}")
+        hostile = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+        self.one("#review input[name=star][value='1']").click()
+        self.one("#review-detail").send_keys(hostile)
+        self.one("#review button[type=submit]").click()
+        item = self.wait(lambda d: self.comment(hostile), "the hostile comment, shown as text")
+        detail = item.find_element(By.CSS_SELECTOR, ".comment-detail")
+        assert detail.text == hostile, detail.text
+        assert not detail.find_elements(By.CSS_SELECTOR, "img, script")
+        assert self.driver.execute_script("return window.__xss") is None
+
+    def delete_review(self):
+        self.go(f"#/cafes/{self.cafe_id}")
+        self.one(f"[data-comment-id='{self.comment_id}'] .delete").click()
+        alert = self.wait(lambda d: d.switch_to.alert, "the confirmation")
+        alert.accept()
+        self.wait(lambda d: not self.css(f"[data-comment-id='{self.comment_id}']"), "the comment gone")
+        status, _, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
+        assert status == 200
+
+    def log_out(self):
+        self.go("#/account")
+        self.one("#logout").click()
+        self.one("#login")
+        assert self.driver.execute_script("return localStorage.getItem('token')") is None
+        status, _, _ = self.api("GET", "/v1/users/me", token=self.token)
+        assert status == 401, "the session was revoked on the server too"
+
+    def switch_language(self):
+        self.go("#/")
+        assert self.one("nav a[href='#/']").text == "カフェ"
+        self.one("#lang").click()
+        self.wait(lambda d: self.one("nav a[href='#/']").text == "Cafes", "English UI")
+
+    def run(self):
+        steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.search_japanese_two_characters,
+                 self.open_cafe, self.post_review_with_photo, self.edit_review, self.someone_elses_comment, self.photo_wall,
+                 self.html_stays_text, self.delete_review, self.log_out, self.switch_language]
+        try:
+            for step in steps:
+                started = time.monotonic()
+                step()
+                print(f"  ok  {step.__name__} ({time.monotonic() - started:.1f} s)")
+        finally:
+            severe = [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE" and "favicon" not in e.get("message", "")]
+            self.driver.quit()
+        # The story's deliberate failures (a short password, a forged edit) are logged by the browser as
+        # failed requests; a script error or any other failed request is a bug.
+        unexpected = [e for e in severe if not (e.get("source") == "network" and any(f"status of {c}" in e["message"] for c in (400, 401, 403)))]
+        assert not unexpected, f"console errors: {unexpected}"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--screenshots", required=True)
+    args = parser.parse_args()
+    try:
+        Story(args.base, args.screenshots).run()
+    except AssertionError as e:
+        print(f"FAILED: {e}")
+        sys.exit(1)
+    print("browser tests passed")
