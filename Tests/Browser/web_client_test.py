@@ -20,6 +20,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 WAIT = 15
@@ -165,7 +166,29 @@ class Story:
         self.wait(lambda d: self.rating_count() == before + 1, f"the comment count going from {before} to {before + 1} (worker)")
         self.screenshot("cafe.png", height=1900)
 
+    def keyboard_and_phone(self):
+        """The star picker works from the keyboard; a phone-sized screen needs no sideways scrolling."""
+        self.go(f"#/cafes/{self.cafe_id}")
+        first = self.one("#review input[name=star][value='1']")
+        self.driver.execute_script("arguments[0].focus()", first)
+        first.send_keys(Keys.SPACE)
+        first.send_keys(Keys.ARROW_RIGHT)
+        self.wait(lambda d: d.execute_script("return document.querySelector('#review input[name=star]:checked')?.value") == "2",
+                  "arrow keys moving the star choice")
+        # A phone's viewport (a headless window cannot be narrower than 500 px; emulation can).
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        try:
+            for page in ["#/", f"#/cafes/{self.cafe_id}", "#/wall", "#/account"]:
+                self.go(page)
+                self.one("main *")
+                time.sleep(0.3)
+                overflow = self.driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert overflow <= 0, f"{page} scrolls sideways by {overflow}px on a phone"
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
     def edit_review(self):
+        self.go(f"#/cafes/{self.cafe_id}")
         self.one(f"[data-comment-id='{self.comment_id}'] .edit").click()
         area = self.one(".edit-form .edit-detail")
         area.clear()
@@ -232,7 +255,7 @@ class Story:
 
     def run(self):
         steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.search_japanese_two_characters,
-                 self.open_cafe, self.post_review_with_photo, self.edit_review, self.someone_elses_comment, self.photo_wall,
+                 self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment, self.photo_wall,
                  self.html_stays_text, self.delete_review, self.log_out, self.switch_language]
         try:
             for step in steps:
