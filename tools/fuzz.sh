@@ -51,12 +51,14 @@ cafe=$(curl -s -X POST "$base/v1/cafes" -H "Authorization: Bearer $admin" -H 'Co
     -d '{"name":"Fuzz","catchCopy":"","introduction":"珈琲"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 curl -s -o /dev/null -X POST "$base/v1/cafes/$cafe/comments" -H "Authorization: Bearer $user" -H 'Content-Type: application/json' -d '{"detail":"x","star":2}'
 
+# One worker: with two, hypothesis parses lambdas' sources from two threads at once and CPython 3.11's
+# parser can fail ("AST constructor recursion depth mismatch"), a fuzzer error, not a finding.
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance
 failed=0
 run() {  # label, extra schemathesis arguments…
     local label=$1; shift
     echo "==> schemathesis: $label (${seconds}s)"
-    "$venv/bin/st" run "$base/openapi.json" --checks "$checks" --max-time "$seconds" --workers 2 \
+    "$venv/bin/st" run "$base/openapi.json" --checks "$checks" --max-time "$seconds" --workers 1 \
         --seed 1 --no-color --suppress-health-check all --warnings off \
         --report junit --report-junit-path ".build/fuzz-$label.xml" "$@" || failed=1
 }
