@@ -41,7 +41,7 @@ bench: deps
 	bench/run.sh
 
 # Schemathesis against /openapi.json of a fresh server (installs it from PyPI into .build/fuzz-venv).
-# FUZZ_SECONDS bounds each of its three runs (anonymous, user, admin); default 180.
+# FUZZ_SECONDS bounds each of its three runs (anonymous, user, admin); default 150 (under 10 minutes in all).
 fuzz: deps
 	@tools/ensure-packages $(FUZZ_DEPS)
 	$(SWIFT) build --product cafe

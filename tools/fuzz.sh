@@ -3,10 +3,10 @@
 # freshly started `cafe serve` on its own embedded database: every operation, anonymously, as a
 # user and as an admin. Passes only with zero 5xx answers and zero answers the document does not
 # describe (status, content type, headers, body schema). FUZZ_SECONDS bounds each of the three
-# runs (default 180: under 10 minutes in all).
+# runs (default 150: with start-up, under 10 minutes in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-180}
+seconds=${FUZZ_SECONDS:-150}
 venv=.build/fuzz-venv
 schemathesis=4.32.5
 
