@@ -7,34 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-150}
+source tools/lib.sh
 venv=.build/fuzz-venv
 schemathesis=4.32.5
+python_venv "$venv" "schemathesis==$schemathesis" "'$venv/bin/st' --version | grep -q '$schemathesis'"
 
-if ! "$venv/bin/st" --version 2>/dev/null | grep -q "$schemathesis"; then
-    echo "==> installing schemathesis $schemathesis into $venv"
-    # Debian's own python3 needs python3-venv for this; a python3 from elsewhere has it built in.
-    python3 -m venv "$venv" 2>/dev/null || { tools/ensure-packages python3-venv && rm -rf "$venv" && python3 -m venv "$venv"; }
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$schemathesis"
-fi
-
-# A fresh database in /tmp: the postgres account must reach it even when the checkout is under /root.
-work=$(mktemp -d /tmp/cafe-fuzz.XXXXXX)
-chmod 755 "$work"
-cleanup() { [[ -n "${serve:-}" ]] && kill "$serve" 2>/dev/null && wait "$serve" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-export CAFE_DATA_DIR="$work/pgdata" RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 LOG_LEVEL=info
-
-echo "==> starting cafe serve on a fresh embedded database"
-.build/debug/cafe serve --port 0 > "$work/serve.log" 2>&1 &
-serve=$!
-for _ in $(seq 1 120); do
-    port=$(grep -o '"url":"http://127.0.0.1:[0-9]*' "$work/serve.log" | grep -o '[0-9]*$' || true)
-    [[ -n "$port" ]] && break
-    kill -0 "$serve" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
-    sleep 0.5
-done
-[[ -n "${port:-}" ]] || { echo "cafe serve did not start"; cat "$work/serve.log"; exit 1; }
-base="http://127.0.0.1:$port"
+export RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
+start_cafe_serve
 
 token_for() {  # username, admin? → a session token
     local name=$1
