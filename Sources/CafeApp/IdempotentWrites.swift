@@ -81,8 +81,7 @@ struct IdempotentWrites: Sendable {
     static func key(_ request: Request) -> String? {
         if let key = request.header("idempotency-key") { return key }
         guard request.path.hasPrefix("/parse/") else { return nil }
-        // A query sent as a POST (`_method: GET`) changes nothing.
-        if request.path.hasPrefix("/parse/classes/"), JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" { return nil }
+        if ParseRequest.isQuery(request) { return nil }
         return request.header("x-parse-request-id")
     }
 

@@ -1,6 +1,7 @@
 import HTTPKit
 
-/// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE), a tighter
+/// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE but a Parse
+/// query sent as a POST), a tighter
 /// one for log-ins (on top of the per-username lockout, which an attacker spraying usernames
 /// never trips). Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
 /// `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off. The address is the TCP
@@ -13,7 +14,7 @@ struct RateLimits: Sendable {
 
     func respond(_ request: Request, next: (Request) -> Response) -> Response {
         let isLogin = Self.loginRoutes.contains(request.path) && (request.method == "POST" || request.method == "GET")
-        let isWrite = ["POST", "PUT", "PATCH", "DELETE"].contains(request.method)
+        let isWrite = ["POST", "PUT", "PATCH", "DELETE"].contains(request.method) && !ParseRequest.isQuery(request)
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
             let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",

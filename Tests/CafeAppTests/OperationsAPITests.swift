@@ -23,6 +23,8 @@ final class OperationsAPITests: ParseTestCase {
         assertProblem(try call("POST", "/v1/cafes", json: "{}"), 401, "unauthorized")
         assertProblem(try call("POST", "/v1/cafes", json: "{}"), 429, "rate_limited")
         XCTAssertEqual(try call("GET", "/v1/cafes").status, 200, "reads are not limited")
+        let query = try parse("POST", "/classes/CafeMaster", json: #"{"_method":"GET","limit":1,"skip":0}"#)
+        XCTAssertEqual(query.status, 200, "a Parse query sent as a POST is a read: \(query.text)")
     }
 
     func testCORSForAllowedOriginsOnly() throws {

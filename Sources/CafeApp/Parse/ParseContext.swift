@@ -85,6 +85,13 @@ struct ParseRequest {
 
     var token: String? { sessionToken }
 
+    /// A POST to /parse/classes that is really a query (`"_method":"GET"`, as ParseSwift sends every
+    /// find and count): it changes nothing, so it is neither rate-limited as a write nor idempotent.
+    static func isQuery(_ request: Request) -> Bool {
+        request.method == "POST" && request.path.hasPrefix("/parse/classes/")
+            && JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET"
+    }
+
     /// The body's members, minus the SDK's request metadata (`_method`, `_ApplicationId`…).
     var bodyParameters: [String: JSONValue] {
         (body ?? [:]).filter { !$0.key.hasPrefix("_") }
