@@ -11,11 +11,13 @@ struct RateLimits: Sendable {
     let logins: RateLimiter?
 
     static let loginRoutes: Set<String> = ["/v1/sessions", "/parse/login"]
+    static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     func respond(_ request: Request, next: (Request) -> Response) -> Response {
-        let isLogin = Self.loginRoutes.contains(request.path) && (request.method == "POST" || request.method == "GET")
-        let isWrite = ["POST", "PUT", "PATCH", "DELETE"].contains(request.method) && !ParseRequest.isQuery(request)
-        for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
+        let isWrite = Self.writeMethods.contains(request.method)
+        let isLogin = (isWrite || request.method == "GET") && Self.loginRoutes.contains(request.path)
+        guard isWrite || isLogin else { return next(request) }   // reads: the common case, nothing to count
+        for (applies, limiter) in [(isLogin, logins), (isWrite && !ParseRequest.isQuery(request), writes)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
             let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",

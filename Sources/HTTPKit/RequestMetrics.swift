@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Request counts by route template, method and status, and a latency histogram per route
@@ -12,14 +15,20 @@ public final class RequestMetrics: Sendable {
         var requests: [Key: [Int: Int]] = [:]
         var latency: [Key: Histogram] = [:]
     }
-    private let state = Mutex(State())
+    /// Shards, picked by thread: the handler threads record every request, and one lock for all
+    /// of them cost a tenth of the trivial endpoint's throughput.
+    private final class Shard: Sendable { let state = Mutex(State()) }
+    private let shards: [Shard] = (0..<16).map { _ in Shard() }
+    private static let knownMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
     public init() {}
 
     public func record(route: String?, method: String, status: Int, seconds: Double) {
         // Methods outside the known set would be one series each: fold them.
-        let key = Key(route: route ?? "unmatched", method: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"].contains(method) ? method : "OTHER")
-        state.withLock { s in
+        let key = Key(route: route ?? "unmatched", method: Self.knownMethods.contains(method) ? method : "OTHER")
+        // Thread handles are far apart and alike in their low bits: mix them (Fibonacci hashing).
+        let shard = Int((UInt64(pthread_self()) &* 0x9E37_79B9_7F4A_7C15) >> 60)
+        shards[shard].state.withLock { s in
             s.requests[key, default: [:]][status, default: 0] += 1
             var h = s.latency[key] ?? Histogram()
             if let i = Self.buckets.firstIndex(where: { seconds <= $0 }) { h.counts[i] += 1 }
@@ -30,7 +39,18 @@ public final class RequestMetrics: Sendable {
     }
 
     public func render(into out: inout String) {
-        let s = state.withLock { $0 }
+        var s = State()
+        for shard in shards {
+            let part = shard.state.withLock { $0 }
+            for (key, byStatus) in part.requests { s.requests[key, default: [:]].merge(byStatus, uniquingKeysWith: +) }
+            for (key, h) in part.latency {
+                var merged = s.latency[key] ?? Histogram()
+                merged.counts = zip(merged.counts, h.counts).map(+)
+                merged.count += h.count
+                merged.sum += h.sum
+                s.latency[key] = merged
+            }
+        }
         out += "# HELP cafe_http_requests_total HTTP requests answered, by route template, method and status.\n"
         out += "# TYPE cafe_http_requests_total counter\n"
         for (key, byStatus) in s.requests.sorted(by: { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }) {
