@@ -3,7 +3,7 @@ import PostgresKit
 import Synchronization
 
 /// Fills an empty database with a small, realistic demo set (a few cafes in Japanese and English,
-/// users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
+/// each with a drawn photo, users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
 public struct DemoData: Sendable {
     public struct AdminCredentials: Sendable {
         public let username: String
@@ -44,7 +44,9 @@ public struct DemoData: Sendable {
     public func seedDemo() throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
         let users = UserRepository(pool: pool)
-        _ = try users.create(try .init(username: admin.username, password: admin.password, isAdmin: true))
+        let adminID = try users.create(try .init(username: admin.username, password: admin.password, isAdmin: true)).id
+        // The pictures are drawn before the transaction: it then only stores them.
+        let photos = Self.cafes.indices.map { DemoPhotos.cafe($0) }
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
             userIDs.append(try users.create(try .init(username: name, password: PasswordHasher.randomPassword())).id.rawValue)
@@ -53,11 +55,15 @@ public struct DemoData: Sendable {
             for (i, cafe) in Self.cafes.enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
+                let photoID: Int64 = try tx.query("""
+                    INSERT INTO files (owner_id, content_type, size, sha256, bytes) VALUES ($1, 'image/png', $2, sha256($3::bytea), $3::bytea)
+                    RETURNING id
+                    """, adminID.rawValue, photos[i].count, photos[i]).first!.decode(0)
                 let cafeID: Int64 = try tx.query("""
-                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, created_at, updated_at)
-                    VALUES ($1, $2, $3, $4, $5, $5) RETURNING id
+                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id
                     """, cafe.name, cafe.catchCopy, cafe.introduction, String(ISO8601DateFormatter().string(from: createdAt).prefix(10)),
-                    createdAt).first!.decode(0)
+                    photoID, createdAt).first!.decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
                     try tx.query("""
