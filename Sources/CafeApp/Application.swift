@@ -56,7 +56,13 @@ public final class Application: Sendable {
         serverReference.set(server)
     }
 
-    public func migrate() throws -> [Int] { try migrator.migrate(database.pool) }
+    /// On a connection of its own: a migration may rewrite a big table, which must not run under the
+    /// API's statement timeout (`DB_QUERY_TIMEOUT`).
+    public func migrate() throws -> [Int] {
+        let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
+        defer { pool.close() }
+        return try migrator.migrate(pool)
+    }
 
     public func start() throws { try server.start() }
 
