@@ -50,9 +50,10 @@ public enum SQLState {
     public static let foreignKeyViolation = "23503"
     public static let deadlockDetected = "40P01"
 
-    /// Class 08 (connection exception) and 57P01–57P03 (shutdown, crash, cannot connect now).
+    /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now) and 57014
+    /// (cancelled: the statement timeout, i.e. a database too busy to answer in time) — all worth a retry.
     static func meansUnavailable(_ state: String?) -> Bool {
         guard let state else { return false }
-        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || state == "57014"
     }
 }

@@ -2,6 +2,7 @@ import CafeApp
 import CafeTestSupport
 import Foundation
 import Logging
+import PostgresKit
 import XCTest
 
 /// `cafe serve` migrates at start-up; a migration longer than the API's statement timeout (a table
@@ -19,7 +20,9 @@ final class SlowMigrationTests: XCTestCase {
         let database = try Database.open(config, applicationName: "slow", settings: Database.apiSettings, forAPI: true,
                                          logger: Logger(label: "t", minimum: .error))
         defer { database.close() }
-        XCTAssertThrowsError(try database.pool.query("SELECT pg_sleep(2.5)"), "the API's own statements are bounded")
+        XCTAssertThrowsError(try database.pool.query("SELECT pg_sleep(2.5)"), "the API's own statements are bounded") { error in
+            XCTAssertTrue((error as? PostgresError)?.isUnavailable == true, "a timed-out statement is a 503 with Retry-After, not a 500")
+        }
         let app = try Application(configuration: config, database: database)
         XCTAssertTrue(try app.migrate().contains(9999))
     }
