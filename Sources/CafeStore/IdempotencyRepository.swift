@@ -1,4 +1,3 @@
-import CSodium
 import CafeDomain
 import Foundation
 import PostgresKit
@@ -28,10 +27,7 @@ public struct IdempotencyRepository: Sendable {
 
     /// What "the same request" means: SHA-256 of method, path and body.
     public static func fingerprint(method: String, path: String, body: [UInt8]) -> [UInt8] {
-        let input = Array("\(method) \(path)\n".utf8) + body
-        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_bytes()))
-        crypto_hash_sha256(&out, input, UInt64(input.count))
-        return out
+        Tokens.sha256(Array("\(method) \(path)\n".utf8) + body)
     }
 
     /// Claims `key` for `user`. Blocks while another transaction holds the same claim, until it

@@ -57,10 +57,11 @@ enum Tokens {
         }
     }
 
-    static func sha256(_ token: String) -> [UInt8] {
+    static func sha256(_ token: String) -> [UInt8] { sha256(Array(token.utf8)) }
+
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         precondition(ready)
         var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_bytes()))
-        let bytes = Array(token.utf8)
         crypto_hash_sha256(&out, bytes, UInt64(bytes.count))
         return out
     }
