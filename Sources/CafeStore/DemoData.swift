@@ -55,15 +55,12 @@ public struct DemoData: Sendable {
             for (i, cafe) in Self.cafes.enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
-                let photoID: Int64 = try tx.query("""
-                    INSERT INTO files (owner_id, content_type, size, sha256, bytes) VALUES ($1, 'image/png', $2, sha256($3::bytea), $3::bytea)
-                    RETURNING id
-                    """, adminID.rawValue, photos[i].count, photos[i]).first!.decode(0)
+                let photo = try FileRepository(pool: pool).create(owner: adminID, format: .png, bytes: photos[i], on: tx)
                 let cafeID: Int64 = try tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id
                     """, cafe.name, cafe.catchCopy, cafe.introduction, String(ISO8601DateFormatter().string(from: createdAt).prefix(10)),
-                    photoID, createdAt).first!.decode(0)
+                    photo.id.rawValue, createdAt).first!.decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
                     try tx.query("""

@@ -7,12 +7,16 @@ public struct FileRepository: Sendable {
     let pool: ConnectionPool
     public init(pool: ConnectionPool) { self.pool = pool }
 
-    /// `name` is the name a Parse client gave the file, if any.
-    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8], name: String? = nil) throws -> StoredFile {
-        let row = try pool.query("""
-            INSERT INTO files (owner_id, content_type, size, sha256, bytes, name) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea, $5)
-            RETURNING id, encode(sha256, 'hex')
-            """, owner.rawValue, format.contentType, bytes.count, bytes, name).first!
+    /// `name` is the name a Parse client gave the file, if any. On `conn` when given (inside a
+    /// caller's transaction), else on a pooled connection.
+    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8], name: String? = nil, on conn: Connection? = nil) throws -> StoredFile {
+        let insert = { (c: Connection) throws -> Row in
+            try c.query("""
+                INSERT INTO files (owner_id, content_type, size, sha256, bytes, name) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea, $5)
+                RETURNING id, encode(sha256, 'hex')
+                """, owner.rawValue, format.contentType, bytes.count, bytes, name).first!
+        }
+        let row = try conn.map(insert) ?? pool.withConnection(insert)
         return StoredFile(id: FileID(rawValue: try row.decode(0)), contentType: format.contentType, size: bytes.count,
                           sha256Hex: try row.decode(1), bytes: [])
     }
