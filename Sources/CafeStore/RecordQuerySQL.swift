@@ -29,24 +29,26 @@ struct RecordQuerySQL<Field: RecordField> {
         "SELECT count(*) FROM \(from) \(whereClause())"
     }
 
-    /// The parts of the query's literal texts the gram index can look up.
-    var indexableCores: [String] {
+    /// The query's text constraints the gram index can narrow, with the part of each literal it
+    /// looks up (see `SubstringPrefilter`).
+    private var indexedTextConstraints: [(constraint: RecordQuery<Field>.Constraint, core: String)] {
         query.constraints.compactMap { constraint in
-            guard case .text(let field, let match) = constraint, field.column.inSearchText else { return nil }
-            return SubstringPrefilter.indexableCore(of: match.literal)
+            guard case .text(let field, let match) = constraint, field.column.inSearchText,
+                  let core = SubstringPrefilter.indexableCore(of: match.literal) else { return nil }
+            return (constraint, core)
         }
     }
+
+    /// The parts of the query's literal texts the gram index can look up.
+    var indexableCores: [String] { indexedTextConstraints.map(\.core) }
 
     /// The ids of records matching the query's text constraints that the gram index can narrow
     /// (at most `limit`), or nil when there are none. `from` must name the searched table `c`.
     mutating func probe(from: String, limit: Int) -> String? {
-        let indexed = query.constraints.filter { constraint in
-            guard case .text(let field, let match) = constraint else { return false }
-            return field.column.inSearchText && SubstringPrefilter.indexableCore(of: match.literal) != nil
-        }
+        let indexed = indexedTextConstraints
         guard !indexed.isEmpty else { return nil }
         var conditions: [String] = []
-        for constraint in indexed { conditions += condition(constraint) }
+        for (constraint, _) in indexed { conditions += condition(constraint) }
         return "SELECT \(idColumn) FROM \(from) WHERE \(conditions.joined(separator: " AND ")) LIMIT \(bind(limit))"
     }
 
