@@ -12,9 +12,12 @@ struct FrontDoor: Sendable {
 
     func respond(_ request: Request) -> Response {
         let started = DispatchTime.now().uptimeNanoseconds
+        // Decided once (it parses the body): a Parse query sent as a POST is neither a write to
+        // rate-limit nor one to make idempotent.
+        let parseQuery = ParseRequest.isQuery(request)
         let response = cors.respond(request) { request in
-            rateLimits.respond(request) { request in
-                idempotency.respond(request, next: router.respond(to:))
+            rateLimits.respond(request, isParseQuery: parseQuery) { request in
+                idempotency.respond(request, isParseQuery: parseQuery, next: router.respond(to:))
             }
         }
         metrics.record(route: response.route, method: request.method, status: response.status,

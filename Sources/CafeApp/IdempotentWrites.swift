@@ -28,8 +28,8 @@ struct IdempotentWrites: Sendable {
 
     static let sessionRoutes: Set<String> = ["/v1/users", "/v1/sessions", "/parse/users", "/parse/login", "/parse/logout"]
 
-    func respond(_ request: Request, next: (Request) -> Response) -> Response {
-        guard request.method == "POST", !Self.sessionRoutes.contains(request.path), let key = Self.key(request) else {
+    func respond(_ request: Request, isParseQuery: Bool, next: (Request) -> Response) -> Response {
+        guard request.method == "POST", !Self.sessionRoutes.contains(request.path), let key = Self.key(request, isParseQuery: isParseQuery) else {
             return next(request)
         }
         let isParse = request.path.hasPrefix("/parse/")
@@ -78,10 +78,10 @@ struct IdempotentWrites: Sendable {
     /// Thrown to roll the claim back with the handler's work, answering what the handler answered.
     private struct Abandoned: Error { let response: Response }
 
-    static func key(_ request: Request) -> String? {
+    /// `Idempotency-Key`, else on /parse the SDKs' request id, except on a query sent as a POST.
+    static func key(_ request: Request, isParseQuery: Bool) -> String? {
         if let key = request.header("idempotency-key") { return key }
-        guard request.path.hasPrefix("/parse/") else { return nil }
-        if ParseRequest.isQuery(request) { return nil }
+        guard request.path.hasPrefix("/parse/"), !isParseQuery else { return nil }
         return request.header("x-parse-request-id")
     }
 

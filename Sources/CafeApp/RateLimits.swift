@@ -1,9 +1,8 @@
 import HTTPKit
 
 /// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE but a Parse
-/// query sent as a POST), a tighter
-/// one for log-ins (on top of the per-username lockout, which an attacker spraying usernames
-/// never trips). Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
+/// query sent as a POST), a tighter one for log-ins (on top of the per-username lockout, which an
+/// attacker spraying usernames never trips). Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
 /// `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off. The address is the TCP
 /// peer: behind a reverse proxy, every client shares the proxy's bucket, so raise the limits there.
 struct RateLimits: Sendable {
@@ -13,11 +12,11 @@ struct RateLimits: Sendable {
     static let loginRoutes: Set<String> = ["/v1/sessions", "/parse/login"]
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
-    func respond(_ request: Request, next: (Request) -> Response) -> Response {
+    func respond(_ request: Request, isParseQuery: Bool, next: (Request) -> Response) -> Response {
         let isWrite = Self.writeMethods.contains(request.method)
         let isLogin = (isWrite || request.method == "GET") && Self.loginRoutes.contains(request.path)
         guard isWrite || isLogin else { return next(request) }   // reads: the common case, nothing to count
-        for (applies, limiter) in [(isLogin, logins), (isWrite && !ParseRequest.isQuery(request), writes)] where applies {
+        for (applies, limiter) in [(isLogin, logins), (isWrite && !isParseQuery, writes)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
             let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
