@@ -10,14 +10,28 @@ public final class RequestMetrics: Sendable {
     public static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
     private struct Key: Hashable { let route: String; let method: String }
-    private struct Histogram { var counts = [Int](repeating: 0, count: RequestMetrics.buckets.count); var count = 0; var sum = 0.0 }
-    private struct State {
-        var requests: [Key: [Int: Int]] = [:]
-        var latency: [Key: Histogram] = [:]
+    /// Everything kept for one route and method: answers by status, and the latency histogram.
+    private struct Series {
+        var byStatus: [Int: Int] = [:]
+        var buckets = [Int](repeating: 0, count: RequestMetrics.buckets.count)
+        var sum = 0.0
+        var count: Int { byStatus.values.reduce(0, +) }
+
+        mutating func add(status: Int, seconds: Double) {
+            byStatus[status, default: 0] += 1
+            if let i = RequestMetrics.buckets.firstIndex(where: { seconds <= $0 }) { buckets[i] += 1 }
+            sum += seconds
+        }
+
+        mutating func merge(_ other: Series) {
+            byStatus.merge(other.byStatus, uniquingKeysWith: +)
+            buckets = zip(buckets, other.buckets).map(+)
+            sum += other.sum
+        }
     }
     /// Shards, picked by thread: the handler threads record every request, and one lock for all
     /// of them cost a tenth of the trivial endpoint's throughput.
-    private final class Shard: Sendable { let state = Mutex(State()) }
+    private final class Shard: Sendable { let series = Mutex<[Key: Series]>([:]) }
     private let shards: [Shard] = (0..<16).map { _ in Shard() }
     private static let knownMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
 
@@ -28,48 +42,34 @@ public final class RequestMetrics: Sendable {
         let key = Key(route: route ?? "unmatched", method: Self.knownMethods.contains(method) ? method : "OTHER")
         // Thread handles are far apart and alike in their low bits: mix them (Fibonacci hashing).
         let shard = Int((UInt64(pthread_self()) &* 0x9E37_79B9_7F4A_7C15) >> 60)
-        shards[shard].state.withLock { s in
-            s.requests[key, default: [:]][status, default: 0] += 1
-            var h = s.latency[key] ?? Histogram()
-            if let i = Self.buckets.firstIndex(where: { seconds <= $0 }) { h.counts[i] += 1 }
-            h.count += 1
-            h.sum += seconds
-            s.latency[key] = h
-        }
+        shards[shard].series.withLock { $0[key, default: Series()].add(status: status, seconds: seconds) }
     }
 
     public func render(into out: inout String) {
-        var s = State()
+        var all: [Key: Series] = [:]
         for shard in shards {
-            let part = shard.state.withLock { $0 }
-            for (key, byStatus) in part.requests { s.requests[key, default: [:]].merge(byStatus, uniquingKeysWith: +) }
-            for (key, h) in part.latency {
-                var merged = s.latency[key] ?? Histogram()
-                merged.counts = zip(merged.counts, h.counts).map(+)
-                merged.count += h.count
-                merged.sum += h.sum
-                s.latency[key] = merged
-            }
+            for (key, series) in shard.series.withLock({ $0 }) { all[key, default: Series()].merge(series) }
         }
+        let sorted = all.sorted { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }
         out += "# HELP cafe_http_requests_total HTTP requests answered, by route template, method and status.\n"
         out += "# TYPE cafe_http_requests_total counter\n"
-        for (key, byStatus) in s.requests.sorted(by: { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }) {
-            for (status, n) in byStatus.sorted(by: { $0.key < $1.key }) {
+        for (key, series) in sorted {
+            for (status, n) in series.byStatus.sorted(by: { $0.key < $1.key }) {
                 out += "cafe_http_requests_total{route=\"\(Prometheus.escape(key.route))\",method=\"\(key.method)\",status=\"\(status)\"} \(n)\n"
             }
         }
         out += "# HELP cafe_http_request_duration_seconds Time to answer a request, from its headers to its response.\n"
         out += "# TYPE cafe_http_request_duration_seconds histogram\n"
-        for (key, h) in s.latency.sorted(by: { ($0.key.route, $0.key.method) < ($1.key.route, $1.key.method) }) {
+        for (key, series) in sorted {
             let labels = "route=\"\(Prometheus.escape(key.route))\",method=\"\(key.method)\""
             var cumulative = 0
             for (i, bound) in Self.buckets.enumerated() {
-                cumulative += h.counts[i]
+                cumulative += series.buckets[i]
                 out += "cafe_http_request_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)\n"
             }
-            out += "cafe_http_request_duration_seconds_bucket{\(labels),le=\"+Inf\"} \(h.count)\n"
-            out += "cafe_http_request_duration_seconds_sum{\(labels)} \(h.sum)\n"
-            out += "cafe_http_request_duration_seconds_count{\(labels)} \(h.count)\n"
+            out += "cafe_http_request_duration_seconds_bucket{\(labels),le=\"+Inf\"} \(series.count)\n"
+            out += "cafe_http_request_duration_seconds_sum{\(labels)} \(series.sum)\n"
+            out += "cafe_http_request_duration_seconds_count{\(labels)} \(series.count)\n"
         }
     }
 }
