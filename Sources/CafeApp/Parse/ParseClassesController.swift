@@ -46,32 +46,22 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields)
             let items = q.query.limit == 0 ? [] : try cafes.find(q.query, statistics: gramStatistics)
-            return try results(items, count: q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil, images: items.compactMap(\.imageID), r) { writer, cafe, w in
-                var writer = writer
-                writer.keys = q.keys
-                writer.excludeKeys = q.excludeKeys
-                writer.cafe(cafe, w)
-            }
+            let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+            return results(items, count: q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil) { writer.cafe($0, $1) }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields)
             let items = q.query.limit == 0 ? [] : try comments.find(q.query)
-            return try results(items, count: q.count ? try comments.count(q.query) : nil, images: items.compactMap(\.imageID), r) { writer, comment, w in
-                var writer = writer
-                writer.keys = q.keys
-                writer.excludeKeys = q.excludeKeys
-                writer.comment(comment, w)
-            }
+            let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+            return results(items, count: q.count ? try comments.count(q.query) : nil) { writer.comment($0, $1) }
         }
     }
 
     /// `{"results":[…]}`, with `"count"` when asked for.
-    private func results<T>(_ items: [T], count: Int?, images: [FileID], _ r: ParseRequest,
-                            write: (ParseObjectWriter, T, JSONWriter) -> Void) throws -> Response {
-        let writer = try objectWriter(images, r)
-        return .json { w in
+    private func results<T>(_ items: [T], count: Int?, write: (T, JSONWriter) -> Void) -> Response {
+        .json { w in
             w.object {
                 w.key("results")
-                w.array { for item in items { write(writer, item, w) } }
+                w.array { for item in items { write(item, w) } }
                 if let count { w.field("count", count) }
             }
         }
@@ -93,9 +83,10 @@ struct ParseClassesController: Sendable {
         }
     }
 
-    private func objectWriter(_ images: [FileID], _ r: ParseRequest, keys: Set<String>? = nil) throws -> ParseObjectWriter {
+    private func objectWriter(_ images: [FileID], _ r: ParseRequest, keys: Set<String>? = nil,
+                              excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
         let links = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: try files.names(images))
-        return ParseObjectWriter(files: links, keys: keys)
+        return ParseObjectWriter(files: links, keys: keys, excludeKeys: excludeKeys)
     }
 
     // MARK: Writing
