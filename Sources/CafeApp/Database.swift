@@ -13,12 +13,11 @@ public final class Database: Sendable {
         self.embedded = embedded
     }
 
-    /// `settings`: server parameters for every connection (the API turns off parallel query, whose
-    /// worker start-up costs more than the short queries it would split). `forAPI`: statements are
-    /// bounded by `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is
-    /// not waited on); the worker's long recomputes are not.
-    public static func open(_ config: Configuration, applicationName: String, settings: [String: String] = [:],
-                            forAPI: Bool = false, logger: Logger) throws -> Database {
+    /// `forAPI`: the connections answer HTTP requests, so parallel query is off (its worker
+    /// start-up costs more than the short queries it would split) and statements are bounded by
+    /// `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is not waited
+    /// on). The worker's, the seed's and the migrations' long statements are not bounded.
+    public static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) throws -> Database {
         var embedded: EmbeddedPostgres?
         let conninfo: String
         if let url = config.databaseURL {
@@ -29,7 +28,7 @@ public final class Database: Sendable {
             embedded = server
             conninfo = server.conninfo()
         }
-        var settings = settings
+        var settings = forAPI ? apiSettings : [:]
         let queryTimeout = forAPI && config.databaseQueryTimeout > 0 ? config.databaseQueryTimeout : nil
         if let queryTimeout { settings["statement_timeout"] = String(Int(queryTimeout * 1000)) }
         let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
@@ -39,7 +38,7 @@ public final class Database: Sendable {
         return Database(pool: pool, embedded: embedded)
     }
 
-    public static let apiSettings = ["max_parallel_workers_per_gather": "0"]
+    static let apiSettings = ["max_parallel_workers_per_gather": "0"]
 
     /// Closes the pool, then stops the embedded server if this process started it.
     public func close() {

@@ -54,7 +54,7 @@ enum Commands {
         }
         let shutdown = ShutdownSignal()
 
-        let database = try Database.open(config, applicationName: "cafe-serve", settings: Database.apiSettings, forAPI: true, logger: logger)
+        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
         let app: Application
         do {
             app = try Application(configuration: config, database: database)

@@ -20,7 +20,7 @@ class APITestCase: XCTestCase {
                    "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
                    "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0"].merging(extraEnvironment) { $1 }
         let config = Configuration(environment: env)
-        let database = try Database.open(config, applicationName: "api-test", settings: Database.apiSettings, forAPI: true, logger: Logger(label: "t", minimum: .error))
+        let database = try Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)
         _ = try app.migrate()
         try app.start()

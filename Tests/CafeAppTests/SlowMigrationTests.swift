@@ -17,7 +17,7 @@ final class SlowMigrationTests: XCTestCase {
         try "SELECT pg_sleep(2.5);\n".write(to: dir.appendingPathComponent("9999_slow.sql"), atomically: true, encoding: .utf8)
         let config = Configuration(environment: ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error",
                                                  "DB_QUERY_TIMEOUT": "1", "MIGRATIONS_DIR": dir.path])
-        let database = try Database.open(config, applicationName: "slow", settings: Database.apiSettings, forAPI: true,
+        let database = try Database.open(config, applicationName: "slow", forAPI: true,
                                          logger: Logger(label: "t", minimum: .error))
         defer { database.close() }
         XCTAssertThrowsError(try database.pool.query("SELECT pg_sleep(2.5)"), "the API's own statements are bounded") { error in

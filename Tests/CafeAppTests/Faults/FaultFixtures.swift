@@ -20,7 +20,7 @@ final class AppOnOwnCluster {
                                                  "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path].merging(environment) { $1 })
         config.dataDirectory = directory
         config.embeddedDurability = false
-        database = try Database.open(config, applicationName: label, settings: Database.apiSettings, forAPI: true,
+        database = try Database.open(config, applicationName: label, forAPI: true,
                                      logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)
         _ = try app.migrate()
