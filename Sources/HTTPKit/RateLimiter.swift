@@ -30,25 +30,3 @@ public final class RateLimiter: Sendable {
         }
     }
 }
-
-/// How deeply a JSON text nests arrays and objects (brackets inside strings do not count).
-public enum JSONNesting {
-    public static let limit = 32
-
-    public static func depth(_ bytes: [UInt8]) -> Int {
-        var depth = 0, deepest = 0, inString = false, escaped = false
-        for b in bytes {
-            if inString {
-                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inString = false }
-                continue
-            }
-            switch b {
-            case 0x22: inString = true
-            case 0x5B, 0x7B: depth += 1; deepest = max(deepest, depth)
-            case 0x5D, 0x7D: depth -= 1
-            default: break
-            }
-        }
-        return deepest
-    }
-}
