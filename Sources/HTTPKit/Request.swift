@@ -35,6 +35,13 @@ public struct Request: Sendable {
         return value
     }
 
+    /// Whether `If-None-Match` names `etag` (or `*`), so a 304 answers: the list form and weak
+    /// validators (`W/"…"`) count, as RFC 9110's weak comparison says.
+    public func ifNoneMatch(_ etag: String) -> Bool {
+        guard let match = header("if-none-match") else { return false }
+        return match == "*" || match.split(separator: ",").contains { $0.trimming([" "]).replacingOccurrences(of: "W/", with: "") == etag }
+    }
+
     /// The media type of the body without parameters, lower-cased (`application/json`).
     public var mediaType: String? {
         header("content-type").map { $0.split(separator: ";", maxSplits: 1)[0].trimming(.whitespaces).lowercased() }

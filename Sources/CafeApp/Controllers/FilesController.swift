@@ -49,10 +49,7 @@ struct FilesController: Sendable {
         let etag = "\"\(file.sha256Hex)\""
         var headers = [("ETag", etag), ("Cache-Control", "public, max-age=31536000, immutable"),
                        ("Content-Security-Policy", "default-src 'none'; sandbox")]
-        if let match = request.header("if-none-match"),
-           match == "*" || match.split(separator: ",").contains(where: { $0.trimming([" "]).replacingOccurrences(of: "W/", with: "") == etag }) {
-            return Response(status: 304, headers: headers)
-        }
+        if request.ifNoneMatch(etag) { return Response(status: 304, headers: headers) }
         headers.append(("Content-Type", file.contentType))
         return Response(status: 200, headers: headers, body: file.bytes)
     }

@@ -61,7 +61,7 @@ struct WebClientController: Sendable {
 
     static func serve(_ asset: Asset, _ request: Request, extra: [(String, String)]) -> Response {
         let headers = [("ETag", asset.etag), ("Cache-Control", "no-cache")] + extra
-        if request.header("if-none-match") == asset.etag { return Response(status: 304, headers: headers) }
+        if request.ifNoneMatch(asset.etag) { return Response(status: 304, headers: headers) }
         return Response(status: 200, headers: headers + [("Content-Type", asset.contentType)], body: asset.bytes)
     }
 }
