@@ -1,6 +1,7 @@
 import CafeDomain
 import CafeStore
 import HTTPKit
+import Logging
 import PostgresKit
 
 /// Errors from lower layers that have a proper HTTP answer. Anything else is a logged 500.
@@ -22,6 +23,23 @@ enum ErrorMapping {
         default:
             return nil
         }
+    }
+
+    /// The answer to an error a wrapper around the router caught: problem+json, or Parse's
+    /// `{"code","error"}` under /parse. An error nothing maps is logged and answered as a 500.
+    static func response(for error: any Error, request: Request, logger: Logger) -> Response {
+        if let parseError = error as? ParseError { return parseError.response }
+        let problem = (error as? Problem) ?? Self.problem(for: error, request: request) ?? {
+            logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
+                                             ("method", request.method), ("route", request.route ?? request.path)])
+            return Problem.internalError
+        }()
+        return answer(problem, to: request)
+    }
+
+    /// A problem as the request's API speaks it: problem+json, or Parse's shape under /parse.
+    static func answer(_ problem: Problem, to request: Request) -> Response {
+        request.path.hasPrefix("/parse/") ? ParseError(translating: problem).response : problem.response
     }
 
     static func forbidden(_ detail: String) -> Problem {

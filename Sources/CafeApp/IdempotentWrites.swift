@@ -32,7 +32,6 @@ struct IdempotentWrites: Sendable {
         guard request.method == "POST", !Self.sessionRoutes.contains(request.path), let key = Self.key(request, isParseQuery: isParseQuery) else {
             return next(request)
         }
-        let isParse = request.path.hasPrefix("/parse/")
         do {
             guard !key.isEmpty, key.utf8.count <= 255 else {
                 throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
@@ -64,14 +63,8 @@ struct IdempotentWrites: Sendable {
             }
         } catch let abandoned as Abandoned {
             return abandoned.response
-        } catch let problem as Problem {
-            return isParse ? ParseError(translating: problem).response : problem.response
         } catch {
-            let problem = ErrorMapping.problem(for: error, request: request) ?? {
-                logger.error("idempotent write failed", [("error", String(describing: error)), ("request_id", request.requestID)])
-                return Problem.internalError
-            }()
-            return isParse ? ParseError(translating: problem).response : problem.response
+            return ErrorMapping.response(for: error, request: request, logger: logger)
         }
     }
 

@@ -21,12 +21,7 @@ struct RateLimits: Sendable {
             let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
                                   headers: [("Retry-After", String(wait))])
-            if request.path.hasPrefix("/parse/") {
-                var error = ParseError(155, problem.detail!, status: 429)
-                error.headers = problem.headers
-                return error.response
-            }
-            return problem.response
+            return ErrorMapping.answer(problem, to: request)
         }
         return next(request)
     }

@@ -17,15 +17,8 @@ struct ParseContext: Sendable {
         { request in
             do {
                 return try body(try ParseRequest(request, context: self))
-            } catch let error as ParseError {
-                return error.response
-            } catch let problem as Problem {
-                return ParseError(translating: problem).response
             } catch {
-                if let problem = ErrorMapping.problem(for: error, request: request) { return ParseError(translating: problem).response }
-                logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
-                                                 ("method", request.method), ("route", request.route ?? request.path)])
-                return ParseError(1, "Internal server error.").response
+                return ErrorMapping.response(for: error, request: request, logger: logger)
             }
         }
     }
