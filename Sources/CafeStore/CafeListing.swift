@@ -55,10 +55,14 @@ public struct CafeListing: Sendable {
     ///
     /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
     /// functions that built `search_text`), must be a literal substring of `search_text`.
+    ///
+    /// Which statements may keep a cached plan: a capped walk and the page among ids have one good
+    /// plan whatever the values (the cap is a constant in the text, so the planner never takes the
+    /// walk for an unbounded one); the unbounded walk is planned per call.
     enum Statement {
-        /// Follow the order's index from the cursor, reading at most `cap` rows (all if nil),
-        /// keeping those that match. Cheap when matches are common.
-        case walk(cap: Int?)
+        /// Follow the order's index from the cursor, reading at most `walkLimit` rows (`capped`)
+        /// or all, keeping those that match. Cheap when matches are common.
+        case walk(capped: Bool)
         /// The ids of all matching cafes, through the search indexes (at most `lookupLimit` + 1).
         case matchingIDs
         /// The page among these matching ids: primary-key lookups and a sort.
@@ -78,16 +82,7 @@ public struct CafeListing: Sendable {
             keywords.map { "\(text) LIKE cafe_like_pattern(lower(normalize(\(bind($0))::text, NFKC)))" }
         }
         if case .matchingIDs = statement {
-            // One GIN scan over the gram array narrows to cafes holding every gram of every keyword:
-            // the keyword itself when it has one or two characters (exact), its 2-character
-            // substrings when longer (necessary). The LIKE then confirms.
-            var grams: [String] = []
-            for keyword in keywords {
-                let normalized = "lower(normalize(\(bind(keyword))::text, NFKC))"
-                grams.append("c.search_grams @> (CASE WHEN char_length(\(normalized)) <= 2 THEN ARRAY[\(normalized)] ELSE cafe_bigrams(\(normalized)) END)")
-            }
-            let sql = "SELECT c.id FROM cafes c WHERE \((grams + matching("c.search_text")).joined(separator: " AND ")) LIMIT \(bind(Self.lookupLimit + 1))"
-            return (sql, params)
+            return ("SELECT cafe_matching_ids(\(bind(PostgresTextArray(keywords)))::text[], \(bind(Self.lookupLimit + 1)))", params)
         }
 
         var position: [String] = []
@@ -117,7 +112,7 @@ public struct CafeListing: Sendable {
         let columns = "\(CafeColumns.select), coalesce(s.average_star, -1)::text"
         let from = "cafe_stats s JOIN cafes c ON c.id = s.cafe_id"
         let sql: String
-        if case .walk(let cap) = statement, !keywords.isEmpty {
+        if case .walk(let capped) = statement, !keywords.isEmpty {
             let walked = (0..<11).map { "w.c\($0)" }
             let orderNames = order.indices.map { "o\($0)" }
             sql = """
@@ -127,7 +122,7 @@ public struct CafeListing: Sendable {
                     FROM \(from)
                     \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
                     ORDER BY \(descending)
-                    \(cap.map { "LIMIT " + bind($0) } ?? "")
+                    \(capped ? "LIMIT \(Self.walkLimit)" : "")
                 ) AS w(\((0..<11).map { "c\($0)" }.joined(separator: ", ")), search_text, \(orderNames.joined(separator: ", ")))
                 WHERE \(matching("w.search_text").joined(separator: " AND "))
                 ORDER BY \(orderNames.map { "w.\($0) DESC" }.joined(separator: ", "))
@@ -160,14 +155,16 @@ extension CafeRepository {
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 let (sql, params) = listing.sql(statement)
-                return try conn.queryPlannedPerCall(sql, params: params)
-            }
-            if listing.keywords.isEmpty {
-                let (sql, params) = listing.sql(.walk(cap: nil))   // no filter: a plain walk of the order's index
+                if case .walk(capped: false) = statement, !listing.keywords.isEmpty {
+                    return try conn.queryPlannedPerCall(sql, params: params)
+                }
                 return try conn.query(sql, params: params)
             }
+            if listing.keywords.isEmpty {
+                return try run(.walk(capped: false))   // no filter: a plain walk of the order's index
+            }
             if !rare {
-                let walked = try run(.walk(cap: CafeListing.walkLimit))
+                let walked = try run(.walk(capped: true))
                 if walked.count > listing.limit { return walked }
             }
             // Rare keywords, or a rare combination of common ones: find every match through the
@@ -175,12 +172,8 @@ extension CafeRepository {
             // planner knows exactly how many and cannot choose to walk the whole order instead).
             // The search indexes are the point here: the planner, assuming keywords independent, may
             // otherwise expect so many matches that it scans the table.
-            let ids = try conn.transaction { tx in
-                try tx.execute(script: "SET LOCAL enable_seqscan = off; SET LOCAL work_mem = '32MB'")
-                let (sql, params) = listing.sql(.matchingIDs)
-                return try tx.queryPlannedPerCall(sql, params: params).map { try $0.decode(0, as: Int64.self) }
-            }
-            if ids.count > CafeListing.lookupLimit { return try run(.walk(cap: nil)) }
+            let ids = try run(.matchingIDs).map { try $0.decode(0, as: Int64.self) }
+            if ids.count > CafeListing.lookupLimit { return try run(.walk(capped: false)) }
             return try run(.among(ids))
         }
         var cafes: [Cafe] = []

@@ -82,10 +82,13 @@ public struct DemoData: Sendable {
 
     /// Inserts `count` synthetic cafes and about `comments` comments in total, generated in SQL in
     /// batches (one transaction each), reporting progress after every batch. Introductions are built
-    /// from a pool of Japanese and English phrases, each in roughly 10% of cafes, so common keywords
+    /// from a pool of Japanese and English phrases, each in roughly 13% of cafes, so common keywords
     /// match many cafes; one cafe in 25,000 also gets a rare phrase (鰻, 蕎麦, ガレット, ホットサンド).
-    /// Comments are skewed towards some cafes, as real ones are. The batch's aggregates are written
-    /// directly (those cafes are new: nobody else can have touched them) instead of through the outbox.
+    /// Each introduction names one of eight cities first, so two common keywords can also have no
+    /// cafe in common (渋谷 京都). Phrases and city are picked by a hash of the cafe's number: a
+    /// dataset is the same on every run, and its text is independent of its popularity. Comments
+    /// are skewed towards some cafes, as real ones are. The batch's aggregates are written directly
+    /// (those cafes are new: nobody else can have touched them) instead of through the outbox.
     public func seedSynthetic(cafes count: Int, comments: Int, batchSize: Int = 10_000, lanes: Int = 2,
                               progress: @Sendable (Int, Int) -> Void) throws {
         let authorID: Int64 = try pool.query("""
@@ -130,8 +133,9 @@ public struct DemoData: Sendable {
                     SELECT g,
                            'Cafe ' || ($1::int + g) AS name,
                            (ARRAY['こだわりの一杯を', 'くつろぎの時間', 'Good coffee, good people', '街角の小さなカフェ'])[1 + g % 4] AS catch_copy,
-                           (SELECT string_agg(p, '。' ORDER BY i) FROM phrases
-                             WHERE i IN (1 + (g * 7) % 30, 1 + (g * 13 + 5) % 30, 1 + (g * 31 + 11) % 30, 1 + (g * 17 + 3) % 30))
+                           (ARRAY['渋谷', '京都', '札幌', '福岡', '横浜', '神戸', '仙台', '名古屋'])[1 + abs(hashint8($1::int + g)::bigint) % 8]
+                           || '。' || (SELECT string_agg(p, '。' ORDER BY i) FROM phrases
+                             WHERE i IN (SELECT 1 + abs(hashint8(($1::int + g) * 4 + j)::bigint) % 30 FROM generate_series(0, 3) j))
                            || CASE WHEN ($1::int + g) % 25000 = 7 THEN '。名物は鰻と蕎麦のガレット、ホットサンド' ELSE '' END
                            || '。No.' || ($1::int + g) AS introduction,
                            now() - make_interval(secs => ($1::int + g)) AS created_at

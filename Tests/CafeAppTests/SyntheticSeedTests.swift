@@ -33,5 +33,13 @@ final class SyntheticSeedTests: XCTestCase {
         // The phrase pool makes common keywords common (≥10%) and searchable.
         let common = try pool.query("SELECT count(*)::int FROM cafes WHERE search_text LIKE cafe_like_pattern('珈琲')").first!.decode(0, as: Int.self)
         XCTAssertGreaterThan(common, 250)
+        // Each cafe names one city: two common keywords with no cafe in common, the costly search case.
+        let cities = try pool.query("""
+            SELECT count(*) FILTER (WHERE search_text LIKE '%渋谷%')::int, count(*) FILTER (WHERE search_text LIKE '%京都%')::int,
+                   count(*) FILTER (WHERE search_text LIKE '%渋谷%' AND search_text LIKE '%京都%')::int FROM cafes
+            """).first!
+        XCTAssertGreaterThan(try cities.decode(0, as: Int.self), 250)
+        XCTAssertGreaterThan(try cities.decode(1, as: Int.self), 250)
+        XCTAssertEqual(try cities.decode(2, as: Int.self), 0)
     }
 }
