@@ -2,23 +2,34 @@
 -- in one call (at most `cap` ids). Before this the lookup was four round trips: BEGIN, SET LOCAL,
 -- the query, COMMIT, and a fresh plan every time. The settings below hold only while the function
 -- runs: assuming keywords independent, the planner would scan the table for two common keywords
--- whose combination is rare. PL/pgSQL keeps the plan between calls, and it is the same for
--- every keyword: one GIN scan over the grams, then LIKE confirms.
-CREATE FUNCTION cafe_matching_ids(keywords text[], cap int) RETURNS SETOF bigint
+-- whose combination is rare. PL/pgSQL keeps the plan between calls, and one plan fits every
+-- keyword: a GIN scan over the grams, then LIKE confirms.
+--
+-- `hints[i]` may name one gram of `keywords[i]` to look up instead of all of them (the caller knows
+-- which is rarest). Any subset of a keyword's grams is a necessary condition, so the answer is the
+-- same; a hint that is not one of the keyword's grams, as PostgreSQL computes them, is ignored.
+CREATE FUNCTION cafe_matching_ids(keywords text[], hints text[], cap int) RETURNS SETOF bigint
 LANGUAGE plpgsql STABLE STRICT
 SET enable_seqscan = off SET work_mem = '32MB' AS $$
 DECLARE
-    normalized text[] := array(SELECT lower(normalize(k, NFKC)) FROM unnest(keywords) AS k);
+    keyword text;
+    own text[];
+    grams text[] := '{}';
+    patterns text[] := '{}';
 BEGIN
-    IF cardinality(normalized) = 0 THEN
+    FOR i IN 1 .. coalesce(cardinality(keywords), 0) LOOP
+        keyword := lower(normalize(keywords[i], NFKC));
+        -- A keyword of one or two characters is a gram itself (exact); a longer one has its
+        -- 2-character substrings (necessary, not sufficient); one that normalises to nothing, none.
+        own := CASE WHEN char_length(keyword) = 0 THEN '{}'
+                    WHEN char_length(keyword) <= 2 THEN ARRAY[keyword]
+                    ELSE cafe_bigrams(keyword) END;
+        grams := grams || CASE WHEN hints[i] = ANY(own) THEN ARRAY[hints[i]] ELSE own END;
+        patterns := patterns || cafe_like_pattern(keyword);
+    END LOOP;
+    IF cardinality(patterns) = 0 THEN
         RETURN;
     END IF;
-    -- A keyword of one or two characters is a gram itself (exact); a longer one needs all its
-    -- 2-character substrings (necessary, not sufficient).
     RETURN QUERY
-        SELECT c.id FROM cafes c
-        WHERE c.search_grams @> array(SELECT g FROM unnest(normalized) AS k,
-                                      unnest(CASE WHEN char_length(k) <= 2 THEN ARRAY[k] ELSE cafe_bigrams(k) END) AS g)
-          AND c.search_text LIKE ALL (array(SELECT cafe_like_pattern(k) FROM unnest(normalized) AS k))
-        LIMIT cap;
+        SELECT c.id FROM cafes c WHERE c.search_grams @> grams AND c.search_text LIKE ALL (patterns) LIMIT cap;
 END $$;

@@ -63,8 +63,9 @@ public struct CafeListing: Sendable {
         /// Follow the order's index from the cursor, reading at most `walkLimit` rows (`capped`)
         /// or all, keeping those that match. Cheap when matches are common.
         case walk(capped: Bool)
-        /// The ids of all matching cafes, through the search indexes (at most `lookupLimit` + 1).
-        case matchingIDs
+        /// The ids of all matching cafes, through the search indexes (at most `lookupLimit` + 1),
+        /// looking up the given gram of each keyword (see `GramStatistics.rarestGrams`).
+        case matchingIDs(grams: [String])
         /// The page among these matching ids: primary-key lookups and a sort.
         case among([Int64])
     }
@@ -81,8 +82,8 @@ public struct CafeListing: Sendable {
         func matching(_ text: String) -> [String] {
             keywords.map { "\(text) LIKE cafe_like_pattern(lower(normalize(\(bind($0))::text, NFKC)))" }
         }
-        if case .matchingIDs = statement {
-            return ("SELECT cafe_matching_ids(\(bind(PostgresTextArray(keywords)))::text[], \(bind(Self.lookupLimit + 1)))", params)
+        if case .matchingIDs(let grams) = statement {
+            return ("SELECT cafe_matching_ids(\(bind(PostgresTextArray(keywords)))::text[], \(bind(PostgresTextArray(grams)))::text[], \(bind(Self.lookupLimit + 1)))", params)
         }
 
         var position: [String] = []
@@ -113,20 +114,28 @@ public struct CafeListing: Sendable {
         let from = "cafe_stats s JOIN cafes c ON c.id = s.cafe_id"
         let sql: String
         if case .walk(let capped) = statement, !keywords.isEmpty {
-            let walked = (0..<11).map { "w.c\($0)" }
-            let orderNames = order.indices.map { "o\($0)" }
+            // The walk reads only `cafe_stats` (sort keys and a copy of the search text side by
+            // side); the page's ≤ limit + 1 rows then join `cafes`. Naming the order expressions
+            // in each select lets PostgreSQL see that the rows stay in index order, so it stops
+            // walking as soon as the page is full instead of sorting everything walked.
+            let names = order.indices.map { "o\($0)" }
+            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.average_star"
             sql = """
-                SELECT \(walked.joined(separator: ", "))
+                SELECT \(columns)
                 FROM (
-                    SELECT \(columns), c.search_text, \(order.joined(separator: ", "))
-                    FROM \(from)
-                    \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
-                    ORDER BY \(descending)
-                    \(capped ? "LIMIT \(Self.walkLimit)" : "")
-                ) AS w(\((0..<11).map { "c\($0)" }.joined(separator: ", ")), search_text, \(orderNames.joined(separator: ", ")))
-                WHERE \(matching("w.search_text").joined(separator: " AND "))
-                ORDER BY \(orderNames.map { "w.\($0) DESC" }.joined(separator: ", "))
-                LIMIT \(bind(limit + 1))
+                    SELECT \(aggregates), \(names.map { "s." + $0 }.joined(separator: ", "))
+                    FROM (
+                        SELECT \(aggregates), s.search_text, \(zip(order, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
+                        FROM cafe_stats s
+                        \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
+                        ORDER BY \(descending)
+                        \(capped ? "LIMIT \(Self.walkLimit)" : "")
+                    ) s
+                    WHERE \(matching("s.search_text").joined(separator: " AND "))
+                    ORDER BY \(names.map { "s.\($0) DESC" }.joined(separator: ", "))
+                    LIMIT \(bind(limit + 1))
+                ) s JOIN cafes c ON c.id = s.cafe_id
+                ORDER BY \(names.map { "s.\($0) DESC" }.joined(separator: ", "))
                 """
         } else {
             sql = """
@@ -152,6 +161,7 @@ extension CafeRepository {
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
         // Before taking a connection: refreshing the statistics needs one of its own.
         let rare = !listing.keywords.isEmpty && statistics.anyKeywordIsRare(listing.keywords)
+        let lookedUpGrams = statistics.rarestGrams(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 let (sql, params) = listing.sql(statement)
@@ -172,7 +182,7 @@ extension CafeRepository {
             // planner knows exactly how many and cannot choose to walk the whole order instead).
             // The search indexes are the point here: the planner, assuming keywords independent, may
             // otherwise expect so many matches that it scans the table.
-            let ids = try run(.matchingIDs).map { try $0.decode(0, as: Int64.self) }
+            let ids = try run(.matchingIDs(grams: lookedUpGrams)).map { try $0.decode(0, as: Int64.self) }
             if ids.count > CafeListing.lookupLimit { return try run(.walk(capped: false)) }
             return try run(.among(ids))
         }

@@ -133,13 +133,14 @@ public struct DemoData: Sendable {
                     SELECT g,
                            'Cafe ' || ($1::int + g) AS name,
                            (ARRAY['こだわりの一杯を', 'くつろぎの時間', 'Good coffee, good people', '街角の小さなカフェ'])[1 + g % 4] AS catch_copy,
-                           (ARRAY['渋谷', '京都', '札幌', '福岡', '横浜', '神戸', '仙台', '名古屋'])[1 + abs(hashint8($1::int + g)::bigint) % 8]
+                           (ARRAY['渋谷', '京都', '札幌', '福岡', '横浜', '神戸', '仙台', '名古屋'])[1 + h % 8]
                            || '。' || (SELECT string_agg(p, '。' ORDER BY i) FROM phrases
-                             WHERE i IN (SELECT 1 + abs(hashint8(($1::int + g) * 4 + j)::bigint) % 30 FROM generate_series(0, 3) j))
+                             WHERE i IN (1 + (h >> 3) % 30, 1 + (h >> 8) % 30, 1 + (h >> 13) % 30, 1 + (h >> 18) % 30))
                            || CASE WHEN ($1::int + g) % 25000 = 7 THEN '。名物は鰻と蕎麦のガレット、ホットサンド' ELSE '' END
                            || '。No.' || ($1::int + g) AS introduction,
                            now() - make_interval(secs => ($1::int + g)) AS created_at
-                    FROM generate_series(1, $2::int) g
+                    FROM generate_series(1, $2::int) g,
+                         LATERAL (SELECT hashint8($1::int + g)::bigint & 2147483647 AS h) hashed   -- 31 bits: city, then 4 phrases
                     """, done, n)
                 try tx.execute(script: """
                     CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;

@@ -75,6 +75,15 @@ public final class ConnectionPool: @unchecked Sendable {
         return try withConnection { try $0.transaction(body) }
     }
 
+    /// Runs `body`, which sends exactly one statement, atomically. A statement is a transaction of
+    /// its own, so this saves `transaction`'s BEGIN and COMMIT round trips; inside an ambient
+    /// transaction it is a savepoint, so that the statement failing leaves the ambient one usable.
+    @discardableResult
+    public func statement<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let ambient = ambientConnection { return try ambient.savepoint(body) }
+        return try withConnection(body)
+    }
+
     /// Runs `body` with one transaction that every use of this pool on this thread joins, so work
     /// done by code that knows nothing of it (a repository) commits or rolls back together with what
     /// the caller does around it. Committed when `body` returns, rolled back when it throws.

@@ -59,6 +59,12 @@ final class IdempotencyTests: ParseTestCase {
         let replayed = try post(#"{"detail":"","star":3}"#, key: "bad")
         assertProblem(replayed, 400, "validation_failed")
         XCTAssertEqual(replayed.headers["idempotent-replayed"], "true")
+        // A failed INSERT (no such cafe) inside the key's transaction: the answer is still recorded.
+        let missing = try call("POST", "/v1/cafes/987654/comments", json: #"{"detail":"x","star":3}"#, token: token, headers: ["Idempotency-Key": "gone"])
+        assertProblem(missing, 404, "not_found")
+        let missingAgain = try call("POST", "/v1/cafes/987654/comments", json: #"{"detail":"x","star":3}"#, token: token, headers: ["Idempotency-Key": "gone"])
+        assertProblem(missingAgain, 404, "not_found")
+        XCTAssertEqual(missingAgain.headers["idempotent-replayed"], "true")
         // Without a valid session there is nothing to scope the key to: the handler answers.
         assertProblem(try call("POST", "/v1/cafes/\(cafeID)/comments", json: #"{"detail":"x","star":3}"#, headers: ["Idempotency-Key": "anon"]), 401, "unauthorized")
         XCTAssertEqual(try count("comments"), 0)
