@@ -1,19 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 
 /// `timestamptz` text in and out. Connections run with `DateStyle=ISO` and `TimeZone=UTC`, so the
 /// server prints `2026-11-29 16:34:33.123456+00`; parsing it by hand avoids a DateFormatter per row.
 public enum PostgresTimestamp {
     public static func format(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        var seconds = time_t(micros.floorDiv(1_000_000))
-        let fraction = Int(micros - Int64(seconds) * 1_000_000)
-        var t = tm()
-        gmtime_r(&seconds, &t)
-        return "\(pad(Int(t.tm_year) + 1900, 4))-\(pad(Int(t.tm_mon) + 1, 2))-\(pad(Int(t.tm_mday), 2)) "
-            + "\(pad(Int(t.tm_hour), 2)):\(pad(Int(t.tm_min), 2)):\(pad(Int(t.tm_sec), 2)).\(pad(fraction, 6))+00"
+        let t = UTCTime(micros: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+        return "\(pad(t.year, 4))-\(pad(t.month, 2))-\(pad(t.day, 2)) "
+            + "\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2)).\(pad(t.microsecond, 6))+00"
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]`; nil for anything else (including infinity).
@@ -66,6 +59,18 @@ public enum PostgresTimestamp {
         return Date(timeIntervalSince1970: Double(epochSeconds) + Double(micros) / 1_000_000)
     }
 
+    /// The proleptic Gregorian date `days` after 1970-01-01 (the inverse of `daysFromCivil`).
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, doy - (153 * mp + 2) / 5 + 1)
+    }
+
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
@@ -80,6 +85,21 @@ public enum PostgresTimestamp {
     private static func pad(_ n: Int, _ width: Int) -> String {
         let s = String(n)
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+}
+
+/// A UTC instant split into calendar fields by arithmetic alone. `gmtime_r` would do the same under
+/// glibc's time-zone lock, which every request thread contended for while writing timestamps.
+public struct UTCTime: Sendable, Equatable {
+    public let year, month, day, hour, minute, second, microsecond: Int
+
+    public init(micros: Int64) {
+        let seconds = micros.floorDiv(1_000_000)
+        microsecond = Int(micros - seconds * 1_000_000)
+        let days = seconds.floorDiv(86_400)
+        let ofDay = Int(seconds - days * 86_400)
+        (year, month, day) = PostgresTimestamp.civil(fromDays: Int(days))
+        (hour, minute, second) = (ofDay / 3600, ofDay / 60 % 60, ofDay % 60)
     }
 }
 

@@ -1,4 +1,7 @@
 import CafeTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import PostgresKit
 import XCTest
@@ -125,6 +128,25 @@ final class TimestampTests: XCTestCase {
         XCTAssertNil(parse("infinity"))
         XCTAssertNil(parse("2026-11-29"))
         XCTAssertNil(parse("2026-11-29 16:34:33+00 extra"))
+    }
+
+    func testCalendarArithmeticAgreesWithGmtime() {
+        // Every day from 1600 to 2400 (leap centuries included) and the seconds around midnight.
+        var seconds = -11_676_096_000   // 1600-01-01
+        while seconds < 13_569_465_600 {   // 2400-01-01
+            for offset in [0, 1, 86_399] {
+                var t = time_t(seconds + offset)
+                var expected = tm()
+                gmtime_r(&t, &expected)
+                let actual = UTCTime(micros: Int64(seconds + offset) * 1_000_000 + 999_999)
+                XCTAssertEqual([actual.year, actual.month, actual.day, actual.hour, actual.minute, actual.second, actual.microsecond],
+                               [Int(expected.tm_year) + 1900, Int(expected.tm_mon) + 1, Int(expected.tm_mday),
+                                Int(expected.tm_hour), Int(expected.tm_min), Int(expected.tm_sec), 999_999])
+                if actual.year != Int(expected.tm_year) + 1900 || actual.day != Int(expected.tm_mday) { return }
+            }
+            seconds += 86_400
+        }
+        XCTAssertEqual(UTCTime(micros: -1).second, 59, "just before the epoch is 23:59:59.999999")
     }
 
     func testFormatParsesBack() {
