@@ -2,15 +2,16 @@
 -- in one call (at most `cap` ids). Before this the lookup was four round trips: BEGIN, SET LOCAL,
 -- the query, COMMIT, and a fresh plan every time. The settings below hold only while the function
 -- runs: assuming keywords independent, the planner would scan the table for two common keywords
--- whose combination is rare. PL/pgSQL keeps the plan between calls, and one plan fits every
--- keyword: a GIN scan over the grams, then LIKE confirms.
+-- whose combination is rare; and one plan fits every keyword (a GIN scan over the grams, then LIKE
+-- confirms), so PL/pgSQL keeps it between calls instead of planning again each time a rare keyword
+-- makes the generic plan look costlier than a custom one.
 --
 -- `hints[i]` may name one gram of `keywords[i]` to look up instead of all of them (the caller knows
 -- which is rarest). Any subset of a keyword's grams is a necessary condition, so the answer is the
 -- same; a hint that is not one of the keyword's grams, as PostgreSQL computes them, is ignored.
 CREATE FUNCTION cafe_matching_ids(keywords text[], hints text[], cap int) RETURNS SETOF bigint
 LANGUAGE plpgsql STABLE STRICT
-SET enable_seqscan = off SET work_mem = '32MB' AS $$
+SET enable_seqscan = off SET work_mem = '32MB' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     keyword text;
     own text[];

@@ -51,7 +51,8 @@ public struct CafeListing: Sendable {
     /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page fast.
     static let lookupLimit = 50_000
 
-    /// The statements of a listing. SQL is built only from fixed fragments; every value is bound.
+    /// The statements of a listing. SQL is built only from fixed fragments; every value is bound,
+    /// except the page size (see `LiteralLimit`).
     ///
     /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
     /// functions that built `search_text`), must be a literal substring of `search_text`.
@@ -133,7 +134,7 @@ public struct CafeListing: Sendable {
                     ) s
                     WHERE \(matching("s.search_text").joined(separator: " AND "))
                     ORDER BY \(names.map { "s.\($0) DESC" }.joined(separator: ", "))
-                    LIMIT \(bind(limit + 1))
+                    \(LiteralLimit.clause(limit + 1))
                 ) s JOIN cafes c ON c.id = s.cafe_id
                 ORDER BY \(names.map { "s.\($0) DESC" }.joined(separator: ", "))
                 """
@@ -142,7 +143,7 @@ public struct CafeListing: Sendable {
                 SELECT \(columns) FROM \(from)
                 \(position.isEmpty ? "" : "WHERE " + position.joined(separator: " AND "))
                 ORDER BY \(descending)
-                LIMIT \(bind(limit + 1))
+                \(LiteralLimit.clause(limit + 1))
                 """
         }
         return (sql, params)

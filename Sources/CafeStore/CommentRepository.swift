@@ -20,13 +20,13 @@ public struct CommentRepository: Sendable {
             rows = try pool.query("""
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
                 WHERE m.cafe_id = $1 AND (m.created_at, m.id) < ($2::timestamptz, $3::bigint)
-                ORDER BY m.created_at DESC, m.id DESC LIMIT $4
-                """, cafe.rawValue, after.createdAt, after.id, limit + 1)
+                ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
+                """, cafe.rawValue, after.createdAt, after.id)
         } else {
             rows = try pool.query("""
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = $1 ORDER BY m.created_at DESC, m.id DESC LIMIT $2
-                """, cafe.rawValue, limit + 1)
+                WHERE m.cafe_id = $1 ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
+                """, cafe.rawValue)
         }
         return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
     }
@@ -40,11 +40,10 @@ public struct CommentRepository: Sendable {
             params += [after.createdAt, after.id]
             conditions.append("(m.created_at, m.id) < ($1::timestamptz, $2::bigint)")
         }
-        params.append(limit + 1)
         let rows = try pool.query("""
             SELECT \(CommentColumns.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
             \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
-            ORDER BY m.created_at DESC, m.id DESC LIMIT $\(params.count)
+            ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
             """, params: params)
         let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9)) }
         return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }

@@ -1,0 +1,13 @@
+/// `LIMIT n` for listing statements, written into the statement's text instead of bound.
+///
+/// With a bound LIMIT, PostgreSQL's generic plan must assume a tenth of the table is wanted, so it
+/// never adopts its cached plan and plans the statement again on every call. Measured with pgbench
+/// on the 20 newest cafes at 200,000 cafes: 14–17k tps with the number in the text, 4.1k with it
+/// bound — and the service, which bound it, was at 4k. The number is an `Int` (never client text),
+/// clamped to a page of at most 1,001 rows, so each connection prepares one statement per page size
+/// in use.
+enum LiteralLimit {
+    static func clause(_ rows: Int) -> String {
+        "LIMIT \(min(max(rows, 1), 1_001))"
+    }
+}
