@@ -152,8 +152,8 @@ public struct CafeListing: Sendable {
 
 extension CafeRepository {
     /// A page of cafes in the requested order; keyset pagination (no OFFSET), so pages never
-    /// repeat or skip a cafe while cafes are added. Planned per call: the best plan for a rare
-    /// keyword (index lookup, then sort) and a common one (walk the order, filter) differ.
+    /// repeat or skip a cafe while cafes are added. The strategy is chosen per call: the best plan
+    /// for a rare keyword (index lookup, then sort) and a common one (walk the order, filter) differ.
     ///
     /// With keywords: if statistics show one is rare, look up at once; otherwise walk the order
     /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
@@ -179,10 +179,10 @@ extension CafeRepository {
                 if walked.count > listing.limit { return walked }
             }
             // Rare keywords, or a rare combination of common ones: find every match through the
-            // search indexes, then take the page among them by primary key (a bound id list, so the
-            // planner knows exactly how many and cannot choose to walk the whole order instead).
-            // The search indexes are the point here: the planner, assuming keywords independent, may
-            // otherwise expect so many matches that it scans the table.
+            // search indexes, then take the page among them by primary key (for a list of ids the
+            // planner never walks the whole order instead). The search indexes are the point here:
+            // the planner, assuming keywords independent, may otherwise expect so many matches
+            // that it scans the table (`cafe_matching_ids` forbids that).
             let ids = try run(.matchingIDs(grams: lookedUpGrams)).map { try $0.decode(0, as: Int64.self) }
             if ids.count > CafeListing.lookupLimit { return try run(.walk(capped: false)) }
             return try run(.among(ids))
