@@ -1,6 +1,8 @@
 -- 0008: the ids of the cafes whose search text holds every keyword, found through the gram index
--- in one call (at most `cap` ids). Before this the lookup was four round trips: BEGIN, SET LOCAL,
--- the query, COMMIT, and a fresh plan every time. The settings below hold only while the function
+-- in one call; more than `cap` of them is an error (54000, program_limit_exceeded: the caller then
+-- walks its listing order instead of sorting them all). The page among the ids is taken in the same
+-- statement. Before this the lookup was five round trips: BEGIN, SET LOCAL, the query, COMMIT, the
+-- page, and a fresh plan every time. The settings below hold only while the function
 -- runs: assuming keywords independent, the planner would scan the table for two common keywords
 -- whose combination is rare; and one plan fits every keyword (a GIN scan over the grams, then LIKE
 -- confirms), so PL/pgSQL keeps it between calls instead of planning again each time a rare keyword
@@ -17,6 +19,7 @@ DECLARE
     own text[];
     grams text[] := '{}';
     patterns text[] := '{}';
+    found bigint;
 BEGIN
     FOR i IN 1 .. coalesce(cardinality(keywords), 0) LOOP
         keyword := lower(normalize(keywords[i], NFKC));
@@ -32,5 +35,9 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-        SELECT c.id FROM cafes c WHERE c.search_grams @> grams AND c.search_text LIKE ALL (patterns) LIMIT cap;
+        SELECT c.id FROM cafes c WHERE c.search_grams @> grams AND c.search_text LIKE ALL (patterns) LIMIT cap + 1;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    IF found > cap THEN
+        RAISE EXCEPTION 'more than % cafes match', cap USING ERRCODE = 'program_limit_exceeded';
+    END IF;
 END $$;

@@ -48,7 +48,8 @@ public struct CafeListing: Sendable {
     /// Rows a keyword search walks in the requested order before it concludes the keywords are
     /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
     static let walkLimit = 4_000
-    /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page fast.
+    /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page
+    /// fast. Written into the lookup statement as a constant.
     static let lookupLimit = 50_000
 
     /// The statements of a listing. SQL is built only from fixed fragments; every value is bound,
@@ -57,18 +58,17 @@ public struct CafeListing: Sendable {
     /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
     /// functions that built `search_text`), must be a literal substring of `search_text`.
     ///
-    /// Which statements may keep a cached plan: a capped walk and the page among ids have one good
-    /// plan whatever the values (the cap is a constant in the text, so the planner never takes the
+    /// Which statements may keep a cached plan: a capped walk and a lookup have one good plan
+    /// whatever the values (the cap is a constant in the text, so the planner never takes the
     /// walk for an unbounded one); the unbounded walk is planned per call.
     enum Statement {
         /// Follow the order's index from the cursor, reading at most `walkLimit` rows (`capped`)
         /// or all, keeping those that match. Cheap when matches are common.
         case walk(capped: Bool)
-        /// The ids of all matching cafes, through the search indexes (at most `lookupLimit` + 1),
-        /// looking up the given gram of each keyword (see `GramStatistics.rarestGrams`).
-        case matchingIDs(grams: [String])
-        /// The page among these matching ids: primary-key lookups and a sort.
-        case among([Int64])
+        /// Every matching cafe through the search indexes, looking up the given gram of each
+        /// keyword (see `GramStatistics.rarestGrams`), then the page among them by primary key and
+        /// a sort: one statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
+        case lookup(grams: [String])
     }
 
     func sql(_ statement: Statement) -> (String, [any PostgresEncodable]) {
@@ -83,13 +83,12 @@ public struct CafeListing: Sendable {
         func matching(_ text: String) -> [String] {
             keywords.map { "\(text) LIKE cafe_like_pattern(lower(normalize(\(bind($0))::text, NFKC)))" }
         }
-        if case .matchingIDs(let grams) = statement {
-            return ("SELECT cafe_matching_ids(\(bind(PostgresTextArray(keywords)))::text[], \(bind(PostgresTextArray(grams)))::text[], \(bind(Self.lookupLimit + 1)))", params)
-        }
-
         var position: [String] = []
-        if case .among(let ids) = statement {
-            position.append("s.cafe_id = ANY(\(bind(PostgresTextArray(ids.map { String($0) })))::bigint[])")
+        if case .lookup(let grams) = statement {
+            position.append("""
+                s.cafe_id = ANY(ARRAY(SELECT cafe_matching_ids(\(bind(PostgresTextArray(keywords)))::text[], \
+                \(bind(PostgresTextArray(grams)))::text[], \(Self.lookupLimit))))
+                """)
         }
         if let minStar {
             position.append("s.average_star >= \(bind(minStar))::numeric")
@@ -183,9 +182,11 @@ extension CafeRepository {
             // planner never walks the whole order instead). The search indexes are the point here:
             // the planner, assuming keywords independent, may otherwise expect so many matches
             // that it scans the table (`cafe_matching_ids` forbids that).
-            let ids = try run(.matchingIDs(grams: lookedUpGrams)).map { try $0.decode(0, as: Int64.self) }
-            if ids.count > CafeListing.lookupLimit { return try run(.walk(capped: false)) }
-            return try run(.among(ids))
+            do {
+                return try run(.lookup(grams: lookedUpGrams))
+            } catch let error as PostgresError where error.sqlState == "54000" {
+                return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
+            }
         }
         var cafes: [Cafe] = []
         var last: CafeSortKey?

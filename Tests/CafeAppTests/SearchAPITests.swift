@@ -2,6 +2,7 @@ import Aggregation
 import CafeTestSupport
 import Foundation
 import Logging
+import PostgresKit
 import XCTest
 
 final class SearchAPITests: APITestCase {
@@ -23,6 +24,26 @@ final class SearchAPITests: APITestCase {
         let r = try call("GET", target)
         XCTAssertEqual(r.status, 200, r.text)
         return ((r.json()["items"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }.sorted()
+    }
+
+    /// The lookup behind rare keywords: any hint gives the same answer, and past its cap it refuses
+    /// (the listing then walks its order instead of sorting every match).
+    func testTheLookupFunctionIgnoresWrongHintsAndRefusesPastItsCap() throws {
+        for i in 1...3 { try add("Kissa \(i)", introduction: "ホットサンドとコーヒー") }
+        try add("Other", introduction: "ホットドッグ")
+        func ids(_ keywords: [String], _ hints: [String?], cap: Int) throws -> Int {
+            try pool.query("SELECT count(*)::int FROM cafe_matching_ids($1::text[], $2::text[], $3)",
+                           PostgresTextArray(keywords), PostgresTextArray(hints), cap).first!.decode(0)
+        }
+        for hints in [["トサ"], ["ホッ"], ["not one of its grams"], [nil], []] as [[String?]] {
+            XCTAssertEqual(try ids(["ホットサンド"], hints, cap: 10), 3, "\(hints)")
+        }
+        XCTAssertEqual(try ids(["ｺｰﾋｰ", "ホットサンド"], ["ーヒ", "サン"], cap: 10), 3, "half-width, normalised in PostgreSQL")
+        XCTAssertEqual(try ids(["ホットサンド"], [], cap: 3), 3, "exactly the cap")
+        XCTAssertThrowsError(try ids(["ホットサンド"], [], cap: 2)) {
+            XCTAssertEqual(($0 as? PostgresError)?.sqlState, "54000")
+        }
+        XCTAssertEqual(try ids([], [], cap: 2), 0)
     }
 
     func testEveryScriptAndEveryKeywordLength() throws {
