@@ -6,6 +6,10 @@
 /// bound — and the service, which bound it, was at 4k. The number is an `Int` (never client text),
 /// clamped to a page of at most 1,001 rows, so each connection prepares one statement per page size
 /// in use.
+///
+/// Only for statements with one good plan whatever their values (an order's index walked from a
+/// cursor). Where the best plan depends on a value — a cafe's comments: a busy cafe and a quiet one
+/// — the LIMIT stays bound, precisely so that PostgreSQL keeps planning per call.
 enum LiteralLimit {
     static func clause(_ rows: Int) -> String {
         "LIMIT \(min(max(rows, 1), 1_001))"
