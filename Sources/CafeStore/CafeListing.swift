@@ -160,8 +160,8 @@ extension CafeRepository {
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let rare = !listing.keywords.isEmpty && statistics.anyKeywordIsRare(listing.keywords)
-        let lookedUpGrams = statistics.rarestGrams(listing.keywords)
+        let rarest = statistics.rarestGrams(listing.keywords)
+        let rare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 let (sql, params) = listing.sql(statement)
@@ -183,7 +183,7 @@ extension CafeRepository {
             // the planner, assuming keywords independent, may otherwise expect so many matches
             // that it scans the table (`cafe_matching_ids` forbids that).
             do {
-                return try run(.lookup(grams: lookedUpGrams))
+                return try run(.lookup(grams: rarest.map(\.gram)))
             } catch let error as PostgresError where error.sqlState == "54000" {
                 return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
             }
