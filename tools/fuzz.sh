@@ -3,7 +3,7 @@
 # freshly started `cafe serve` on its own embedded database: every operation, anonymously, as a
 # user and as an admin. Passes only with zero 5xx answers and zero answers the document does not
 # describe (status, content type, headers, body schema). FUZZ_SECONDS bounds each of the three
-# runs (default 150: with start-up, under 10 minutes in all).
+# runs (default 150: with start-up, under 10 minutes in all). Then tools/http_fuzz.py, raw sockets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-150}
@@ -28,7 +28,8 @@ admin=$(token_for fuzz_admin admin)
 # Something to point at: a cafe with a comment.
 cafe=$(curl -s -X POST "$base/v1/cafes" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
     -d '{"name":"Fuzz","catchCopy":"","introduction":"珈琲"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-curl -s -o /dev/null -X POST "$base/v1/cafes/$cafe/comments" -H "Authorization: Bearer $user" -H 'Content-Type: application/json' -d '{"detail":"x","star":2}'
+comment=$(curl -s -X POST "$base/v1/cafes/$cafe/comments" -H "Authorization: Bearer $user" -H 'Content-Type: application/json' \
+    -d '{"detail":"x","star":2}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 
 # One worker: with two, hypothesis parses lambdas' sources from two threads at once and CPython 3.11's
 # parser can fail ("AST constructor recursion depth mismatch"), a fuzzer error, not a finding.
@@ -44,6 +45,11 @@ run() {  # label, extra schemathesis arguments…
 run anonymous
 run user -H "Authorization: Bearer $user" -H "X-Parse-Application-Id: cafe" -H "X-Parse-Session-Token: $user"
 run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H "X-Parse-Session-Token: $admin"
+
+# Our own raw-HTTP fuzzer: what schemathesis never sends (broken framing, separator-only and
+# non-UTF-8 headers, hostile JSON, byte flips). FUZZ_RAW_REQUESTS requests (default 50,000).
+"$venv/bin/python" tools/http_fuzz.py --port "$port" --requests "${FUZZ_RAW_REQUESTS:-50000}" --jobs 4 \
+    --user-token "$user" --admin-token "$admin" --cafe "$cafe" --comment "$comment" || failed=1
 
 if grep -q '"level":"error"' "$work/serve.log"; then
     echo "==> errors in the server log:"; grep '"level":"error"' "$work/serve.log" | head -20; failed=1

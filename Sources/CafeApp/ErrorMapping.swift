@@ -10,6 +10,11 @@ enum ErrorMapping {
         switch error {
         case let pg as PostgresError where pg.isUnavailable:
             return .unavailable("database_unavailable", "The database is not reachable right now; retry shortly.", retryAfter: 2)
+        case let pg as PostgresError where pg.isRejectedValue:
+            // A value got past the validators but not past the database's own checks: still the
+            // client's input, so a 400 naming the field, never a 500.
+            let field = pg.rejectedColumn.map { apiFieldNames[$0] ?? $0 } ?? (request.method == "GET" ? "query" : "body")
+            return .validation([.init(field: field, message: "is not a value the database accepts (\(pg.message))")])
         case let validation as ValidationError:
             return .validation(validation.fields.map { .init(field: $0.field, message: $0.message) })
         case StoreError.notFound:
@@ -41,6 +46,10 @@ enum ErrorMapping {
     static func answer(_ problem: Problem, to request: Request) -> Response {
         request.path.hasPrefix("/parse/") ? ParseError(translating: problem).response : problem.response
     }
+
+    /// Column names whose API field is spelt differently.
+    static let apiFieldNames = ["catch_copy": "catchCopy", "publish_date": "publishDate", "image_id": "imageId",
+                                "password_hash": "password"]
 
     static func forbidden(_ detail: String) -> Problem {
         Problem(status: 403, code: "forbidden", title: "Forbidden", detail: detail)

@@ -23,10 +23,12 @@ public struct Validator {
         if !condition { fail(field, message) }
     }
 
-    /// Length in user-perceived characters (a Japanese character or an emoji counts as one).
+    /// Length in Unicode code points, as PostgreSQL's `char_length` (and the tables' CHECKs) count:
+    /// a Japanese character counts as one, an accented letter written with a combining mark as two.
+    /// Counting user-perceived characters instead would let text through that the database refuses.
     public mutating func length(_ value: String?, _ field: String, _ range: ClosedRange<Int>) {
         guard let value else { return }
-        let n = value.count
+        let n = value.unicodeScalars.count
         if n < range.lowerBound || n > range.upperBound {
             fail(field, range.lowerBound == 0 ? "must be at most \(range.upperBound) characters"
                                               : "must be \(range.lowerBound)–\(range.upperBound) characters")
@@ -51,7 +53,7 @@ public enum AccountRules {
 
     /// Letters of any script, digits, `_`, `.`, `-`.
     public static func isValidUsername(_ name: String) -> Bool {
-        usernameLength.contains(name.count) && name.allSatisfy { ch in
+        usernameLength.contains(name.unicodeScalars.count) && name.allSatisfy { ch in
             ch.isLetter || ch.isNumber || ch == "_" || ch == "." || ch == "-"
         }
     }

@@ -42,9 +42,12 @@ public struct Request: Sendable {
         return match == "*" || match.split(separator: ",").contains { $0.trimming([" "]).replacingOccurrences(of: "W/", with: "") == etag }
     }
 
-    /// The media type of the body without parameters, lower-cased (`application/json`).
+    /// The media type of the body without parameters, lower-cased (`application/json`); `""` for a
+    /// header with no type before its parameters (`Content-Type: ;`), which matches no route's type.
     public var mediaType: String? {
-        header("content-type").map { $0.split(separator: ";", maxSplits: 1)[0].trimming(.whitespaces).lowercased() }
+        header("content-type").map { value in
+            (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").trimming(.whitespaces).lowercased()
+        }
     }
 }
 

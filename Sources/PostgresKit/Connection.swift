@@ -201,7 +201,7 @@ public final class Connection: @unchecked Sendable {
             let message = field("M") ?? String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
             let error = PostgresError(
                 kind: isBroken || SQLState.meansUnavailable(sqlState) ? .unavailable : .server,
-                sqlState: sqlState, message: message, detail: field("D"), constraint: field("n"))
+                sqlState: sqlState, message: message, detail: field("D"), constraint: field("n"), table: field("t"), column: field("c"))
             PQclear(result)
             throw error
         }

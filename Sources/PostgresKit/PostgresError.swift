@@ -17,13 +17,19 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public let detail: String?
     public let constraint: String?
+    /// The table and column an error names, when the server says (`PG_DIAG_TABLE_NAME`, `PG_DIAG_COLUMN_NAME`).
+    public let table: String?
+    public let column: String?
 
-    public init(kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, constraint: String? = nil) {
+    public init(kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, constraint: String? = nil,
+                table: String? = nil, column: String? = nil) {
         self.kind = kind
         self.sqlState = sqlState
         self.message = message
         self.detail = detail
         self.constraint = constraint
+        self.table = table
+        self.column = column
     }
 
     public var description: String {
@@ -38,6 +44,22 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     public var isUniqueViolation: Bool { sqlState == SQLState.uniqueViolation }
     public var isForeignKeyViolation: Bool { sqlState == SQLState.foreignKeyViolation }
+    /// The value a client sent failed one of the database's own checks: class 22 (data exception:
+    /// out of range, bad encoding, too long), a CHECK constraint (23514) or NOT NULL (23502). The
+    /// request was bad, not the server; the statement wrote nothing.
+    public var isRejectedValue: Bool {
+        guard let sqlState else { return false }
+        return sqlState.hasPrefix("22") || sqlState == SQLState.checkViolation || sqlState == SQLState.notNullViolation
+    }
+
+    /// The column a rejected value belongs to, as well as the server tells: the column it names,
+    /// else the one a CHECK constraint is named after by PostgreSQL's default (`users_username_check`).
+    public var rejectedColumn: String? {
+        if let column { return column }
+        guard let table, let constraint, constraint.hasPrefix(table + "_"), constraint.hasSuffix("_check"),
+              constraint.count > table.count + "__check".count else { return nil }
+        return String(constraint.dropFirst(table.count + 1).dropLast("_check".count))
+    }
     /// The database is unreachable or going away: worth a 503 and a retry, not a 500.
     public var isUnavailable: Bool {
         kind == .unavailable || kind == .poolTimeout || SQLState.meansUnavailable(sqlState)
@@ -48,6 +70,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 public enum SQLState {
     public static let uniqueViolation = "23505"
     public static let foreignKeyViolation = "23503"
+    public static let checkViolation = "23514"
+    public static let notNullViolation = "23502"
     public static let deadlockDetected = "40P01"
 
     /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now) and 57014

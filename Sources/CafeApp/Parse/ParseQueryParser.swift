@@ -18,6 +18,8 @@ struct ParseQuery<Field: RecordField> {
         for (name, text) in query {
             if name == "where" {
                 guard let value = JSONValue.parse(text) else { throw ParseError.invalidJSON() }
+                // A POST query's body is checked for this as a whole (ParseRequest); PostgreSQL text cannot hold it.
+                if value.containsNUL { throw ParseError.validation("where: text must not contain the NUL character.") }
                 out[name] = value
             } else if text.hasPrefix("["), let value = JSONValue.parse(text) {
                 out[name] = value

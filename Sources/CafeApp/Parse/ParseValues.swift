@@ -68,7 +68,8 @@ enum ParseFileName {
 }
 
 /// ISO-8601 instants as Parse sends them: `2026-11-29T20:00:00.123Z`, also without fraction or
-/// with a `±hh:mm` offset. Impossible dates (Feb 30) are rejected, not rolled over.
+/// with a `±hh:mm` offset. Impossible dates (Feb 30, year 0000, which PostgreSQL has no place for)
+/// are rejected, not rolled over.
 enum ParseDate {
     static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
@@ -83,7 +84,7 @@ enum ParseDate {
         }
         guard b.count >= 20, let year = num(0, 4), b[4] == 45, let month = num(5, 2), b[7] == 45, let day = num(8, 2),
               b[10] == 84 || b[10] == 116 || b[10] == 32, let hour = num(11, 2), b[13] == 58, let minute = num(14, 2), b[16] == 58,
-              let second = num(17, 2), (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return nil }
+              let second = num(17, 2), year >= 1, (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return nil }
         var i = 19
         var fraction = 0.0
         if b[i] == 46 {
