@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "Logging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "Logging"], swiftSettings: release),
         .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Logging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CSystem", "Logging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "Logging"]),

@@ -51,6 +51,10 @@ run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H
 "$venv/bin/python" tools/http_fuzz.py --port "$port" --requests "${FUZZ_RAW_REQUESTS:-50000}" --jobs 4 \
     --user-token "$user" --admin-token "$admin" --cafe "$cafe" --comment "$comment" || failed=1
 
+# The supervisor restarts a request process that dies, so a crash shows only here.
+if grep -q '"request process died' "$work/serve.log"; then
+    echo "==> the request process crashed:"; grep -B5 '"request process died' "$work/serve.log" | head -40; failed=1
+fi
 if grep -q '"level":"error"' "$work/serve.log"; then
     echo "==> errors in the server log:"; grep '"level":"error"' "$work/serve.log" | head -20; failed=1
 fi

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
+struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
                                   unsigned int connection_timeout_seconds,
@@ -22,6 +22,17 @@ struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
     struct sockaddr_storage addr;
     memset(&addr, 0, sizeof(addr));
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
+    if (listen_fd >= 0) {
+        return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                                MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                                MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                                MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                                MHD_OPTION_END);
+    }
     if (host != NULL && strchr(host, ':') != NULL) {
         struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
         a6->sin6_family = AF_INET6;
@@ -98,5 +109,72 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
         if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
     }
     execv(path, argv);
+    _exit(127);
+}
+
+int cafe_listen(const char *host, uint16_t port, int backlog) {
+    struct sockaddr_storage addr;
+    memset(&addr, 0, sizeof(addr));
+    socklen_t len;
+    int family;
+    if (host != NULL && strchr(host, ':') != NULL) {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) { errno = EINVAL; return -1; }
+        family = AF_INET6;
+        len = sizeof(*a6);
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons(port);
+        if (host == NULL) a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) { errno = EINVAL; return -1; }
+        family = AF_INET;
+        len = sizeof(*a4);
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, backlog) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+uint16_t cafe_socket_port(int fd) {
+    struct sockaddr_storage addr;
+    socklen_t len = sizeof(addr);
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) return 0;
+    if (addr.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&addr)->sin_port);
+}
+
+pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd) {
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    // Child: only async-signal-safe calls from here to exec.
+    setsid();   // a terminal's Ctrl-C reaches the supervisor alone, which then stops this process in order
+    if (socket_fd == target_fd) {
+        int flags = fcntl(target_fd, F_GETFD);
+        if (flags < 0 || fcntl(target_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) _exit(126);
+    } else if (dup2(socket_fd, target_fd) < 0) {
+        _exit(126);
+    }
+    // SIGTERM: the graceful stop, should the supervisor die without stopping us.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < 32; s++) {
+        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    }
+    execve(path, argv, envp);
     _exit(127);
 }

@@ -51,18 +51,14 @@ public final class Application: Sendable {
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
-                                  maxBodyBytes: configuration.maxBodyBytes),
+                                  maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
                             logger: logger, respond: front.respond)
         serverReference.set(server)
     }
 
     /// On a connection of its own: a migration may rewrite a big table, which must not run under the
     /// API's statement timeout (`DB_QUERY_TIMEOUT`).
-    public func migrate() throws -> [Int] {
-        let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
-        defer { pool.close() }
-        return try migrator.migrate(pool)
-    }
+    public func migrate() throws -> [Int] { try database.migrate(migrator) }
 
     public func start() throws { try server.start() }
 

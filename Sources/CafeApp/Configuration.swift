@@ -47,6 +47,9 @@ public struct Configuration: Sendable {
     public var loginsPerMinute: Int
     /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
+    /// A socket that is already listening, inherited from `cafe serve`'s supervising process; the
+    /// HTTP server serves it instead of binding `host:port`. Not an environment setting.
+    public var listenSocket: Int32?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }

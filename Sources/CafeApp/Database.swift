@@ -38,6 +38,14 @@ public final class Database: Sendable {
         return Database(pool: pool, embedded: embedded)
     }
 
+    /// Applies pending migrations on a connection of its own: a migration may rewrite a big table,
+    /// which must not run under the API's statement timeout (`DB_QUERY_TIMEOUT`).
+    public func migrate(_ migrator: Migrator) throws -> [Int] {
+        let migrations = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
+        defer { migrations.close() }
+        return try migrator.migrate(migrations)
+    }
+
     static let apiSettings = ["max_parallel_workers_per_gather": "0"]
 
     /// Closes the pool, then stops the embedded server if this process started it.

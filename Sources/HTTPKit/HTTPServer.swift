@@ -26,10 +26,12 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxBodyBytes: Int
         /// How long shutdown waits for in-flight requests.
         public var shutdownGracePeriod: TimeInterval
+        /// A socket already listening (a supervisor's, inherited), served instead of binding host:port.
+        public var listenSocket: Int32?
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
                     idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10, maxBodyBytes: Int = 1 << 20,
-                    shutdownGracePeriod: TimeInterval = 10) {
+                    shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil) {
             self.host = host
             self.port = port
             self.threads = max(1, threads)
@@ -38,6 +40,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.requestReadTimeoutSeconds = requestReadTimeoutSeconds
             self.maxBodyBytes = maxBodyBytes
             self.shutdownGracePeriod = shutdownGracePeriod
+            self.listenSocket = listenSocket
         }
     }
 
@@ -78,7 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func start() throws {
         Self.raiseOpenFileLimit(to: configuration.connectionLimit + Self.connectionHeadroom + 256)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let daemon = cafe_mhd_start(configuration.host == "*" ? nil : configuration.host, configuration.port,
+        let daemon = cafe_mhd_start(configuration.listenSocket ?? -1, configuration.host == "*" ? nil : configuration.host, configuration.port,
                                     UInt32(configuration.threads), UInt32(configuration.connectionLimit + Self.connectionHeadroom),
                                     UInt32(configuration.idleTimeoutSeconds), 64 * 1024,
                                     accessHandler, context, completedHandler, context, connectionHandler, context)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Aggregation
+import CSystem
 import CafeApp
 import CafeDomain
 import CafeStore
@@ -44,9 +45,14 @@ enum Commands {
         """
 
     static func serve(_ raw: [String], config base: Configuration, logger: Logger) throws -> Int32 {
-        let args = try Arguments(raw, valued: ["host", "port"], boolean: ["no-migrate", "seed-demo", "no-worker", "help"])
+        let args = try Arguments(raw, valued: ["host", "port", "listen-fd"], boolean: ["no-migrate", "seed-demo", "no-worker", "help"])
         if args.has("help") { print(serveHelp); return 0 }
         var config = base
+        if let fd = args["listen-fd"] {
+            guard let socket = Int32(fd), socket >= 0 else { throw Arguments.Invalid(description: "--listen-fd must be a descriptor number") }
+            config.listenSocket = socket
+            return try serveRequests(config: config, logger: logger)
+        }
         if let host = args["host"] { config.host = host }
         if let port = args["port"] {
             guard let p = UInt16(port) else { throw Arguments.Invalid(description: "--port must be 0–65535") }
@@ -54,17 +60,31 @@ enum Commands {
         }
         let shutdown = ShutdownSignal()
 
-        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
-        let app: Application
+        // The supervisor: database, migrations, demo data, the listening socket and the worker.
+        // Requests are answered by a child process it restarts whenever it dies.
+        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
+        let socket: Int32
         do {
-            app = try Application(configuration: config, database: database)
-            if !args.has("no-migrate") { _ = try app.migrate() }
+            if !args.has("no-migrate") {
+                _ = try database.migrate(try Migrator(directory: config.resolvedMigrationsDirectory(),
+                                                      logger: Logger(label: "db.migrate", minimum: config.logLevel)))
+            }
             if args.has("seed-demo") { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
-            try app.start()
+            socket = cafe_listen(config.host == "*" ? nil : config.host, config.port, 1024)
+            guard socket >= 0 else {
+                throw Arguments.Invalid(description: "cannot listen on \(config.host):\(config.port): \(String(cString: strerror(errno)))")
+            }
         } catch {
             database.close()
             throw error
         }
+        var childEnvironment = ProcessInfo.processInfo.environment
+        // The child talks to the database this process runs (or was told about): it never starts one.
+        childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
+        let supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
+                                                      environment: childEnvironment, logger: logger.with("component", "supervisor"))
+        supervisor.start()
+
         var worker: WorkerLoop?
         var workerPool: ConnectionPool?
         if database.embedded != nil && !args.has("no-worker") {
@@ -76,11 +96,31 @@ enum Commands {
             worker?.start()
         }
         let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
-        logger.info("serving", [("url", "http://\(shown):\(app.server.port)/")])
+        logger.info("serving", [("url", "http://\(shown):\(cafe_socket_port(socket))/")])
         shutdown.wait()
         logger.info("shutting down")
+        // The child refuses new requests and finishes those in flight (up to its 10 s grace period).
+        supervisor.stop(grace: 15)
+        close(socket)
         worker?.stop()
         workerPool?.close()
+        database.close()
+        return 0
+    }
+
+    /// The request-handling child of `cafe serve`: HTTP on the inherited socket, nothing else.
+    static func serveRequests(config: Configuration, logger: Logger) throws -> Int32 {
+        let shutdown = ShutdownSignal()
+        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
+        let app: Application
+        do {
+            app = try Application(configuration: config, database: database)
+            try app.start()
+        } catch {
+            database.close()
+            throw error
+        }
+        shutdown.wait()
         app.shutdown()
         return 0
     }

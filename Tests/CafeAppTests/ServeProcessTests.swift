@@ -79,9 +79,12 @@ final class ServeProcessTests: XCTestCase {
         let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: environment)
         _ = try serve.waitUntilServing()
         let postgres = try XCTUnwrap(livePostmasterPID(in: dataDirectory))
+        let requests = try XCTUnwrap(serve.log.range(of: #""request process started","component":"supervisor","pid":""#)
+            .flatMap { pid_t(serve.log[$0.upperBound...].prefix { $0.isNumber }) })
         serve.signal(SIGKILL)
         XCTAssertNotNil(serve.waitForExit(timeout: 5))
         XCTAssertTrue(waitUntilGone(postgres, timeout: 10), "postgres \(postgres) outlived its SIGKILLed parent")
+        XCTAssertTrue(waitUntilGone(requests, timeout: 12), "the request process \(requests) outlived its SIGKILLed parent")
     }
 
     func testReadyzIs503WhileMigrationsArePending() throws {

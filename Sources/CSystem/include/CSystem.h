@@ -8,8 +8,9 @@
 
 /// Starts a libmicrohttpd daemon: epoll, one internal polling thread per pool slot.
 /// MHD_start_daemon is variadic, which Swift cannot call; this fixes the option list.
-/// host: dotted IPv4 or IPv6 literal; NULL means all interfaces.
-struct MHD_Daemon *cafe_mhd_start(const char *host, uint16_t port,
+/// host: dotted IPv4 or IPv6 literal; NULL means all interfaces. listen_fd >= 0: serve that
+/// already-listening socket instead of binding host:port (the supervisor's, see cafe_listen).
+struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
                                   unsigned int connection_timeout_seconds,
@@ -32,5 +33,16 @@ int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t
 /// die_with_parent: the child gets SIGINT if the spawning thread's process dies (PR_SET_PDEATHSIG),
 /// so a SIGKILLed parent leaves no server behind. Returns the pid, or -1 with errno set.
 pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out_fd, int die_with_parent);
+
+/// A listening TCP socket (SO_REUSEADDR, close-on-exec, non-blocking) on host:port; -1 with errno set.
+int cafe_listen(const char *host, uint16_t port, int backlog);
+
+/// The local port of a socket, or 0.
+uint16_t cafe_socket_port(int fd);
+
+/// fork + execve of a request-handling process: socket_fd becomes its descriptor target_fd (inherited
+/// across exec), it gets its own session (a terminal's Ctrl-C goes to the supervisor only) and SIGTERM
+/// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.
+pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd);
 
 #endif

@@ -78,6 +78,64 @@ final class FaultTests: XCTestCase {
         }
     }
 
+    /// `cafe serve` answers requests in a child process: SIGKILLed under write load, it is replaced
+    /// within a second on the same socket, the embedded PostgreSQL never stops, and every 201 holds.
+    func testKilledRequestProcessIsReplacedWithinASecondAndLosesNoAcknowledgedWrite() throws {
+        let directory = TestCluster.root.appendingPathComponent("crash-\(UUID().uuidString.prefix(8))/pgdata")
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let serve = try CafeProcess(["serve", "--port", "0"], environment: CafeProcess.environment(dataDirectory: directory))
+        let port = try serve.waitUntilServing()
+        let postgres = try XCTUnwrap(livePostmasterPID(in: directory))
+        let database = try EmbeddedPostgres.start(.init(dataDirectory: directory), logger: Logger(label: "t", minimum: .error))
+        XCTAssertNil(database.ownedPID, "attached to serve's server")
+        let pool = ConnectionPool(.init(conninfo: database.conninfo(), maxConnections: 2))
+        defer { pool.close() }
+        let admin = try ServeOnTestDatabase.signUp("boss", port: port, admin: true, pool: pool)
+        let cafe = try ServeOnTestDatabase.createCafe(port: port, admin: admin)
+        let token = try ServeOnTestDatabase.signUp("writer", port: port, pool: pool)
+        let first = try XCTUnwrap(requestProcessPIDs(serve.log).last)
+
+        let load = WriteLoad(writers: 4) { _ in (port, token, cafe) }
+        while load.acknowledged < 30 { usleep(10_000) }
+        kill(first, SIGKILL)
+        let killed = Date()
+        var answeredAfter: TimeInterval?
+        while answeredAfter == nil && Date().timeIntervalSince(killed) < 5 {
+            if (try? RawHTTPClient(port: port, timeoutSeconds: 2).request("GET", "/healthz").status) == 200 {
+                answeredAfter = Date().timeIntervalSince(killed)
+            }
+            usleep(2_000)
+        }
+        let before = load.acknowledged
+        let deadline = Date().addingTimeInterval(5)
+        while load.acknowledged < before + 30 && Date() < deadline { usleep(10_000) }
+        let outcomes = load.stop()
+        print("request process killed: answered again after \(String(format: "%.3f", answeredAfter ?? -1)) s; "
+              + "\(outcomes.count) writes, \(outcomes.filter { $0.status == 201 }.count) acknowledged, \(outcomes.filter { $0.status == nil }.count) unanswered")
+
+        XCTAssertLessThan(try XCTUnwrap(answeredAfter, "no answer within 5 s"), 1.0)
+        XCTAssertGreaterThanOrEqual(load.acknowledged, before + 30, "writes go on after the restart")
+        XCTAssertEqual(livePostmasterPID(in: directory), postgres, "PostgreSQL kept running")
+        let replacement = try XCTUnwrap(requestProcessPIDs(serve.log).last)
+        XCTAssertNotEqual(replacement, first)
+        XCTAssertTrue(serve.log.contains("request process died"), serve.log)
+        try assertEveryAcknowledgedCommentIsStored(outcomes, pool)
+        for o in outcomes where o.status != nil { XCTAssertEqual(o.status, 201, o.body) }
+
+        pool.close()
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 15), 0, serve.log)
+        XCTAssertTrue(waitUntilGone(replacement, timeout: 5), "the request process outlived serve")
+        XCTAssertTrue(waitUntilGone(postgres, timeout: 5), "PostgreSQL outlived serve")
+    }
+
+    /// The pids `cafe serve` logged for its request processes, in order.
+    func requestProcessPIDs(_ log: String) -> [pid_t] {
+        log.split(separator: "\n").filter { $0.contains("request process started") }.compactMap { line in
+            line.range(of: #""pid":""#).flatMap { pid_t(line[$0.upperBound...].prefix { $0.isNumber }) }
+        }
+    }
+
     func testTwoServersAndTwoWorkersKeepTheAggregatesExact() throws {
         let db = try TestCluster.freshDatabase(name)
         defer { db.drop() }
