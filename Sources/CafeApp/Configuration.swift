@@ -1,14 +1,18 @@
 import Foundation
 import HTTPKit
 import Logging
+import PostgresKit
 
 /// Every setting of the service, read from the environment; command-line flags override.
 /// Defaults are for a newcomer's laptop: embedded database, loopback only.
 public struct Configuration: Sendable {
     /// `DATABASE_URL` (URL or keyword string). Unset: start the embedded PostgreSQL.
     public var databaseURL: String?
-    /// `CAFE_DATA_DIR`: the embedded cluster's directory (default `.cafe/pgdata`).
+    /// `CAFE_DATA_DIR`: the embedded cluster's directory (default `.cafe/pgdata`, or one under
+    /// `/var/lib/cafe/` when root's `postgres` account cannot reach that; see `dataDirectoryNote`).
     public var dataDirectory: URL
+    /// Why the default data directory was moved, to be said in the first log line; nil otherwise.
+    public var dataDirectoryNote: String?
     public var host: String
     public var port: UInt16
     public var logLevel: LogLevel
@@ -54,7 +58,13 @@ public struct Configuration: Sendable {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        dataDirectory = URL(fileURLWithPath: environment["CAFE_DATA_DIR"] ?? ".cafe/pgdata")
+        if let configured = environment["CAFE_DATA_DIR"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            dataDirectory = URL(fileURLWithPath: configured)
+        } else {
+            let fallback = EmbeddedPostgres.defaultDataDirectory(preferred: URL(fileURLWithPath: ".cafe/pgdata"))
+            dataDirectory = fallback.directory
+            dataDirectoryNote = fallback.reason
+        }
         host = environment["HOST"] ?? "127.0.0.1"
         port = environment["PORT"].flatMap { UInt16($0) } ?? 8080
         logLevel = environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info

@@ -23,6 +23,10 @@ public final class Database: Sendable {
         if let url = config.databaseURL {
             conninfo = url
         } else {
+            if let note = config.dataDirectoryNote {
+                logger.info("embedded database in \(config.dataDirectory.path)", [("dir", config.dataDirectory.path), ("reason", note),
+                                                                               ("override", "CAFE_DATA_DIR")])
+            }
             let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
                                                     logger: logger.with("component", "embedded-postgres"))
             embedded = server

@@ -216,6 +216,25 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         PostgresError(kind: .unavailable, message: "embedded PostgreSQL: \(message)")
     }
 
+    /// Where the cluster lives when no directory was configured: `preferred` (`.cafe/pgdata` in the
+    /// checkout), unless this process is root and the `postgres` account cannot reach it (a checkout
+    /// under `/root`, mode 0700). Then `/var/lib/cafe/<checkout>-<hash of its path>/pgdata`: one per
+    /// checkout, the same for every command run from it, so they still find each other's server.
+    /// `reason` says why the preferred one was not used (nil when it was).
+    public static func defaultDataDirectory(preferred: URL, fallbackRoot: URL = URL(fileURLWithPath: "/var/lib/cafe"))
+        -> (directory: URL, reason: String?) {
+        let preferred = preferred.standardizedFileURL
+        guard let account = try? ServerAccount.current(), let blocked = account.firstUnreachableParent(of: preferred) else {
+            return (preferred, nil)
+        }
+        let checkout = preferred.deletingLastPathComponent().deletingLastPathComponent()
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a: stable across runs and builds, unlike hashValue
+        for byte in checkout.path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = String(checkout.lastPathComponent.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(40))
+        let directory = fallbackRoot.appendingPathComponent("\(name.isEmpty ? "cafe" : name)-\(String(hash, radix: 16))").appendingPathComponent("pgdata")
+        return (directory, "the postgres account cannot reach \(preferred.path) (\(blocked.path) is not searchable by it)")
+    }
+
     /// The newest `/usr/lib/postgresql/N/bin` (Debian's layout), or `PG_BINDIR`.
     public static func binDirectory() throws -> URL {
         if let custom = ProcessInfo.processInfo.environment["PG_BINDIR"] { return URL(fileURLWithPath: custom) }
@@ -250,20 +269,26 @@ struct ServerAccount: Sendable {
         guard chown(dir.path, uid_t(uid), gid_t(gid)) == 0 else {
             throw PostgresError(kind: .unavailable, message: "cannot hand \(dir.path) to the postgres account: \(String(cString: strerror(errno)))")
         }
-        // Every parent must be searchable by that account.
+        if let parent = firstUnreachableParent(of: dir) {
+            throw PostgresError(kind: .unavailable, message:
+                "the postgres account cannot reach \(dir.path) because \(parent.path) is not searchable by others; "
+                + "set CAFE_DATA_DIR to a directory outside it (e.g. /var/lib/cafe/pgdata) or run chmod o+x \(parent.path)")
+        }
+    }
+
+    /// The first existing parent of `dir` this account cannot search, or nil when it can reach `dir`.
+    func firstUnreachableParent(of dir: URL) -> URL? {
+        guard uid >= 0 else { return nil }
         var parent = dir.deletingLastPathComponent()
         while parent.path != "/" {
             var st = stat()
             if stat(parent.path, &st) == 0 {
                 let searchable = (st.st_mode & S_IXOTH) != 0 || (st.st_uid == uid_t(uid) && (st.st_mode & S_IXUSR) != 0)
                     || (st.st_gid == gid_t(gid) && (st.st_mode & S_IXGRP) != 0)
-                if !searchable {
-                    throw PostgresError(kind: .unavailable, message:
-                        "the postgres account cannot reach \(dir.path) because \(parent.path) is not searchable by others; "
-                        + "set CAFE_DATA_DIR to a directory outside it (e.g. /var/lib/cafe/pgdata) or run chmod o+x \(parent.path)")
-                }
+                if !searchable { return parent }
             }
             parent = parent.deletingLastPathComponent()
         }
+        return nil
     }
 }

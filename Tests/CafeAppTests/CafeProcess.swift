@@ -31,8 +31,9 @@ final class CafeProcess: @unchecked Sendable {
         return env.merging(extra) { $1 }
     }
 
-    init(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws {
+    init(_ arguments: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws {
         process.executableURL = Self.binary
+        if let directory { process.currentDirectoryURL = directory }
         process.arguments = arguments
         process.environment = environment
         let pipe = Pipe()
@@ -90,8 +91,8 @@ final class CafeProcess: @unchecked Sendable {
 
     /// Runs to completion and returns (status, output).
     static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil,
-                    timeout: TimeInterval = 60) throws -> (Int32, String) {
-        let p = try CafeProcess(arguments, environment: environment, stdin: stdin)
+                    timeout: TimeInterval = 60, directory: URL? = nil) throws -> (Int32, String) {
+        let p = try CafeProcess(arguments, environment: environment, stdin: stdin, directory: directory)
         guard let status = p.waitForExit(timeout: timeout) else { throw RawHTTPClient.Failure(description: "timed out: \(arguments)") }
         usleep(50_000)
         return (status, p.log)

@@ -113,4 +113,32 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertEqual(try CafeProcess.run(["serve", "--prot", "1"], environment: environment).0, 64)
         XCTAssertNil(livePostmasterPID(in: dataDirectory), "usage errors start nothing")
     }
+
+    /// A checkout the `postgres` account cannot reach (root's home is 0700): with no CAFE_DATA_DIR,
+    /// `cafe serve` picks a directory under /var/lib/cafe/ for it, says so first, and serves.
+    func testAsRootAnUnreachableCheckoutGetsADataDirectoryUnderVarLib() throws {
+        try XCTSkipUnless(geteuid() == 0, "only root hands the cluster to the postgres account")
+        let checkout = dataDirectory.deletingLastPathComponent().appendingPathComponent("private/checkout")
+        try FileManager.default.createDirectory(at: checkout, withIntermediateDirectories: true)
+        chmod(checkout.deletingLastPathComponent().path, 0o700)
+        var environment = self.environment
+        environment.removeValue(forKey: "CAFE_DATA_DIR")
+        let serve = try CafeProcess(["serve", "--port", "0", "--seed-demo"], environment: environment, directory: checkout)
+        let port = try serve.waitUntilServing()
+        let firstLine = String(serve.log.split(separator: "\n").first ?? "")
+        XCTAssertTrue(firstLine.contains("/var/lib/cafe/checkout-"), firstLine)
+        XCTAssertTrue(firstLine.contains("cannot reach"), firstLine)
+        let chosen = try XCTUnwrap(firstLine.range(of: #""dir":""#).map { String(firstLine[$0.upperBound...].prefix { $0 != "\"" }) })
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: chosen).deletingLastPathComponent()) }
+        XCTAssertNotNil(livePostmasterPID(in: URL(fileURLWithPath: chosen)))
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/readyz").status, 200)
+        XCTAssertTrue(serve.log.contains("Demo data added"), serve.log)
+        // Another command from the same checkout finds the same server.
+        let (status, text) = try CafeProcess.run(["migrate", "--status"], environment: environment, directory: checkout)
+        XCTAssertEqual(status, 0, text)
+        XCTAssertTrue(text.contains("0001  init"), text)
+        XCTAssertNotNil(livePostmasterPID(in: URL(fileURLWithPath: chosen)), "migrate left serve's server running")
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 15), 0, serve.log)
+    }
 }
