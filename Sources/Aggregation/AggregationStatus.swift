@@ -24,7 +24,7 @@ public struct AggregationStatus: Sendable {
     public static func read(_ pool: ConnectionPool, limit: Int = 20) throws -> AggregationStatus {
         let backlog = try pool.query("""
             SELECT count(*)::int, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
-            """).first!
+            """).one()
         let runs = try pool.query("""
             SELECT id, kind, worker, started_at, finished_at, outbox_rows, cafes_touched, drift_found, error
             FROM job_runs ORDER BY started_at DESC, id DESC LIMIT $1

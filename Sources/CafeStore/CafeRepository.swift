@@ -53,9 +53,9 @@ public struct CafeRepository: Sendable {
             let id: Int64 = try Self.mapImageError {
                 try tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES ($1, $2, $3, $4, $5) RETURNING id
-                    """, new.name, new.catchCopy, new.introduction, new.imageID.raw, new.publishDate).first!.decode(0)
+                    """, new.name, new.catchCopy, new.introduction, new.imageID.raw, new.publishDate).one().decode(0)
             }
-            return try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id).first.map(CafeColumns.decode)!
+            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id).one())
         }
     }
 
@@ -76,7 +76,7 @@ public struct CafeRepository: Sendable {
                     changes.publishDate != nil, changes.publishDate.flatMap { $0 })
             }
             guard updated.affectedRows == 1 else { throw StoreError.notFound }
-            return try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id.rawValue).first.map(CafeColumns.decode)!
+            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = $1", id.rawValue).one())
         }
     }
 

@@ -14,7 +14,7 @@ public struct DemoData: Sendable {
     public init(pool: ConnectionPool) { self.pool = pool }
 
     public func isEmpty() throws -> Bool {
-        try pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").first!.decode(0)
+        try pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").one().decode(0)
     }
 
     static let cafes: [(name: String, catchCopy: String, introduction: String)] = [
@@ -60,7 +60,7 @@ public struct DemoData: Sendable {
                     INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id
                     """, cafe.name, cafe.catchCopy, cafe.introduction, String(ISO8601DateFormatter().string(from: createdAt).prefix(10)),
-                    photo.id.rawValue, createdAt).first!.decode(0)
+                    photo.id.rawValue, createdAt).one().decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
                     try tx.query("""
@@ -94,7 +94,7 @@ public struct DemoData: Sendable {
         let authorID: Int64 = try pool.query("""
             INSERT INTO users (username, password_hash) VALUES ('seed-author', '!')
             ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
-            """).first!.decode(0)
+            """).one().decode(0)
         // Batches run on `lanes` connections at once: the work is CPU-bound in PostgreSQL (computing
         // the search columns), so each core gets a batch.
         let batches = stride(from: 0, to: count, by: batchSize).map { start in

@@ -14,7 +14,7 @@ public struct FileRepository: Sendable {
             try c.query("""
                 INSERT INTO files (owner_id, content_type, size, sha256, bytes, name) VALUES ($1, $2, $3, sha256($4::bytea), $4::bytea, $5)
                 RETURNING id, encode(sha256, 'hex')
-                """, owner.rawValue, format.contentType, bytes.count, bytes, name).first!
+                """, owner.rawValue, format.contentType, bytes.count, bytes, name).one()
         }
         let row = try conn.map(insert) ?? pool.withConnection(insert)
         return StoredFile(id: FileID(rawValue: try row.decode(0)), contentType: format.contentType, size: bytes.count,

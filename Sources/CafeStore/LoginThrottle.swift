@@ -22,7 +22,7 @@ public struct LoginThrottle: Sendable {
             FROM (SELECT failed_at FROM login_failures
                   WHERE username_key = lower($1) AND failed_at > now() - make_interval(secs => $2)
                   ORDER BY failed_at DESC LIMIT $3) recent
-            """, username, window, limit).first!
+            """, username, window, limit).one()
         guard try row.decode(0, as: Int.self) >= limit, let seconds = try row.decode(1, as: Double?.self) else { return nil }
         return max(1, Int(seconds.rounded(.up)))
     }

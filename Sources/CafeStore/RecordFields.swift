@@ -60,7 +60,7 @@ extension CafeRepository {
 
     public func count(_ query: RecordQuery<CafeField>, statistics: GramStatistics) throws -> Int {
         // Counting common matches is cheapest through the bitmap: no walks.
-        try run(query, statistics: statistics, forPage: false) { $0.count(from: CafeColumns.from) }.first!.decode(0)
+        try run(query, statistics: statistics, forPage: false) { $0.count(from: CafeColumns.from) }.one().decode(0)
     }
 
     private func run(_ query: RecordQuery<CafeField>, statistics: GramStatistics, forPage: Bool,
@@ -110,6 +110,6 @@ extension CommentRepository {
     public func count(_ query: RecordQuery<CommentField>) throws -> Int {
         var sql = RecordQuerySQL(query, idColumn: "m.id")
         let text = sql.count(from: CommentColumns.from)
-        return try pool.withConnection { try $0.queryPlannedPerCall(text, params: sql.params) }.first!.decode(0)
+        return try pool.withConnection { try $0.queryPlannedPerCall(text, params: sql.params) }.one().decode(0)
     }
 }

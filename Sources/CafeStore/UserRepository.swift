@@ -29,7 +29,7 @@ public struct UserRepository: Sendable {
             try UserColumns.decode(try c.query("""
                 INSERT INTO users AS u (username, password_hash, email, age, is_admin) VALUES ($1, $2, $3, $4, $5)
                 RETURNING \(UserColumns.select)
-                """, new.username, new.passwordHash, new.email, new.age, new.isAdmin).first!)
+                """, new.username, new.passwordHash, new.email, new.age, new.isAdmin).one())
         }
         do {
             if let conn { return try insert(conn) }

@@ -148,7 +148,7 @@ enum MonotonicClock {
 // which Swift 6 would bind to the main actor) and find the server through the `cls` pointer.
 
 private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
-    guard let cls, let connection, let conCls, let uploadDataSize else { return .NO }
+    guard let cls, let connection, let conCls, let uploadDataSize, let url, let method else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
     // First call for this request: headers are in, the body (if any) is not.
@@ -204,8 +204,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     var address = [CChar](repeating: 0, count: 64)
     let client = cafe_mhd_client_address(connection, &address, address.count) == 0
-        ? address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : "unknown"
-    let request = Request(method: String(cString: method!), path: String(cString: url!),
+        ? String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+    let request = Request(method: String(cString: method), path: String(cString: url),
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                           headers: headers, body: state.body, requestID: requestID, clientAddress: client)
     state.body = []

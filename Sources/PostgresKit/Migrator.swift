@@ -105,7 +105,7 @@ public struct Migrator: Sendable {
     }
 
     private func ensureTable(_ conn: Connection) throws {
-        let exists = try conn.query("SELECT to_regclass('schema_migrations') IS NOT NULL").first!.decode(0, as: Bool.self)
+        let exists = try conn.query("SELECT to_regclass('schema_migrations') IS NOT NULL").one().decode(0, as: Bool.self)
         guard !exists else { return }
         try conn.execute(script: """
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -128,7 +128,7 @@ public struct Migrator: Sendable {
                 entries.append(Entry(version: migration.version, name: migration.name, status: .pending))
                 continue
             }
-            let checksum: String = try conn.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", migration.sql).first!.decode(0)
+            let checksum: String = try conn.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", migration.sql).one().decode(0)
             entries.append(Entry(version: migration.version, name: migration.name,
                                  status: checksum == record.checksum ? .applied(record.at) : .changed(record.at)))
         }

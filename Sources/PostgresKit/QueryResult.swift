@@ -23,6 +23,13 @@ public final class QueryResult: Sequence, @unchecked Sendable {
 
     public var first: Row? { isEmpty ? nil : self[0] }
 
+    /// The first row of a statement that always returns one (an aggregate, `INSERT … RETURNING`).
+    /// Throws rather than traps if it returned none: a wrong assumption costs one request, not the process.
+    public func one() throws -> Row {
+        guard let row = first else { throw PostgresError(kind: .decoding, message: "the statement returned no row") }
+        return row
+    }
+
     public func makeIterator() -> AnyIterator<Row> {
         var next = 0
         let total = count

@@ -44,7 +44,7 @@ struct MetricsController: Sendable {
         do {
             let outbox = try pool.query("""
                 SELECT count(*)::bigint, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
-                """).first!
+                """).one()
             let runs = try pool.query("""
                 SELECT kind, CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END, count(*)::bigint FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2
                 """)
