@@ -79,6 +79,22 @@ int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t
     return inet_ntop(sa->sa_family, src, buf, (socklen_t)buflen) == NULL ? -1 : 0;
 }
 
+/// In a forked child before exec: the signal the kernel sends when the parent dies (0: none; exits if
+/// the parent is already gone), and the mask and dispositions the parent may have changed reset
+/// (e.g. SIGTERM blocked for sigwait). Async-signal-safe calls only.
+static void prepare_child_signals(int parent_death_signal, pid_t parent) {
+    if (parent_death_signal != 0) {
+        prctl(PR_SET_PDEATHSIG, parent_death_signal);
+        if (getppid() != parent) _exit(127);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < 32; s++) {
+        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    }
+}
+
 pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out_fd, int die_with_parent) {
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -97,17 +113,7 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
     if (uid >= 0 && setuid((uid_t)uid) != 0) _exit(126);
     // After the credential change: the kernel clears the parent-death signal when credentials change.
     // SIGINT is PostgreSQL's "fast shutdown": clean, no crash recovery on the next start.
-    if (die_with_parent) {
-        prctl(PR_SET_PDEATHSIG, SIGINT);
-        if (getppid() != parent) _exit(127);
-    }
-    // Reset signal mask and dispositions the parent may have changed (e.g. SIGTERM blocked for sigwait).
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int s = 1; s < 32; s++) {
-        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
-    }
+    prepare_child_signals(die_with_parent ? SIGINT : 0, parent);
     execv(path, argv);
     _exit(127);
 }
@@ -167,14 +173,7 @@ pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const e
         _exit(126);
     }
     // SIGTERM: the graceful stop, should the supervisor die without stopping us.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int s = 1; s < 32; s++) {
-        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
-    }
+    prepare_child_signals(SIGTERM, parent);
     execve(path, argv, envp);
     _exit(127);
 }

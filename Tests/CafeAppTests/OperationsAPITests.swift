@@ -39,6 +39,11 @@ final class OperationsAPITests: ParseTestCase {
         XCTAssertTrue(simple.headers["access-control-expose-headers"]?.contains("Location") == true)
 
         assertProblem(try call("OPTIONS", "/v1/cafes", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"]), 403, "cors_denied")
+        // Methods are compared whole: an empty or partial one ("T, P") names no allowed method.
+        for method in ["", "T, P", "GE"] {
+            assertProblem(try call("OPTIONS", "/v1/cafes", headers: ["Origin": "https://app.example.com", "Access-Control-Request-Method": method]),
+                          403, "cors_denied")
+        }
         let foreign = try call("GET", "/v1/cafes", headers: ["Origin": "https://evil.example"])
         XCTAssertEqual(foreign.status, 200)
         XCTAssertNil(foreign.headers["access-control-allow-origin"])
