@@ -7,7 +7,7 @@ COPY Package.swift ./
 COPY Sources ./Sources
 RUN swift build -c release --static-swift-stdlib --product cafe
 
-# Run: only the shared libraries, the binary, the migrations and the web client.
+# Run: only the shared libraries, the binary, the migrations, the web client and the API description.
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 libsodium23 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
@@ -15,7 +15,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends libpq5 libmicro
 COPY --from=build /src/.build/release/cafe /usr/local/bin/cafe
 COPY migrations /app/migrations
 COPY web /app/web
-ENV MIGRATIONS_DIR=/app/migrations WEB_DIR=/app/web HOST=0.0.0.0 PORT=8080
+COPY openapi /app/openapi
+ENV MIGRATIONS_DIR=/app/migrations WEB_DIR=/app/web OPENAPI_FILE=/app/openapi/openapi.json HOST=0.0.0.0 PORT=8080
 USER cafe
 WORKDIR /app
 EXPOSE 8080

@@ -42,7 +42,7 @@ public final class Application: Sendable {
         let serverReference = ServerReference()
         let metrics = MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken)
         let web = WebClientController(directory: configuration.resolvedWebDirectory())
-        router = Router(routes: routes + metrics.routes + web.routes + OpenAPIController.routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
+        router = Router(routes: routes + metrics.routes + web.routes + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
         let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins),
                               rateLimits: RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
                                                      logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil),

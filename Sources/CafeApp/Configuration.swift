@@ -34,6 +34,8 @@ public struct Configuration: Sendable {
     public var migrationsDirectory: URL?
     /// `WEB_DIR`: the browser client's files; by default `web/`, found like the migrations.
     public var webDirectory: URL?
+    /// `OPENAPI_FILE`: the API description served at `/openapi.json`; by default `openapi/openapi.json`, found like the migrations.
+    public var openAPIFile: URL?
     /// Throwaway clusters (tests) skip fsync.
     public var embeddedDurability: Bool
     /// `SESSION_TTL_DAYS` (default 30): a session token stops working this long after log-in.
@@ -78,6 +80,7 @@ public struct Configuration: Sendable {
         connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
         migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
         webDirectory = environment["WEB_DIR"].map { URL(fileURLWithPath: $0) }
+        openAPIFile = environment["OPENAPI_FILE"].map { URL(fileURLWithPath: $0) }
         embeddedDurability = true
         sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
         parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
@@ -100,6 +103,11 @@ public struct Configuration: Sendable {
     /// The web client's directory (`WEB_DIR`, else `web/` found as the migrations are), or nil.
     public func resolvedWebDirectory() -> URL? {
         webDirectory ?? Self.findDirectory("web", containing: "index.html")
+    }
+
+    /// The API description (`OPENAPI_FILE`, else `openapi/openapi.json` found as the migrations are), or nil.
+    public func resolvedOpenAPIFile() -> URL? {
+        openAPIFile ?? Self.findDirectory("openapi", containing: "openapi.json")?.appendingPathComponent("openapi.json")
     }
 
     static func findDirectory(_ name: String, containing marker: String) -> URL? {

@@ -87,8 +87,9 @@ public struct Comment: Sendable, Equatable {
 /// A rating: 1 (まあまあ, fine), 2 (おすすめ, recommended) or 3 (プレミアム, premium).
 public struct Star: Sendable, Equatable, Comparable {
     public let value: Int
+    public static let range = 1...3
     public init?(_ value: Int) {
-        guard (1...3).contains(value) else { return nil }
+        guard Self.range.contains(value) else { return nil }
         self.value = value
     }
     public static func < (a: Star, b: Star) -> Bool { a.value < b.value }

@@ -29,6 +29,17 @@ final class ComposeFileTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent("Dockerfile").path))
     }
 
+    /// The image has no checkout to find files in: it copies each directory the service reads at
+    /// run time and says where it is.
+    func testTheImageCarriesEveryFileTheServiceReads() throws {
+        let dockerfile = try String(contentsOf: repositoryRoot.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        for (directory, setting) in [("migrations", "MIGRATIONS_DIR=/app/migrations"), ("web", "WEB_DIR=/app/web"),
+                                     ("openapi", "OPENAPI_FILE=/app/openapi/openapi.json")] {
+            XCTAssertTrue(dockerfile.contains("COPY \(directory) /app/\(directory)"), directory)
+            XCTAssertTrue(dockerfile.contains(setting), setting)
+        }
+    }
+
     func testMiniYAMLParsesTheSubsetItClaims() throws {
         let doc = try MiniYAML.parse("""
             # comment

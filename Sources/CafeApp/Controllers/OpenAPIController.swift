@@ -1,10 +1,20 @@
+import Foundation
 import HTTPKit
 
-/// Serves the API description (`OpenAPIDocument`).
-enum OpenAPIController {
-    private static let body = Array(OpenAPIDocument.json.utf8)
+/// Serves the API description, `openapi/openapi.json`: a hand-edited file read once at start
+/// (found like `web/` and `migrations/`, or `OPENAPI_FILE`). A test keeps it and the router in
+/// step, and its length and range limits in step with CafeDomain's rules.
+struct OpenAPIController: Sendable {
+    private let body: [UInt8]?
 
-    static var routes: [(method: String, pattern: String, handler: Handler)] {
-        [("GET", "/openapi.json", { _ in Response.json(200, body) })]
+    init(file: URL?) {
+        body = file.flatMap { try? Data(contentsOf: $0) }.map { [UInt8]($0) }
+    }
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [("GET", "/openapi.json", { [body] _ in
+            guard let body else { throw Problem.notFound("The API description is not installed (no openapi/openapi.json; set OPENAPI_FILE).") }
+            return Response.json(200, body)
+        })]
     }
 }
