@@ -16,9 +16,12 @@ struct AccountService: Sendable {
         case lockedOut(retryAfter: Int)
     }
 
-    /// Creates the account and its first session in one transaction. `StoreError.usernameTaken`.
-    func signUp(_ account: UserRepository.NewUser) throws -> (User, token: String) {
-        try pool.transaction { tx in
+    /// Checks the sign-up rules, hashes the password (before any connection is taken), then creates
+    /// the account and its first session in one transaction. `StoreError.usernameTaken`.
+    func signUp(username: String, password: String, email: String?, age: Int?) throws -> (User, token: String) {
+        try Self.validate(username: username, password: password, email: email, age: age)
+        let account = UserRepository.NewUser(username: username, passwordHash: try PasswordHasher.hash(password), email: email, age: age)
+        return try pool.transaction { tx in
             let user = try users.create(account, on: tx)
             return (user, try sessions.create(for: user.id, on: tx))
         }
@@ -37,7 +40,7 @@ struct AccountService: Sendable {
     }
 
     /// The sign-up rules, reported per field.
-    static func validate(username: String, password: String, email: String?, age: Int?) throws {
+    private static func validate(username: String, password: String, email: String?, age: Int?) throws {
         var v = Validator()
         v.check(AccountRules.isValidUsername(username), "username", "must be 3–40 letters, digits, _ . or -")
         v.length(password, "password", AccountRules.passwordLength)

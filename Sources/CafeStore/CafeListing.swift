@@ -184,7 +184,7 @@ extension CafeRepository {
             // that it scans the table (`cafe_matching_ids` forbids that).
             do {
                 return try run(.lookup(grams: rarest.map(\.gram)))
-            } catch let error as PostgresError where error.sqlState == "54000" {
+            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
                 return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
             }
         }

@@ -44,12 +44,12 @@ public struct DemoData: Sendable {
     public func seedDemo() throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
         let users = UserRepository(pool: pool)
-        let adminID = try users.create(try .init(username: admin.username, password: admin.password, isAdmin: true)).id
+        let adminID = try users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
         // The pictures are drawn before the transaction: it then only stores them.
         let photos = Self.cafes.indices.map { DemoPhotos.cafe($0) }
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
-            userIDs.append(try users.create(try .init(username: name, password: PasswordHasher.randomPassword())).id.rawValue)
+            userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
         }
         try pool.transaction { tx in
             for (i, cafe) in Self.cafes.enumerated() {

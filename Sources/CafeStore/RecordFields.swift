@@ -84,7 +84,7 @@ extension CafeRepository {
             if forPage && !rare {
                 do {
                     return try walk(budget: Self.walkBudget)
-                } catch let error as PostgresError where error.sqlState == "57014" {
+                } catch let error as PostgresError where error.sqlState == SQLState.queryCanceled {
                     // Over budget: a rare combination of common grams. Ask the index.
                 }
             }

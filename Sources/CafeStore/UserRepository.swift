@@ -6,17 +6,17 @@ public struct UserRepository: Sendable {
     let pool: ConnectionPool
     public init(pool: ConnectionPool) { self.pool = pool }
 
-    /// An account to create. The password is hashed (argon2id, deliberately slow) when this value
-    /// is made, so the hashing never happens inside a transaction holding a connection.
+    /// An account to create, its password already hashed (`PasswordHasher.hash`: argon2id, deliberately
+    /// slow, so done before any transaction takes a connection).
     public struct NewUser: Sendable {
         public var username: String
         public var passwordHash: String
         public var email: String?
         public var age: Int?
         public var isAdmin: Bool
-        public init(username: String, password: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) throws {
+        public init(username: String, passwordHash: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) {
             self.username = username
-            self.passwordHash = try PasswordHasher.hash(password)
+            self.passwordHash = passwordHash
             self.email = email
             self.age = age
             self.isAdmin = isAdmin

@@ -93,7 +93,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         if let template { sql += " TEMPLATE \(try Self.identifier(template))" }
         do {
             try admin.execute(script: sql)
-        } catch let error as PostgresError where ifMissing && error.sqlState == "42P04" {
+        } catch let error as PostgresError where ifMissing && error.sqlState == SQLState.duplicateDatabase {
             // created concurrently by another process: fine
         }
     }

@@ -73,11 +73,19 @@ public enum SQLState {
     public static let checkViolation = "23514"
     public static let notNullViolation = "23502"
     public static let deadlockDetected = "40P01"
+    /// Raised by `cafe_matching_ids` past its match limit (program_limit_exceeded).
+    public static let programLimitExceeded = "54000"
+    /// A statement cancelled, here always by `statement_timeout`.
+    public static let queryCanceled = "57014"
+    public static let adminShutdown = "57P01"
+    public static let crashShutdown = "57P02"
+    public static let cannotConnectNow = "57P03"
+    public static let duplicateDatabase = "42P04"
 
     /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now) and 57014
     /// (cancelled: the statement timeout, i.e. a database too busy to answer in time) — all worth a retry.
     static func meansUnavailable(_ state: String?) -> Bool {
         guard let state else { return false }
-        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || state == "57014"
+        return state.hasPrefix("08") || [adminShutdown, crashShutdown, cannotConnectNow, queryCanceled].contains(state)
     }
 }

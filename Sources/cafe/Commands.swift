@@ -321,7 +321,7 @@ enum Commands {
             throw Arguments.Invalid(description: "the username must be 3–40 letters, digits, _ . or -")
         }
         do {
-            let user = try UserRepository(pool: database.pool).create(try .init(username: username, password: password, isAdmin: args.has("admin")))
+            let user = try UserRepository(pool: database.pool).create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: args.has("admin")))
             print("created user \(user.username) (id \(user.id))\(user.isAdmin ? " with admin rights" : "")")
         } catch StoreError.usernameTaken {
             FileHandle.standardError.write(Data("cafe admin: the username \(username) is taken\n".utf8))

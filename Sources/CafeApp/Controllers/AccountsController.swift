@@ -18,9 +18,7 @@ struct AccountsController: Sendable {
 
     func signUp(_ request: Request) throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self, allowedFields: SignUpBody.fields)
-        try AccountService.validate(username: body.username, password: body.password, email: body.email, age: body.age?.value)
-        let account = try UserRepository.NewUser(username: body.username, password: body.password, email: body.email, age: body.age?.value)
-        let (user, token) = try accounts.signUp(account)
+        let (user, token) = try accounts.signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value)
         return .json(201) { $0.session(user: user, token: token) }
     }
 

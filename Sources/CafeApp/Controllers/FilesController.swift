@@ -14,8 +14,6 @@ struct FilesController: Sendable {
         ]
     }
 
-    static func url(for id: FileID) -> String { "/v1/files/\(id)" }
-
     func upload(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         guard let declared = request.mediaType.flatMap(ImageFormat.init(rawValue:)) else {
@@ -32,11 +30,11 @@ struct FilesController: Sendable {
         return Response.json(201) { w in
             w.object {
                 w.field("id", stored.id.description)
-                w.field("url", Self.url(for: stored.id))
+                w.field("url", FileURL.path(for: stored.id))
                 w.field("contentType", stored.contentType)
                 w.field("size", stored.size)
             }
-        }.adding(header: "Location", Self.url(for: stored.id))
+        }.adding(header: "Location", FileURL.path(for: stored.id))
     }
 
     func download(_ request: Request) throws -> Response {

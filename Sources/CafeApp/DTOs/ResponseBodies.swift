@@ -5,6 +5,11 @@ import HTTPKit
 // The JSON shapes of the /v1 API, written straight into the response buffer.
 // Field names are the public contract (README and openapi.json): change them only with a new version.
 
+/// Where a stored photo is served: the `imageUrl` of cafes and comments, the `Location` of an upload.
+enum FileURL {
+    static func path(for id: FileID) -> String { "/v1/files/\(id)" }
+}
+
 extension JSONWriter {
     func user(_ u: User) {
         object {
@@ -24,7 +29,7 @@ extension JSONWriter {
             field("name", c.name)
             field("catchCopy", c.catchCopy)
             field("introduction", c.introduction)
-            field("imageUrl", c.imageID.map(FilesController.url(for:)))
+            field("imageUrl", c.imageID.map(FileURL.path(for:)))
             field("publishDate", c.publishDate)
             field("commentSum", c.commentSum)
             field("commentAmount", c.commentAmount)
@@ -43,7 +48,7 @@ extension JSONWriter {
             field("username", m.username)
             field("detail", m.detail)
             field("star", m.star.value)
-            field("imageUrl", m.imageID.map(FilesController.url(for:)))
+            field("imageUrl", m.imageID.map(FileURL.path(for:)))
             field("createdAt", Timestamp.format(m.createdAt))
             field("updatedAt", Timestamp.format(m.updatedAt))
             if let cafeName { field("cafeName", cafeName) }

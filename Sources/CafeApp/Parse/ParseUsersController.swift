@@ -42,12 +42,10 @@ struct ParseUsersController: Sendable {
             guard case .number = value else { throw ParseValues.mismatch("_User", "age", expected: .number, got: value) }
             age = value.integer ?? -1
         }
-        try AccountService.validate(username: username, password: password, email: email, age: age)
-        let account = try UserRepository.NewUser(username: username, password: password, email: email, age: age)
         let user: User
         let token: String
         do {
-            (user, token) = try accounts.signUp(account)
+            (user, token) = try accounts.signUp(username: username, password: password, email: email, age: age)
         } catch StoreError.usernameTaken {
             throw ParseError(202, "Account already exists for this username.")
         }
