@@ -28,25 +28,33 @@ public final class Application: Sendable {
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let gramStatistics = GramStatistics(pool: pool)
-        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions, logger: logger)
-        let routes = HealthController(pool: pool, migrator: migrator).routes
-            + AccountsController(accounts: accounts, auth: auth).routes
-            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
-            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
-            + FilesController(files: files, auth: auth).routes
-            + AdminController(pool: pool, auth: auth).routes
-            + ParseUsersController(context: parse, accounts: accounts).routes
-            + ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics).routes
-            + ParseFilesController(context: parse, files: files).routes
+        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions)
+        let rateLimits = RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
+                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
-        let metrics = MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken)
-        let web = WebClientController(directory: configuration.resolvedWebDirectory())
-        router = Router(routes: routes + metrics.routes + web.routes + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes, logger: logger, mapError: ErrorMapping.problem(for:request:))
-        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins),
-                              rateLimits: RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
-                                                     logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil),
-                              idempotency: IdempotentWrites(pool: pool, sessions: sessions, logger: logger), router: router)
+        let problems = ErrorMapping.problems(logger: logger)
+        // The route groups: each route belongs to one, which says what runs around it and how its errors read.
+        let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
+                                        + MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken).routes
+                                        + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
+                                    renderError: problems)
+        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes, renderError: problems)
+        let v1 = RouteGroup(routes: AccountsController(accounts: accounts, auth: auth).routes
+                                + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
+                                + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
+                                + FilesController(files: files, auth: auth).routes
+                                + AdminController(pool: pool, auth: auth).routes,
+                            middleware: [rateLimits, IdempotentWrites(pool: pool, sessions: sessions)],
+                            renderError: problems)
+        let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics)
+        let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
+                                      + ParseFilesController(context: parse, files: files).routes,
+                                  middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
+                                               IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
+                                  renderError: ErrorMapping.parse(logger: logger))
+        router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems)
+        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router)
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,

@@ -30,21 +30,17 @@ enum ErrorMapping {
         }
     }
 
-    /// The answer to an error a wrapper around the router caught: problem+json, or Parse's
-    /// `{"code","error"}` under /parse. An error nothing maps is logged and answered as a 500.
-    static func response(for error: any Error, request: Request, logger: Logger) -> Response {
-        if let parseError = error as? ParseError { return parseError.response }
-        let problem = (error as? Problem) ?? Self.problem(for: error, request: request) ?? {
-            logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
-                                             ("method", request.method), ("route", request.route ?? request.path)])
-            return Problem.internalError
-        }()
-        return answer(problem, to: request)
+    /// How `/v1`, the operations endpoints and the web client answer errors: problem+json.
+    static func problems(logger: Logger) -> RouteGroup.ErrorRenderer {
+        RouteGroup.problems(logger: logger, map: problem(for:request:))
     }
 
-    /// A problem as the request's API speaks it: problem+json, or Parse's shape under /parse.
-    static func answer(_ problem: Problem, to request: Request) -> Response {
-        request.path.hasPrefix("/parse/") ? ParseError(translating: problem).response : problem.response
+    /// How `/parse` answers errors: Parse's `{"code","error"}`, the shared layers' problems translated.
+    static func parse(logger: Logger) -> RouteGroup.ErrorRenderer {
+        { error, request in
+            if let parseError = error as? ParseError { return parseError.response }
+            return ParseError(translating: RouteGroup.problem(for: error, request, logger: logger, map: problem(for:request:))).response
+        }
     }
 
     /// Column names whose API field is spelt differently.

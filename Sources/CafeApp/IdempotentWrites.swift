@@ -14,30 +14,32 @@ import PostgresKit
 /// Only answers below 500 are kept (429 excepted): after a failure the key stays free for a retry.
 /// Requests without a valid session pass straight through (the handler answers 401), as do the
 /// routes that create sessions: their answers hold a token, which is never stored.
-struct IdempotentWrites: Sendable {
+struct IdempotentWrites: Middleware {
     let pool: ConnectionPool
     let sessions: SessionRepository
-    let logger: Logger
+    /// The header taken as the key when there is no `Idempotency-Key` (`X-Parse-Request-Id` on /parse).
+    let requestIDHeader: String?
     private let keys = IdempotencyRepository()
 
-    init(pool: ConnectionPool, sessions: SessionRepository, logger: Logger) {
+    init(pool: ConnectionPool, sessions: SessionRepository, requestIDHeader: String? = nil) {
         self.pool = pool
         self.sessions = sessions
-        self.logger = logger
+        self.requestIDHeader = requestIDHeader
     }
 
     static let sessionRoutes: Set<String> = ["/v1/users", "/v1/sessions", "/parse/users", "/parse/login", "/parse/logout"]
 
-    func respond(_ request: Request, isParseQuery: Bool, next: (Request) -> Response) -> Response {
-        guard request.method == "POST", !Self.sessionRoutes.contains(request.path), let key = Self.key(request, isParseQuery: isParseQuery) else {
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        guard request.method == "POST", !request.readsOnly, !Self.sessionRoutes.contains(request.route ?? ""),
+              let key = request.header("idempotency-key") ?? requestIDHeader.flatMap(request.header) else {
             return next(request)
         }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
+        }
+        guard let user = try Self.sessionToken(request).flatMap({ try sessions.user(forToken: $0) }) else { return next(request) }
+        let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
         do {
-            guard !key.isEmpty, key.utf8.count <= 255 else {
-                throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
-            }
-            guard let user = try Self.sessionToken(request).flatMap({ try sessions.user(forToken: $0) }) else { return next(request) }
-            let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
             return try pool.withAmbientTransaction { tx in
                 switch try keys.claim(user: user.id, key: key, requestHash: fingerprint, on: tx) {
                 case .answered(let stored):
@@ -63,20 +65,11 @@ struct IdempotentWrites: Sendable {
             }
         } catch let abandoned as Abandoned {
             return abandoned.response
-        } catch {
-            return ErrorMapping.response(for: error, request: request, logger: logger)
         }
     }
 
     /// Thrown to roll the claim back with the handler's work, answering what the handler answered.
     private struct Abandoned: Error { let response: Response }
-
-    /// `Idempotency-Key`, else on /parse the SDKs' request id, except on a query sent as a POST.
-    static func key(_ request: Request, isParseQuery: Bool) -> String? {
-        if let key = request.header("idempotency-key") { return key }
-        guard request.path.hasPrefix("/parse/"), !isParseQuery else { return nil }
-        return request.header("x-parse-request-id")
-    }
 
     static func sessionToken(_ request: Request) -> String? {
         Authenticator.bearerToken(request) ?? request.header("x-parse-session-token")

@@ -2,26 +2,27 @@ import HTTPKit
 
 /// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE but a Parse
 /// query sent as a POST), a tighter one for log-ins (on top of the per-username lockout, which an
-/// attacker spraying usernames never trips). Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
-/// `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off. The address is the TCP
-/// peer: behind a reverse proxy, every client shares the proxy's bucket, so raise the limits there.
-struct RateLimits: Sendable {
+/// attacker spraying usernames never trips). Over the limit: 429 `rate_limited` with `Retry-After`
+/// (on /parse, Parse's 155). `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off.
+/// The address is the TCP peer: behind a reverse proxy, every client shares the proxy's bucket, so
+/// raise the limits there. Log-ins are recognised by the matched route, so `/v1/sessions/` or
+/// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
+struct RateLimits: Middleware {
     let writes: RateLimiter?
     let logins: RateLimiter?
 
-    static let loginRoutes: Set<String> = ["/v1/sessions", "/parse/login"]
+    static let loginRoutes: Set<String> = ["POST /v1/sessions", "GET /parse/login", "POST /parse/login"]
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
-    func respond(_ request: Request, isParseQuery: Bool, next: (Request) -> Response) -> Response {
-        let isWrite = Self.writeMethods.contains(request.method)
-        let isLogin = (isWrite || request.method == "GET") && Self.loginRoutes.contains(request.path)
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
+        let isLogin = Self.loginRoutes.contains("\(request.method) \(request.route ?? "")")
         guard isWrite || isLogin else { return next(request) }   // reads: the common case, nothing to count
-        for (applies, limiter) in [(isLogin, logins), (isWrite && !isParseQuery, writes)] where applies {
+        for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
-            let problem = Problem(status: 429, code: "rate_limited", title: "Too many requests",
-                                  detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
-                                  headers: [("Retry-After", String(wait))])
-            return ErrorMapping.answer(problem, to: request)
+            throw Problem(status: 429, code: "rate_limited", title: "Too many requests",
+                          detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
+                          headers: [("Retry-After", String(wait))])
         }
         return next(request)
     }

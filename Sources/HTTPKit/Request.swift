@@ -1,8 +1,9 @@
 /// An HTTP request as handlers see it: fully read, decoded, immutable.
 public struct Request: Sendable {
     public let method: String
-    /// Percent-decoded path without the query string, e.g. `/v1/cafes/42`.
-    public let path: String
+    /// Percent-decoded path without the query string, e.g. `/v1/cafes/42`; made canonical by the
+    /// router before anything else sees it (no empty, `.` or `..` segments).
+    public internal(set) var path: String
     /// Percent-decoded query parameters; a repeated name keeps its first value.
     public let query: [String: String]
     /// Header names lower-cased.
@@ -14,6 +15,9 @@ public struct Request: Sendable {
     public internal(set) var pathParameters: [String: String] = [:]
     /// The route pattern that matched (e.g. `/v1/cafes/{id}`), for logs and metrics.
     public internal(set) var route: String?
+    /// Set by middleware for a POST that changes nothing (a Parse query sent as a POST): it is
+    /// neither rate-limited as a write nor made idempotent.
+    public var readsOnly = false
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1") {

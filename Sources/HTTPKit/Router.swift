@@ -2,16 +2,20 @@ import Logging
 
 public typealias Handler = @Sendable (Request) throws -> Response
 
-/// Maps method + path to a handler. Patterns are literal segments and `{name}` parameters:
-/// `/v1/cafes/{id}/comments`. An unknown path is 404; a known path with another method is 405
-/// with `Allow`. Thrown `Problem`s become problem+json; other errors go through `mapError`
-/// (e.g. database unavailable → 503) and otherwise become a logged 500.
+/// Maps method + path to a handler of a `RouteGroup`, then runs the group's middleware around it.
+///
+/// The path is made canonical once, before matching and before any middleware sees it: empty
+/// segments (`//`, a trailing `/`) and `.` are dropped and `..` removes the segment before it, so
+/// `/v1//sessions/` *is* `/v1/sessions` for routing, rate limits and idempotency alike. Patterns are
+/// literal segments and `{name}` parameters: `/v1/cafes/{id}/comments`. An unknown path is 404; a
+/// known path with another method is 405 with `Allow`, answered in that route's group's format.
 public final class Router: Sendable {
     public struct Route: Sendable {
         public let method: String
         public let pattern: String
         let segments: [Segment]
         let handler: Handler
+        let group: Int
     }
 
     enum Segment: Sendable, Equatable {
@@ -20,62 +24,70 @@ public final class Router: Sendable {
     }
 
     public let routes: [Route]
+    private let groups: [RouteGroup]
     private let staticRoutes: [String: [String: Int]]   // path → method → index into routes
-    private let mapError: @Sendable (any Error, Request) -> Problem?
-    private let logger: Logger
+    /// How a request that matched no route is answered.
+    private let unmatched: RouteGroup.ErrorRenderer
 
-    public init(routes: [(method: String, pattern: String, handler: Handler)],
-                logger: Logger = Logger(label: "http"),
-                mapError: @escaping @Sendable (any Error, Request) -> Problem? = { _, _ in nil }) {
+    public init(groups: [RouteGroup], unmatched: @escaping RouteGroup.ErrorRenderer) {
         var built: [Route] = []
         var statics: [String: [String: Int]] = [:]
-        for (method, pattern, handler) in routes {
-            let segments = Self.split(pattern).map { s -> Segment in
-                s.hasPrefix("{") && s.hasSuffix("}") ? .parameter(String(s.dropFirst().dropLast())) : .literal(String(s))
+        for (g, group) in groups.enumerated() {
+            for (method, pattern, handler) in group.routes {
+                let segments = Self.split(pattern).map { s -> Segment in
+                    s.hasPrefix("{") && s.hasSuffix("}") ? .parameter(String(s.dropFirst().dropLast())) : .literal(String(s))
+                }
+                precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
+                if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+                    statics[pattern, default: [:]][method] = built.count
+                }
+                built.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, group: g))
             }
-            precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
-            if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-                statics[pattern, default: [:]][method] = built.count
-            }
-            built.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
         }
         self.routes = built
+        self.groups = groups
         self.staticRoutes = statics
-        self.mapError = mapError
-        self.logger = logger
+        self.unmatched = unmatched
     }
 
     /// Answers a request; never throws.
     public func respond(to request: Request) -> Response {
         var request = request
-        var response = answer(&request)
-        response.route = request.route
+        request.path = Self.canonical(request.path)
+        let route: Route
+        do {
+            route = try match(&request)
+        } catch {
+            let group = routes.first { $0.pattern == request.route }?.group
+            request.route = nil
+            return group.map { groups[$0].renderError(error, request) } ?? unmatched(error, request)
+        }
+        var response = run(groups[route.group], route.handler, from: 0, request)
+        response.route = route.pattern
         return response
     }
 
-    private func answer(_ request: inout Request) -> Response {
+    /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
+    /// answered in the group's format right there, so the middleware outside sees an answer.
+    private func run(_ group: RouteGroup, _ handler: Handler, from index: Int, _ request: Request) -> Response {
         do {
-            let route = try match(&request)
-            return try route.handler(request)
-        } catch let problem as Problem {
-            return problem.response
+            guard index < group.middleware.count else { return try handler(request) }
+            return try group.middleware[index].respond(to: request) { run(group, handler, from: index + 1, $0) }
         } catch {
-            if let problem = mapError(error, request) { return problem.response }
-            logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
-                                             ("method", request.method), ("route", request.route ?? request.path)])
-            return Problem.internalError.response
+            return group.renderError(error, request)
         }
     }
 
+    /// Sets `route` and the path parameters; throws 404 or 405 (with `route` naming a pattern of
+    /// the path, so the 405 is answered in its group's format).
     private func match(_ request: inout Request) throws -> Route {
-        if let byMethod = staticRoutes[request.path] {
-            if let index = byMethod[request.method] {
-                request.route = routes[index].pattern
-                return routes[index]
-            }
+        if let byMethod = staticRoutes[request.path], let index = byMethod[request.method] {
+            request.route = routes[index].pattern
+            return routes[index]
         }
         let parts = Self.split(request.path)
         var allowed: [String] = []
+        var samePath: String?
         for route in routes where route.segments.count == parts.count {
             var parameters: [String: String] = [:]
             var matches = true
@@ -92,15 +104,71 @@ public final class Router: Sendable {
                 request.route = route.pattern
                 return route
             }
+            samePath = samePath ?? route.pattern
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
+        request.route = samePath
         if allowed.isEmpty { throw Problem.notFound("No route for \(request.path).") }
         throw Problem.methodNotAllowed(allowed.sorted())
+    }
+
+    /// The path with empty and `.` segments dropped and `..` resolved (RFC 3986's dot segments).
+    static func canonical(_ path: String) -> String {
+        var kept: [Substring] = []
+        for segment in split(path) {
+            switch segment {
+            case ".": continue
+            case "..": _ = kept.popLast()
+            default: kept.append(segment)
+            }
+        }
+        return "/" + kept.joined(separator: "/")
     }
 
     /// Splits on the "/" character itself, not on grapheme clusters: "/" followed by a combining
     /// mark is one Character to Swift, and `Character` splitting would glue two segments together.
     private static func split(_ path: String) -> [Substring] {
         path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { Substring($0) }
+    }
+}
+
+/// Wraps the routes of a group: may answer by itself (or throw, answered in the group's format),
+/// or pass the request on with `next`. Runs after routing, so `request.route` names the pattern.
+public protocol Middleware: Sendable {
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response
+}
+
+/// Routes that share their middleware and their error format (`/v1` speaks problem+json, `/parse`
+/// Parse's `{code, error}`).
+public struct RouteGroup: Sendable {
+    public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
+
+    public let routes: [(method: String, pattern: String, handler: Handler)]
+    public let middleware: [any Middleware]
+    /// Answers an error a handler or a middleware of this group threw.
+    public let renderError: ErrorRenderer
+
+    public init(routes: [(method: String, pattern: String, handler: Handler)], middleware: [any Middleware] = [],
+                renderError: @escaping ErrorRenderer) {
+        self.routes = routes
+        self.middleware = middleware
+        self.renderError = renderError
+    }
+
+    /// problem+json: a thrown `Problem` as it is, other errors through `map` (e.g. database
+    /// unavailable → 503), anything left a logged 500.
+    public static func problems(logger: Logger, map: @escaping @Sendable (any Error, Request) -> Problem? = { _, _ in nil }) -> ErrorRenderer {
+        { error, request in problem(for: error, request, logger: logger, map: map).response }
+    }
+
+    /// The problem an error stands for: itself, what `map` makes of it, else a logged 500. The one
+    /// place an unhandled error is logged, whatever format the group answers in.
+    public static func problem(for error: any Error, _ request: Request, logger: Logger,
+                               map: (any Error, Request) -> Problem?) -> Problem {
+        if let problem = error as? Problem { return problem }
+        if let problem = map(error, request) { return problem }
+        logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
+                                         ("method", request.method), ("route", request.route ?? request.path)])
+        return Problem.internalError
     }
 }

@@ -37,6 +37,16 @@ final class IdempotencyTests: ParseTestCase {
         assertProblem(try post(#"{"detail":"x","star":3}"#, key: String(repeating: "k", count: 256)), 400, "invalid_idempotency_key")
     }
 
+    /// Answers that hold a session token are never stored, however the log-in path is spelt.
+    func testLogInsAreNeverStoredEvenThroughAnotherSpellingOfThePath() throws {
+        for path in ["/v1/sessions", "/v1/sessions/", "//v1/sessions"] {
+            let r = try call("POST", path, json: #"{"username":"retrier","password":"correct horse battery"}"#,
+                             token: token, headers: ["Idempotency-Key": "login-\(path)"])
+            XCTAssertEqual(r.status, 201, "\(path): \(r.text)")
+        }
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM idempotency_keys").one().decode(0, as: Int.self), 0)
+    }
+
     func testConcurrentDuplicatesCreateExactlyOneComment() throws {
         for round in 0..<5 {
             let answers = ConcurrentResults<Reply>()

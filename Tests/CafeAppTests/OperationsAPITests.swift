@@ -27,6 +27,32 @@ final class OperationsAPITests: ParseTestCase {
         XCTAssertEqual(query.status, 200, "a Parse query sent as a POST is a read: \(query.text)")
     }
 
+    /// The limits key on the matched route, after the path is made canonical: a trailing slash, doubled
+    /// slashes or a GET log-in with the credentials in the query string are log-ins all the same.
+    func testLogInRateLimitCannotBeWalkedAroundThroughThePath() throws {
+        for path in ["/v1/sessions/", "//v1//sessions"] {
+            assertProblem(try call("POST", path, json: #"{"username":"nobody","password":"whatever123"}"#), 401, "invalid_credentials")
+        }
+        let parseGet = try call("GET", "//parse/login/?username=nobody&password=whatever123", headers: ["X-Parse-Application-Id": "cafe"])
+        XCTAssertEqual(parseGet.status, 404, parseGet.text)
+        XCTAssertEqual(parseGet.json()["code"] as? Int, 101, parseGet.text)
+        let limited = try call("GET", "/parse/./login?username=nobody&password=whatever123", headers: ["X-Parse-Application-Id": "cafe"])
+        XCTAssertEqual(limited.status, 429, limited.text)
+        XCTAssertEqual(limited.json()["code"] as? Int, 155, limited.text)
+        assertProblem(try call("POST", "/v1/sessions/", json: #"{"username":"nobody","password":"whatever123"}"#), 429, "rate_limited")
+    }
+
+    /// Errors are answered in the format of the route's group: a wrong method on a /parse route is
+    /// Parse's shape, on a /v1 route problem+json.
+    func testEachRouteGroupAnswersInItsOwnFormat() throws {
+        let parseWrong = try call("PATCH", "/parse/classes/CafeMaster", headers: ["X-Parse-Application-Id": "cafe"])
+        XCTAssertEqual(parseWrong.status, 405, parseWrong.text)
+        XCTAssertNotNil(parseWrong.json()["error"], parseWrong.text)
+        XCTAssertEqual(parseWrong.headers["allow"], "GET, POST")
+        assertProblem(try call("PUT", "/v1/cafes"), 405, "method_not_allowed")
+        assertProblem(try call("GET", "/nowhere"), 404, "not_found")
+    }
+
     func testCORSForAllowedOriginsOnly() throws {
         let preflight = try call("OPTIONS", "/v1/cafes", headers: ["Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
                                                                      "Access-Control-Request-Headers": "Authorization, Content-Type, Idempotency-Key"])

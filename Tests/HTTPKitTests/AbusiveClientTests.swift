@@ -12,7 +12,7 @@ final class AbusiveClientTests: XCTestCase {
     var server: HTTPServer!
 
     func start(connectionLimit: Int = 4096, readTimeout: Int = 2) throws {
-        let router = Router(routes: [("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } })],
+        let router = Router.single([("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } })],
                             logger: Logger(label: "test", minimum: .error))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, idleTimeoutSeconds: 30,
                                   requestReadTimeoutSeconds: readTimeout),

@@ -1,20 +1,23 @@
-import HTTPKit
+@testable import HTTPKit
 import Logging
+import Synchronization
 import XCTest
 
 final class RouterTests: XCTestCase {
     struct DatabaseDown: Error {}
 
     func router() -> Router {
-        Router(routes: [
+        let logger = Logger(label: "t", minimum: .error)
+        let problems = RouteGroup.problems(logger: logger, map: { error, _ in
+            error is DatabaseDown ? .unavailable("database_unavailable", "down", retryAfter: 2) : nil
+        })
+        return Router(groups: [RouteGroup(routes: [
             ("GET", "/v1/cafes", { _ in .json { w in w.value("list") } }),
             ("GET", "/v1/cafes/{id}", { req in .json { w in w.value("cafe " + (try! req.pathParameter("id"))) } }),
             ("PATCH", "/v1/cafes/{id}", { _ in .noContent() }),
             ("GET", "/v1/cafes/{id}/comments", { req in .json { w in w.value("comments " + (try! req.pathParameter("id"))) } }),
             ("GET", "/down", { _ in throw DatabaseDown() }),
-        ], logger: Logger(label: "t", minimum: .error), mapError: { error, _ in
-            error is DatabaseDown ? .unavailable("database_unavailable", "down", retryAfter: 2) : nil
-        })
+        ], renderError: problems)], unmatched: problems)
     }
 
     func body(_ r: Response) -> String { String(decoding: r.body, as: UTF8.self) }
@@ -45,5 +48,56 @@ final class RouterTests: XCTestCase {
         let r = router().respond(to: Request(method: "GET", path: "/down"))
         XCTAssertEqual(r.status, 503)
         XCTAssertEqual(r.header("Retry-After"), "2")
+    }
+
+    /// One canonical path for routing and for every middleware: `//`, a trailing `/`, `.` and `..`
+    /// do not make a different route (they once walked around the log-in rate limit).
+    func testPathsAreCanonicalBeforeMatching() {
+        let r = router()
+        for path in ["/v1/cafes/", "//v1//cafes", "/v1/./cafes", "/v1/cafes/12/..", "/x/../v1/cafes", "/../v1/cafes"] {
+            let response = r.respond(to: Request(method: "GET", path: path))
+            XCTAssertEqual(body(response), "\"list\"", path)
+            XCTAssertEqual(response.route, "/v1/cafes", path)
+        }
+        XCTAssertEqual(Router.canonical("//a/./b/../c/"), "/a/c")
+        XCTAssertEqual(Router.canonical(""), "/")
+    }
+
+    struct Recorder: Middleware {
+        let seen: @Sendable (String) -> Void
+        func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+            seen("\(request.method) \(request.route ?? "-") \(request.path)")
+            if request.header("x-refuse") != nil { throw Problem.badRequest("refused", "by middleware") }
+            return next(request)
+        }
+    }
+
+    /// Each group has its middleware and its error format; middleware sees the matched route, and
+    /// an error thrown by a handler reaches the middleware outside it as an answer in that format.
+    func testGroupsRunTheirOwnMiddlewareAfterMatchingAndRenderTheirOwnErrors() {
+        let seen = Mutex<[String]>([])
+        let logger = Logger(label: "t", minimum: .error)
+        let plain: RouteGroup.ErrorRenderer = { error, _ in Response(status: 418, body: Array("plain \(error is Problem)".utf8)) }
+        let router = Router(groups: [
+            RouteGroup(routes: [("GET", "/a/{id}", { _ in .noContent() }), ("POST", "/a/{id}", { _ in throw Problem.notFound() })],
+                       middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: RouteGroup.problems(logger: logger)),
+            RouteGroup(routes: [("GET", "/b", { _ in .noContent() })], renderError: plain),
+        ], unmatched: RouteGroup.problems(logger: logger))
+        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1/")).status, 204)
+        XCTAssertEqual(router.respond(to: Request(method: "POST", path: "/a/1")).status, 404)
+        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1", headers: ["x-refuse": "1"])).status, 400)
+        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/b")).status, 204)
+        XCTAssertEqual(seen.withLock { $0 }, ["GET /a/{id} /a/1", "POST /a/{id} /a/1", "GET /a/{id} /a/1"], "only group a's routes, after matching")
+        let wrongMethod = router.respond(to: Request(method: "DELETE", path: "/b"))
+        XCTAssertEqual(wrongMethod.status, 418, "a 405 on a group's path is answered in that group's format")
+        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/nowhere")).status, 404)
+    }
+}
+
+extension Router {
+    /// For the server tests: one group of routes, problem+json errors, no middleware.
+    static func single(_ routes: [(method: String, pattern: String, handler: Handler)], logger: Logger) -> Router {
+        let problems = RouteGroup.problems(logger: logger)
+        return Router(groups: [RouteGroup(routes: routes, renderError: problems)], unmatched: problems)
     }
 }

@@ -19,7 +19,7 @@ final class ServerTests: XCTestCase {
 
     override func setUpWithError() throws {
         let release = slowRelease
-        let router = Router(routes: [
+        let router = Router.single([
             ("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
             ("POST", "/greet", { req in
                 let body = try req.decodeJSON(Greeting.self, allowedFields: ["name", "count"])

@@ -1,7 +1,6 @@
 import CafeDomain
 import CafeStore
 import HTTPKit
-import Logging
 
 /// What every /parse handler shares: the application id check, the session, Parse's error format.
 struct ParseContext: Sendable {
@@ -9,18 +8,12 @@ struct ParseContext: Sendable {
     /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header.
     let publicURL: String?
     let sessions: SessionRepository
-    let logger: Logger
 
-    /// Wraps a handler so it runs only for the configured application id and answers every error
-    /// as `{"code","error"}`.
-    func handler(_ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler {
-        { request in
-            do {
-                return try body(try ParseRequest(request, context: self))
-            } catch {
-                return ErrorMapping.response(for: error, request: request, logger: logger)
-            }
-        }
+    /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
+    /// `fileBody`: the body is a file's bytes, not a JSON envelope. (Errors are answered in Parse's
+    /// format by the /parse route group.)
+    func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler {
+        { request in try body(try ParseRequest(request, context: self, fileBody: fileBody)) }
     }
 
     func baseURL(_ request: Request) -> String {
@@ -39,10 +32,10 @@ struct ParseRequest {
     let method: String
     private let sessionToken: String?
 
-    init(_ request: Request, context: ParseContext) throws {
+    init(_ request: Request, context: ParseContext, fileBody: Bool) throws {
         http = request
         self.context = context
-        let isFile = request.route?.hasPrefix("/parse/files/") == true
+        let isFile = fileBody
         body = isFile || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
         let appID = request.header("x-parse-application-id") ?? body?["_ApplicationId"]?.string
         guard appID == context.appID else {
@@ -78,15 +71,23 @@ struct ParseRequest {
 
     var token: String? { sessionToken }
 
-    /// A POST to /parse/classes that is really a query (`"_method":"GET"`, as ParseSwift sends every
-    /// find and count): it changes nothing, so it is neither rate-limited as a write nor idempotent.
-    static func isQuery(_ request: Request) -> Bool {
-        request.method == "POST" && request.path.hasPrefix("/parse/classes/")
-            && JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET"
-    }
-
     /// The body's members, minus the SDK's request metadata (`_method`, `_ApplicationId`…).
     var bodyParameters: [String: JSONValue] {
         (body ?? [:]).filter { !$0.key.hasPrefix("_") }
+    }
+}
+
+/// Marks a POST that is really a query (`"_method":"GET"`, as ParseSwift sends every find, count
+/// and get) as reading only: it changes nothing, so it is neither rate-limited as a write nor made
+/// idempotent. Only on `routes`, the class routes: elsewhere `_method` does not turn a write into a read.
+struct ParseQueryDetection: Middleware {
+    let routes: Set<String>
+
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        guard request.method == "POST", let route = request.route, routes.contains(route),
+              JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" else { return next(request) }
+        var query = request
+        query.readsOnly = true
+        return next(query)
     }
 }

@@ -51,12 +51,13 @@ struct ParseError: Error, Sendable {
         case (401, _): self = .invalidSessionToken
         case (403, _): self.init(119, problem.detail ?? "Permission denied.")
         case (404, _): self = .objectNotFound
+        case (405, _): self.init(1, problem.detail ?? "Method not allowed.", status: 405)   // Parse has no code of its own
         case (422, _): self.init(159, problem.detail ?? "Duplicate request.", status: 422)   // Parse's DUPLICATE_REQUEST
         case (413, _): self.init(130, problem.detail ?? "The request body is too large.")
         case (429, _): self.init(155, problem.detail ?? "Too many requests.", status: 429)   // Parse's REQUEST_LIMIT_EXCEEDED
         case (503, _): self.init(1, problem.detail ?? "Service unavailable.", status: 503)
         default: self.init(1, "Internal server error.", status: problem.status >= 500 ? problem.status : 400)
         }
-        headers = problem.headers.filter { $0.0 == "Retry-After" }
+        headers = problem.headers.filter { $0.0 == "Retry-After" || $0.0 == "Allow" }
     }
 }

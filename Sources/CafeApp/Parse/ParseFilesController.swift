@@ -11,7 +11,7 @@ struct ParseFilesController: Sendable {
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
-            ("POST", "/parse/files/{name}", context.handler(upload)),
+            ("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)),
             // Fetched by image views with no Parse headers, like Parse Server's file URLs.
             ("GET", "/parse/files/{appId}/{name}", download),
         ]
