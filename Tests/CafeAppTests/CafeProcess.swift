@@ -76,6 +76,19 @@ final class CafeProcess: @unchecked Sendable {
         throw RawHTTPClient.Failure(description: "cafe did not start serving:\n\(log)")
     }
 
+    /// The pid of `cafe serve`'s request process (the newest one started), waiting for it to be logged.
+    func requestProcessPID(timeout: TimeInterval = 5) -> pid_t? {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            let pids = log.split(separator: "\n").filter { $0.contains("request process started") }.compactMap { line in
+                line.range(of: #""pid":""#).flatMap { pid_t(line[$0.upperBound...].prefix { $0.isNumber }) }
+            }
+            if let pid = pids.last { return pid }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
     /// Exit status, or nil if it did not exit within `timeout`.
     func waitForExit(timeout: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)

@@ -93,7 +93,7 @@ final class FaultTests: XCTestCase {
         let admin = try ServeOnTestDatabase.signUp("boss", port: port, admin: true, pool: pool)
         let cafe = try ServeOnTestDatabase.createCafe(port: port, admin: admin)
         let token = try ServeOnTestDatabase.signUp("writer", port: port, pool: pool)
-        let first = try XCTUnwrap(requestProcessPIDs(serve.log).last)
+        let first = try XCTUnwrap(serve.requestProcessPID())
 
         let load = WriteLoad(writers: 4) { _ in (port, token, cafe) }
         while load.acknowledged < 30 { usleep(10_000) }
@@ -116,7 +116,7 @@ final class FaultTests: XCTestCase {
         XCTAssertLessThan(try XCTUnwrap(answeredAfter, "no answer within 5 s"), 1.0)
         XCTAssertGreaterThanOrEqual(load.acknowledged, before + 30, "writes go on after the restart")
         XCTAssertEqual(livePostmasterPID(in: directory), postgres, "PostgreSQL kept running")
-        let replacement = try XCTUnwrap(requestProcessPIDs(serve.log).last)
+        let replacement = try XCTUnwrap(serve.requestProcessPID())
         XCTAssertNotEqual(replacement, first)
         XCTAssertTrue(serve.log.contains("request process died"), serve.log)
         try assertEveryAcknowledgedCommentIsStored(outcomes, pool)
@@ -127,13 +127,6 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(serve.waitForExit(timeout: 15), 0, serve.log)
         XCTAssertTrue(waitUntilGone(replacement, timeout: 5), "the request process outlived serve")
         XCTAssertTrue(waitUntilGone(postgres, timeout: 5), "PostgreSQL outlived serve")
-    }
-
-    /// The pids `cafe serve` logged for its request processes, in order.
-    func requestProcessPIDs(_ log: String) -> [pid_t] {
-        log.split(separator: "\n").filter { $0.contains("request process started") }.compactMap { line in
-            line.range(of: #""pid":""#).flatMap { pid_t(line[$0.upperBound...].prefix { $0.isNumber }) }
-        }
     }
 
     func testTwoServersAndTwoWorkersKeepTheAggregatesExact() throws {
