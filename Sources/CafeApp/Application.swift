@@ -39,7 +39,9 @@ public final class Application: Sendable {
                                         + MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
-        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes, renderError: problems)
+        let parseFiles = ParseFilesController(context: parse, files: files)
+        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
+                                   renderError: problems)
         let v1 = RouteGroup(routes: AccountsController(accounts: accounts, auth: auth).routes
                                 + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
                                 + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
@@ -49,7 +51,7 @@ public final class Application: Sendable {
                             renderError: problems)
         let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics)
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
-                                      + ParseFilesController(context: parse, files: files).routes,
+                                      + parseFiles.routes,
                                   middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
                                                IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger))

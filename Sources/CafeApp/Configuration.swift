@@ -51,6 +51,10 @@ public struct Configuration: Sendable {
     /// client address; 0 turns a limit off.
     public var writesPerMinute: Int
     public var loginsPerMinute: Int
+    /// `AGGREGATION_INTERVAL` (default 1): seconds between the worker's aggregation passes.
+    public var aggregationInterval: Double
+    /// `RECONCILE_INTERVAL` (default 3600): seconds between scheduled full reconciles.
+    public var reconcileInterval: Double
     /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
     /// A socket that is already listening, inherited from `cafe serve`'s supervising process; the
@@ -87,6 +91,8 @@ public struct Configuration: Sendable {
         corsOrigins = Set((environment["CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
         writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
         loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
+        aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1
+        reconcileInterval = environment["RECONCILE_INTERVAL"].flatMap { Double($0) } ?? 3600
         metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
     }

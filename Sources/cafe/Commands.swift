@@ -92,7 +92,7 @@ enum Commands {
             let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 2, applicationName: "cafe-serve-worker"),
                                       logger: logger.with("component", "worker"))
             workerPool = pool
-            worker = workerLoop(pool, interval: 1, logger: logger.with("component", "worker"))
+            worker = Worker.loop(pool: pool, configuration: config, logger: logger.with("component", "worker"))
             worker?.start()
         }
         let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
@@ -164,10 +164,14 @@ enum Commands {
         Stops on SIGTERM/SIGINT after the current batch commits or rolls back.
         """
 
-    static func worker(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+    static func worker(_ raw: [String], config base: Configuration, logger: Logger) throws -> Int32 {
         let args = try Arguments(raw, valued: ["interval"], boolean: ["once", "reconcile", "status", "help"])
         if args.has("help") { print(workerHelp); return 0 }
-        let interval = Double(args["interval"] ?? ProcessInfo.processInfo.environment["AGGREGATION_INTERVAL"] ?? "1") ?? 1
+        var config = base
+        if let raw = args["interval"] {
+            guard let seconds = Double(raw), seconds > 0 else { throw Arguments.Invalid(description: "--interval must be a positive number of seconds") }
+            config.aggregationInterval = seconds
+        }
         let database = try Database.open(config, applicationName: "cafe-worker", logger: logger)
         defer { database.close() }
         let drain = OutboxDrain(pool: database.pool, logger: logger)
@@ -187,21 +191,13 @@ enum Commands {
             return 0
         }
         let shutdown = ShutdownSignal()
-        let loop = workerLoop(database.pool, interval: interval, logger: logger)
+        let loop = Worker.loop(pool: database.pool, configuration: config, logger: logger)
         loop.start()
-        logger.info("worker running", [("interval_s", String(interval))])
+        logger.info("worker running", [("interval_s", String(config.aggregationInterval))])
         shutdown.wait()
         loop.stop()
         logger.info("worker stopped")
         return 0
-    }
-
-    /// The worker's jobs: aggregation passes and reconciles (see `AggregationWorker`), housekeeping every 10 minutes.
-    static func workerLoop(_ pool: ConnectionPool, interval: TimeInterval, logger: Logger) -> WorkerLoop {
-        let housekeeping = Housekeeping(pool: pool, logger: logger)
-        let reconcileInterval = Double(ProcessInfo.processInfo.environment["RECONCILE_INTERVAL"] ?? "") ?? 3600
-        return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: interval, reconcileInterval: reconcileInterval, logger: logger)
-                          + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() }], logger: logger)
     }
 
     static func printStatus(_ status: AggregationStatus) {

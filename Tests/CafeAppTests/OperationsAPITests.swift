@@ -51,6 +51,8 @@ final class OperationsAPITests: ParseTestCase {
         XCTAssertEqual(parseWrong.headers["allow"], "GET, POST")
         assertProblem(try call("PUT", "/v1/cafes"), 405, "method_not_allowed")
         assertProblem(try call("GET", "/nowhere"), 404, "not_found")
+        // Photos are fetched by image views without Parse headers: answered like the web client's files.
+        assertProblem(try call("GET", "/parse/files/cafe/0_x.png"), 404, "not_found")
     }
 
     func testCORSForAllowedOriginsOnly() throws {

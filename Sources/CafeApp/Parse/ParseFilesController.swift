@@ -10,11 +10,13 @@ struct ParseFilesController: Sendable {
     let files: FileRepository
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
-        [
-            ("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)),
-            // Fetched by image views with no Parse headers, like Parse Server's file URLs.
-            ("GET", "/parse/files/{appId}/{name}", download),
-        ]
+        [("POST", "/parse/files/{name}", context.handler(fileBody: true, upload))]
+    }
+
+    /// Fetched by image views with no Parse headers, like Parse Server's file URLs: outside the
+    /// Parse envelope, answered like the web client's files.
+    var downloadRoutes: [(method: String, pattern: String, handler: Handler)] {
+        [("GET", "/parse/files/{appId}/{name}", download)]
     }
 
     func upload(_ r: ParseRequest) throws -> Response {
