@@ -1,0 +1,417 @@
+-- The schema the migrations in migrations/ build (pg_dump --schema-only), kept by SchemaSnapshotTests.
+-- Do not edit: add a migration, then rewrite this file (see the test).
+
+CREATE FUNCTION public.cafe_bigrams(t text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT array(SELECT DISTINCT substr(t, i, 2) FROM generate_series(1, char_length(t) - 1) AS i)
+$$;
+
+CREATE FUNCTION public.cafe_like_pattern(keyword text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT '%' || replace(replace(replace(keyword, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+$$;
+
+CREATE FUNCTION public.cafe_matching_ids(keywords text[], hints text[], cap integer) RETURNS SETOF bigint
+    LANGUAGE plpgsql STABLE STRICT
+    SET enable_seqscan TO 'off'
+    SET work_mem TO '32MB'
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+DECLARE
+    keyword text;
+    own text[];
+    grams text[] := '{}';
+    patterns text[] := '{}';
+    found bigint;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(keywords), 0) LOOP
+        keyword := lower(normalize(keywords[i], NFKC));
+        -- A keyword of one or two characters is a gram itself (exact); a longer one has its
+        -- 2-character substrings (necessary, not sufficient); one that normalises to nothing, none.
+        own := CASE WHEN char_length(keyword) = 0 THEN '{}'
+                    WHEN char_length(keyword) <= 2 THEN ARRAY[keyword]
+                    ELSE cafe_bigrams(keyword) END;
+        grams := grams || CASE WHEN hints[i] = ANY(own) THEN ARRAY[hints[i]] ELSE own END;
+        patterns := patterns || cafe_like_pattern(keyword);
+    END LOOP;
+    IF cardinality(patterns) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT c.id FROM cafes c WHERE c.search_grams @> grams AND c.search_text LIKE ALL (patterns) LIMIT cap + 1;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    IF found > cap THEN
+        RAISE EXCEPTION 'more than % cafes match', cap USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+END $$;
+
+CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT array(
+        SELECT DISTINCT g FROM (
+            SELECT substr(t, i, 1) AS g FROM generate_series(1, char_length(t)) AS i
+            UNION ALL
+            SELECT substr(t, i, 2) FROM generate_series(1, char_length(t) - 1) AS i
+        ) grams
+    )
+$$;
+
+CREATE FUNCTION public.cafes_copy_search_text() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE cafe_stats s SET search_text = n.search_text
+    FROM new_cafes n WHERE s.cafe_id = n.id AND s.search_text IS DISTINCT FROM n.search_text;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.cafes_create_stats() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO cafe_stats (cafe_id, created_at, search_text) SELECT id, created_at, search_text FROM new_cafes;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.comments_enqueue_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO aggregation_outbox (cafe_id) SELECT cafe_id FROM old_comments;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.comments_enqueue_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO aggregation_outbox (cafe_id) SELECT cafe_id FROM new_comments;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.comments_enqueue_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO aggregation_outbox (cafe_id)
+    SELECT o.cafe_id FROM old_comments o JOIN new_comments n ON n.id = o.id
+    WHERE o.star <> n.star OR o.cafe_id <> n.cafe_id
+    UNION ALL
+    SELECT n.cafe_id FROM old_comments o JOIN new_comments n ON n.id = o.id
+    WHERE o.cafe_id <> n.cafe_id;
+    RETURN NULL;
+END $$;
+
+CREATE TABLE public.aggregation_outbox (
+    id bigint NOT NULL,
+    cafe_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+ALTER TABLE public.aggregation_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.aggregation_outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.app_secrets (
+    name text NOT NULL,
+    value bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.cafe_stats (
+    cafe_id bigint NOT NULL,
+    comment_sum integer DEFAULT 0 NOT NULL,
+    comment_amount integer DEFAULT 0 NOT NULL,
+    created_at timestamp(3) with time zone NOT NULL,
+    average_star numeric(3,2) GENERATED ALWAYS AS (
+CASE
+    WHEN (comment_sum > 0) THEN round(((comment_amount)::numeric / (comment_sum)::numeric), 2)
+    ELSE NULL::numeric
+END) STORED,
+    search_text text NOT NULL,
+    CONSTRAINT cafe_stats_comment_amount_check CHECK ((comment_amount >= 0)),
+    CONSTRAINT cafe_stats_comment_sum_check CHECK ((comment_sum >= 0))
+);
+
+CREATE TABLE public.cafes (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    catch_copy text DEFAULT ''::text NOT NULL,
+    introduction text DEFAULT ''::text NOT NULL,
+    image_id bigint,
+    publish_date text,
+    created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    search_text text GENERATED ALWAYS AS (lower(NORMALIZE(((((name || '
+'::text) || catch_copy) || '
+'::text) || introduction), NFKC))) STORED,
+    search_grams text[] GENERATED ALWAYS AS (public.cafe_short_grams(lower(NORMALIZE(((((name || '
+'::text) || catch_copy) || '
+'::text) || introduction), NFKC)))) STORED,
+    CONSTRAINT cafes_catch_copy_check CHECK ((char_length(catch_copy) <= 200)),
+    CONSTRAINT cafes_introduction_check CHECK ((char_length(introduction) <= 5000)),
+    CONSTRAINT cafes_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100)))
+);
+ALTER TABLE ONLY public.cafes ALTER COLUMN search_grams SET STATISTICS 1000;
+
+ALTER TABLE public.cafes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.cafes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.comments (
+    id bigint NOT NULL,
+    cafe_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    detail text NOT NULL,
+    star smallint NOT NULL,
+    image_id bigint,
+    created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT comments_detail_check CHECK (((char_length(detail) >= 1) AND (char_length(detail) <= 2000))),
+    CONSTRAINT comments_star_check CHECK (((star >= 1) AND (star <= 3)))
+);
+
+ALTER TABLE public.comments ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.comments_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.files (
+    id bigint NOT NULL,
+    owner_id bigint,
+    content_type text NOT NULL,
+    size integer NOT NULL,
+    sha256 bytea NOT NULL,
+    bytes bytea NOT NULL,
+    created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    name text,
+    CONSTRAINT files_name_check CHECK ((char_length(name) <= 128)),
+    CONSTRAINT files_size_check CHECK ((size >= 0))
+);
+
+ALTER TABLE public.files ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.files_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.idempotency_keys (
+    user_id bigint NOT NULL,
+    key text NOT NULL,
+    request_hash bytea NOT NULL,
+    status smallint,
+    content_type text,
+    location text,
+    body bytea,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT idempotency_keys_key_check CHECK (((char_length(key) >= 1) AND (char_length(key) <= 255)))
+);
+
+CREATE TABLE public.job_runs (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    period bigint,
+    worker text NOT NULL,
+    started_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    finished_at timestamp with time zone,
+    outbox_rows integer DEFAULT 0 NOT NULL,
+    cafes_touched integer DEFAULT 0 NOT NULL,
+    drift_found integer,
+    error text,
+    CONSTRAINT job_runs_kind_check CHECK ((kind = ANY (ARRAY['pass'::text, 'reconcile'::text])))
+);
+
+ALTER TABLE public.job_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.job_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.login_failures (
+    username_key text NOT NULL,
+    failed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.reconcile_requests (
+    id bigint NOT NULL,
+    requested_by bigint,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE public.reconcile_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.reconcile_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.schema_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.sessions (
+    token_hash bytea NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE public.users (
+    id bigint NOT NULL,
+    username text NOT NULL,
+    password_hash text NOT NULL,
+    email text,
+    email_verified boolean DEFAULT false NOT NULL,
+    age integer,
+    is_admin boolean DEFAULT false NOT NULL,
+    created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT users_age_check CHECK (((age >= 0) AND (age <= 150))),
+    CONSTRAINT users_username_check CHECK (((char_length(username) >= 3) AND (char_length(username) <= 40)))
+);
+
+ALTER TABLE public.users ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.users_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+ALTER TABLE ONLY public.aggregation_outbox
+    ADD CONSTRAINT aggregation_outbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.app_secrets
+    ADD CONSTRAINT app_secrets_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY public.cafe_stats
+    ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id);
+
+ALTER TABLE ONLY public.cafes
+    ADD CONSTRAINT cafes_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.comments
+    ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.files
+    ADD CONSTRAINT files_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (user_id, key);
+
+ALTER TABLE ONLY public.job_runs
+    ADD CONSTRAINT job_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.reconcile_requests
+    ADD CONSTRAINT reconcile_requests_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (token_hash);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at, cafe_id);
+
+CREATE INDEX cafe_stats_popular_idx ON public.cafe_stats USING btree (comment_sum, created_at, cafe_id);
+
+CREATE INDEX cafe_stats_rating_idx ON public.cafe_stats USING btree (COALESCE(average_star, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+
+CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DESC, id DESC);
+
+CREATE INDEX cafes_image_id_idx ON public.cafes USING btree (image_id) WHERE (image_id IS NOT NULL);
+
+CREATE INDEX cafes_search_grams_idx ON public.cafes USING gin (search_grams);
+
+CREATE INDEX comments_cafe_created_idx ON public.comments USING btree (cafe_id, created_at DESC, id DESC) INCLUDE (star);
+
+CREATE INDEX comments_created_idx ON public.comments USING btree (created_at DESC, id DESC);
+
+CREATE INDEX comments_image_id_idx ON public.comments USING btree (image_id) WHERE (image_id IS NOT NULL);
+
+CREATE INDEX comments_user_id_idx ON public.comments USING btree (user_id);
+
+CREATE INDEX comments_with_image_created_idx ON public.comments USING btree (created_at DESC, id DESC) WHERE (image_id IS NOT NULL);
+
+CREATE INDEX idempotency_keys_created_at_idx ON public.idempotency_keys USING btree (created_at);
+
+CREATE UNIQUE INDEX job_runs_kind_period_key ON public.job_runs USING btree (kind, period) WHERE (period IS NOT NULL);
+
+CREATE INDEX job_runs_started_at_idx ON public.job_runs USING btree (started_at DESC);
+
+CREATE INDEX login_failures_key_idx ON public.login_failures USING btree (username_key, failed_at DESC);
+
+CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at);
+
+CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
+
+CREATE UNIQUE INDEX users_username_lower_key ON public.users USING btree (lower(username));
+
+CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_copy_search_text();
+
+CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
+
+CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON public.comments REFERENCING OLD TABLE AS old_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_deleted();
+
+CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_inserted();
+
+CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON public.comments REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_updated();
+
+ALTER TABLE ONLY public.cafe_stats
+    ADD CONSTRAINT cafe_stats_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.cafes
+    ADD CONSTRAINT cafes_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.comments
+    ADD CONSTRAINT comments_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.comments
+    ADD CONSTRAINT comments_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.comments
+    ADD CONSTRAINT comments_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.files
+    ADD CONSTRAINT files_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.reconcile_requests
+    ADD CONSTRAINT reconcile_requests_requested_by_fkey FOREIGN KEY (requested_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
