@@ -114,6 +114,7 @@ public final class Router: Sendable {
 
     /// The path with empty and `.` segments dropped and `..` resolved (RFC 3986's dot segments).
     static func canonical(_ path: String) -> String {
+        if isCanonical(path) { return path }   // nearly every request: no allocation
         var kept: [Substring] = []
         for segment in split(path) {
             switch segment {
@@ -123,6 +124,17 @@ public final class Router: Sendable {
             }
         }
         return "/" + kept.joined(separator: "/")
+    }
+
+    /// Starts with `/`, and no `/` is followed by `/` or `.` or ends the path (but for `/` itself).
+    private static func isCanonical(_ path: String) -> Bool {
+        guard path.utf8.first == UInt8(ascii: "/") else { return false }
+        var afterSlash = false
+        for byte in path.utf8 {
+            if afterSlash && (byte == UInt8(ascii: "/") || byte == UInt8(ascii: ".")) { return false }
+            afterSlash = byte == UInt8(ascii: "/")
+        }
+        return !afterSlash || path.utf8.count == 1
     }
 
     /// Splits on the "/" character itself, not on grapheme clusters: "/" followed by a combining

@@ -61,6 +61,11 @@ final class RouterTests: XCTestCase {
         }
         XCTAssertEqual(Router.canonical("//a/./b/../c/"), "/a/c")
         XCTAssertEqual(Router.canonical(""), "/")
+        XCTAssertEqual(Router.canonical("x/y"), "/x/y")
+        XCTAssertEqual(Router.canonical("/a/.b/..c"), "/a/.b/..c")
+        XCTAssertEqual(Router.canonical("/a/b/."), "/a/b")
+        XCTAssertEqual(Router.canonical("/"), "/")
+        XCTAssertEqual(Router.canonical("/v1/cafes/12"), "/v1/cafes/12")
     }
 
     struct Recorder: Middleware {
