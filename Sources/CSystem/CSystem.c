@@ -165,7 +165,10 @@ pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const e
     pid_t pid = fork();
     if (pid != 0) return pid;
     // Child: only async-signal-safe calls from here to exec.
-    setsid();   // a terminal's Ctrl-C reaches the supervisor alone, which then stops this process in order
+    // A process group of its own, so a terminal's Ctrl-C reaches the supervisor alone (which then stops
+    // this process in order). Not a session of its own (setsid): with the kernel's scheduler autogroups,
+    // a new session competes for CPU as one group against everything else, a sixth less throughput here.
+    setpgid(0, 0);
     if (socket_fd == target_fd) {
         int flags = fcntl(target_fd, F_GETFD);
         if (flags < 0 || fcntl(target_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) _exit(126);

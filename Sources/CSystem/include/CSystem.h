@@ -41,7 +41,7 @@ int cafe_listen(const char *host, uint16_t port, int backlog);
 uint16_t cafe_socket_port(int fd);
 
 /// fork + execve of a request-handling process: socket_fd becomes its descriptor target_fd (inherited
-/// across exec), it gets its own session (a terminal's Ctrl-C goes to the supervisor only) and SIGTERM
+/// across exec), it gets its own process group (a terminal's Ctrl-C goes to the supervisor only) and SIGTERM
 /// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.
 pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd);
 
