@@ -11,6 +11,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/// host:port as a socket address: an IPv6 literal (it has a ':'), a dotted IPv4 one, or NULL for all
+/// IPv4 interfaces. Returns the address's length, or 0 with errno EINVAL for a host that is neither.
+static socklen_t socket_address(const char *host, uint16_t port, struct sockaddr_storage *addr) {
+    memset(addr, 0, sizeof(*addr));
+    if (host != NULL && strchr(host, ':') != NULL) {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) { errno = EINVAL; return 0; }
+        return sizeof(*a6);
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(port);
+    if (host == NULL) a4->sin_addr.s_addr = htonl(INADDR_ANY);
+    else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) { errno = EINVAL; return 0; }
+    return sizeof(*a4);
+}
+
 struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
@@ -19,8 +38,6 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                                   MHD_AccessHandlerCallback handler, void *handler_cls,
                                   MHD_RequestCompletedCallback completed, void *completed_cls,
                                   MHD_NotifyConnectionCallback notify, void *notify_cls) {
-    struct sockaddr_storage addr;
-    memset(&addr, 0, sizeof(addr));
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
     if (listen_fd >= 0) {
         return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
@@ -33,19 +50,9 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                                 MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                                 MHD_OPTION_END);
     }
-    if (host != NULL && strchr(host, ':') != NULL) {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons(port);
-        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) { errno = EINVAL; return NULL; }
-        flags |= MHD_USE_IPv6;
-    } else {
-        struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons(port);
-        if (host == NULL) a4->sin_addr.s_addr = htonl(INADDR_ANY);
-        else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) { errno = EINVAL; return NULL; }
-    }
+    struct sockaddr_storage addr;
+    if (socket_address(host, port, &addr) == 0) return NULL;
+    if (addr.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
@@ -120,26 +127,9 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
 
 int cafe_listen(const char *host, uint16_t port, int backlog) {
     struct sockaddr_storage addr;
-    memset(&addr, 0, sizeof(addr));
-    socklen_t len;
-    int family;
-    if (host != NULL && strchr(host, ':') != NULL) {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons(port);
-        if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1) { errno = EINVAL; return -1; }
-        family = AF_INET6;
-        len = sizeof(*a6);
-    } else {
-        struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons(port);
-        if (host == NULL) a4->sin_addr.s_addr = htonl(INADDR_ANY);
-        else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) { errno = EINVAL; return -1; }
-        family = AF_INET;
-        len = sizeof(*a4);
-    }
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    socklen_t len = socket_address(host, port, &addr);
+    if (len == 0) return -1;
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
     int on = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));

@@ -6,8 +6,9 @@ import HTTPKit
 struct CORSPolicy: Sendable {
     let allowedOrigins: Set<String>
 
-    static let allowedMethods = "GET, POST, PUT, PATCH, DELETE"
-    static let allowedMethodSet: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    private static let methodList = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    static let allowedMethods = Set(methodList)
+    static let allowedMethodsHeader = methodList.joined(separator: ", ")
     static let allowedHeaders: Set<String> = [
         "authorization", "content-type", "idempotency-key", "if-none-match", "x-request-id",
         "x-parse-application-id", "x-parse-session-token", "x-parse-client-key", "x-parse-rest-api-key",
@@ -21,14 +22,14 @@ struct CORSPolicy: Sendable {
         if request.method == "OPTIONS", let method = request.header("access-control-request-method") {
             let requested = (request.header("access-control-request-headers") ?? "")
                 .split(separator: ",").map { $0.trimming(.whitespaces).lowercased() }.filter { !$0.isEmpty }
-            guard allowed, Self.allowedMethodSet.contains(method.uppercased()),
+            guard allowed, Self.allowedMethods.contains(method.uppercased()),
                   requested.allSatisfy(Self.allowedHeaders.contains) else {
                 return Problem(status: 403, code: "cors_denied", title: "Cross-origin request denied",
                                detail: "This origin, method or header is not allowed here.", headers: [("Vary", "Origin")]).response
             }
             return Response(status: 204, headers: [
                 ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
-                ("Access-Control-Allow-Methods", Self.allowedMethods),
+                ("Access-Control-Allow-Methods", Self.allowedMethodsHeader),
                 ("Access-Control-Allow-Headers", requested.joined(separator: ", ")),
                 ("Access-Control-Max-Age", "600"),
             ])

@@ -66,6 +66,8 @@ public struct Configuration: Sendable {
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         if let configured = environment["CAFE_DATA_DIR"].flatMap({ $0.isEmpty ? nil : $0 }) {
             dataDirectory = URL(fileURLWithPath: configured)
+        } else if databaseURL != nil {
+            dataDirectory = URL(fileURLWithPath: ".cafe/pgdata")   // unused: no embedded database, nothing to check
         } else {
             let fallback = EmbeddedPostgres.defaultDataDirectory(preferred: URL(fileURLWithPath: ".cafe/pgdata"))
             dataDirectory = fallback.directory

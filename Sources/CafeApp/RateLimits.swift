@@ -11,12 +11,13 @@ struct RateLimits: Middleware {
     let writes: RateLimiter?
     let logins: RateLimiter?
 
-    static let loginRoutes: Set<String> = ["POST /v1/sessions", "GET /parse/login", "POST /parse/login"]
+    /// Route pattern → the methods that log in on it.
+    static let loginRoutes: [String: Set<String>] = ["/v1/sessions": ["POST"], "/parse/login": ["GET", "POST"]]
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
-        let isLogin = Self.loginRoutes.contains("\(request.method) \(request.route ?? "")")
+        let isLogin = request.route.flatMap { Self.loginRoutes[$0] }?.contains(request.method) ?? false
         guard isWrite || isLogin else { return next(request) }   // reads: the common case, nothing to count
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }

@@ -204,7 +204,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     var address = [CChar](repeating: 0, count: 64)
     let client = cafe_mhd_client_address(connection, &address, address.count) == 0
-        ? String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
     let request = Request(method: String(cString: method), path: String(cString: url),
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                           headers: headers, body: state.body, requestID: requestID, clientAddress: client)

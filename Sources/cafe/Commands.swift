@@ -64,6 +64,7 @@ enum Commands {
         // Requests are answered by a child process it restarts whenever it dies.
         let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
         let socket: Int32
+        let supervisor: RequestProcessSupervisor
         do {
             if !args.has("no-migrate") {
                 _ = try database.migrate(try Migrator(directory: config.resolvedMigrationsDirectory(),
@@ -74,15 +75,20 @@ enum Commands {
             guard socket >= 0 else {
                 throw Arguments.Invalid(description: "cannot listen on \(config.host):\(config.port): \(String(cString: strerror(errno)))")
             }
+            var childEnvironment = ProcessInfo.processInfo.environment
+            // The child talks to the database this process runs (or was told about): it never starts one.
+            childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
+            do {
+                supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
+                                                          environment: childEnvironment, logger: logger.with("component", "supervisor"))
+            } catch {
+                close(socket)
+                throw error
+            }
         } catch {
             database.close()
             throw error
         }
-        var childEnvironment = ProcessInfo.processInfo.environment
-        // The child talks to the database this process runs (or was told about): it never starts one.
-        childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
-        let supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
-                                                      environment: childEnvironment, logger: logger.with("component", "supervisor"))
         supervisor.start()
 
         var worker: WorkerLoop?

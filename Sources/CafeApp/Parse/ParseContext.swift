@@ -35,13 +35,12 @@ struct ParseRequest {
     init(_ request: Request, context: ParseContext, fileBody: Bool) throws {
         http = request
         self.context = context
-        let isFile = fileBody
-        body = isFile || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
+        body = fileBody || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
         let appID = request.header("x-parse-application-id") ?? body?["_ApplicationId"]?.string
         guard appID == context.appID else {
             throw ParseError.unauthorized
         }
-        if !isFile, !request.body.isEmpty {
+        if !fileBody, !request.body.isEmpty {
             guard let body else { throw ParseError.invalidJSON("The body is not a JSON object.") }
             if JSONValue.object(body).containsNUL { throw ParseError.validation("Text must not contain the NUL character.") }
         }
