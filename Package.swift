@@ -21,19 +21,25 @@ let package = Package(
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
 
-        .target(name: "Logging", swiftSettings: release),
-        .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "Logging"], swiftSettings: release),
-        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "Logging"], swiftSettings: release),
+        .target(name: "JSONLogging", swiftSettings: release),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
+        // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
+        .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "Logging"], swiftSettings: release),
-        .target(name: "Aggregation", dependencies: ["PostgresKit", "Logging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "HTTPKit", "CafeStore", "Aggregation", "Logging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CSystem", "Logging"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "JSONLogging"], swiftSettings: release),
+        .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "DatabaseSetup", "HTTPKit", "CSystem", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
-        .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "Logging"]),
+        .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging"]),
 
         .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "CafeTestSupport"]),
+        .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"]),
+        .testTarget(name: "CafeDomainTests", dependencies: ["CafeDomain"]),
+        .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
+        .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),
         .testTarget(name: "CafeAppTests", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
     ],

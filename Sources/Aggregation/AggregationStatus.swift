@@ -27,8 +27,8 @@ public struct AggregationStatus: Sendable {
             """).one()
         let runs = try pool.query("""
             SELECT id, kind, worker, started_at, finished_at, outbox_rows, cafes_touched, drift_found, error
-            FROM job_runs ORDER BY started_at DESC, id DESC LIMIT $1
-            """, limit).map { row in
+            FROM job_runs ORDER BY started_at DESC, id DESC LIMIT \(limit)
+            """).map { row in
             Run(id: try row.decode(0), kind: try row.decode(1), worker: try row.decode(2), startedAt: try row.decode(3),
                 finishedAt: try row.decode(4, as: Date?.self), outboxRows: try row.decode(5), cafesTouched: try row.decode(6),
                 driftFound: try row.decode(7, as: Int?.self), error: try row.decode(8, as: String?.self))
@@ -38,6 +38,6 @@ public struct AggregationStatus: Sendable {
 
     /// Asks the workers for a reconcile (they take it on their next tick).
     public static func requestReconcile(_ pool: ConnectionPool, by user: Int64?) throws {
-        try pool.query("INSERT INTO reconcile_requests (requested_by) VALUES ($1)", user)
+        try pool.query("INSERT INTO reconcile_requests (requested_by) VALUES (\(user))")
     }
 }

@@ -19,22 +19,22 @@ struct JobLog: Sendable {
     func recordPass(started: Date, outboxRows: Int, cafesTouched: Int, error: (any Error)?) {
         _ = try? pool.query("""
             INSERT INTO job_runs (kind, worker, started_at, finished_at, outbox_rows, cafes_touched, error)
-            VALUES ('pass', $1, $2, clock_timestamp(), $3, $4, $5)
-            """, Self.workerName, started, outboxRows, cafesTouched, error.map { String(describing: $0) })
+            VALUES ('pass', \(Self.workerName), \(started), clock_timestamp(), \(outboxRows), \(cafesTouched), \(error.map { String(describing: $0) }))
+            """)
     }
 
     /// Opens a reconcile row; for a scheduled one, nil when another worker already claimed the period.
     func startReconcile(period: Int64?) throws -> Int64? {
         try pool.query("""
-            INSERT INTO job_runs (kind, period, worker) VALUES ('reconcile', $1, $2)
+            INSERT INTO job_runs (kind, period, worker) VALUES ('reconcile', \(period), \(Self.workerName))
             ON CONFLICT (kind, period) WHERE period IS NOT NULL DO NOTHING RETURNING id
-            """, period, Self.workerName).first?.decode(0)
+            """).first?.decode(0)
     }
 
     func finishReconcile(_ id: Int64, drift: Int?, error: (any Error)?) {
         _ = try? pool.query("""
-            UPDATE job_runs SET finished_at = clock_timestamp(), drift_found = $2, cafes_touched = coalesce($2, 0), error = $3
-            WHERE id = $1
-            """, id, drift, error.map { String(describing: $0) })
+            UPDATE job_runs SET finished_at = clock_timestamp(), drift_found = \(drift), cafes_touched = coalesce(\(drift), 0), error = \(error.map { String(describing: $0) })
+            WHERE id = \(id)
+            """)
     }
 }

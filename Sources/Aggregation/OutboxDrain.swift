@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 
 /// The incremental aggregation pass over the append-only outbox, safe with many workers:
@@ -38,9 +38,9 @@ public struct OutboxDrain: Sendable {
             try tx.execute(script: "SET LOCAL plan_cache_mode = force_custom_plan")
             let claimed = try tx.query("""
                 DELETE FROM aggregation_outbox WHERE id IN (
-                    SELECT id FROM aggregation_outbox WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                    SELECT id FROM aggregation_outbox WHERE id > \(after) ORDER BY id LIMIT \(limit ?? batchSize) FOR UPDATE SKIP LOCKED)
                 RETURNING id, cafe_id
-                """, after, limit ?? batchSize)
+                """)
             guard !claimed.isEmpty else { return (PassResult(consumed: 0, cafesUpdated: 0), after) }
             var lastID = after
             var cafes = Set<Int64>()
@@ -49,16 +49,16 @@ public struct OutboxDrain: Sendable {
                 cafes.insert(try row.decode(1, as: Int64.self))
             }
             let ids = PostgresTextArray(cafes.sorted().map { String($0) })
-            try tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY($1::bigint[]) ORDER BY cafe_id FOR UPDATE", ids)
+            try tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
             let updated = try tx.query("""
                 UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total
                 FROM (
                     SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total
-                    FROM unnest($1::bigint[]) AS c(id) LEFT JOIN comments m ON m.cafe_id = c.id
+                    FROM unnest(\(ids)::bigint[]) AS c(id) LEFT JOIN comments m ON m.cafe_id = c.id
                     GROUP BY c.id
                 ) fresh
                 WHERE s.cafe_id = fresh.cafe_id AND (s.comment_sum, s.comment_amount) IS DISTINCT FROM (fresh.n, fresh.total)
-                """, ids).affectedRows
+                """).affectedRows
             return (PassResult(consumed: claimed.count, cafesUpdated: updated), lastID)
         }
     }

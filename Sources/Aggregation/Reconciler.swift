@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 
 /// The full reconcile: compares every cafe's stored stats with a fresh aggregate and enqueues the

@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import Synchronization
 

@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import Synchronization
 
@@ -35,6 +36,15 @@ public enum TestCluster {
         let name = "t\(n)_" + String(label.lowercased().filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }.suffix(40))
         try server.createDatabase(name)
         return TestDatabase(name: name, conninfo: server.conninfo(database: name))
+    }
+
+    /// A new database with every migration of the repository applied.
+    public static func migratedDatabase(_ label: String = "t") throws -> TestDatabase {
+        let db = try freshDatabase(label)
+        let pool = db.pool()
+        defer { pool.close() }
+        try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "test.migrate", minimum: .error)).migrate(pool)
+        return db
     }
 
     /// Leftovers of earlier test runs that were killed before their atexit ran.

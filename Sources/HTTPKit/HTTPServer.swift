@@ -4,7 +4,7 @@ import Glibc
 import CMicroHTTPD
 import CSystem
 import Foundation
-import Logging
+import JSONLogging
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request

@@ -1,4 +1,4 @@
-import Logging
+import JSONLogging
 
 public typealias Handler = @Sendable (Request) throws -> Response
 

@@ -58,16 +58,12 @@ public final class Connection: @unchecked Sendable {
         return poll(&pfd, 1, 0) == 0
     }
 
-    /// Runs one statement with bound parameters (`$1`, `$2`, …) and returns its rows.
+    /// Runs one statement, its values bound (see `SQL`), and returns its rows.
     @discardableResult
-    public func query(_ sql: String, _ params: any PostgresEncodable...) throws -> QueryResult {
-        try query(sql, params: params)
-    }
-
-    @discardableResult
-    public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
-        let name = try preparedName(for: sql, parameterCount: params.count)
-        let binds = try Self.checked(params)
+    public func query(_ sql: SQL) throws -> QueryResult {
+        let (text, values) = sql.rendered
+        let name = try preparedName(for: text, parameterCount: values.count)
+        let binds = try Self.checked(values)
         return try exchange {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
@@ -79,11 +75,12 @@ public final class Connection: @unchecked Sendable {
     /// For statements whose best plan depends on the values — a rare keyword wants an index
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
-    public func queryPlannedPerCall(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
-        let binds = try Self.checked(params)
+    public func queryPlannedPerCall(_ sql: SQL) throws -> QueryResult {
+        let (text, values) = sql.rendered
+        let binds = try Self.checked(values)
         return try exchange {
             withBoundParameters(binds) { values, lengths, formats in
-                PQsendQueryParams(handle, sql, Int32(binds.count), nil, values, lengths, formats, 0)
+                PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, 0)
             }
         }
     }
@@ -128,8 +125,12 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Inside a transaction already open on this connection it is a savepoint of it: its work is
+    /// undone on throw and the surrounding transaction goes on. Prefer `ConnectionPool.transaction`,
+    /// which every repository used inside it joins; this is for code that owns a connection.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        if !isIdle { return try savepoint(body) }
         try execute(script: "BEGIN")
         let value: T
         do {
@@ -142,15 +143,12 @@ public final class Connection: @unchecked Sendable {
         let commit = try execute(script: "COMMIT")
         let tag = String(cString: PQcmdStatus(commit.handle))
         guard tag == "COMMIT" else {
-            throw PostgresError(kind: .server, sqlState: "25P02", message: "transaction was rolled back (\(tag)) because a statement in it failed")
+            throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")
         }
         return value
     }
 
-    /// Runs `body` inside the current transaction as a savepoint: its work is undone on throw,
-    /// the surrounding transaction continues.
-    @discardableResult
-    public func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+    private func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
         let name = "sp\(savepointDepth)"
         savepointDepth += 1
         defer { savepointDepth -= 1 }
@@ -167,14 +165,11 @@ public final class Connection: @unchecked Sendable {
 
     /// Text parameters travel as C strings: a NUL would silently cut the value short. Refuse it
     /// (PostgreSQL's text type cannot hold NUL anyway) with the error the server gives for it.
-    private static func checked(_ params: [any PostgresEncodable]) throws -> [PostgresBind] {
-        try params.map { param in
-            let bind = param.postgresBind
-            if case .text(let s) = bind, s.utf8.contains(0) {
-                throw PostgresError(kind: .server, sqlState: "22021", message: "invalid byte sequence for encoding \"UTF8\": 0x00")
-            }
-            return bind
+    private static func checked(_ binds: [PostgresBind]) throws -> [PostgresBind] {
+        for case .text(let s) in binds where s.utf8.contains(0) {
+            throw PostgresError(kind: .server, sqlState: SQLState.characterNotInRepertoire, message: "invalid byte sequence for encoding \"UTF8\": 0x00")
         }
+        return binds
     }
 
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {

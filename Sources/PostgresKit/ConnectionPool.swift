@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import JSONLogging
 
 /// A bounded, thread-safe pool of connections. Callers block (up to `acquireTimeout`) when all
 /// connections are in use. A connection found dead — on checkout, or after a statement failed
@@ -58,8 +58,8 @@ public final class ConnectionPool: @unchecked Sendable {
         return Statistics(inUse: open - idle.count, idle: idle.count, waiting: waiting)
     }
 
-    /// Lends a connection to `body` and takes it back afterwards. Inside `withAmbientTransaction`
-    /// on this pool, it is the ambient transaction's connection.
+    /// Lends a connection to `body` and takes it back afterwards. Inside a `transaction` of this
+    /// pool on this thread, it is that transaction's connection.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         if let ambient = ambientConnection { return try body(ambient) }
         let connection = try acquire()
@@ -67,32 +67,27 @@ public final class ConnectionPool: @unchecked Sendable {
         return try body(connection)
     }
 
-    /// Runs `body` in a transaction on a pooled connection: committed on return, rolled back on throw.
-    /// Inside an ambient transaction it is a savepoint of it, so it stays atomic on its own.
+    /// The one way to group statements: runs `body` in a transaction that everything using this
+    /// pool on this thread joins — repositories that know nothing of it included — so it all
+    /// commits when `body` returns or rolls back when it throws. A transaction inside another is a
+    /// savepoint of it: atomic on its own, and its failure leaves the outer one usable.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        if let ambient = ambientConnection { return try ambient.savepoint(body) }
-        return try withConnection { try $0.transaction(body) }
-    }
-
-    /// Runs `body`, which sends exactly one statement, atomically. A statement is a transaction of
-    /// its own, so this saves `transaction`'s BEGIN and COMMIT round trips; inside an ambient
-    /// transaction it is a savepoint, so that the statement failing leaves the ambient one usable.
-    @discardableResult
-    public func statement<T>(_ body: (Connection) throws -> T) throws -> T {
-        if let ambient = ambientConnection { return try ambient.savepoint(body) }
-        return try withConnection(body)
-    }
-
-    /// Runs `body` with one transaction that every use of this pool on this thread joins, so work
-    /// done by code that knows nothing of it (a repository) commits or rolls back together with what
-    /// the caller does around it. Committed when `body` returns, rolled back when it throws.
-    public func withAmbientTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        try withConnection { connection in
+        if let ambient = ambientConnection { return try ambient.transaction(body) }
+        return try withConnection { connection in
             try connection.transaction { tx in
                 try Self.$ambient.withValue(Ambient(pool: ObjectIdentifier(self), connection: tx)) { try body(tx) }
             }
         }
+    }
+
+    /// Runs `body`, which sends exactly one statement, atomically. A statement is a transaction of
+    /// its own, so this saves `transaction`'s BEGIN and COMMIT round trips; inside a transaction
+    /// it is a savepoint, so that the statement failing leaves the surrounding one usable.
+    @discardableResult
+    public func statement<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let ambient = ambientConnection { return try ambient.transaction(body) }
+        return try withConnection(body)
     }
 
     private struct Ambient: @unchecked Sendable {   // only ever read on the thread that set it
@@ -107,15 +102,10 @@ public final class ConnectionPool: @unchecked Sendable {
         return ambient.connection
     }
 
-    /// Convenience for a single statement.
+    /// One statement on a pooled connection (or the thread's open transaction).
     @discardableResult
-    public func query(_ sql: String, _ params: any PostgresEncodable...) throws -> QueryResult {
-        try withConnection { try $0.query(sql, params: params) }
-    }
-
-    @discardableResult
-    public func query(_ sql: String, params: [any PostgresEncodable]) throws -> QueryResult {
-        try withConnection { try $0.query(sql, params: params) }
+    public func query(_ sql: SQL) throws -> QueryResult {
+        try withConnection { try $0.query(sql) }
     }
 
     /// Closes idle connections and makes further acquires fail; lent connections close on return.

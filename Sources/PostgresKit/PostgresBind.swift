@@ -33,7 +33,7 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     public var postgresBind: PostgresBind { self?.postgresBind ?? .null }
 }
 
-/// A text array (`text[]`); write `$1::text[]` in SQL. Elements are quoted and escaped.
+/// A text array (`text[]`); cast it with `::text[]` in SQL. Elements are quoted and escaped.
 public struct PostgresTextArray: PostgresEncodable, Sendable {
     public let elements: [String?]
     public init(_ elements: [String?]) { self.elements = elements }

@@ -81,6 +81,9 @@ public enum SQLState {
     public static let crashShutdown = "57P02"
     public static let cannotConnectNow = "57P03"
     public static let duplicateDatabase = "42P04"
+    /// A NUL in text (PostgreSQL's text cannot hold one).
+    public static let characterNotInRepertoire = "22021"
+    public static let inFailedTransaction = "25P02"
 
     /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now) and 57014
     /// (cancelled: the statement timeout, i.e. a database too busy to answer in time) — all worth a retry.

@@ -6,9 +6,10 @@ import CSystem
 import CafeApp
 import CafeDomain
 import CafeStore
+import DatabaseSetup
 import Dispatch
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 
 /// The `cafe` subcommands. Each returns the process exit status.
@@ -48,109 +49,23 @@ enum Commands {
         let args = try Arguments(raw, valued: ["host", "port", "listen-fd"], boolean: ["no-migrate", "seed-demo", "no-worker", "help"])
         if args.has("help") { print(serveHelp); return 0 }
         var config = base
+        let shutdown = ShutdownSignal()
         if let fd = args["listen-fd"] {
             guard let socket = Int32(fd), socket >= 0 else { throw Arguments.Invalid(description: "--listen-fd must be a descriptor number") }
             config.listenSocket = socket
-            return try serveRequests(config: config, logger: logger)
+            try Service.serveRequests(config, logger: logger, waitForShutdown: shutdown.wait)
+            return 0
         }
         if let host = args["host"] { config.host = host }
         if let port = args["port"] {
             guard let p = UInt16(port) else { throw Arguments.Invalid(description: "--port must be 0–65535") }
             config.port = p
         }
-        let shutdown = ShutdownSignal()
-
-        // The supervisor: database, migrations, demo data, the listening socket and the worker.
-        // Requests are answered by a child process it restarts whenever it dies.
-        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
-        let socket: Int32
-        let supervisor: RequestProcessSupervisor
-        do {
-            if !args.has("no-migrate") {
-                _ = try database.migrate(try Migrator(directory: config.resolvedMigrationsDirectory(),
-                                                      logger: Logger(label: "db.migrate", minimum: config.logLevel)))
-            }
-            if args.has("seed-demo") { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
-            socket = cafe_listen(config.host == "*" ? nil : config.host, config.port, 1024)
-            guard socket >= 0 else {
-                throw Arguments.Invalid(description: "cannot listen on \(config.host):\(config.port): \(String(cString: strerror(errno)))")
-            }
-            var childEnvironment = ProcessInfo.processInfo.environment
-            // The child talks to the database this process runs (or was told about): it never starts one.
-            childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
-            do {
-                supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
-                                                          environment: childEnvironment, logger: logger.with("component", "supervisor"))
-            } catch {
-                close(socket)
-                throw error
-            }
-        } catch {
-            database.close()
-            throw error
-        }
-        supervisor.start()
-
-        var worker: WorkerLoop?
-        var workerPool: ConnectionPool?
-        if database.embedded != nil && !args.has("no-worker") {
-            // Its own connections, without the API's statement timeout: a full recompute may be long.
-            let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 2, applicationName: "cafe-serve-worker"),
-                                      logger: logger.with("component", "worker"))
-            workerPool = pool
-            worker = Worker.loop(pool: pool, configuration: config, logger: logger.with("component", "worker"))
-            worker?.start()
-        }
-        let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
-        logger.info("serving", [("url", "http://\(shown):\(cafe_socket_port(socket))/")])
-        shutdown.wait()
-        logger.info("shutting down")
-        // The child refuses new requests and finishes those in flight (up to its 10 s grace period).
-        supervisor.stop(grace: 15)
-        close(socket)
-        worker?.stop()
-        workerPool?.close()
-        database.close()
+        config.migrateOnStart = !args.has("no-migrate")
+        config.seedDemo = args.has("seed-demo")
+        config.inProcessWorker = !args.has("no-worker")
+        try Service.supervise(config, logger: logger, waitForShutdown: shutdown.wait)
         return 0
-    }
-
-    /// The request-handling child of `cafe serve`: HTTP on the inherited socket, nothing else.
-    static func serveRequests(config: Configuration, logger: Logger) throws -> Int32 {
-        let shutdown = ShutdownSignal()
-        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
-        let app: Application
-        do {
-            app = try Application(configuration: config, database: database)
-            try app.start()
-        } catch {
-            database.close()
-            throw error
-        }
-        shutdown.wait()
-        app.shutdown()
-        return 0
-    }
-
-    static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) throws {
-        let demo = DemoData(pool: pool)
-        guard try demo.isEmpty() else { return }
-        let admin = try demo.seedDemo()
-        let note = config.dataDirectory.deletingLastPathComponent().appendingPathComponent("demo-admin.txt")
-        let text = "username: \(admin.username)\npassword: \(admin.password)\n"
-        if config.databaseURL == nil {
-            _ = FileManager.default.createFile(atPath: note.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        }
-        let banner = """
-
-            ──────────────────────────────────────────────
-             Demo data added. Demo admin account:
-               username: \(admin.username)
-               password: \(admin.password)
-            \(config.databaseURL == nil ? "   (also saved in \(note.path))\n" : "")──────────────────────────────────────────────
-
-            """
-        FileHandle.standardError.write(Data(banner.utf8))
-        logger.info("seeded demo data", [("admin", admin.username)])
     }
 
     // MARK: worker
@@ -275,7 +190,7 @@ enum Commands {
                 print("the database is not empty; demo data is only added to an empty database")
                 return 1
             }
-            try seedDemoIfEmpty(database.pool, config: config, logger: logger)
+            try Service.seedDemoIfEmpty(database.pool, config: config, logger: logger)
         }
         if let cafes = try args.int("cafes") {
             let comments = try args.int("comments") ?? cafes * 10
@@ -313,21 +228,17 @@ enum Commands {
         guard let username = args["username"], args.has("password-stdin") else {
             throw Arguments.Invalid(description: "create-user needs --username NAME and --password-stdin")
         }
-        guard let password = readLine(strippingNewline: true), password.count >= 8, password.count <= 200 else {
-            throw Arguments.Invalid(description: "the password (first line of standard input) must be 8–200 characters")
-        }
-        let database = try Database.open(config, applicationName: "cafe-admin", logger: logger)
-        defer { database.close() }
-        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
-        guard AccountRules.isValidUsername(username) else {
-            throw Arguments.Invalid(description: "the username must be 3–40 letters, digits, _ . or -")
+        guard let password = readLine(strippingNewline: true) else {
+            throw Arguments.Invalid(description: "the password is read from the first line of standard input, which was empty")
         }
         do {
-            let user = try UserRepository(pool: database.pool).create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: args.has("admin")))
+            let user = try Service.createUser(config, username: username, password: password, isAdmin: args.has("admin"), logger: logger)
             print("created user \(user.username) (id \(user.id))\(user.isAdmin ? " with admin rights" : "")")
         } catch StoreError.usernameTaken {
             FileHandle.standardError.write(Data("cafe admin: the username \(username) is taken\n".utf8))
             return 1
+        } catch let invalid as ValidationError {
+            throw Arguments.Invalid(description: invalid.fields.map { "the \($0.field) \($0.message)" }.joined(separator: "; "))
         }
         return 0
     }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CafeApp
 import Foundation
-import Logging
+import JSONLogging
 
 // Entry point: pick the subcommand, run it, turn errors into a message and a non-zero status.
 // (No C callbacks here: closures at the top level of main.swift are bound to the main actor.)

@@ -2,7 +2,7 @@ import CafeApp
 import CafeStore
 import CafeTestSupport
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import XCTest
 
@@ -54,7 +54,7 @@ class APITestCase: XCTestCase {
     func adminToken() throws -> String {
         let name = "admin_\(UUID().uuidString.prefix(6))"
         let (_, token) = try signUp(name)
-        try pool.query("UPDATE users SET is_admin = true WHERE username = $1", name)
+        try pool.query("UPDATE users SET is_admin = true WHERE username = \(name)")
         return token
     }
 
@@ -72,7 +72,7 @@ class APITestCase: XCTestCase {
     func count(_ table: String) throws -> Int {
         let allowed = ["users", "sessions", "cafes", "comments", "files", "aggregation_outbox", "login_failures"]
         precondition(allowed.contains(table))
-        return try pool.query("SELECT count(*)::int FROM \(table)").first!.decode(0)
+        return try pool.query("SELECT count(*)::int FROM \(fixed: table)").first!.decode(0)
     }
 
     func assertProblem(_ r: Reply, _ status: Int, _ code: String, file: StaticString = #filePath, line: UInt = #line) {

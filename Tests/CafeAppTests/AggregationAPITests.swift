@@ -1,7 +1,7 @@
 import Aggregation
 import CafeTestSupport
 import Foundation
-import Logging
+import JSONLogging
 import XCTest
 
 /// The worker seen through the API: freshness and the admin routes.

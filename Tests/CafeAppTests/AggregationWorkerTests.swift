@@ -3,8 +3,9 @@ import Glibc
 #endif
 import Aggregation
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import Synchronization
 import XCTest
@@ -33,7 +34,7 @@ final class AggregationWorkerTests: XCTestCase {
     }
 
     func makeCafes(_ n: Int) throws -> [Int64] {
-        try pool.query("INSERT INTO cafes (name) SELECT 'cafe ' || g FROM generate_series(1, $1::int) g RETURNING id", n)
+        try pool.query("INSERT INTO cafes (name) SELECT 'cafe ' || g FROM generate_series(1, \(n)::int) g RETURNING id")
             .map { try $0.decode(0, as: Int64.self) }
     }
 
@@ -48,7 +49,7 @@ final class AggregationWorkerTests: XCTestCase {
         let cafes = try makeCafes(50)
         let workers = try (0..<2).map { _ in try CafeProcess(["worker", "--interval", "0.2"], environment: workerEnvironment) }
         let ready = Date().addingTimeInterval(20)
-        let connected = "SELECT count(DISTINCT pid)::int FROM pg_stat_activity WHERE application_name = 'cafe-worker'"
+        let connected: SQL = "SELECT count(DISTINCT pid)::int FROM pg_stat_activity WHERE application_name = 'cafe-worker'"
         while Date() < ready, try pool.query(connected).first!.decode(0, as: Int.self) < 2 { usleep(50_000) }
         let pool = self.pool!
         let failures = Mutex<[String]>([])
@@ -60,18 +61,17 @@ final class AggregationWorkerTests: XCTestCase {
                 do {
                     switch Int.random(in: 0..<10, using: &rng) {
                     case 0..<6:
-                        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES ($1, $2, 'w', $3)",
-                                       cafe, writer + 1, Int.random(in: 1...3, using: &rng))
+                        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), \(writer + 1), 'w', \(Int.random(in: 1...3, using: &rng)))")
                     case 6..<8:
                         try pool.query("""
-                            UPDATE comments SET star = $2 WHERE id = (SELECT id FROM comments WHERE cafe_id = $1 ORDER BY random() LIMIT 1)
-                            """, cafe, Int.random(in: 1...3, using: &rng))
+                            UPDATE comments SET star = \(Int.random(in: 1...3, using: &rng)) WHERE id = (SELECT id FROM comments WHERE cafe_id = \(cafe) ORDER BY random() LIMIT 1)
+                            """)
                     case 8:
                         try pool.query("""
-                            UPDATE comments SET cafe_id = $2 WHERE id = (SELECT id FROM comments WHERE cafe_id = $1 ORDER BY random() LIMIT 1)
-                            """, cafe, cafes.randomElement(using: &rng)!)
+                            UPDATE comments SET cafe_id = \(cafes.randomElement(using: &rng)!) WHERE id = (SELECT id FROM comments WHERE cafe_id = \(cafe) ORDER BY random() LIMIT 1)
+                            """)
                     default:
-                        try pool.query("DELETE FROM comments WHERE id = (SELECT id FROM comments WHERE cafe_id = $1 ORDER BY random() LIMIT 1)", cafe)
+                        try pool.query("DELETE FROM comments WHERE id = (SELECT id FROM comments WHERE cafe_id = \(cafe) ORDER BY random() LIMIT 1)")
                     }
                 } catch let error as PostgresError where error.sqlState == SQLState.deadlockDetected {
                     // Two random UPDATEs may deadlock each other; PostgreSQL rolls one back whole. Not a lost write.
@@ -98,13 +98,13 @@ final class AggregationWorkerTests: XCTestCase {
         let drain = OutboxDrain(pool: pool, logger: quiet)
         let writer = try Connection(conninfo: db.conninfo)
         try writer.execute(script: "BEGIN")
-        try writer.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES ($1, 1, 'slow', 3)", cafe)
-        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES ($1, 2, 'fast', 1)", cafe)
+        try writer.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 1, 'slow', 3)")
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 2, 'fast', 1)")
         try drain.drain()   // runs while the first transaction is still open
-        XCTAssertEqual(try pool.query("SELECT comment_sum FROM cafe_stats WHERE cafe_id = $1", cafe).first!.decode(0, as: Int.self), 1)
+        XCTAssertEqual(try pool.query("SELECT comment_sum FROM cafe_stats WHERE cafe_id = \(cafe)").first!.decode(0, as: Int.self), 1)
         try writer.execute(script: "COMMIT")
         try drain.drain()
-        let row = try pool.query("SELECT comment_sum, comment_amount FROM cafe_stats WHERE cafe_id = $1", cafe).first!
+        let row = try pool.query("SELECT comment_sum, comment_amount FROM cafe_stats WHERE cafe_id = \(cafe)").first!
         XCTAssertEqual(try row.decode(0, as: Int.self), 2)
         XCTAssertEqual(try row.decode(1, as: Int.self), 4)
     }
@@ -113,14 +113,14 @@ final class AggregationWorkerTests: XCTestCase {
         let cafes = try makeCafes(20)
         try pool.query("""
             INSERT INTO comments (cafe_id, user_id, detail, star)
-            SELECT c, 1, 'x', 1 + (c + g) % 3 FROM unnest($1::bigint[]) c, generate_series(1, 5) g
-            """, PostgresTextArray(cafes.map { String($0) }))
+            SELECT c, 1, 'x', 1 + (c + g) % 3 FROM unnest(\(PostgresTextArray(cafes.map { String($0) }))::bigint[]) c, generate_series(1, 5) g
+            """)
         let before = try outboxRows()
         XCTAssertEqual(before, 100)
         // Hold one cafe's stats row so the worker blocks in the middle of its batch (rows claimed, stats not written).
         let blocker = try Connection(conninfo: db.conninfo)
         try blocker.execute(script: "BEGIN")
-        try blocker.query("SELECT 1 FROM cafe_stats WHERE cafe_id = $1 FOR UPDATE", cafes[10])
+        try blocker.query("SELECT 1 FROM cafe_stats WHERE cafe_id = \(cafes[10]) FOR UPDATE")
         let worker = try CafeProcess(["worker", "--once"], environment: workerEnvironment)
         let deadline = Date().addingTimeInterval(10)
         var waiting = false
@@ -145,11 +145,10 @@ final class AggregationWorkerTests: XCTestCase {
 
     func testReconcileFindsAndRepairsStatsChangedBehindTheServicesBack() throws {
         let cafes = try makeCafes(5)
-        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT c, 1, 'x', 2 FROM unnest($1::bigint[]) c",
-                       PostgresTextArray(cafes.map { String($0) }))
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT c, 1, 'x', 2 FROM unnest(\(PostgresTextArray(cafes.map { String($0) }))::bigint[]) c")
         try OutboxDrain(pool: pool, logger: quiet).drain()
         XCTAssertEqual(try aggregateMismatches(pool), 0)
-        try pool.query("UPDATE cafe_stats SET comment_sum = 42 WHERE cafe_id = ANY($1::bigint[])", PostgresTextArray([String(cafes[0]), String(cafes[3])]))
+        try pool.query("UPDATE cafe_stats SET comment_sum = 42 WHERE cafe_id = ANY(\(PostgresTextArray([String(cafes[0]), String(cafes[3])]))::bigint[])")
         XCTAssertEqual(try aggregateMismatches(pool), 2)
 
         let (status, output) = try CafeProcess.run(["worker", "--reconcile"], environment: workerEnvironment)
@@ -177,7 +176,7 @@ final class AggregationWorkerTests: XCTestCase {
 
     func testStatusShowsLagAndRuns() throws {
         let cafe = try makeCafes(1)[0]
-        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES ($1, 1, 'x', 3)", cafe)
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 1, 'x', 3)")
         try pool.query("UPDATE aggregation_outbox SET created_at = clock_timestamp() - interval '30 seconds'")
         var status = try AggregationStatus.read(pool)
         XCTAssertEqual(status.outboxRows, 1)

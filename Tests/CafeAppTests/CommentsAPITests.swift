@@ -52,7 +52,7 @@ final class CommentsAPITests: APITestCase {
         assertProblem(try call("DELETE", "/v1/comments/\(id)", token: other), 403, "forbidden")
         assertProblem(try call("PATCH", "/v1/comments/\(id)", json: #"{"detail":"admin words"}"#, token: admin), 403, "forbidden")
         assertProblem(try call("PATCH", "/v1/comments/\(id)", json: #"{"detail":"anon"}"#, token: nil), 401, "unauthorized")
-        let row = try pool.query("SELECT detail, star FROM comments WHERE id = $1::bigint", id).first!
+        let row = try pool.query("SELECT detail, star FROM comments WHERE id = \(id)::bigint").first!
         XCTAssertEqual(try row.decode(0, as: String.self), "mine", "unchanged")
         XCTAssertEqual(try row.decode(1, as: Int.self), 2)
         XCTAssertEqual(try call("DELETE", "/v1/comments/\(id)", token: admin).status, 204, "admins may delete")

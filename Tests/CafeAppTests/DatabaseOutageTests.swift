@@ -1,8 +1,9 @@
 import Aggregation
 import CafeApp
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import XCTest
 

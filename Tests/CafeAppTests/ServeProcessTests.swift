@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
 import PostgresKit
 import XCTest
@@ -70,7 +71,7 @@ final class ServeProcessTests: XCTestCase {
         let server = try EmbeddedPostgres.start(.init(dataDirectory: dataDirectory))
         defer { server.stop() }
         let row = try Connection(conninfo: server.conninfo()).query(
-            "SELECT password_hash, is_admin FROM users WHERE username = $1", "barista").first!
+            "SELECT password_hash, is_admin FROM users WHERE username = \("barista")").first!
         XCTAssertTrue(try row.decode(0, as: String.self).hasPrefix("$argon2id$"))
         XCTAssertTrue(try row.decode(1, as: Bool.self))
     }

@@ -1,7 +1,7 @@
 import CafeApp
 import CafeTestSupport
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import XCTest
 

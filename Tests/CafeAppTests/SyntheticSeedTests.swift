@@ -1,7 +1,8 @@
 import CafeStore
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import Synchronization
 import XCTest

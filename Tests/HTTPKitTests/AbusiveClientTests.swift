@@ -4,7 +4,7 @@ import Glibc
 import CafeTestSupport
 import Foundation
 import HTTPKit
-import Logging
+import JSONLogging
 import XCTest
 
 /// Slow, idle and too many clients: each is cut off or told 503, and nobody else waits for them.

@@ -1,5 +1,5 @@
 @testable import HTTPKit
-import Logging
+import JSONLogging
 import Synchronization
 import XCTest
 

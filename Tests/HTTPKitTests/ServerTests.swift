@@ -4,7 +4,7 @@ import Glibc
 import CafeTestSupport
 import Foundation
 import HTTPKit
-import Logging
+import JSONLogging
 import Synchronization
 import XCTest
 

@@ -59,7 +59,7 @@ final class ConnectionPoolTests: XCTestCase {
         try pool.query("CREATE TABLE t (n int)")
         try pool.withConnection { conn in
             try conn.execute(script: "BEGIN")
-            try conn.query("INSERT INTO t VALUES ($1)", 1)
+            try conn.query("INSERT INTO t VALUES (\(1))")
             // returned to the pool without COMMIT
         }
         XCTAssertEqual(try pool.query("SELECT count(*) FROM t").first!.decode(0, as: Int.self), 0)
@@ -70,7 +70,7 @@ final class ConnectionPoolTests: XCTestCase {
         defer { pool.close() }
         let pid: Int = try pool.query("SELECT pg_backend_pid()").first!.decode(0)
         let admin = try Connection(conninfo: db.conninfo)
-        XCTAssertTrue(try admin.query("SELECT pg_terminate_backend($1)", pid).first!.decode(0, as: Bool.self))
+        XCTAssertTrue(try admin.query("SELECT pg_terminate_backend(\(pid))").first!.decode(0, as: Bool.self))
         usleep(100_000)
         let newPID: Int = try pool.query("SELECT pg_backend_pid()").first!.decode(0)
         XCTAssertNotEqual(newPID, pid)

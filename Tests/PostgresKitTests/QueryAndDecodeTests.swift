@@ -22,8 +22,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testScalarTypesRoundTripThroughBoundParameters() throws {
         let date = Date(timeIntervalSince1970: 1_795_000_000.123456)
-        let row = try pool.query("SELECT $1::text, $2::bigint, $3::int, $4::bool, $5::timestamptz, $6::float8, $7::bool",
-                                 "珈琲 'quoted' \"double\" \\ ☕️", Int64.min, Int32(-42), true, date, 2.5, false).first!
+        let row = try pool.query("SELECT \("珈琲 'quoted' \"double\" \\ ☕️")::text, \(Int64.min)::bigint, \(Int32(-42))::int, \(true)::bool, \(date)::timestamptz, \(2.5)::float8, \(false)::bool").first!
         XCTAssertEqual(try row.decode(0, as: String.self), "珈琲 'quoted' \"double\" \\ ☕️")
         XCTAssertEqual(try row.decode(1, as: Int64.self), Int64.min)
         XCTAssertEqual(try row.decode(2, as: Int.self), -42)
@@ -35,7 +34,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testNullDecodesAsNilAndIsAnErrorForNonOptionals() throws {
         let none: String? = nil
-        let row = try pool.query("SELECT $1::text AS a", none).first!
+        let row = try pool.query("SELECT \(none)::text AS a").first!
         XCTAssertNil(try row.decode(0, as: String?.self))
         XCTAssertNil(try row.decode("a", as: String?.self))
         XCTAssertTrue(row.isNull(0))
@@ -44,7 +43,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testByteaRoundTripsEveryByteValue() throws {
         let bytes = (0..<1024).map { UInt8($0 % 256) }
-        let back = try pool.query("SELECT $1::bytea, length($1::bytea)", bytes).first!
+        let back = try pool.query("SELECT \(bytes)::bytea, length(\(bytes)::bytea)").first!
         XCTAssertEqual(try back.decode(0, as: [UInt8].self), bytes)
         XCTAssertEqual(try back.decode(1, as: Int.self), 1024)
         XCTAssertEqual(try pool.query("SELECT ''::bytea").first!.decode(0, as: [UInt8].self), [])
@@ -52,7 +51,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testTextArraysRoundTripWithAwkwardElements() throws {
         let elements: [String?] = ["plain", "with,comma", "with \"quote\"", "back\\slash", "", "NULL", nil, "{brace}", "抹茶 ラテ"]
-        let row = try pool.query("SELECT $1::text[], cardinality($1::text[])", PostgresTextArray(elements)).first!
+        let row = try pool.query("SELECT \(PostgresTextArray(elements))::text[], cardinality(\(PostgresTextArray(elements))::text[])").first!
         XCTAssertEqual(try row.decode(0, as: PostgresTextArray.self).elements, elements)
         XCTAssertEqual(try row.decode(1, as: Int.self), elements.count)
         XCTAssertEqual(try pool.query("SELECT '{}'::text[]").first!.decode(0, as: PostgresTextArray.self).elements, [])
@@ -61,14 +60,14 @@ final class QueryAndDecodeTests: XCTestCase {
     func testValuesAreNeverInterpretedAsSQL() throws {
         try pool.query("CREATE TABLE notes (body text NOT NULL)")
         let hostile = "x'); DROP TABLE notes; --"
-        try pool.query("INSERT INTO notes (body) VALUES ($1)", hostile)
+        try pool.query("INSERT INTO notes (body) VALUES (\(hostile))")
         XCTAssertEqual(try pool.query("SELECT body FROM notes").first!.decode(0, as: String.self), hostile)
     }
 
     func testServerErrorsCarrySQLStateAndConstraint() throws {
         try pool.query("CREATE TABLE u (name text CONSTRAINT u_name_key UNIQUE)")
-        try pool.query("INSERT INTO u VALUES ($1)", "a")
-        XCTAssertThrowsError(try pool.query("INSERT INTO u VALUES ($1)", "a")) { error in
+        try pool.query("INSERT INTO u VALUES (\("a"))")
+        XCTAssertThrowsError(try pool.query("INSERT INTO u VALUES (\("a"))")) { error in
             let pg = error as? PostgresError
             XCTAssertEqual(pg?.sqlState, SQLState.uniqueViolation)
             XCTAssertTrue(pg?.isUniqueViolation ?? false)
@@ -83,23 +82,46 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testTransactionCommitsOnReturnAndRollsBackOnThrow() throws {
         try pool.query("CREATE TABLE t (n int)")
-        try pool.transaction { try $0.query("INSERT INTO t VALUES ($1)", 1) }
+        try pool.transaction { try $0.query("INSERT INTO t VALUES (\(1))") }
         struct Boom: Error {}
         XCTAssertThrowsError(try pool.transaction { tx in
-            try tx.query("INSERT INTO t VALUES ($1)", 2)
+            try tx.query("INSERT INTO t VALUES (\(2))")
             throw Boom()
         })
         XCTAssertThrowsError(try pool.transaction { tx in
-            try tx.query("INSERT INTO t VALUES ($1)", 3)
-            try tx.query("INSERT INTO t VALUES ($1)", "not a number")
+            try tx.query("INSERT INTO t VALUES (\(3))")
+            try tx.query("INSERT INTO t VALUES (\("not a number"))")
         })
         XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").first!.decode(0, as: String.self), "{1}")
+    }
+
+    func testNestedTransactionsAreSavepointsAndPoolUsersJoinTheOpenOne() throws {
+        try pool.query("CREATE TABLE t (n int)")
+        struct Boom: Error {}
+        try pool.transaction { _ in
+            try pool.query("INSERT INTO t VALUES (\(1))")   // joins: not a connection of its own
+            XCTAssertThrowsError(try pool.transaction { _ in
+                try pool.query("INSERT INTO t VALUES (\(2))")
+                throw Boom()
+            })
+            // A failing statement inside stays inside: the outer transaction goes on.
+            XCTAssertThrowsError(try pool.statement { try $0.query("INSERT INTO t VALUES (\("not a number"))") })
+            try pool.transaction { _ in try pool.query("INSERT INTO t VALUES (\(3))") }
+            XCTAssertEqual(pool.statistics.inUse, 1)
+        }
+        XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{1,3}")
+        XCTAssertThrowsError(try pool.transaction { _ in
+            try pool.query("INSERT INTO t VALUES (\(4))")
+            try pool.transaction { _ in try pool.query("INSERT INTO t VALUES (\(5))") }
+            throw Boom()   // the outer rollback takes the committed savepoint with it
+        })
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int.self), 2)
     }
 
     func testSwallowedStatementErrorStillFailsTheCommit() throws {
         try pool.query("CREATE TABLE t (n int)")
         XCTAssertThrowsError(try pool.transaction { tx in
-            try tx.query("INSERT INTO t VALUES ($1)", 1)
+            try tx.query("INSERT INTO t VALUES (\(1))")
             _ = try? tx.query("SELECT 1/0")   // the caller ignores it, but the transaction is aborted
         }) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "25P02") }
         XCTAssertEqual(try pool.query("SELECT count(*) FROM t").first!.decode(0, as: Int.self), 0)
@@ -107,7 +129,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     func testAffectedRowsAndIteration() throws {
         try pool.query("CREATE TABLE t (n int)")
-        let inserted = try pool.query("INSERT INTO t SELECT generate_series(1, $1::int)", 5)
+        let inserted = try pool.query("INSERT INTO t SELECT generate_series(1, \(5)::int)")
         XCTAssertEqual(inserted.affectedRows, 5)
         let rows = try pool.query("SELECT n FROM t ORDER BY n")
         XCTAssertEqual(try rows.map { try $0.decode(0, as: Int.self) }, [1, 2, 3, 4, 5])
@@ -163,9 +185,9 @@ final class NULParameterTests: XCTestCase {
         defer { db.drop() }
         let pool = db.pool()
         defer { pool.close() }
-        XCTAssertThrowsError(try pool.query("SELECT $1::text", "before\u{0}after")) {
+        XCTAssertThrowsError(try pool.query("SELECT \("before\u{0}after")::text")) {
             XCTAssertEqual(($0 as? PostgresError)?.sqlState, "22021")
         }
-        XCTAssertEqual(try pool.query("SELECT $1::text", "fine").first!.decode(0, as: String.self), "fine")
+        XCTAssertEqual(try pool.query("SELECT \("fine")::text").first!.decode(0, as: String.self), "fine")
     }
 }

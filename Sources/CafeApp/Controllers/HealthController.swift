@@ -1,3 +1,4 @@
+import DatabaseSetup
 import HTTPKit
 import PostgresKit
 import Synchronization

@@ -1,7 +1,8 @@
 import CafeApp
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import XCTest
 
@@ -79,7 +80,7 @@ final class ServeOnTestDatabase {
     static func signUp(_ name: String, port: UInt16, admin: Bool = false, pool: ConnectionPool) throws -> String {
         let r = try RawHTTPClient(port: port).request("POST", "/v1/users", json: #"{"username":"\#(name)","password":"correct horse battery"}"#)
         XCTAssertEqual(r.status, 201, r.text)
-        if admin { try pool.query("UPDATE users SET is_admin = true WHERE username = $1", name) }
+        if admin { try pool.query("UPDATE users SET is_admin = true WHERE username = \(name)") }
         return r.json()["sessionToken"] as? String ?? ""
     }
 

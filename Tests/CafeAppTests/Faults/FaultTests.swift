@@ -3,8 +3,9 @@ import Glibc
 #endif
 import CafeApp
 import CafeTestSupport
+import DatabaseSetup
 import Foundation
-import Logging
+import JSONLogging
 import PostgresKit
 import XCTest
 
@@ -73,7 +74,7 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try row.decode(2, as: Int.self), 0, "every stored file is complete")
         XCTAssertEqual(try row.decode(3, as: Int.self), 0, "every comment's photo exists")
         for o in outcomes where o.status == 201 {
-            let size = try pool.query("SELECT f.size FROM comments m JOIN files f ON f.id = m.image_id WHERE m.detail = $1", o.detail).first?.decode(0, as: Int.self)
+            let size = try pool.query("SELECT f.size FROM comments m JOIN files f ON f.id = m.image_id WHERE m.detail = \(o.detail)").first?.decode(0, as: Int.self)
             XCTAssertEqual(size, o.imageSize, o.detail)
         }
     }
@@ -164,7 +165,7 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try aggregateMismatches(pool), 0)
         for id in cafes {
             let shown = try RawHTTPClient(port: ports[1]).request("GET", "/v1/cafes/\(id)").json()["commentSum"] as? Int
-            XCTAssertEqual(shown, try pool.query("SELECT count(*)::int FROM comments WHERE cafe_id = $1::bigint", id).first!.decode(0, as: Int.self))
+            XCTAssertEqual(shown, try pool.query("SELECT count(*)::int FROM comments WHERE cafe_id = \(id)::bigint").first!.decode(0, as: Int.self))
         }
         for p in servers + workers { p.signal(SIGTERM) }
         for p in servers + workers { XCTAssertEqual(p.waitForExit(timeout: 10), 0, p.log) }

@@ -122,36 +122,6 @@ final class ParseCafesTests: ParseTestCase {
             XCTAssertEqual(results(r).compactMap { $0["objectId"] as? String }, [ids[intro]!], "\(needle.unicodeScalars.map { String($0.value, radix: 16) })")
         }
     }
-
-    func testLiteralTextLookupsUseTheGramIndex() throws {
-        try DemoData(pool: pool).seedSynthetic(cafes: 3_000, comments: 0, batchSize: 3_000, lanes: 1) { _, _ in }
-        try pool.query("VACUUM ANALYZE cafes")   // as autovacuum leaves it: the GIN pending list merged
-        var q = RecordQuery<CafeField>()
-        q.constraints = [.text(.introduction, .contains("珈琲豆"))]
-        q.order = [(.createdAt, true)]
-        q.limit = 20
-        var sql = RecordQuerySQL(q, idColumn: "c.id")
-        let text = sql.select(CafeColumns.select, from: CafeColumns.from)
-        let plan = try pool.withConnection { conn in
-            try conn.transaction { tx in
-                try tx.execute(script: "SET LOCAL enable_seqscan = off")   // a small table would otherwise be read whole
-                return try tx.queryPlannedPerCall("EXPLAIN " + text, params: sql.params).map { try $0.decode(0, as: String.self) }
-            }
-        }.joined(separator: "\n")
-        XCTAssertTrue(plan.contains("cafes_search_grams_idx"), plan)
-    }
-}
-
-final class LiteralPatternTests: XCTestCase {
-    func testSubstringPrefilterCore() {
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "珈琲"), "珈琲")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "コーヒー"), "コーヒー")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "coffee"), "coffe", "e may take an accent that follows in the text")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "カ"), nil, "カ + ゛ is ガ")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "\u{301}abc1"), "abc1")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "ab\u{301}"), "a")
-        XCTAssertEqual(SubstringPrefilter.indexableCore(of: "กาแฟ"), "กาแฟ")
-    }
 }
 
 final class LiteralRegexTests: XCTestCase {

@@ -1,7 +1,7 @@
 import Aggregation
 import CafeTestSupport
 import Foundation
-import Logging
+import JSONLogging
 import XCTest
 
 /// Requests as the Parse SDKs send them: application id, installation id, client version and a

@@ -1,0 +1,81 @@
+import CafeStore
+import DatabaseSetup
+import Foundation
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// The composition root: wires configuration, database, routes and the HTTP server.
+/// `cafe serve` and the API tests build the same thing.
+public final class Application: Sendable {
+    public let configuration: Configuration
+    public let database: Database
+    public let router: Router
+    public let server: HTTPServer
+    public let migrator: Migrator
+
+    public init(configuration: Configuration, database: Database) throws {
+        self.configuration = configuration
+        self.database = database
+        let logger = Logger(label: "http", minimum: configuration.logLevel)
+        migrator = try Migrator(directory: configuration.resolvedMigrationsDirectory(),
+                                logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
+        let pool = database.pool
+        let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
+        let auth = Authenticator(sessions: sessions)
+        let cafes = CafeRepository(pool: pool)
+        let comments = CommentRepository(pool: pool)
+        let files = FileRepository(pool: pool)
+        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
+        let cursors = PageCursors(signer: CursorSigner(pool: pool))
+        let gramStatistics = GramStatistics(pool: pool)
+        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions)
+        let rateLimits = RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
+                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil)
+        let requestMetrics = RequestMetrics()
+        let serverReference = ServerReference()
+        let problems = ErrorMapping.problems(logger: logger)
+        // The route groups: each route belongs to one, which says what runs around it and how its errors read.
+        let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
+                                        + MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken).routes
+                                        + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
+                                    renderError: problems)
+        let parseFiles = ParseFilesController(context: parse, files: files)
+        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
+                                   renderError: problems)
+        let v1 = RouteGroup(routes: AccountsController(accounts: accounts, auth: auth).routes
+                                + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
+                                + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
+                                + FilesController(files: files, auth: auth).routes
+                                + AdminController(pool: pool, auth: auth).routes,
+                            middleware: [rateLimits, IdempotentWrites(pool: pool, sessions: sessions)],
+                            renderError: problems)
+        let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics)
+        let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
+                                      + parseFiles.routes,
+                                  middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
+                                               IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
+                                  renderError: ErrorMapping.parse(logger: logger))
+        router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems)
+        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router)
+        server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
+                                  connectionLimit: configuration.connectionLimit,
+                                  idleTimeoutSeconds: configuration.idleTimeoutSeconds,
+                                  requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
+                                  maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
+                            logger: logger, respond: front.respond)
+        serverReference.set(server)
+    }
+
+    /// On a connection of its own: a migration may rewrite a big table, which must not run under the
+    /// API's statement timeout (`DB_QUERY_TIMEOUT`).
+    public func migrate() throws -> [Int] { try database.migrate(migrator) }
+
+    public func start() throws { try server.start() }
+
+    /// Graceful: refuse new requests, finish in-flight ones, then close the database.
+    public func shutdown() {
+        server.shutdown()
+        database.close()
+    }
+}

@@ -1,0 +1,146 @@
+import DatabaseSetup
+import Foundation
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Every setting of the service, read from the environment; command-line flags override.
+/// Defaults are for a newcomer's laptop: embedded database, loopback only.
+public struct Configuration: Sendable {
+    /// `DATABASE_URL` (URL or keyword string). Unset: start the embedded PostgreSQL.
+    public var databaseURL: String?
+    /// `CAFE_DATA_DIR`: the embedded cluster's directory (default `.cafe/pgdata`, or one under
+    /// `/var/lib/cafe/` when root's `postgres` account cannot reach that; see `dataDirectoryNote`).
+    public var dataDirectory: URL
+    /// Why the default data directory was moved, to be said in the first log line; nil otherwise.
+    public var dataDirectoryNote: String?
+    public var host: String
+    public var port: UInt16
+    public var logLevel: LogLevel
+    /// `HTTP_THREADS`: libmicrohttpd worker threads; a request holds its thread while it waits on the database.
+    public var httpThreads: Int
+    /// `DB_POOL_SIZE`: connections per process (default: one per HTTP thread plus two for the worker).
+    public var databasePoolSize: Int
+    /// `DB_ACQUIRE_TIMEOUT`: seconds a request waits for a free connection before 503.
+    public var databaseAcquireTimeout: TimeInterval
+    /// `DB_QUERY_TIMEOUT` (default 5): seconds the API waits for any database answer before it
+    /// gives the connection up and answers 503 (a hung or unreachable server); 0 for no limit.
+    public var databaseQueryTimeout: TimeInterval
+    public var maxBodyBytes: Int
+    public var idleTimeoutSeconds: Int
+    /// `HTTP_REQUEST_TIMEOUT` (default 10): seconds a client has to send a whole request; slower ones are cut off.
+    public var requestReadTimeoutSeconds: Int
+    public var connectionLimit: Int
+    /// `MIGRATIONS_DIR`; by default `migrations/` next to the working directory or the executable.
+    public var migrationsDirectory: URL?
+    /// `WEB_DIR`: the browser client's files; by default `web/`, found like the migrations.
+    public var webDirectory: URL?
+    /// `OPENAPI_FILE`: the API description served at `/openapi.json`; by default `openapi/openapi.json`, found like the migrations.
+    public var openAPIFile: URL?
+    /// Throwaway clusters (tests) skip fsync.
+    public var embeddedDurability: Bool
+    /// `SESSION_TTL_DAYS` (default 30): a session token stops working this long after log-in.
+    public var sessionLifetime: TimeInterval
+    /// `PARSE_APP_ID` (default `cafe`): the `X-Parse-Application-Id` the original apps must send to /parse.
+    public var parseAppID: String
+    /// `PUBLIC_URL`, e.g. `https://cafe.example.com`: the base of absolute URLs (Parse file URLs,
+    /// `Location`). Unset: taken from the request's `Host` header over http.
+    public var publicURL: String?
+    /// `CORS_ORIGINS`: origins (`https://app.example.com`, comma-separated) whose pages may call the API. Default none.
+    public var corsOrigins: Set<String>
+    /// `RATE_LIMIT_WRITES` (default 120) and `RATE_LIMIT_LOGINS` (default 10): requests a minute per
+    /// client address; 0 turns a limit off.
+    public var writesPerMinute: Int
+    public var loginsPerMinute: Int
+    /// `AGGREGATION_INTERVAL` (default 1): seconds between the worker's aggregation passes.
+    public var aggregationInterval: Double
+    /// `RECONCILE_INTERVAL` (default 3600): seconds between scheduled full reconciles.
+    public var reconcileInterval: Double
+    /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>`.
+    public var metricsToken: String?
+    /// A socket that is already listening, inherited from `cafe serve`'s supervising process; the
+    /// HTTP server serves it instead of binding `host:port`. Not an environment setting.
+    public var listenSocket: Int32?
+    /// `cafe serve`: apply pending migrations at start (`--no-migrate` turns it off; `/readyz` then
+    /// stays 503 until they are applied).
+    public var migrateOnStart = true
+    /// `cafe serve --seed-demo`: on an empty database, add the demo cafes and a demo admin.
+    public var seedDemo = false
+    /// `cafe serve` runs the worker in-process on the embedded database (`--no-worker` turns it off).
+    public var inProcessWorker = true
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
+        databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let configured = environment["CAFE_DATA_DIR"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            dataDirectory = URL(fileURLWithPath: configured)
+        } else if databaseURL != nil {
+            dataDirectory = URL(fileURLWithPath: ".cafe/pgdata")   // unused: no embedded database, nothing to check
+        } else {
+            let fallback = EmbeddedPostgres.defaultDataDirectory(preferred: URL(fileURLWithPath: ".cafe/pgdata"))
+            dataDirectory = fallback.directory
+            dataDirectoryNote = fallback.reason
+        }
+        host = environment["HOST"] ?? "127.0.0.1"
+        port = environment["PORT"].flatMap { UInt16($0) } ?? 8080
+        logLevel = environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
+        httpThreads = int("HTTP_THREADS") ?? 8
+        databasePoolSize = int("DB_POOL_SIZE") ?? (httpThreads + 2)
+        databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
+        databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
+        maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
+        idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
+        requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10
+        connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
+        migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
+        webDirectory = environment["WEB_DIR"].map { URL(fileURLWithPath: $0) }
+        openAPIFile = environment["OPENAPI_FILE"].map { URL(fileURLWithPath: $0) }
+        embeddedDurability = true
+        sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
+        parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
+        corsOrigins = Set((environment["CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
+        writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
+        loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
+        aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1
+        reconcileInterval = environment["RECONCILE_INTERVAL"].flatMap { Double($0) } ?? 3600
+        metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
+    }
+
+    /// The migrations directory: configured, or the first `migrations/` found in the working
+    /// directory, beside the executable, or up from it (a SwiftPM build lives in `.build/<config>/`).
+    public func resolvedMigrationsDirectory() throws -> URL {
+        guard let dir = migrationsDirectory ?? Self.findDirectory("migrations", containing: "0001_init.sql") else {
+            throw ConfigurationError(message: "cannot find the migrations directory; set MIGRATIONS_DIR")
+        }
+        return dir
+    }
+
+    /// The web client's directory (`WEB_DIR`, else `web/` found as the migrations are), or nil.
+    public func resolvedWebDirectory() -> URL? {
+        webDirectory ?? Self.findDirectory("web", containing: "index.html")
+    }
+
+    /// The API description (`OPENAPI_FILE`, else `openapi/openapi.json` found as the migrations are), or nil.
+    public func resolvedOpenAPIFile() -> URL? {
+        openAPIFile ?? Self.findDirectory("openapi", containing: "openapi.json")?.appendingPathComponent("openapi.json")
+    }
+
+    static func findDirectory(_ name: String, containing marker: String) -> URL? {
+        var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir)
+            dir = dir.deletingLastPathComponent()
+        }
+        candidates.append(URL(fileURLWithPath: "/usr/share/cafe"))
+        return candidates.map { $0.appendingPathComponent(name) }
+            .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(marker).path) }
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,61 @@
+import DatabaseSetup
+import Foundation
+import JSONLogging
+import PostgresKit
+
+/// The database the process talks to: `DATABASE_URL`, or the embedded server on `CAFE_DATA_DIR`
+/// (started for this run, or attached to if `cafe serve` already runs it).
+public final class Database: Sendable {
+    public let pool: ConnectionPool
+    public let embedded: EmbeddedPostgres?
+
+    public init(pool: ConnectionPool, embedded: EmbeddedPostgres?) {
+        self.pool = pool
+        self.embedded = embedded
+    }
+
+    /// `forAPI`: the connections answer HTTP requests, so parallel query is off (its worker
+    /// start-up costs more than the short queries it would split) and statements are bounded by
+    /// `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is not waited
+    /// on). The worker's, the seed's and the migrations' long statements are not bounded.
+    public static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) throws -> Database {
+        var embedded: EmbeddedPostgres?
+        let conninfo: String
+        if let url = config.databaseURL {
+            conninfo = url
+        } else {
+            if let note = config.dataDirectoryNote {
+                logger.info("embedded database in \(config.dataDirectory.path)", [("dir", config.dataDirectory.path), ("reason", note),
+                                                                               ("override", "CAFE_DATA_DIR")])
+            }
+            let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
+                                                    logger: logger.with("component", "embedded-postgres"))
+            embedded = server
+            conninfo = server.conninfo()
+        }
+        var settings = forAPI ? apiSettings : [:]
+        let queryTimeout = forAPI && config.databaseQueryTimeout > 0 ? config.databaseQueryTimeout : nil
+        if let queryTimeout { settings["statement_timeout"] = String(Int(queryTimeout * 1000)) }
+        let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
+                                        acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName,
+                                        settings: settings, queryTimeout: queryTimeout.map { $0 + 1 }),
+                                  logger: Logger(label: "db.pool", minimum: config.logLevel))
+        return Database(pool: pool, embedded: embedded)
+    }
+
+    /// Applies pending migrations on a connection of its own: a migration may rewrite a big table,
+    /// which must not run under the API's statement timeout (`DB_QUERY_TIMEOUT`).
+    public func migrate(_ migrator: Migrator) throws -> [Int] {
+        let migrations = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
+        defer { migrations.close() }
+        return try migrator.migrate(migrations)
+    }
+
+    static let apiSettings = ["max_parallel_workers_per_gather": "0"]
+
+    /// Closes the pool, then stops the embedded server if this process started it.
+    public func close() {
+        pool.close()
+        embedded?.stop()
+    }
+}

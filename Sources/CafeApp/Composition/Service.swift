@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystem
+import CafeDomain
+import CafeStore
+import DatabaseSetup
+import Foundation
+import JSONLogging
+import PostgresKit
+
+/// `cafe serve`, put together from `Configuration` alone: the command only parses arguments.
+///
+/// Two processes. The supervisor owns the database (embedded, or `DATABASE_URL`), the migrations,
+/// the demo data, the listening socket and the in-process worker; the request process (`cafe serve
+/// --listen-fd 3`) is an `Application` on the inherited socket and nothing else, restarted by the
+/// supervisor whenever it dies (see `RequestProcessSupervisor`).
+public enum Service {
+    /// Runs the supervisor until `waitForShutdown` returns, then stops the request process (letting
+    /// its requests in flight finish), the worker and the database.
+    public static func supervise(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
+        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
+        defer { database.close() }
+        if config.migrateOnStart {
+            _ = try database.migrate(try Migrator(directory: config.resolvedMigrationsDirectory(),
+                                                  logger: Logger(label: "db.migrate", minimum: config.logLevel)))
+        }
+        if config.seedDemo { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
+        let socket = cafe_listen(config.host == "*" ? nil : config.host, config.port, 1024)
+        guard socket >= 0 else { throw ServiceError("cannot listen on \(config.host):\(config.port): \(String(cString: strerror(errno)))") }
+        defer { close(socket) }
+        var childEnvironment = ProcessInfo.processInfo.environment
+        // The child talks to the database this process runs (or was told about): it never starts one.
+        childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
+        let supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
+                                                      environment: childEnvironment, logger: logger.with("component", "supervisor"))
+        supervisor.start()
+        // The child refuses new requests and finishes those in flight (up to its 10 s grace period).
+        defer { supervisor.stop(grace: 15) }
+
+        if database.embedded != nil && config.inProcessWorker {
+            // Its own connections, without the API's statement timeout: a full recompute may be long.
+            let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 2, applicationName: "cafe-serve-worker"),
+                                      logger: logger.with("component", "worker"))
+            let worker = Worker.loop(pool: pool, configuration: config, logger: logger.with("component", "worker"))
+            worker.start()
+            defer {
+                worker.stop()
+                pool.close()
+            }
+            serve(until: waitForShutdown)
+        } else {
+            serve(until: waitForShutdown)
+        }
+
+        func serve(until wait: () -> Void) {
+            let shown = config.host == "*" || config.host == "0.0.0.0" ? "127.0.0.1" : config.host
+            logger.info("serving", [("url", "http://\(shown):\(cafe_socket_port(socket))/")])
+            wait()
+            logger.info("shutting down")
+        }
+    }
+
+    /// The request process: HTTP on the inherited socket (`Configuration.listenSocket`) until
+    /// `waitForShutdown` returns, then a graceful stop.
+    public static func serveRequests(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
+        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
+        let app: Application
+        do {
+            app = try Application(configuration: config, database: database)
+            try app.start()
+        } catch {
+            database.close()
+            throw error
+        }
+        waitForShutdown()
+        app.shutdown()
+    }
+
+    /// On an empty database: the demo cafes and a demo admin, whose password is printed (and, on
+    /// the embedded database, saved beside it).
+    public static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) throws {
+        let demo = DemoData(pool: pool)
+        guard try demo.isEmpty() else { return }
+        let admin = try demo.seedDemo()
+        let note = config.dataDirectory.deletingLastPathComponent().appendingPathComponent("demo-admin.txt")
+        let text = "username: \(admin.username)\npassword: \(admin.password)\n"
+        if config.databaseURL == nil {
+            _ = FileManager.default.createFile(atPath: note.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        }
+        let banner = """
+
+            ──────────────────────────────────────────────
+             Demo data added. Demo admin account:
+               username: \(admin.username)
+               password: \(admin.password)
+            \(config.databaseURL == nil ? "   (also saved in \(note.path))\n" : "")──────────────────────────────────────────────
+
+            """
+        FileHandle.standardError.write(Data(banner.utf8))
+        logger.info("seeded demo data", [("admin", admin.username)])
+    }
+}
+
+extension Service {
+    /// `cafe admin create-user`: an account under the sign-up rules, on a migrated database.
+    /// `StoreError.usernameTaken`, or a `ValidationError` naming the field.
+    public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) throws -> User {
+        let database = try Database.open(config, applicationName: "cafe-admin", logger: logger)
+        defer { database.close() }
+        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
+        let pool = database.pool
+        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime),
+                                      throttle: LoginThrottle(pool: pool))
+        return try accounts.create(username: username, password: password, isAdmin: isAdmin)
+    }
+}

@@ -1,0 +1,53 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Errors from lower layers that have a proper HTTP answer. Anything else is a logged 500.
+enum ErrorMapping {
+    static func problem(for error: any Error, request: Request) -> Problem? {
+        switch error {
+        case let pg as PostgresError where pg.isUnavailable:
+            return .unavailable("database_unavailable", "The database is not reachable right now; retry shortly.", retryAfter: 2)
+        case let pg as PostgresError where pg.isRejectedValue:
+            // A value got past the validators but not past the database's own checks: still the
+            // client's input, so a 400 naming the field, never a 500.
+            let field = pg.rejectedColumn.map { apiFieldNames[$0] ?? $0 } ?? (request.method == "GET" ? "query" : "body")
+            return .validation([.init(field: field, message: "is not a value the database accepts (\(pg.message))")])
+        case let validation as ValidationError:
+            return .validation(validation.fields.map { .init(field: $0.field, message: $0.message) })
+        case StoreError.notFound:
+            return .notFound()
+        case StoreError.forbidden:
+            return forbidden("You may only change your own comments.")
+        case StoreError.usernameTaken:
+            return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username is already in use.")
+        case StoreError.invalidReference(let field):
+            return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
+        default:
+            return nil
+        }
+    }
+
+    /// How `/v1`, the operations endpoints and the web client answer errors: problem+json.
+    static func problems(logger: Logger) -> RouteGroup.ErrorRenderer {
+        RouteGroup.problems(logger: logger, map: problem(for:request:))
+    }
+
+    /// How `/parse` answers errors: Parse's `{"code","error"}`, the shared layers' problems translated.
+    static func parse(logger: Logger) -> RouteGroup.ErrorRenderer {
+        { error, request in
+            if let parseError = error as? ParseError { return parseError.response }
+            return ParseError(translating: RouteGroup.problem(for: error, request, logger: logger, map: problem(for:request:))).response
+        }
+    }
+
+    /// Column names whose API field is spelt differently.
+    static let apiFieldNames = ["catch_copy": "catchCopy", "publish_date": "publishDate", "image_id": "imageId",
+                                "password_hash": "password"]
+
+    static func forbidden(_ detail: String) -> Problem {
+        Problem(status: 403, code: "forbidden", title: "Forbidden", detail: detail)
+    }
+}

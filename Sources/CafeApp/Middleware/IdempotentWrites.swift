@@ -1,0 +1,90 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Idempotent POSTs. A logged-in client that sends `Idempotency-Key` (on /parse, the
+/// `X-Parse-Request-Id` the SDKs send with every request and repeat on a retry) gets, on a retry
+/// within 24 hours, the original status and body without the work being done again; the same key
+/// with a different request is 422. The key is claimed in the same transaction as the write it
+/// guards (every repository joins that transaction), so either both commit or neither does: a
+/// 2xx is never replayed for a write that was lost, and a write is never done twice.
+///
+/// Only answers below 500 are kept (429 excepted): after a failure the key stays free for a retry.
+/// Requests without a valid session pass straight through (the handler answers 401), as do the
+/// routes that create sessions: their answers hold a token, which is never stored.
+struct IdempotentWrites: Middleware {
+    let pool: ConnectionPool
+    let sessions: SessionRepository
+    /// The header taken as the key when there is no `Idempotency-Key` (`X-Parse-Request-Id` on /parse).
+    let requestIDHeader: String?
+    private let keys: IdempotencyRepository
+
+    init(pool: ConnectionPool, sessions: SessionRepository, requestIDHeader: String? = nil) {
+        self.pool = pool
+        self.keys = IdempotencyRepository(pool: pool)
+        self.sessions = sessions
+        self.requestIDHeader = requestIDHeader
+    }
+
+    static let sessionRoutes: Set<String> = ["/v1/users", "/v1/sessions", "/parse/users", "/parse/login", "/parse/logout"]
+
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        guard request.method == "POST", !request.readsOnly, !Self.sessionRoutes.contains(request.route ?? ""),
+              let key = request.header("idempotency-key") ?? requestIDHeader.flatMap(request.header) else {
+            return next(request)
+        }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
+        }
+        guard let user = try Self.sessionToken(request).flatMap({ try sessions.user(forToken: $0) }) else { return next(request) }
+        let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
+        do {
+            return try pool.transaction { _ in
+                switch try keys.claim(user: user.id, key: key, requestHash: fingerprint) {
+                case .answered(let stored):
+                    guard stored.requestHash == fingerprint else {
+                        throw Problem(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
+                                      detail: "This Idempotency-Key was used for a different request; use a new key for a new request.")
+                    }
+                    var headers = [("Idempotent-Replayed", "true")]
+                    if let type = stored.contentType { headers.append(("Content-Type", type)) }
+                    if let location = stored.location { headers.append(("Location", location)) }
+                    return Response(status: stored.status, headers: headers, body: stored.body)
+                case .claimed:
+                    let response = try handlerResponse(request, next)
+                    guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
+                    try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
+                                    location: response.header("location"), body: response.body)
+                    return response
+                }
+            }
+        } catch let abandoned as Abandoned {
+            return abandoned.response
+        }
+    }
+
+    /// Thrown to roll the claim back with the handler's work, answering what the handler answered.
+    private struct Abandoned: Error { let response: Response }
+
+    /// The handler's answer, its work in a transaction of its own inside the key's: a handler that
+    /// answered 4xx after a failed statement left that transaction aborted, so its work is undone
+    /// while the key and the answer still commit.
+    private func handlerResponse(_ request: Request, _ next: (Request) -> Response) throws -> Response {
+        struct Failed: Error { let response: Response }
+        do {
+            return try pool.transaction { tx in
+                let response = next(request)
+                if tx.isInFailedTransaction { throw Failed(response: response) }
+                return response
+            }
+        } catch let failed as Failed {
+            return failed.response
+        }
+    }
+
+    static func sessionToken(_ request: Request) -> String? {
+        Authenticator.bearerToken(request) ?? request.header("x-parse-session-token")
+    }
+}

@@ -1,0 +1,57 @@
+import CafeDomain
+import CafeStore
+import PostgresKit
+
+/// Sign-up and log-in as both APIs (/v1 and /parse) perform them; each answers in its own format.
+struct AccountService: Sendable {
+    let pool: ConnectionPool
+    let users: UserRepository
+    let sessions: SessionRepository
+    let throttle: LoginThrottle
+
+    enum LogIn {
+        case loggedIn(User, token: String)
+        case invalidCredentials
+        /// Too many failures for this username lately; retry after this many seconds.
+        case lockedOut(retryAfter: Int)
+    }
+
+    /// Checks the sign-up rules, hashes the password (before any connection is taken), then creates
+    /// the account and its first session in one transaction. `StoreError.usernameTaken`.
+    /// An account made by an operator (`cafe admin create-user`): the sign-up rules, no session.
+    func create(username: String, password: String, isAdmin: Bool) throws -> User {
+        try Self.validate(username: username, password: password, email: nil, age: nil)
+        return try users.create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
+    }
+
+    func signUp(username: String, password: String, email: String?, age: Int?) throws -> (User, token: String) {
+        try Self.validate(username: username, password: password, email: email, age: age)
+        let account = UserRepository.NewUser(username: username, passwordHash: try PasswordHasher.hash(password), email: email, age: age)
+        return try pool.transaction { _ in
+            let user = try users.create(account)
+            return (user, try sessions.create(for: user.id))
+        }
+    }
+
+    func logIn(username: String, password: String) throws -> LogIn {
+        if let wait = try throttle.retryAfter(username: username) { return .lockedOut(retryAfter: wait) }
+        let found = try users.credentials(username: username)
+        // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
+        let valid = PasswordHasher.verify(password, against: found?.1 ?? PasswordHasher.dummyHash)
+        guard let (user, _) = found, valid else {
+            try throttle.recordFailure(username: username)
+            return .invalidCredentials
+        }
+        return .loggedIn(user, token: try sessions.create(for: user.id))
+    }
+
+    /// The sign-up rules, reported per field.
+    private static func validate(username: String, password: String, email: String?, age: Int?) throws {
+        var v = Validator()
+        v.check(AccountRules.isValidUsername(username), "username", "must be 3–40 letters, digits, _ . or -")
+        v.length(password, "password", AccountRules.passwordLength)
+        if let email { v.check(AccountRules.isValidEmail(email), "email", "is not a valid email address") }
+        if let age { v.check(AccountRules.ageRange.contains(age), "age", "must be from 0 to 150") }
+        try v.finish()
+    }
+}

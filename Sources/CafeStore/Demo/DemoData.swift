@@ -1,0 +1,169 @@
+import Foundation
+import PostgresKit
+import Synchronization
+
+/// Fills an empty database with a small, realistic demo set (a few cafes in Japanese and English,
+/// each with a drawn photo, users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
+public struct DemoData: Sendable {
+    public struct AdminCredentials: Sendable {
+        public let username: String
+        public let password: String
+    }
+
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public func isEmpty() throws -> Bool {
+        try pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").one().decode(0)
+    }
+
+    static let cafes: [(name: String, catchCopy: String, introduction: String)] = [
+        ("珈琲館 森の時計", "森の中の静かな喫茶店", "自家焙煎の珈琲と手作りのチーズケーキが自慢です。窓から見える森の景色を眺めながら、ゆっくりとした時間をお過ごしください。"),
+        ("抹茶カフェ 翠", "京都宇治の抹茶専門店", "宇治から直送の抹茶を使ったラテやパフェをご用意しています。抹茶の苦味と甘さのバランスをお楽しみください。"),
+        ("Blue Bottle Corner", "Single-origin pour-over, slowly", "A tiny corner cafe with a six-seat bar. We roast single-origin beans every Tuesday and brew every cup by hand. Free Wi-Fi and a quiet reading shelf."),
+        ("蕎麦と珈琲 まるや", "蕎麦屋が始めたカフェ", "昼は手打ち蕎麦、午後からは珈琲と和菓子。そば粉のガレットも人気です。"),
+        ("Café Lumière", "French pastries and espresso", "Croissants baked at six every morning, a proper espresso, and the best pain au chocolat on the street. Dogs welcome on the terrace."),
+        ("ｺｰﾋｰ ハウス 七番", "昭和レトロな純喫茶", "創業五十年。ナポリタンとクリームソーダ、ネルドリップの珈琲。懐かしい味をどうぞ。"),
+        ("Tea & Books", "A library you can drink in", "Over two thousand second-hand books, thirty teas, and long tables for working. Scones on weekends."),
+        ("猫カフェ にゃんこ堂", "猫と過ごすひととき", "十二匹の保護猫がお出迎え。ドリンクはワンオーダー制です。猫の譲渡相談も受け付けています。"),
+        ("Roastery 42", "Light roasts, loud music", "Our own roastery behind the counter. Try the Ethiopian natural as a filter or the house blend as a flat white."),
+        ("喫茶 月光", "夜だけ開く喫茶店", "夜八時から深夜二時まで営業。ジャズのレコードと深煎りの珈琲で、一日の終わりをゆっくりと。"),
+    ]
+
+    static let comments: [(detail: String, star: Int)] = [
+        ("雰囲気がとても良かったです。また来ます。", 3),
+        ("珈琲が美味しい！ケーキも最高でした。", 3),
+        ("少し混んでいましたが、店員さんが親切でした。", 2),
+        ("Great coffee, a bit pricey.", 2),
+        ("Lovely place to work for an afternoon.", 3),
+        ("まあまあでした。", 1),
+        ("The pastries sold out by noon — come early!", 2),
+    ]
+
+    /// Seeds the demo set and returns the admin's credentials (password freshly generated).
+    public func seedDemo() throws -> AdminCredentials {
+        let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
+        let users = UserRepository(pool: pool)
+        let adminID = try users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
+        // The pictures are drawn before the transaction: it then only stores them.
+        let photos = Self.cafes.indices.map { DemoPhotos.cafe($0) }
+        var userIDs: [Int64] = []
+        for name in ["hanako", "taro", "alice"] {
+            userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
+        }
+        try pool.transaction { tx in
+            for (i, cafe) in Self.cafes.enumerated() {
+                // Spread creation times over the past days so "newest first" has an order to show.
+                let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
+                let photo = try FileRepository(pool: pool).create(owner: adminID, format: .png, bytes: photos[i])
+                let cafeID: Int64 = try tx.query("""
+                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
+                    VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photo.id.rawValue), \(createdAt), \(createdAt)) RETURNING id
+                    """).one().decode(0)
+                for j in 0..<(i % 4) {
+                    let comment = Self.comments[(i + j) % Self.comments.count]
+                    try tx.query("""
+                        INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
+                        VALUES (\(cafeID), \(userIDs[(i + j) % userIDs.count]), \(comment.detail), \(comment.star), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)))
+                        """)
+                }
+            }
+            // Until the aggregation worker runs, give the demo correct numbers directly.
+            try tx.execute(script: """
+                UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
+                FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM comments GROUP BY cafe_id) a
+                WHERE s.cafe_id = a.cafe_id
+                """)
+        }
+        return admin
+    }
+
+    /// Inserts `count` synthetic cafes and about `comments` comments in total, generated in SQL in
+    /// batches (one transaction each), reporting progress after every batch. Introductions are built
+    /// from a pool of Japanese and English phrases, each in roughly 13% of cafes, so common keywords
+    /// match many cafes; one cafe in 25,000 also gets a rare phrase (鰻, 蕎麦, ガレット, ホットサンド).
+    /// Each introduction names one of eight cities first, so two common keywords can also have no
+    /// cafe in common (渋谷 京都). Phrases and city are picked by a hash of the cafe's number: a
+    /// dataset is the same on every run, and its text is independent of its popularity. Comments
+    /// are skewed towards some cafes, as real ones are. The batch's aggregates are written directly
+    /// (those cafes are new: nobody else can have touched them) instead of through the outbox.
+    public func seedSynthetic(cafes count: Int, comments: Int, batchSize: Int = 10_000, lanes: Int = 2,
+                              progress: @Sendable (Int, Int) -> Void) throws {
+        let authorID: Int64 = try pool.query("""
+            INSERT INTO users (username, password_hash) VALUES ('seed-author', '!')
+            ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
+            """).one().decode(0)
+        // Batches run on `lanes` connections at once: the work is CPU-bound in PostgreSQL (computing
+        // the search columns), so each core gets a batch.
+        let batches = stride(from: 0, to: count, by: batchSize).map { start in
+            (start: start, n: min(batchSize, count - start),
+             comments: Int((Double(comments) * Double(min(batchSize, count - start)) / Double(max(count, 1))).rounded()))
+        }
+        let finished = Mutex(0)
+        let failure = Mutex<(any Error)?>(nil)
+        let lanes = max(1, min(lanes, batches.count))
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            for batch in batches.enumerated().filter({ $0.offset % lanes == lane }).map(\.element) {
+                guard failure.withLock({ $0 == nil }) else { return }
+                do {
+                    try insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID)
+                    let done = finished.withLock { value -> Int in value += batch.n; return value }
+                    progress(done, count)
+                } catch {
+                    failure.withLock { $0 = error }
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) throws {
+            try pool.transaction { tx in
+                try tx.query("""
+                    CREATE TEMP TABLE seed_batch ON COMMIT DROP AS
+                    WITH phrases AS (SELECT p, i FROM unnest(ARRAY[
+                        '自家焙煎の珈琲', 'チーズケーキが人気', '抹茶ラテ', '窓際の席', 'モーニングセット', 'ジャズが流れる',
+                        '手作りのスコーン', '静かな喫茶店', 'Wi-Fi完備', '駅から徒歩三分', 'テラス席あり', '深煎りのブレンド',
+                        'single origin pour-over', 'fresh croissants', 'quiet reading corner', 'latte art', 'dog friendly',
+                        'open late', 'vegan options', 'specialty coffee', '季節のパフェ', 'ナポリタン', 'クリームソーダ',
+                        'カウンター八席', '焼き菓子', '紅茶の種類が豊富', 'ハンドドリップ', '昭和レトロ', 'ランチ営業', '朝七時から'
+                    ]) WITH ORDINALITY AS t(p, i))
+                    SELECT g,
+                           'Cafe ' || (\(done)::int + g) AS name,
+                           (ARRAY['こだわりの一杯を', 'くつろぎの時間', 'Good coffee, good people', '街角の小さなカフェ'])[1 + g % 4] AS catch_copy,
+                           (ARRAY['渋谷', '京都', '札幌', '福岡', '横浜', '神戸', '仙台', '名古屋'])[1 + h % 8]
+                           || '。' || (SELECT string_agg(p, '。' ORDER BY i) FROM phrases
+                             WHERE i IN (1 + (h >> 3) % 30, 1 + (h >> 8) % 30, 1 + (h >> 13) % 30, 1 + (h >> 18) % 30))
+                           || CASE WHEN (\(done)::int + g) % 25000 = 7 THEN '。名物は鰻と蕎麦のガレット、ホットサンド' ELSE '' END
+                           || '。No.' || (\(done)::int + g) AS introduction,
+                           now() - make_interval(secs => (\(done)::int + g)) AS created_at
+                    FROM generate_series(1, \(n)::int) g,
+                         LATERAL (SELECT hashint8(\(done)::int + g)::bigint & 2147483647 AS h) hashed   -- 31 bits: city, then 4 phrases
+                    """)
+                try tx.execute(script: """
+                    CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;
+                    WITH inserted AS (
+                        INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at)
+                        SELECT name, catch_copy, introduction, created_at, created_at FROM seed_batch ORDER BY g
+                        RETURNING id
+                    )
+                    INSERT INTO seed_cafes SELECT row_number() OVER (ORDER BY id), id FROM inserted;
+                    ANALYZE seed_cafes;
+                    """)
+                try tx.query("""
+                    INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
+                    SELECT sc.id, \(authorID), '美味しかったです #' || r.c, 1 + (r.c * 7 + sc.id) % 3, now() - make_interval(secs => r.c), now()
+                    FROM (SELECT c, 1 + floor(power(random(), 3) * \(n)::int)::int AS k   -- one draw per comment
+                          FROM generate_series(1, \(batchComments)::int) c) r
+                    JOIN seed_cafes sc ON sc.k = r.k
+                    """)
+                try tx.execute(script: """
+                    UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
+                    FROM (SELECT m.cafe_id, count(*)::int AS n, sum(m.star)::int AS total
+                          FROM comments m JOIN seed_cafes sc ON sc.id = m.cafe_id GROUP BY m.cafe_id) a
+                    WHERE s.cafe_id = a.cafe_id;
+                    DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.cafe_id = sc.id;
+                    """)
+            }
+    }
+}

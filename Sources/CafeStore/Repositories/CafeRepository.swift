@@ -1,0 +1,99 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// Cafes and their aggregates (read from `cafe_stats`; only the aggregation worker writes those).
+public struct CafeRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public struct NewCafe: Sendable {
+        public var name: String
+        public var catchCopy: String
+        public var introduction: String
+        public var imageID: FileID?
+        public var publishDate: String?
+        public init(name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?) {
+            self.name = name
+            self.catchCopy = catchCopy
+            self.introduction = introduction
+            self.imageID = imageID
+            self.publishDate = publishDate
+        }
+    }
+
+    /// A partial update: nil leaves a field as it is; for nullable fields `.some(nil)` clears it.
+    public struct CafeChanges: Sendable {
+        public var name: String?
+        public var catchCopy: String?
+        public var introduction: String?
+        public var imageID: FileID??
+        public var publishDate: String??
+        public init(name: String? = nil, catchCopy: String? = nil, introduction: String? = nil,
+                    imageID: FileID?? = nil, publishDate: String?? = nil) {
+            self.name = name
+            self.catchCopy = catchCopy
+            self.introduction = introduction
+            self.imageID = imageID
+            self.publishDate = publishDate
+        }
+    }
+
+    public func find(_ id: CafeID) throws -> Cafe? {
+        try pool.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
+            .first.map(CafeColumns.decode)
+    }
+
+    public func exists(_ id: CafeID) throws -> Bool {
+        !(try pool.query("SELECT 1 FROM cafes WHERE id = \(id.rawValue)").isEmpty)
+    }
+
+    public func create(_ new: NewCafe) throws -> Cafe {
+        try pool.transaction { tx in
+            let id: Int64 = try Self.mapImageError {
+                try tx.query("""
+                    INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate)) RETURNING id
+                    """).one().decode(0)
+            }
+            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id)").one())
+        }
+    }
+
+    public func update(_ id: CafeID, _ changes: CafeChanges) throws -> Cafe {
+        try pool.transaction { tx in
+            let updated = try Self.mapImageError {
+                try tx.query("""
+                    UPDATE cafes SET
+                        name = coalesce(\(changes.name), name),
+                        catch_copy = coalesce(\(changes.catchCopy), catch_copy),
+                        introduction = coalesce(\(changes.introduction), introduction),
+                        image_id = CASE WHEN \(changes.imageID != nil)::bool THEN \(changes.imageID.flatMap { $0 }.raw)::bigint ELSE image_id END,
+                        publish_date = CASE WHEN \(changes.publishDate != nil)::bool THEN \(changes.publishDate.flatMap { $0 })::text ELSE publish_date END,
+                        updated_at = now()
+                    WHERE id = \(id.rawValue)
+                    """)
+            }
+            guard updated.affectedRows == 1 else { throw StoreError.notFound }
+            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)").one())
+        }
+    }
+
+    /// Deletes the cafe; its comments and stats go with it (ON DELETE CASCADE).
+    public func delete(_ id: CafeID) throws {
+        guard try pool.query("DELETE FROM cafes WHERE id = \(id.rawValue)").affectedRows == 1 else { throw StoreError.notFound }
+    }
+
+    static func mapImageError<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError where error.isForeignKeyViolation {
+            throw StoreError.invalidReference(field: "imageId")
+        }
+    }
+
+    static func page<T>(_ rows: [T], limit: Int, keyset: (T) -> Keyset) -> Page<T> {
+        guard rows.count > limit else { return Page(items: rows, next: nil) }
+        let items = Array(rows.prefix(limit))
+        return Page(items: items, next: keyset(items[items.count - 1]))
+    }
+}

@@ -1,0 +1,117 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// Comments. Every insert, star change and delete appends to the aggregation outbox in the same
+/// transaction (a trigger in migration 0001), so the worker never misses a change.
+public struct CommentRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public func find(_ id: CommentID) throws -> Comment? {
+        try pool.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
+            .first.map(CommentColumns.decode)
+    }
+
+    /// A cafe's comments, newest first. The page size stays bound here (see `LiteralLimit`): a busy
+    /// cafe and a quiet one want different plans, and a bound LIMIT is what keeps PostgreSQL planning
+    /// this statement for each cafe. Kept for all cafes, the plan made for the average one (fetch its
+    /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
+    public func list(cafe: CafeID, after: Keyset?, limit: Int) throws -> Page<Comment> {
+        let rows: QueryResult
+        if let after {
+            rows = try pool.query("""
+                SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
+                WHERE m.cafe_id = \(cafe.rawValue) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
+                ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+                """)
+        } else {
+            rows = try pool.query("""
+                SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
+                WHERE m.cafe_id = \(cafe.rawValue) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+                """)
+        }
+        return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
+    }
+
+    /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
+    /// `withImage` (the photo wall).
+    public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> Page<RecentComment> {
+        var conditions: [SQL] = withImage ? ["m.image_id IS NOT NULL"] : []
+        if let after {
+            conditions.append("(m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)")
+        }
+        let rows = try pool.query("""
+            SELECT \(CommentColumns.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
+            \(SQL.where(conditions))
+            ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
+            """)
+        let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9)) }
+        return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
+    }
+
+    /// `StoreError.notFound` if the cafe does not exist; `.invalidReference` if the image is not the author's.
+    public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) throws -> Comment {
+        // The comment comes back whole from the INSERT itself (one round trip instead of BEGIN,
+        // INSERT, SELECT, COMMIT); only a photo, whose owner is checked first, needs a transaction.
+        func insert(_ conn: Connection) throws -> Comment {
+            do {
+                return try conn.query("""
+                    WITH m AS (
+                        INSERT INTO comments (cafe_id, user_id, detail, star, image_id) VALUES (\(cafe.rawValue), \(author.rawValue), \(detail), \(star.value), \(imageID.raw)) RETURNING *
+                    )
+                    SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
+                    """).first.map(CommentColumns.decode)!
+            } catch let error as PostgresError where error.isForeignKeyViolation {
+                throw error.constraint == "comments_cafe_id_fkey" ? StoreError.notFound : StoreError.invalidReference(field: "imageId")
+            }
+        }
+        guard let imageID else { return try pool.statement(insert) }
+        return try pool.transaction { tx in
+            try Self.checkImage(imageID, ownedBy: author, tx)
+            return try insert(tx)
+        }
+    }
+
+    /// Only the author may edit. `.notFound` / `.forbidden` otherwise; the row is untouched.
+    public func update(_ id: CommentID, by author: UserID, detail: String?, star: Star?, imageID: FileID??) throws -> Comment {
+        try pool.transaction { tx in
+            if let image = imageID ?? nil { try Self.checkImage(image, ownedBy: author, tx) }
+            let updated = try tx.query("""
+                UPDATE comments SET
+                    detail = coalesce(\(detail), detail),
+                    star = coalesce(\(star?.value)::smallint, star),
+                    image_id = CASE WHEN \(imageID != nil)::bool THEN \(imageID.flatMap { $0 }.raw)::bigint ELSE image_id END,
+                    updated_at = now()
+                WHERE id = \(id.rawValue) AND user_id = \(author.rawValue)
+                """)
+            guard updated.affectedRows == 1 else {
+                throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
+            }
+            return try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").first.map(CommentColumns.decode)!
+        }
+    }
+
+    /// The author, or an admin when `asAdmin`, may delete.
+    public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) throws {
+        try pool.transaction { tx in
+            let deleted = try tx.query("DELETE FROM comments WHERE id = \(id.rawValue) AND (user_id = \(user.rawValue) OR \(asAdmin)::bool)")
+            guard deleted.affectedRows == 1 else {
+                throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
+            }
+        }
+    }
+
+    /// A comment may only show a photo its author uploaded.
+    static func checkImage(_ image: FileID, ownedBy user: UserID, _ tx: Connection) throws {
+        if try tx.query("SELECT 1 FROM files WHERE id = \(image.rawValue) AND owner_id = \(user.rawValue)").isEmpty {
+            throw StoreError.invalidReference(field: "imageId")
+        }
+    }
+}
+
+/// A comment with the name of its cafe, for lists that span cafes.
+public struct RecentComment: Sendable {
+    public let comment: Comment
+    public let cafeName: String
+}

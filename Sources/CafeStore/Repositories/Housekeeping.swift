@@ -1,0 +1,29 @@
+import Foundation
+import JSONLogging
+import PostgresKit
+
+/// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
+/// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week,
+/// idempotency keys past their 24 hours.
+public struct Housekeeping: Sendable {
+    let pool: ConnectionPool
+    let orphanGrace: TimeInterval
+    let logger: Logger
+
+    public init(pool: ConnectionPool, orphanGrace: TimeInterval = 24 * 3600, logger: Logger) {
+        self.pool = pool
+        self.orphanGrace = orphanGrace
+        self.logger = logger
+    }
+
+    public func run() throws {
+        let files = try FileRepository(pool: pool).deleteOrphans(olderThan: orphanGrace)
+        let sessions = try pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
+        let failures = try LoginThrottle(pool: pool).prune()
+        let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
+        let keys = try IdempotencyRepository(pool: pool).pruneExpired()
+        logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
+                                      ("old_login_failures", String(failures)), ("old_job_runs", String(runs)),
+                                      ("expired_idempotency_keys", String(keys))])
+    }
+}

@@ -1,0 +1,48 @@
+import CafeDomain
+import PostgresKit
+
+// Column lists and their decoders live side by side so a SELECT and its decoding cannot drift.
+
+enum UserColumns {
+    static let select: SQL = "u.id, u.username, u.email, u.email_verified, u.age, u.is_admin, u.created_at, u.updated_at"
+
+    static func decode(_ row: Row, from i: Int = 0) throws -> User {
+        User(id: UserID(rawValue: try row.decode(i)), username: try row.decode(i + 1), email: try row.decode(i + 2, as: String?.self),
+             emailVerified: try row.decode(i + 3), age: try row.decode(i + 4, as: Int?.self), isAdmin: try row.decode(i + 5),
+             createdAt: try row.decode(i + 6), updatedAt: try row.decode(i + 7))
+    }
+}
+
+enum CafeColumns {
+    static let select: SQL = """
+        c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
+        coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at
+        """
+    static let from: SQL = "cafes c LEFT JOIN cafe_stats s ON s.cafe_id = c.id"
+
+    static func decode(_ row: Row) throws -> Cafe {
+        Cafe(id: CafeID(rawValue: try row.decode(0)), name: try row.decode(1), catchCopy: try row.decode(2),
+             introduction: try row.decode(3), imageID: try row.decode(4, as: Int64?.self).map(FileID.init(rawValue:)),
+             publishDate: try row.decode(5, as: String?.self), commentSum: try row.decode(6), commentAmount: try row.decode(7),
+             createdAt: try row.decode(8), updatedAt: try row.decode(9))
+    }
+}
+
+enum CommentColumns {
+    static let select: SQL = "m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at"
+    static let from: SQL = "comments m JOIN users u ON u.id = m.user_id"
+
+    static func decode(_ row: Row) throws -> Comment {
+        guard let star = Star(try row.decode(5, as: Int.self)) else {
+            throw PostgresError(kind: .decoding, message: "star out of range")
+        }
+        return Comment(id: CommentID(rawValue: try row.decode(0)), cafeID: CafeID(rawValue: try row.decode(1)),
+                       userID: UserID(rawValue: try row.decode(2)), username: try row.decode(3), detail: try row.decode(4),
+                       star: star, imageID: try row.decode(6, as: Int64?.self).map(FileID.init(rawValue:)),
+                       createdAt: try row.decode(7), updatedAt: try row.decode(8))
+    }
+}
+
+extension Optional where Wrapped: EntityID {
+    var raw: Int64? { self?.rawValue }
+}

@@ -1,0 +1,52 @@
+import CafeDomain
+import PostgresKit
+
+/// Accounts. Usernames are unique regardless of case (a unique index on `lower(username)`).
+public struct UserRepository: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    /// An account to create, its password already hashed (`PasswordHasher.hash`: argon2id, deliberately
+    /// slow, so done before any transaction takes a connection).
+    public struct NewUser: Sendable {
+        public var username: String
+        public var passwordHash: String
+        public var email: String?
+        public var age: Int?
+        public var isAdmin: Bool
+        public init(username: String, passwordHash: String, email: String? = nil, age: Int? = nil, isAdmin: Bool = false) {
+            self.username = username
+            self.passwordHash = passwordHash
+            self.email = email
+            self.age = age
+            self.isAdmin = isAdmin
+        }
+    }
+
+    /// Inserts the account; `StoreError.usernameTaken` on a duplicate (regardless of case).
+    public func create(_ new: NewUser) throws -> User {
+        do {
+            // A statement of its own (a savepoint in a caller's transaction): a duplicate leaves that transaction usable.
+            return try pool.statement { conn in
+                try UserColumns.decode(try conn.query("""
+                INSERT INTO users AS u (username, password_hash, email, age, is_admin) VALUES (\(new.username), \(new.passwordHash), \(new.email), \(new.age), \(new.isAdmin))
+                RETURNING \(UserColumns.select)
+                """).one())
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw StoreError.usernameTaken
+        }
+    }
+
+    /// The user and their password hash, by case-insensitive username.
+    public func credentials(username: String) throws -> (User, String)? {
+        guard let row = try pool.query("""
+            SELECT \(UserColumns.select), u.password_hash FROM users u WHERE lower(u.username) = lower(\(username))
+            """).first else { return nil }
+        return (try UserColumns.decode(row), try row.decode(8))
+    }
+
+    public func find(_ id: UserID) throws -> User? {
+        try pool.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
+    }
+}

@@ -1,0 +1,189 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// The orders a cafe listing can take (`GET /v1/cafes?sort=`).
+public enum CafeSort: String, Sendable, CaseIterable {
+    /// createdAt desc.
+    case newest
+    /// averageStar desc, then commentSum desc, then newest; cafes without comments last.
+    case rating
+    /// commentSum desc, then newest.
+    case popular
+}
+
+/// Where a page ends in a given order: every sort column of the last row. Opaque to clients.
+public struct CafeSortKey: Sendable, Equatable {
+    /// averageStar as PostgreSQL prints numeric(3,2), "-1" for none (the value the index sorts by).
+    public let rating: String
+    public let commentSum: Int
+    public let createdAtMicros: Int64
+    public let id: Int64
+
+    public init(rating: String, commentSum: Int, createdAtMicros: Int64, id: Int64) {
+        self.rating = rating
+        self.commentSum = commentSum
+        self.createdAtMicros = createdAtMicros
+        self.id = id
+    }
+}
+
+/// One listing request: keywords (already split; each must occur), order, filter, position.
+public struct CafeListing: Sendable {
+    public var keywords: [String]
+    public var sort: CafeSort
+    /// Only cafes whose averageStar is at least this (cafes without comments are excluded).
+    public var minStar: Double?
+    public var after: CafeSortKey?
+    public var limit: Int
+
+    public init(keywords: [String] = [], sort: CafeSort = .newest, minStar: Double? = nil, after: CafeSortKey? = nil, limit: Int = 20) {
+        self.keywords = keywords
+        self.sort = sort
+        self.minStar = minStar
+        self.after = after
+        self.limit = limit
+    }
+
+    /// Rows a keyword search walks in the requested order before it concludes the keywords are
+    /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
+    static let walkLimit = 4_000
+    /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page
+    /// fast. Written into the lookup statement as a constant.
+    static let lookupLimit = 50_000
+
+    /// The statements of a listing: fixed fragments, every value bound except the page size (see
+    /// `LiteralLimit`).
+    ///
+    /// Matching: each keyword, NFKC-normalised and lower-cased by PostgreSQL itself (the same
+    /// functions that built `search_text`), must be a literal substring of `search_text`.
+    ///
+    /// Which statements may keep a cached plan: a capped walk and a lookup have one good plan
+    /// whatever the values (the cap is a constant in the text, so the planner never takes the
+    /// walk for an unbounded one); the unbounded walk is planned per call.
+    enum Statement {
+        /// Follow the order's index from the cursor, reading at most `walkLimit` rows (`capped`)
+        /// or all, keeping those that match. Cheap when matches are common.
+        case walk(capped: Bool)
+        /// Every matching cafe through the search indexes, looking up the given gram of each
+        /// keyword (see `GramStatistics.rarestGrams`), then the page among them by primary key and
+        /// a sort: one statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
+        case lookup(grams: [String])
+    }
+
+    func sql(_ statement: Statement) -> SQL {
+        func date(_ micros: Int64) -> SQL { "\(Keyset.date(micros: micros))::timestamptz" }
+        var position: [SQL] = []
+        if case .lookup(let grams) = statement {
+            position.append("""
+                s.cafe_id = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(keywords))::text[], \
+                \(PostgresTextArray(grams))::text[], \(fixed: String(Self.lookupLimit)))))
+                """)
+        }
+        if let minStar {
+            position.append("s.average_star >= \(minStar)::numeric")
+        }
+        // Sort expressions are fixed text; the cursor's values are bound.
+        let order: [String]
+        let key: [SQL]
+        switch sort {
+        case .newest:
+            order = ["s.created_at", "s.cafe_id"]
+            key = after.map { [date($0.createdAtMicros), "\($0.id)::bigint"] } ?? []
+        case .popular:
+            order = ["s.comment_sum", "s.created_at", "s.cafe_id"]
+            key = after.map { ["\($0.commentSum)::int", date($0.createdAtMicros), "\($0.id)::bigint"] } ?? []
+        case .rating:
+            order = ["coalesce(s.average_star, -1)", "s.comment_sum", "s.created_at", "s.cafe_id"]
+            key = after.map { ["\($0.rating)::numeric", "\($0.commentSum)::int", date($0.createdAtMicros), "\($0.id)::bigint"] } ?? []
+        }
+        if !key.isEmpty {
+            position.append("(\(fixed: order.joined(separator: ", "))) < (\(key.joined(separator: ", ")))")
+        }
+        let descending = order.map { $0 + " DESC" }.joined(separator: ", ")
+        let columns: SQL = "\(CafeColumns.select), coalesce(s.average_star, -1)::text"
+        if case .walk(let capped) = statement, !keywords.isEmpty {
+            // The walk reads only `cafe_stats` (sort keys and a copy of the search text side by
+            // side); the page's ≤ limit + 1 rows then join `cafes`. Naming the order expressions
+            // in each select lets PostgreSQL see that the rows stay in index order, so it stops
+            // walking as soon as the page is full instead of sorting everything walked.
+            let names = order.indices.map { "o\($0)" }
+            let namedOrder = names.map { "s.\($0) DESC" }.joined(separator: ", ")
+            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.average_star"
+            let matching: [SQL] = keywords.map { "s.search_text LIKE cafe_like_pattern(lower(normalize(\($0)::text, NFKC)))" }
+            return """
+                SELECT \(columns)
+                FROM (
+                    SELECT \(fixed: aggregates), \(fixed: names.map { "s." + $0 }.joined(separator: ", "))
+                    FROM (
+                        SELECT \(fixed: aggregates), s.search_text, \(fixed: zip(order, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
+                        FROM cafe_stats s
+                        \(SQL.where(position))
+                        ORDER BY \(fixed: descending)
+                        \(fixed: capped ? "LIMIT \(Self.walkLimit)" : "")
+                    ) s
+                    \(SQL.where(matching))
+                    ORDER BY \(fixed: namedOrder)
+                    \(LiteralLimit.clause(limit + 1))
+                ) s JOIN cafes c ON c.id = s.cafe_id
+                ORDER BY \(fixed: namedOrder)
+                """
+        }
+        return """
+            SELECT \(columns) FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
+            \(SQL.where(position))
+            ORDER BY \(fixed: descending)
+            \(LiteralLimit.clause(limit + 1))
+            """
+    }
+}
+
+extension CafeRepository {
+    /// A page of cafes in the requested order; keyset pagination (no OFFSET), so pages never
+    /// repeat or skip a cafe while cafes are added. The strategy is chosen per call: the best plan
+    /// for a rare keyword (index lookup, then sort) and a common one (walk the order, filter) differ.
+    ///
+    /// With keywords: if statistics show one is rare, look up at once; otherwise walk the order
+    /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
+    /// did not fill the page (a rare combination of common keywords). Every path returns the same
+    /// rows; they differ only in cost.
+    public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
+        // Before taking a connection: refreshing the statistics needs one of its own.
+        let rarest = statistics.rarestGrams(listing.keywords)
+        let rare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
+        let rows: QueryResult = try pool.withConnection { conn in
+            func run(_ statement: CafeListing.Statement) throws -> QueryResult {
+                if case .walk(capped: false) = statement, !listing.keywords.isEmpty {
+                    return try conn.queryPlannedPerCall(listing.sql(statement))
+                }
+                return try conn.query(listing.sql(statement))
+            }
+            if listing.keywords.isEmpty {
+                return try run(.walk(capped: false))   // no filter: a plain walk of the order's index
+            }
+            if !rare {
+                let walked = try run(.walk(capped: true))
+                if walked.count > listing.limit { return walked }
+            }
+            // Rare keywords, or a rare combination of common ones: find every match through the
+            // search indexes, then take the page among them by primary key (for a list of ids the
+            // planner never walks the whole order instead). The search indexes are the point here:
+            // the planner, assuming keywords independent, may otherwise expect so many matches
+            // that it scans the table (`cafe_matching_ids` forbids that).
+            do {
+                return try run(.lookup(grams: rarest.map(\.gram)))
+            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
+                return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
+            }
+        }
+        var cafes: [Cafe] = []
+        var last: CafeSortKey?
+        for row in rows.prefix(listing.limit) {
+            let cafe = try CafeColumns.decode(row)
+            cafes.append(cafe)
+            last = CafeSortKey(rating: try row.decode(10), commentSum: cafe.commentSum,
+                               createdAtMicros: Keyset.micros(cafe.createdAt), id: cafe.id.rawValue)
+        }
+        return (cafes, rows.count > listing.limit ? last : nil)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A filtered, ordered, offset query over the typed fields of one kind of record: the shape of
+/// the Parse REST facade's `where`, `order`, `skip` and `limit`. Only fields a store declares can
+/// appear, and every value is bound, so a query can neither name a column nor inject SQL.
+public struct RecordQuery<Field: RecordField>: Sendable {
+    public var constraints: [Constraint] = []
+    public var order: [(field: Field, descending: Bool)] = []
+    public var skip = 0
+    public var limit = 100
+
+    public init() {}
+
+    public enum Constraint: Sendable {
+        case compare(Field, Comparison, QueryValue)
+        /// `$in` (or `$nin` when `negated`): a record without the field is "not in" any list.
+        case oneOf(Field, [QueryValue], negated: Bool)
+        case exists(Field, Bool)
+        /// Case-sensitive, exact: the literal text must occur in the field as it is stored.
+        case text(Field, TextMatch)
+    }
+}
+
+public enum Comparison: String, Sendable {
+    case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// A value a field is compared with, already checked against the field's type by the caller.
+public enum QueryValue: Sendable, Equatable {
+    case null
+    case text(String)
+    case integer(Int64)
+    /// A non-integral number (compared exactly, as numeric).
+    case decimal(Double)
+    /// ISO-8601 with a zone; PostgreSQL parses it.
+    case timestamp(String)
+    /// A record id; nil for a string that cannot be one of ours (it matches no record).
+    case id(Int64?)
+}
+
+public enum TextMatch: Sendable, Equatable {
+    case contains(String)
+    case prefix(String)
+    case suffix(String)
+
+    var literal: String {
+        switch self {
+        case .contains(let s), .prefix(let s), .suffix(let s): s
+        }
+    }
+}
+
+/// A queryable field of a store's records: the SQL expression it reads and how to compare it.
+public protocol RecordField: Hashable, Sendable {
+    var column: RecordColumn { get }
+}
+
+public struct RecordColumn: Sendable {
+    /// The expression in the store's FROM clause, e.g. `c.name`.
+    let sql: String
+    /// The SQL type bound values are cast to.
+    let type: String
+    let nullable: Bool
+    /// Part of `cafes.search_text`, so a text match can be narrowed through the search indexes first.
+    let inSearchText: Bool
+    /// An index keeps records in this column's order (with the id after it), so the first records
+    /// in that order are read without a sort.
+    let indexedOrder: Bool
+
+    init(_ sql: String, _ type: String, nullable: Bool = false, inSearchText: Bool = false, indexedOrder: Bool = false) {
+        self.sql = sql
+        self.type = type
+        self.nullable = nullable
+        self.inSearchText = inSearchText
+        self.indexedOrder = indexedOrder
+    }
+}

@@ -1,0 +1,135 @@
+import PostgresKit
+
+/// Turns a `RecordQuery` into statements of fixed fragments, every value bound.
+struct RecordQuerySQL<Field: RecordField> {
+    let query: RecordQuery<Field>
+    /// The id column, the last sort key so that equal keys still come in a stable order.
+    let idColumn: String
+
+    /// How the text constraints on the search text are narrowed before the exact check.
+    enum Narrowing {
+        /// None: the exact check alone (no indexable text, or so many matches that the planner's
+        /// own choice — a walk of the order, a bitmap for a count — is best).
+        case none
+        /// Through the gram index, in the statement (for counts of many matches).
+        case grams
+        /// Only among `cafe_matching_ids` (the search indexes, one gram per keyword looked up).
+        case lookup(hints: [String])
+        /// Only among the first `CafeListing.walkLimit` records in the requested order.
+        case window
+    }
+
+    init(_ query: RecordQuery<Field>, idColumn: String) {
+        self.query = query
+        self.idColumn = idColumn
+    }
+
+    /// `SELECT <columns> FROM <from> WHERE … ORDER BY … LIMIT … OFFSET …`.
+    func select(_ columns: SQL, from: SQL, narrowing: Narrowing = .none) -> SQL {
+        let order = orderBy
+        var conditions = whereConditions(narrowing)
+        if case .window = narrowing {
+            conditions.append("\(fixed: idColumn) IN (SELECT \(fixed: idColumn) FROM \(from) ORDER BY \(fixed: order) \(fixed: "LIMIT \(CafeListing.walkLimit)"))")
+        }
+        return "SELECT \(columns) FROM \(from) \(SQL.where(conditions)) ORDER BY \(fixed: order) LIMIT \(query.limit) OFFSET \(query.skip)"
+    }
+
+    func count(from: SQL, narrowing: Narrowing = .none) -> SQL {
+        "SELECT count(*) FROM \(from) \(SQL.where(whereConditions(narrowing)))"
+    }
+
+    private var orderBy: String {
+        var order = query.order.map { "\($0.field.column.sql) \($0.descending ? "DESC" : "ASC")" }
+        if !query.order.contains(where: { $0.field.column.sql == idColumn }) {
+            // Same direction as the last key, so `-createdAt` can walk a (created_at DESC, id DESC) index.
+            order.append("\(idColumn) \(query.order.last?.descending == true ? "DESC" : "ASC")")
+        }
+        return order.joined(separator: ", ")
+    }
+
+    /// True when the requested order can be walked along an index, so reading its first rows is cheap.
+    var orderIsIndexed: Bool { query.order.allSatisfy { $0.field.column.indexedOrder } }
+
+    /// The parts of the query's literal texts the search index can look up (see `SubstringPrefilter`).
+    var indexableCores: [String] {
+        query.constraints.compactMap { constraint in
+            guard case .text(let field, let match) = constraint, field.column.inSearchText else { return nil }
+            return SubstringPrefilter.indexableCore(of: match.literal)
+        }
+    }
+
+    private func whereConditions(_ narrowing: Narrowing) -> [SQL] {
+        var conditions = query.constraints.flatMap { condition($0, narrowing: narrowing) }
+        if case .lookup(let hints) = narrowing {
+            conditions.append("""
+                \(fixed: idColumn) = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(indexableCores))::text[], \
+                \(PostgresTextArray(hints))::text[], \(fixed: String(CafeListing.lookupLimit)))))
+                """)
+        }
+        return conditions
+    }
+
+    private func bind(_ value: QueryValue, as type: String) -> SQL {
+        switch value {
+        case .null: return "NULL"
+        case .text(let s): return "\(s)::\(fixed: type)"
+        case .integer(let n): return "\(n)::bigint"
+        case .decimal(let d): return "\(d)::numeric"
+        case .timestamp(let iso): return "\(iso)::timestamptz"
+        case .id(let id): return "\(id)::bigint"
+        }
+    }
+
+    private func condition(_ constraint: RecordQuery<Field>.Constraint, narrowing: Narrowing) -> [SQL] {
+        switch constraint {
+        case .compare(let field, let op, let value):
+            let column = field.column
+            if value == .null {
+                switch op {
+                case .equal: return ["\(fixed: column.sql) IS NULL"]
+                case .notEqual: return ["\(fixed: column.sql) IS NOT NULL"]
+                default: return ["FALSE"]
+                }
+            }
+            if value == .id(nil) { return [op == .notEqual ? "TRUE" : "FALSE"] }
+            // `$ne` also matches records without the field, as Parse's does.
+            let sqlOp = op == .notEqual ? "IS DISTINCT FROM" : op.rawValue
+            return ["\(fixed: column.sql) \(fixed: sqlOp) \(bind(value, as: column.type))"]
+
+        case .oneOf(let field, let values, let negated):
+            let column = field.column
+            let includesNull = values.contains(.null)
+            let listed = values.filter { $0 != .null && $0 != .id(nil) }
+            var options: [SQL] = []
+            if !listed.isEmpty {
+                options.append("\(fixed: column.sql) IN (\(listed.map { bind($0, as: column.type) }.joined(separator: ", ")))")
+            }
+            if includesNull { options.append("\(fixed: column.sql) IS NULL") }
+            let any: SQL = options.isEmpty ? "FALSE" : "(\(options.joined(separator: " OR ")))"
+            if !negated { return [any] }
+            return ["\(any) IS NOT TRUE"]   // NULL (field missing) is "not in"
+
+        case .exists(let field, let exists):
+            let column = field.column
+            if !column.nullable { return [exists ? "TRUE" : "FALSE"] }
+            return [SQL(fixed: "\(column.sql) IS \(exists ? "NOT " : "")NULL")]
+
+        case .text(let field, let match):
+            let column = field.column
+            var parts: [SQL] = []
+            if case .grams = narrowing, column.inSearchText, let core = SubstringPrefilter.indexableCore(of: match.literal) {
+                // Narrow through the gram index over the normalised search text (see SubstringPrefilter).
+                let normalized: SQL = "lower(normalize(\(core)::text, NFKC))"
+                parts.append("c.search_grams @> (CASE WHEN char_length(\(normalized)) <= 2 THEN ARRAY[\(normalized)] ELSE cafe_bigrams(\(normalized)) END)")
+            }
+            // The exact, case-sensitive match on the stored text decides.
+            let literal: SQL = "\(match.literal)::text"
+            switch match {
+            case .contains: parts.append("strpos(\(fixed: column.sql), \(literal)) > 0")
+            case .prefix: parts.append("starts_with(\(fixed: column.sql), \(literal))")
+            case .suffix: parts.append("right(\(fixed: column.sql), char_length(\(literal))) = \(literal)")
+            }
+            return parts
+        }
+    }
+}
