@@ -10,7 +10,7 @@ FUZZ_DEPS  := curl
 BROWSER_DEPS := chromium chromium-driver fonts-ipafont-gothic
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test deps build release bench fuzz clean
+.PHONY: run test deps build release bench overload fuzz clean
 
 run: deps release
 	.build/release/cafe serve --seed-demo
@@ -39,6 +39,13 @@ bench: deps
 	@tools/ensure-packages $(BENCH_DEPS)
 	$(SWIFT) build -c release --product cafe
 	bench/run.sh
+
+# Cheap requests under attack: /healthz and the cafe list alone, then while expensive /parse
+# queries and log-in floods arrive (bench/overload.sh); fails if they do not keep flowing.
+overload: deps
+	@tools/ensure-packages $(BENCH_DEPS)
+	$(SWIFT) build -c release --product cafe
+	bench/overload.sh
 
 # Schemathesis against /openapi.json of a fresh server (installs it from PyPI into .build/fuzz-venv).
 # FUZZ_SECONDS bounds each of its three runs (anonymous, user, admin); default 150 (under 10 minutes in all).

@@ -33,7 +33,7 @@ rm -rf "$work" && mkdir -p "$work/nginx/html"
 
 step "starting cafe serve (release, embedded PostgreSQL)"
 # wrk posts from one address as fast as it can: per-address rate limits off for the measurement.
-RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
+RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
 serve_pid=$!
 pids+=("$serve_pid")
 for _ in $(seq 1 120); do curl -sf "$base/readyz" > /dev/null && break; sleep 0.5; done

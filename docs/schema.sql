@@ -252,7 +252,8 @@ ALTER TABLE public.job_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 
 CREATE TABLE public.login_failures (
     username_key text NOT NULL,
-    failed_at timestamp with time zone DEFAULT now() NOT NULL
+    failed_at timestamp with time zone DEFAULT now() NOT NULL,
+    address text DEFAULT ''::text NOT NULL
 );
 
 CREATE TABLE public.reconcile_requests (
@@ -365,13 +366,15 @@ CREATE INDEX comments_user_id_idx ON public.comments USING btree (user_id);
 
 CREATE INDEX comments_with_image_created_idx ON public.comments USING btree (created_at DESC, id DESC) WHERE (image_id IS NOT NULL);
 
+CREATE INDEX files_owner_created_idx ON public.files USING btree (owner_id, created_at);
+
 CREATE INDEX idempotency_keys_created_at_idx ON public.idempotency_keys USING btree (created_at);
 
 CREATE UNIQUE INDEX job_runs_kind_period_key ON public.job_runs USING btree (kind, period) WHERE (period IS NOT NULL);
 
 CREATE INDEX job_runs_started_at_idx ON public.job_runs USING btree (started_at DESC);
 
-CREATE INDEX login_failures_key_idx ON public.login_failures USING btree (username_key, failed_at DESC);
+CREATE INDEX login_failures_key_address_idx ON public.login_failures USING btree (username_key, address, failed_at DESC);
 
 CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at);
 

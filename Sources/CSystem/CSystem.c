@@ -33,17 +33,19 @@ static socklen_t socket_address(const char *host, uint16_t port, struct sockaddr
 struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
+                                  unsigned int per_address_limit,
                                   unsigned int connection_timeout_seconds,
                                   size_t connection_memory_limit,
                                   MHD_AccessHandlerCallback handler, void *handler_cls,
                                   MHD_RequestCompletedCallback completed, void *completed_cls,
                                   MHD_NotifyConnectionCallback notify, void *notify_cls) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
     if (listen_fd >= 0) {
         return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                                 MHD_OPTION_LISTEN_SOCKET, listen_fd,
                                 MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
@@ -57,6 +59,7 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,

@@ -24,9 +24,20 @@ public final class RawHTTPClient {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    public init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 10) throws {
+    /// `from`: the local address to connect from (any of 127.0.0.0/8 on loopback), to act as
+    /// another client for per-address limits.
+    public init(port: UInt16, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { close(fd); throw Failure(description: "bind to \(source) failed: errno \(errno)") }
+        }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()

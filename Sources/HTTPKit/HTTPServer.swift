@@ -8,8 +8,10 @@ import JSONLogging
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
-/// is read whole (up to `maxBodyBytes`) and handled synchronously on the thread that received it,
-/// so blocking work (libpq) never touches Swift's cooperative pool.
+/// is read whole, up to its route's body limit (`cost`, asked before the body is read). A cheap one
+/// (no lane) is answered on the thread that read it; a costly one is handed to its `WorkLane` with
+/// the connection suspended, so the reading thread's other connections never wait behind it. Either way blocking work (libpq)
+/// never touches Swift's cooperative pool.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -18,6 +20,12 @@ public final class HTTPServer: @unchecked Sendable {
         /// Connections past this get 503 `too_many_connections` (libmicrohttpd itself refuses
         /// connections only a little further on, so there is room to say why).
         public var connectionLimit: Int
+        /// Connections one client address may hold open at once (0: no limit); past it libmicrohttpd
+        /// closes new ones at once, so one address cannot take every connection.
+        public var connectionsPerAddress: Int
+        /// Seconds an answer may take to send; a client reading it slower is disconnected, so a slow
+        /// reader cannot pin a photo's copy in memory.
+        public var responseWriteTimeoutSeconds: Int
         /// Seconds a connection may stay idle (or trickle) before it is closed.
         public var idleTimeoutSeconds: Int
         /// Seconds a client has to send a whole request (headers and body), counted from the
@@ -30,8 +38,11 @@ public final class HTTPServer: @unchecked Sendable {
         public var listenSocket: Int32?
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
-                    idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10, maxBodyBytes: Int = 1 << 20,
+                    connectionsPerAddress: Int = 256, idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10,
+                    responseWriteTimeoutSeconds: Int = 120, maxBodyBytes: Int = 1 << 20,
                     shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil) {
+            self.connectionsPerAddress = max(0, connectionsPerAddress)
+            self.responseWriteTimeoutSeconds = responseWriteTimeoutSeconds
             self.host = host
             self.port = port
             self.threads = max(1, threads)
@@ -46,6 +57,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     public let configuration: Configuration
     let respond: @Sendable (Request) -> Response
+    /// What a request line's route may cost: its lane and its body limit.
+    let cost: @Sendable (_ method: String, _ path: String) -> RouteCost
+    let lanes: [WorkLane]
     let logger: Logger
     let inFlight = Atomic<Int>(0)
     /// Set by `shutdown()`: requests that start from now on are refused.
@@ -59,12 +73,16 @@ public final class HTTPServer: @unchecked Sendable {
         var port: UInt16 = 0
     }
 
-    public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"),
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"), lanes: [WorkLane] = [],
+                cost: @escaping @Sendable (_ method: String, _ path: String) -> RouteCost = { _, _ in RouteCost() },
                 respond: @escaping @Sendable (Request) -> Response) {
         self.configuration = configuration
         self.logger = logger
+        self.lanes = lanes
+        self.cost = cost
         self.respond = respond
-        connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds)
+        connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds,
+                                      writeTimeoutSeconds: configuration.responseWriteTimeoutSeconds)
     }
 
     /// Open connections right now.
@@ -83,12 +101,14 @@ public final class HTTPServer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon = cafe_mhd_start(configuration.listenSocket ?? -1, configuration.host == "*" ? nil : configuration.host, configuration.port,
                                     UInt32(configuration.threads), UInt32(configuration.connectionLimit + Self.connectionHeadroom),
+                                    UInt32(configuration.connectionsPerAddress),
                                     UInt32(configuration.idleTimeoutSeconds), 64 * 1024,
                                     accessHandler, context, completedHandler, context, connectionHandler, context)
         guard let daemon else {
             throw ServerError(message: "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(errno)))")
         }
         connections.start()
+        lanes.forEach { $0.start() }
         let bound = cafe_mhd_bound_port(daemon)
         state.withLock { $0 = DaemonState(daemon: daemon, port: bound) }
         logger.info("listening", [("host", configuration.host), ("port", String(bound)), ("threads", String(configuration.threads))])
@@ -108,6 +128,7 @@ public final class HTTPServer: @unchecked Sendable {
         let abandoned = inFlight.load(ordering: .acquiring)
         MHD_stop_daemon(daemon)
         connections.stop()
+        lanes.forEach { $0.stop() }
         logger.info("stopped", abandoned > 0 ? [("abandoned_requests", String(abandoned))] : [])
     }
 
@@ -128,11 +149,18 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// What we keep per request between libmicrohttpd's calls: the body so far and the start time.
-final class RequestState {
+/// What we keep per request between libmicrohttpd's calls: the body so far, the start time, and
+/// the answer a lane left for the connection's resumption. A lane thread writes `response` before
+/// it resumes the connection; libmicrohttpd's resumption (under its lock) orders that write before
+/// the read on the connection's thread.
+final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
     var answered = false
+    var response: Response?
+    var requestID = ""
+    var cost = RouteCost()
+    var maxBodyBytes = 0
     let started = MonotonicClock.nanoseconds()
 }
 
@@ -154,6 +182,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     // First call for this request: headers are in, the body (if any) is not.
     guard let existing = conCls.pointee else {
         let state = RequestState()
+        state.cost = server.cost(String(cString: method), String(cString: url))
+        state.maxBodyBytes = min(state.cost.maxBodyBytes ?? server.configuration.maxBodyBytes, server.configuration.maxBodyBytes)
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
         if server.draining.load(ordering: .acquiring) {
@@ -167,10 +197,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                                 on: connection, requestID: RequestID.next(), closing: true)
         }
         if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-           let declared = Int(String(cString: length)), declared > server.configuration.maxBodyBytes {
+           let declared = Int(String(cString: length)), declared > state.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
             state.answered = true
-            return server.queue(Problem.payloadTooLarge(limit: server.configuration.maxBodyBytes).response,
+            return server.queue(Problem.payloadTooLarge(limit: state.maxBodyBytes).response,
                                 on: connection, requestID: RequestID.next(), closing: true)
         }
         return .YES
@@ -180,7 +210,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if uploadDataSize.pointee > 0 {
         let n = uploadDataSize.pointee
         if !state.tooLarge && !state.answered, let uploadData {
-            if state.body.count + n > server.configuration.maxBodyBytes {
+            if state.body.count + n > state.maxBodyBytes {
                 state.tooLarge = true
                 state.body = []   // keep reading (and discarding) so we can still answer
             } else {
@@ -192,14 +222,19 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadDataSize.pointee = 0
         return .YES
     }
-    if state.answered { return .YES }
+    if state.answered {
+        // Resumed after a lane answered: send that.
+        guard let response = state.response else { return .YES }
+        state.response = nil
+        return server.queue(response, on: connection, requestID: state.requestID, closing: false)
+    }
     state.answered = true
     server.connections.handling(cafe_mhd_connection_fd(connection))
 
     let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
     let requestID = RequestID.accept(headers["x-request-id"])
     if state.tooLarge {
-        return server.queue(Problem.payloadTooLarge(limit: server.configuration.maxBodyBytes).response,
+        return server.queue(Problem.payloadTooLarge(limit: state.maxBodyBytes).response,
                             on: connection, requestID: requestID, closing: true)
     }
     var address = [CChar](repeating: 0, count: 64)
@@ -209,13 +244,35 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                           headers: headers, body: state.body, requestID: requestID, clientAddress: client)
     state.body = []
-    let response = server.respond(request)
-    if server.logger.isEnabled(.debug) {
-        let micros = (MonotonicClock.nanoseconds() - state.started) / 1000
-        server.logger.debug("request", [("request_id", requestID), ("method", request.method), ("path", request.path),
-                                        ("status", String(response.status)), ("duration_us", String(micros))])
+    guard let lane = state.cost.lane else {
+        return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
     }
-    return server.queue(response, on: connection, requestID: requestID, closing: false)
+    state.requestID = requestID
+    let suspended = SuspendedConnection(connection: connection)
+    // Suspended once the lane has room and before the job is queued, so the lane never resumes it first.
+    let accepted = lane.submit(onAccept: { MHD_suspend_connection(suspended.connection) }) {
+        state.response = server.answer(request, state)
+        MHD_resume_connection(suspended.connection)
+    }
+    if accepted { return .YES }
+    return server.queue(Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1).response,
+                        on: connection, requestID: requestID, closing: false)
+}
+
+/// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that
+/// from any thread).
+private struct SuspendedConnection: @unchecked Sendable { let connection: OpaquePointer }
+
+extension HTTPServer {
+    fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {
+        let response = respond(request)
+        if logger.isEnabled(.debug) {
+            let micros = (MonotonicClock.nanoseconds() - state.started) / 1000
+            logger.debug("request", [("request_id", request.requestID), ("method", request.method), ("path", request.path),
+                                     ("status", String(response.status)), ("duration_us", String(micros))])
+        }
+        return response
+    }
 }
 
 private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
@@ -253,6 +310,7 @@ private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasi
 
 extension HTTPServer {
     fileprivate func queue(_ response: Response, on connection: OpaquePointer, requestID: String, closing: Bool) -> MHD_Result {
+        connections.writing(cafe_mhd_connection_fd(connection))
         let handle: OpaquePointer? = response.body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
         }

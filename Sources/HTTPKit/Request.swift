@@ -42,8 +42,14 @@ public struct Request: Sendable {
     /// Whether `If-None-Match` names `etag` (or `*`), so a 304 answers: the list form and weak
     /// validators (`W/"…"`) count, as RFC 9110's weak comparison says.
     public func ifNoneMatch(_ etag: String) -> Bool {
-        guard let match = header("if-none-match") else { return false }
-        return match == "*" || match.split(separator: ",").contains { $0.trimming([" "]).replacingOccurrences(of: "W/", with: "") == etag }
+        ifNoneMatchTags.contains { $0 == "*" || $0 == etag }
+    }
+
+    /// The entity tags of `If-None-Match`, weak ones as strong (`W/"x"` → `"x"`), `*` as itself.
+    public var ifNoneMatchTags: [String] {
+        guard let match = header("if-none-match") else { return [] }
+        if match.trimming([" "]) == "*" { return ["*"] }
+        return match.split(separator: ",").map { $0.trimming([" "]).replacingOccurrences(of: "W/", with: "") }
     }
 
     /// The media type of the body without parameters, lower-cased (`application/json`); `""` for a

@@ -16,6 +16,7 @@ public final class Router: Sendable {
         let segments: [Segment]
         let handler: Handler
         let group: Int
+        let cost: RouteCost
     }
 
     enum Segment: Sendable, Equatable {
@@ -26,10 +27,12 @@ public final class Router: Sendable {
     public let routes: [Route]
     private let groups: [RouteGroup]
     private let staticRoutes: [String: [String: Int]]   // path → method → index into routes
-    /// How a request that matched no route is answered.
+    /// How a request that matched no route is answered, and what it may cost.
     private let unmatched: RouteGroup.ErrorRenderer
+    private let unmatchedCost: RouteCost
 
-    public init(groups: [RouteGroup], unmatched: @escaping RouteGroup.ErrorRenderer) {
+    public init(groups: [RouteGroup], unmatched: @escaping RouteGroup.ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
+        self.unmatchedCost = unmatchedCost
         var built: [Route] = []
         var statics: [String: [String: Int]] = [:]
         for (g, group) in groups.enumerated() {
@@ -41,7 +44,8 @@ public final class Router: Sendable {
                 if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
                     statics[pattern, default: [:]][method] = built.count
                 }
-                built.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, group: g))
+                built.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, group: g,
+                                   cost: group.costOverrides["\(method) \(pattern)"] ?? group.cost))
             }
         }
         self.routes = built
@@ -65,6 +69,14 @@ public final class Router: Sendable {
         var response = run(groups[route.group], route.handler, from: 0, request)
         response.route = route.pattern
         return response
+    }
+
+    /// What the route a request line matches may cost (for no route — a 404 or a 405 — what the
+    /// router was told an unmatched request may). Matched on the canonical path, like `respond`;
+    /// the server asks before it reads the body.
+    public func cost(method: String, path: String) -> RouteCost {
+        var request = Request(method: method, path: Self.canonical(path))
+        return (try? match(&request))?.cost ?? unmatchedCost
     }
 
     /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
@@ -159,12 +171,21 @@ public struct RouteGroup: Sendable {
     public let middleware: [any Middleware]
     /// Answers an error a handler or a middleware of this group threw.
     public let renderError: ErrorRenderer
+    /// What the group's routes may cost, and the routes that differ (`"POST /v1/sessions"` → the
+    /// password-hashing lane; `"POST /v1/files"` → a photo-sized body).
+    public let cost: RouteCost
+    public let costOverrides: [String: RouteCost]
 
     public init(routes: [(method: String, pattern: String, handler: Handler)], middleware: [any Middleware] = [],
-                renderError: @escaping ErrorRenderer) {
+                renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), costOverrides: [String: RouteCost] = [:]) {
         self.routes = routes
         self.middleware = middleware
         self.renderError = renderError
+        self.cost = cost
+        self.costOverrides = costOverrides
+        for key in costOverrides.keys {
+            precondition(routes.contains { "\($0.method) \($0.pattern)" == key }, "cost override for an unknown route \(key)")
+        }
     }
 
     /// problem+json: a thrown `Problem` as it is, other errors through `map` (e.g. database
@@ -182,5 +203,19 @@ public struct RouteGroup: Sendable {
         logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
                                          ("method", request.method), ("route", request.route ?? request.path)])
         return Problem.internalError
+    }
+}
+
+/// What serving a route may cost the server: where it runs and how large a body it reads.
+public struct RouteCost: Sendable {
+    /// A lane for work that blocks (a query, a password hash); nil: answered on the thread that
+    /// read the request, for work that never blocks.
+    public var lane: WorkLane?
+    /// The largest request body read (larger: 413 before reading); nil: the server's `maxBodyBytes`.
+    public var maxBodyBytes: Int?
+
+    public init(lane: WorkLane? = nil, maxBodyBytes: Int? = nil) {
+        self.lane = lane
+        self.maxBodyBytes = maxBodyBytes
     }
 }

@@ -9,7 +9,13 @@ import Foundation
 /// so the server parses and plans it once; values are always bound, never spliced into SQL.
 public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
-    private var preparedNames: [String: String] = [:]
+    /// Statement text → its prepared name and when it was last used (a tick of `useClock`).
+    private var prepared: [String: (name: String, lastUse: UInt64)] = [:]
+    private var useClock: UInt64 = 0
+    private var nextStatement = 0
+    /// At most this many prepared statements are kept; the least recently used is deallocated
+    /// first (statements shaped by clients — page sizes, sorts, keyword counts — are many).
+    private let preparedStatementLimit: Int
     private var savepointDepth = 0
     /// Longest wait for a statement's answer; nil waits forever (the worker's long recomputes).
     private let queryTimeout: TimeInterval?
@@ -19,8 +25,9 @@ public final class Connection: @unchecked Sendable {
     /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
     /// `settings` are server parameters for this session (e.g. `max_parallel_workers_per_gather=0`).
     public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe",
-                settings: [String: String] = [:], queryTimeout: TimeInterval? = nil) throws {
+                settings: [String: String] = [:], queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256) throws {
         self.queryTimeout = queryTimeout
+        self.preparedStatementLimit = max(1, preparedStatementLimit)
         // Our defaults come first so that the URL or keyword string (expanded from dbname) overrides them.
         let keywords = ["connect_timeout", "application_name", "options", "dbname"]
         let values = [String(max(1, connectTimeoutSeconds)), applicationName,
@@ -173,10 +180,19 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {
-        if let name = preparedNames[sql] { return name }
-        let name = "s\(preparedNames.count)"
+        useClock += 1
+        if let known = prepared[sql] {
+            prepared[sql]?.lastUse = useClock
+            return known.name
+        }
+        if prepared.count >= preparedStatementLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            try execute(script: "DEALLOCATE \(oldest.value.name)")   // our own generated name, never text from outside
+            prepared.removeValue(forKey: oldest.key)
+        }
+        let name = "s\(nextStatement)"
+        nextStatement += 1
         _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
-        preparedNames[sql] = name
+        prepared[sql] = (name, useClock)
         return name
     }
 

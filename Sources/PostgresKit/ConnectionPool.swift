@@ -16,11 +16,14 @@ public final class ConnectionPool: @unchecked Sendable {
         public var settings: [String: String]
         /// Longest wait for any statement's answer (nil: no limit); a connection that misses it is dropped.
         public var queryTimeout: TimeInterval?
+        /// Prepared statements kept per connection (least recently used deallocated first).
+        public var preparedStatementLimit: Int
 
         public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: TimeInterval = 5,
                     connectTimeoutSeconds: Int = 5, applicationName: String = "cafe", settings: [String: String] = [:],
-                    queryTimeout: TimeInterval? = nil) {
+                    queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256) {
             self.queryTimeout = queryTimeout
+            self.preparedStatementLimit = preparedStatementLimit
             self.conninfo = conninfo
             self.maxConnections = max(1, maxConnections)
             self.acquireTimeout = acquireTimeout
@@ -102,6 +105,16 @@ public final class ConnectionPool: @unchecked Sendable {
         return ambient.connection
     }
 
+    /// Runs `body` in a transaction whose statements PostgreSQL cancels after `timeout` (57014),
+    /// or as it is when `timeout` is nil: a tighter bound than the pool's for work a client shapes.
+    public func withStatementTimeout<T>(_ timeout: TimeInterval?, _ body: () throws -> T) throws -> T {
+        guard let timeout else { return try body() }
+        return try transaction { tx in
+            try tx.execute(script: "SET LOCAL statement_timeout = \(max(1, Int(timeout * 1000)))")
+            return try body()
+        }
+    }
+
     /// One statement on a pooled connection (or the thread's open transaction).
     @discardableResult
     public func query(_ sql: SQL) throws -> QueryResult {
@@ -144,7 +157,8 @@ public final class ConnectionPool: @unchecked Sendable {
                                                     connectTimeoutSeconds: configuration.connectTimeoutSeconds,
                                                     applicationName: configuration.applicationName,
                                                     settings: configuration.settings,
-                                                    queryTimeout: configuration.queryTimeout)
+                                                    queryTimeout: configuration.queryTimeout,
+                                                    preparedStatementLimit: configuration.preparedStatementLimit)
                     logger.debug("opened database connection")
                     return connection
                 } catch {

@@ -18,7 +18,7 @@ class APITestCase: XCTestCase {
         db = try TestCluster.freshDatabase(name)
         let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
                    "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
-                   "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0"].merging(extraEnvironment) { $1 }
+                   "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0"].merging(extraEnvironment) { $1 }
         let config = Configuration(environment: env)
         let database = try Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)
@@ -34,10 +34,10 @@ class APITestCase: XCTestCase {
     typealias Reply = RawHTTPClient.Response
 
     func call(_ method: String, _ path: String, json: String? = nil, token: String? = nil,
-              headers: [String: String] = [:], body: [UInt8]? = nil) throws -> Reply {
+              headers: [String: String] = [:], body: [UInt8]? = nil, from source: String? = nil) throws -> Reply {
         var h = headers
         if let token { h["Authorization"] = "Bearer \(token)" }
-        let client = try RawHTTPClient(port: app.server.port)
+        let client = try RawHTTPClient(port: app.server.port, from: source)
         if let json { return try client.request(method, path, json: json, headers: h) }
         return try client.request(method, path, headers: h, body: body)
     }

@@ -1,5 +1,6 @@
 import CafeTestSupport
 import Foundation
+import Synchronization
 import XCTest
 
 final class AccountsAPITests: APITestCase {
@@ -74,19 +75,48 @@ final class AccountsAPITests: APITestCase {
         XCTAssertEqual(wrong.json()["detail"] as? String, unknown.json()["detail"] as? String)
     }
 
-    func testFiveFailuresLockTheUsernameEvenWithTheRightPassword() throws {
+    /// Five failures from one address cost nothing; then each attempt from there waits twice as
+    /// long as the last (1 s, 2 s, …) — even with the right password. The owner, from another
+    /// address, logs in at once: an attacker cannot keep someone else's account locked.
+    func testFailuresHoldOffOnlyTheirOwnAddressProgressively() throws {
         try signUp("target", password: "the right password")
-        for _ in 0..<5 {
-            assertProblem(try call("POST", "/v1/sessions", json: #"{"username":"target","password":"guess guess"}"#), 401, "invalid_credentials")
+        let attacker = "127.0.0.2"
+        func attempt(_ password: String, from address: String = attacker) throws -> Reply {
+            try call("POST", "/v1/sessions", json: #"{"username":"TARGET","password":"\#(password)"}"#, from: address)
         }
-        let locked = try call("POST", "/v1/sessions", json: #"{"username":"TARGET","password":"the right password"}"#)
-        assertProblem(locked, 429, "too_many_attempts")
-        let retry = try XCTUnwrap(Int(locked.headers["retry-after"] ?? ""))
-        XCTAssertTrue((800...900).contains(retry), "about 15 minutes, got \(retry)")
-        // Other usernames are unaffected; when the window has passed the right password works again.
-        XCTAssertEqual(try call("POST", "/v1/users", json: #"{"username":"other","password":"correct horse"}"#).status, 201)
-        try pool.query("UPDATE login_failures SET failed_at = failed_at - interval '16 minutes'")
-        XCTAssertEqual(try call("POST", "/v1/sessions", json: #"{"username":"target","password":"the right password"}"#).status, 201)
+        for _ in 0..<5 { assertProblem(try attempt("guess guess"), 401, "invalid_credentials") }
+        let held = try attempt("the right password")
+        assertProblem(held, 429, "too_many_attempts")
+        XCTAssertEqual(held.headers["retry-after"], "1")
+        XCTAssertEqual(try attempt("the right password", from: "127.0.0.3").status, 201, "the owner, elsewhere, is not held off")
+
+        // Once the hold has passed, a sixth failure doubles it, a seventh doubles it again.
+        func age(_ seconds: Int) throws { try pool.query("UPDATE login_failures SET failed_at = failed_at - make_interval(secs => \(seconds))") }
+        try age(2)
+        assertProblem(try attempt("guess guess"), 401, "invalid_credentials")
+        XCTAssertEqual(try attempt("guess guess").headers["retry-after"], "2")
+        try age(3)
+        assertProblem(try attempt("guess guess"), 401, "invalid_credentials")
+        XCTAssertEqual(try attempt("guess guess").headers["retry-after"], "4")
+        // The right password, once allowed, forgets the failures.
+        try age(5)
+        XCTAssertEqual(try attempt("the right password").status, 201)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM login_failures").one().decode(0, as: Int.self), 0)
+    }
+
+    /// Parallel guesses take their turn: no more than five pass the check before the hold starts.
+    func testParallelAttemptsCannotOutrunTheCount() throws {
+        try signUp("raced", password: "the right password")
+        let statuses = Mutex<[Int]>([])
+        let port = app.server.port
+        DispatchQueue.concurrentPerform(iterations: 12) { _ in
+            let client = try? RawHTTPClient(port: port, from: "127.0.0.4")
+            let status = (try? client?.request("POST", "/v1/sessions", json: #"{"username":"raced","password":"guess guess"}"#))??.status ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        let all = statuses.withLock { $0 }
+        XCTAssertEqual(all.filter { $0 == 401 }.count, 5, "\(all)")
+        XCTAssertEqual(all.filter { $0 == 429 }.count, 7, "\(all)")
     }
 
     func testProtectedRoutesNeedAValidToken() throws {

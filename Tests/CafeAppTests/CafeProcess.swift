@@ -27,6 +27,7 @@ final class CafeProcess: @unchecked Sendable {
         env["MIGRATIONS_DIR"] = repositoryRoot.appendingPathComponent("migrations").path
         env["LOG_LEVEL"] = "info"
         env["RATE_LIMIT_WRITES"] = "0"   // every test client is 127.0.0.1
+        env["RATE_LIMIT_READS"] = "0"
         env["RATE_LIMIT_LOGINS"] = "0"
         return env.merging(extra) { $1 }
     }

@@ -11,13 +11,66 @@ import XCTest
 final class AbusiveClientTests: XCTestCase {
     var server: HTTPServer!
 
-    func start(connectionLimit: Int = 4096, readTimeout: Int = 2) throws {
-        let router = Router.single([("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } })],
-                            logger: Logger(label: "test", minimum: .error))
-        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, idleTimeoutSeconds: 30,
-                                  requestReadTimeoutSeconds: readTimeout),
-                            logger: Logger(label: "test", minimum: .error), respond: { router.respond(to: $0) })
+    func start(connectionLimit: Int = 4096, perAddress: Int = 0, readTimeout: Int = 2, writeTimeout: Int = 120) throws {
+        let logger = Logger(label: "test", minimum: .error)
+        let problems = RouteGroup.problems(logger: logger)
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20)
+        let group = RouteGroup(routes: [
+            ("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            ("GET", "/big", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
+            ("POST", "/small", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            ("POST", "/upload", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+        ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), costOverrides: ["POST /upload": RouteCost(maxBodyBytes: 1 << 20)])
+        let router = Router(groups: [group], unmatched: problems, unmatchedCost: RouteCost(maxBodyBytes: 1024))
+        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
+                                  idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,
+                                  maxBodyBytes: 4 << 20),
+                            logger: logger, cost: { router.cost(method: $0, path: $1) }, respond: { router.respond(to: $0) })
         try server.start()
+    }
+
+    /// Each route reads at most its own body limit: small for JSON, photo-sized for uploads.
+    func testBodiesAreLimitedPerRoute() throws {
+        try start()
+        let kilobyte = [UInt8](repeating: 65, count: 1024)
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("POST", "/small", body: kilobyte).json()["bytes"] as? Int, 1024)
+        let refused = try RawHTTPClient(port: server.port).request("POST", "/small", body: kilobyte + [65])
+        XCTAssertEqual(refused.status, 413)
+        XCTAssertEqual(refused.json()["code"] as? String, "payload_too_large")
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("POST", "/upload", body: Array(repeating: 66, count: 1 << 20)).json()["bytes"] as? Int, 1 << 20)
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("POST", "/upload", body: Array(repeating: 66, count: (1 << 20) + 1)).status, 413)
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("POST", "/nowhere", body: kilobyte + [65]).status, 413, "unmatched: the small limit")
+    }
+
+    /// One address cannot hold every connection: past its share, libmicrohttpd closes new ones
+    /// at once, while another address still gets in.
+    func testOneAddressHoldsAtMostItsShareOfConnections() throws {
+        try start(perAddress: 4)
+        let held = try (0..<4).map { _ in try RawHTTPClient(port: server.port, from: "127.0.0.5") }
+        usleep(200_000)
+        let extra = try RawHTTPClient(port: server.port, from: "127.0.0.5", timeoutSeconds: 2)
+        XCTAssertTrue(extra.isClosedByPeer(within: 2), "a fifth connection from the same address is closed")
+        XCTAssertEqual(try RawHTTPClient(port: server.port, from: "127.0.0.6").request("GET", "/hello").status, 200)
+        withExtendedLifetime(held) {}
+    }
+
+    /// A client that reads a large answer too slowly is cut at the write deadline, freeing its copy.
+    func testAReaderTooSlowForTheWriteDeadlineIsCut() throws {
+        try start(writeTimeout: 1)
+        let slow = try RawHTTPClient(port: server.port)
+        var size: Int32 = 4096
+        setsockopt(slow.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        try slow.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        XCTAssertGreaterThan(recv(slow.fd, &buffer, buffer.count, 0), 0, "the answer starts")
+        XCTAssertEqual(server.openConnections, 1)
+        // Never read further. The server gives the connection (and its copy of the answer) up
+        // at the deadline; what the kernel already buffered may still trickle to the client.
+        let deadline = Date().addingTimeInterval(4)
+        while server.openConnections > 0 && Date() < deadline { usleep(50_000) }
+        XCTAssertEqual(server.openConnections, 0, "the slow reader's connection is closed on the server")
+        XCTAssertEqual(server.slowConnectionsCut, 1)
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("GET", "/hello").status, 200)
     }
 
     override func tearDown() { server?.shutdown() }

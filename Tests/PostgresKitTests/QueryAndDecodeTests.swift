@@ -118,6 +118,23 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int.self), 2)
     }
 
+    /// Statements shaped by clients are many: a connection keeps the most recently used ones.
+    func testPreparedStatementsAreBoundedLeastRecentlyUsedFirst() throws {
+        let conn = try Connection(conninfo: db.conninfo, preparedStatementLimit: 3)
+        func prepared() throws -> [String] {
+            try conn.query("SELECT statement FROM pg_prepared_statements ORDER BY prepare_time, name").map { try $0.decode(0, as: String.self) }
+        }
+        let statements: [SQL] = ["SELECT \(1)::int AS a", "SELECT \(1)::int AS b", "SELECT \(1)::int AS c"]
+        for s in statements { try conn.query(s) }
+        try conn.query(statements[0])   // used again: now the newest
+        try conn.query("SELECT \(1)::int AS d")
+        let kept = try prepared()
+        XCTAssertEqual(kept.count, 3, "\(kept)")
+        XCTAssertFalse(kept.contains { $0.contains("AS b") }, "the least recently used went: \(kept)")
+        XCTAssertTrue(kept.contains { $0.contains("AS a") })
+        XCTAssertEqual(try conn.query(statements[1]).one().decode(0, as: Int.self), 1, "prepared again when needed")
+    }
+
     func testSwallowedStatementErrorStillFailsTheCommit() throws {
         try pool.query("CREATE TABLE t (n int)")
         XCTAssertThrowsError(try pool.transaction { tx in

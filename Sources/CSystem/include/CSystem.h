@@ -13,6 +13,7 @@
 struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
+                                  unsigned int per_address_limit,
                                   unsigned int connection_timeout_seconds,
                                   size_t connection_memory_limit,
                                   MHD_AccessHandlerCallback handler, void *handler_cls,

@@ -25,16 +25,24 @@ public final class Application: Sendable {
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
         let comments = CommentRepository(pool: pool)
-        let files = FileRepository(pool: pool)
+        let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let gramStatistics = GramStatistics(pool: pool)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions)
-        let rateLimits = RateLimits(writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
+        let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
+                                    reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute) : nil,
+                                    writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
                                     logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
         let problems = ErrorMapping.problems(logger: logger)
+        // Costly work runs on lanes, off the threads that read connections (see `WorkLane`).
+        let queries = WorkLane(.init(name: "query", threads: configuration.queryThreads, queueLimit: configuration.queryQueue))
+        let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue))
+        // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
+        let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
+        let upload = RouteCost(lane: queries, maxBodyBytes: configuration.maxBodyBytes)
         // The route groups: each route belongs to one, which says what runs around it and how its errors read.
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken).routes
@@ -42,28 +50,36 @@ public final class Application: Sendable {
                                     renderError: problems)
         let parseFiles = ParseFilesController(context: parse, files: files)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
-                                   renderError: problems)
+                                   renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
         let v1 = RouteGroup(routes: AccountsController(accounts: accounts, auth: auth).routes
                                 + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
                                 + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
                                 + FilesController(files: files, auth: auth).routes
                                 + AdminController(pool: pool, auth: auth).routes,
                             middleware: [rateLimits, IdempotentWrites(pool: pool, sessions: sessions)],
-                            renderError: problems)
-        let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics)
+                            renderError: problems, cost: json(queries),
+                            costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
+        let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics,
+                                                  budget: configuration.queryBudget, pool: pool)
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
                                       + parseFiles.routes,
                                   middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
                                                IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
-                                  renderError: ErrorMapping.parse(logger: logger))
-        router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems)
+                                  renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
+                                  costOverrides: ["POST /parse/users": json(hashing), "GET /parse/login": json(hashing),
+                                                  "POST /parse/login": json(hashing), "POST /parse/files/{name}": upload])
+        router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
+                        unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router)
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
+                                  connectionsPerAddress: configuration.connectionsPerAddress,
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
+                                  responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
-                            logger: logger, respond: front.respond)
+                            logger: logger, lanes: [queries, hashing], cost: { [router] in router.cost(method: $0, path: $1) },
+                            respond: front.respond)
         serverReference.set(server)
     }
 

@@ -17,16 +17,39 @@ public struct Configuration: Sendable {
     public var host: String
     public var port: UInt16
     public var logLevel: LogLevel
-    /// `HTTP_THREADS`: libmicrohttpd worker threads; a request holds its thread while it waits on the database.
+    /// `HTTP_THREADS` (default 8): libmicrohttpd threads, which read requests, answer the cheap ones
+    /// (health, metrics, static files) and send every answer.
     public var httpThreads: Int
-    /// `DB_POOL_SIZE`: connections per process (default: one per HTTP thread plus two for the worker).
+    /// `QUERY_THREADS` (default 8) answer requests that query the database, `QUERY_QUEUE` (default
+    /// 256) more may wait for one; past that, 503 `overloaded` at once.
+    public var queryThreads: Int
+    public var queryQueue: Int
+    /// `HASH_THREADS` (default: one per core) answer requests that hash a password (sign-up, log-in),
+    /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
+    public var hashThreads: Int
+    public var hashQueue: Int
+    /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`: what a `/parse` query may cost (see `QueryBudget`).
+    var queryBudget: QueryBudget
+    /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
+    public var uploadQuotaBytes: Int?
+    /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
+    /// that the least recently used is deallocated.
+    public var preparedStatementLimit: Int
+    /// `DB_POOL_SIZE`: connections per process (default: one per query and hashing thread, plus two).
     public var databasePoolSize: Int
     /// `DB_ACQUIRE_TIMEOUT`: seconds a request waits for a free connection before 503.
     public var databaseAcquireTimeout: TimeInterval
     /// `DB_QUERY_TIMEOUT` (default 5): seconds the API waits for any database answer before it
     /// gives the connection up and answers 503 (a hung or unreachable server); 0 for no limit.
     public var databaseQueryTimeout: TimeInterval
+    /// `MAX_BODY_BYTES` (default 5 MiB + 64 KiB): the largest body, a photo upload's.
     public var maxBodyBytes: Int
+    /// `MAX_JSON_BODY_BYTES` (default 64 KiB): the largest body of every other route.
+    public var maxJSONBodyBytes: Int
+    /// `HTTP_CONNECTIONS_PER_ADDRESS` (default 256; 0 no limit): connections one client address may hold.
+    public var connectionsPerAddress: Int
+    /// `HTTP_WRITE_TIMEOUT` (default 120): seconds an answer may take to send before the connection is cut.
+    public var responseWriteTimeoutSeconds: Int
     public var idleTimeoutSeconds: Int
     /// `HTTP_REQUEST_TIMEOUT` (default 10): seconds a client has to send a whole request; slower ones are cut off.
     public var requestReadTimeoutSeconds: Int
@@ -48,8 +71,11 @@ public struct Configuration: Sendable {
     public var publicURL: String?
     /// `CORS_ORIGINS`: origins (`https://app.example.com`, comma-separated) whose pages may call the API. Default none.
     public var corsOrigins: Set<String>
-    /// `RATE_LIMIT_WRITES` (default 120) and `RATE_LIMIT_LOGINS` (default 10): requests a minute per
-    /// client address; 0 turns a limit off.
+    /// `RATE_LIMIT_READS` (default 1200), `RATE_LIMIT_WRITES` (default 120) and `RATE_LIMIT_LOGINS`
+    /// (default 10): requests a minute per client address; 0 turns a limit off.
+    public var readsPerMinute: Int
+    /// `RATE_LIMIT_EXEMPT`: client addresses (comma-separated) no rate limit applies to. Default none.
+    public var rateLimitExempt: Set<String>
     public var writesPerMinute: Int
     public var loginsPerMinute: Int
     /// `AGGREGATION_INTERVAL` (default 1): seconds between the worker's aggregation passes.
@@ -85,10 +111,23 @@ public struct Configuration: Sendable {
         port = environment["PORT"].flatMap { UInt16($0) } ?? 8080
         logLevel = environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
         httpThreads = int("HTTP_THREADS") ?? 8
-        databasePoolSize = int("DB_POOL_SIZE") ?? (httpThreads + 2)
+        queryThreads = max(1, int("QUERY_THREADS") ?? 8)
+        queryQueue = max(0, int("QUERY_QUEUE") ?? 256)
+        hashThreads = max(1, int("HASH_THREADS") ?? ProcessInfo.processInfo.activeProcessorCount)
+        hashQueue = max(0, int("HASH_QUEUE") ?? 32)
+        databasePoolSize = int("DB_POOL_SIZE") ?? (queryThreads + hashThreads + 2)
+        preparedStatementLimit = max(1, int("DB_PREPARED_STATEMENTS") ?? 256)
+        let quota: Int = int("UPLOAD_QUOTA_BYTES") ?? 100 * 1024 * 1024
+        uploadQuotaBytes = quota > 0 ? quota : nil
+        let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
+        queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
+                                  anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil)
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
         databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
+        maxJSONBodyBytes = max(1024, int("MAX_JSON_BODY_BYTES") ?? 64 * 1024)
+        connectionsPerAddress = max(0, int("HTTP_CONNECTIONS_PER_ADDRESS") ?? 256)
+        responseWriteTimeoutSeconds = max(1, int("HTTP_WRITE_TIMEOUT") ?? 120)
         idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
         requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10
         connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
@@ -99,6 +138,8 @@ public struct Configuration: Sendable {
         sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
         parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
         corsOrigins = Set((environment["CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
+        readsPerMinute = int("RATE_LIMIT_READS") ?? 1200
+        rateLimitExempt = Set((environment["RATE_LIMIT_EXEMPT"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
         writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
         loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
         aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1

@@ -38,7 +38,8 @@ public final class Database: Sendable {
         if let queryTimeout { settings["statement_timeout"] = String(Int(queryTimeout * 1000)) }
         let pool = ConnectionPool(.init(conninfo: conninfo, maxConnections: config.databasePoolSize,
                                         acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName,
-                                        settings: settings, queryTimeout: queryTimeout.map { $0 + 1 }),
+                                        settings: settings, queryTimeout: queryTimeout.map { $0 + 1 },
+                                        preparedStatementLimit: config.preparedStatementLimit),
                                   logger: Logger(label: "db.pool", minimum: config.logLevel))
         return Database(pool: pool, embedded: embedded)
     }

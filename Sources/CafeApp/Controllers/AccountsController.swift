@@ -24,12 +24,12 @@ struct AccountsController: Sendable {
 
     func logIn(_ request: Request) throws -> Response {
         let body = try request.decodeJSON(LoginBody.self, allowedFields: LoginBody.fields)
-        switch try accounts.logIn(username: body.username, password: body.password) {
+        switch try accounts.logIn(username: body.username, password: body.password, address: request.clientAddress) {
         case .loggedIn(let user, let token):
             return .json(201) { $0.session(user: user, token: token) }
         case .lockedOut(let wait):
             throw Problem(status: 429, code: "too_many_attempts", title: "Too many attempts",
-                          detail: "Too many failed logins for this username; try again in \(wait) s.",
+                          detail: "Too many failed logins for this username from this address; try again in \(wait) s.",
                           headers: [("Retry-After", String(wait))])
         case .invalidCredentials:
             throw Problem(status: 401, code: "invalid_credentials", title: "Invalid credentials",

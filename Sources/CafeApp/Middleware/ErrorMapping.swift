@@ -25,6 +25,10 @@ enum ErrorMapping {
             return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username is already in use.")
         case StoreError.invalidReference(let field):
             return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
+        case StoreError.uploadQuotaExceeded(let limit, let wait):
+            return Problem(status: 429, code: "upload_quota_exceeded", title: "Upload quota exceeded",
+                           detail: "Your uploads of the last 24 hours would pass \(limit) bytes (UPLOAD_QUOTA_BYTES); retry in \(wait) s.",
+                           headers: [("Retry-After", String(wait))])
         default:
             return nil
         }

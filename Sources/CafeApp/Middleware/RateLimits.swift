@@ -1,13 +1,17 @@
 import HTTPKit
 
-/// Per-client-address token buckets: one for writes (any POST, PUT, PATCH or DELETE but a Parse
-/// query sent as a POST), a tighter one for log-ins (on top of the per-username lockout, which an
-/// attacker spraying usernames never trips). Over the limit: 429 `rate_limited` with `Retry-After`
-/// (on /parse, Parse's 155). `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off.
+/// Per-client-address token buckets: a generous one for reads (GET, and a Parse query sent as a
+/// POST), one for writes (any other POST, PUT, PATCH or DELETE), a tighter one for log-ins (on top
+/// of the per-(username, address) hold-off, which an attacker spraying usernames never trips).
+/// Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
+/// `RATE_LIMIT_READS` / `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off.
 /// The address is the TCP peer: behind a reverse proxy, every client shares the proxy's bucket, so
 /// raise the limits there. Log-ins are recognised by the matched route, so `/v1/sessions/` or
 /// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
 struct RateLimits: Middleware {
+    /// Addresses never limited (`RATE_LIMIT_EXEMPT`): an internal service, a monitoring probe.
+    let exempt: Set<String>
+    let reads: RateLimiter?
     let writes: RateLimiter?
     let logins: RateLimiter?
 
@@ -16,10 +20,10 @@ struct RateLimits: Middleware {
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        if exempt.contains(request.clientAddress) { return next(request) }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.route.flatMap { Self.loginRoutes[$0] }?.contains(request.method) ?? false
-        guard isWrite || isLogin else { return next(request) }   // reads: the common case, nothing to count
-        for (applies, limiter) in [(isLogin, logins), (isWrite, writes)] where applies {
+        for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
             throw Problem(status: 429, code: "rate_limited", title: "Too many requests",
                           detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",

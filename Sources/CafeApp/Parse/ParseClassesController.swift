@@ -1,6 +1,8 @@
 import CafeDomain
 import CafeStore
+import Foundation
 import HTTPKit
+import PostgresKit
 
 /// `/parse/classes/{Class}` and `/parse/classes/{Class}/{objectId}`: the two classes of the
 /// original apps, read and written through the same stores, rules and permissions as /v1.
@@ -10,6 +12,9 @@ struct ParseClassesController: Sendable {
     let comments: CommentRepository
     let files: FileRepository
     let gramStatistics: GramStatistics
+    let budget: QueryBudget
+    /// For the anonymous queries' tighter statement timeout.
+    let pool: ConnectionPool
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -41,18 +46,34 @@ struct ParseClassesController: Sendable {
 
     func query(_ r: ParseRequest) throws -> Response {
         let params = r.http.method == "GET" ? try ParseQuery<CafeField>.parameters(fromQueryString: r.http.query) : r.bodyParameters
-        _ = try r.user()   // a bad token is an error even where reading needs none
+        let anonymous = try r.user() == nil   // a bad token is an error even where reading needs none
         switch try className(r) {
         case .cafe:
-            let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields)
-            let items = q.query.limit == 0 ? [] : try cafes.find(q.query, statistics: gramStatistics)
+            let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
+            let (items, count) = try withinBudget(anonymous: anonymous) {
+                (q.query.limit == 0 ? [] : try cafes.find(q.query, statistics: gramStatistics),
+                 q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil)
+            }
             let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
-            return results(items, count: q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil) { writer.cafe($0, $1) }
+            return results(items, count: count) { writer.cafe($0, $1) }
         case .comment:
-            let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields)
-            let items = q.query.limit == 0 ? [] : try comments.find(q.query)
+            let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
+            let (items, count) = try withinBudget(anonymous: anonymous) {
+                (q.query.limit == 0 ? [] : try comments.find(q.query), q.count ? try comments.count(q.query) : nil)
+            }
             let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
-            return results(items, count: q.count ? try comments.count(q.query) : nil) { writer.comment($0, $1) }
+            return results(items, count: count) { writer.comment($0, $1) }
+        }
+    }
+
+    /// Runs an anonymous query under `QUERY_ANONYMOUS_TIMEOUT`; over it, the query is refused.
+    private func withinBudget<T>(anonymous: Bool, _ body: () throws -> T) throws -> T {
+        guard anonymous, let timeout = budget.anonymousTimeout else { return try body() }
+        do {
+            return try pool.withStatementTimeout(timeout, body)
+        } catch let error as PostgresError where error.sqlState == SQLState.queryCanceled {
+            throw ParseError.invalidQuery("The query needed more than the \(timeout.formatted()) s of database time a query without a session may take "
+                                          + "(QUERY_ANONYMOUS_TIMEOUT): narrow it, or log in.")
         }
     }
 

@@ -46,7 +46,7 @@ struct ParseFilesController: Sendable {
 
     func download(_ request: Request) throws -> Response {
         guard try request.pathParameter("appId") == context.appID, let id = ParseFileName.fileID(try request.pathParameter("name")),
-              let file = try files.find(id) else { throw Problem.notFound("No such file.") }
+              let file = try files.find(id, knownDigests: FilesController.knownDigests(request)) else { throw Problem.notFound("No such file.") }
         return FilesController.serve(file, request)
     }
 }

@@ -30,7 +30,7 @@ struct ParseQuery<Field: RecordField> {
         return out
     }
 
-    init(_ params: [String: JSONValue], className: ParseClass, fields: [String: (field: Field, type: ParseFieldType)]) throws {
+    init(_ params: [String: JSONValue], className: ParseClass, fields: [String: (field: Field, type: ParseFieldType)], budget: QueryBudget) throws {
         if let w = params["where"] {
             guard case .object(let constraints) = w else { throw ParseError.invalidQuery("where must be a JSON object.") }
             for (name, condition) in constraints.sorted(by: { $0.key < $1.key }) {
@@ -38,15 +38,27 @@ struct ParseQuery<Field: RecordField> {
                 guard let (field, type) = fields[name] else {
                     throw ParseError.invalidQuery("\(className.rawValue) has no field \(name).")
                 }
-                query.constraints += try Self.constraints(field, type, name, condition)
+                query.constraints += try Self.constraints(field, type, name, condition, budget: budget)
             }
+        }
+        if let field = query.unnarrowedTextField, let name = fields.first(where: { $0.value.field == field })?.key {
+            throw ParseError.invalidQuery("A $regex on \(name) would read every \(className.rawValue): search the cafes' text "
+                                          + "(name, catchCopy, IntroduceDetail) with at least one character that is not a combining mark, or add an equality on objectId"
+                                          + (className == .comment ? " or CafeMasterObjectId." : "."))
         }
         for (name, descending) in try Self.list(params["order"], "order").map({ $0.hasPrefix("-") ? (String($0.dropFirst()), true) : ($0, false) }) {
             guard let (field, type) = fields[name], type != .file else { throw ParseError.invalidQuery("Cannot order by \(name).") }
+            guard field.isIndexedOrder else {
+                let indexed = fields.filter { $0.value.field.isIndexedOrder }.keys.sorted().joined(separator: " or ")
+                throw ParseError.invalidQuery("Cannot order by \(name): a query may be ordered only by \(indexed), which an index keeps in order.")
+            }
             query.order.append((field, descending))
         }
         query.limit = min(try Self.integer(params["limit"], "limit") ?? 100, Self.maxLimit)
         query.skip = try Self.integer(params["skip"], "skip") ?? 0
+        guard query.skip <= budget.maxSkip else {
+            throw ParseError.invalidQuery("skip must be at most \(budget.maxSkip) (QUERY_MAX_SKIP); page by createdAt instead.")
+        }
         switch params["count"] {
         case nil, .bool(false), .number(0), .string("0"), .string("false"): count = false
         case .bool(true), .number(1), .string("1"), .string("true"): count = true
@@ -60,7 +72,8 @@ struct ParseQuery<Field: RecordField> {
         }
     }
 
-    private static func constraints(_ field: Field, _ type: ParseFieldType, _ name: String, _ condition: JSONValue) throws -> [RecordQuery<Field>.Constraint] {
+    private static func constraints(_ field: Field, _ type: ParseFieldType, _ name: String, _ condition: JSONValue,
+                                    budget: QueryBudget) throws -> [RecordQuery<Field>.Constraint] {
         // `{"key": value}` (or a Date/File object) is equality; `{"key": {"$op": …}}` are operators.
         guard case .object(let ops) = condition, ops.keys.contains(where: { $0.hasPrefix("$") }) else {
             return [.compare(field, .equal, try ParseValues.queryValue(condition, type: type, field: name))]
@@ -77,6 +90,9 @@ struct ParseQuery<Field: RecordField> {
                 out.append(.compare(field, comparison, try value()))
             case "$in", "$nin":
                 guard case .array(let items) = operand else { throw ParseError.invalidQuery("\(op) needs an array.") }
+                guard items.count <= budget.maxInValues else {
+                    throw ParseError.invalidQuery("\(op) may list at most \(budget.maxInValues) values (QUERY_MAX_IN).")
+                }
                 out.append(.oneOf(field, try items.map { try ParseValues.queryValue($0, type: type, field: name) }, negated: op == "$nin"))
             case "$exists":
                 guard case .bool(let exists) = operand else { throw ParseError.invalidQuery("$exists needs true or false.") }

@@ -64,7 +64,7 @@ struct ParseUsersController: Sendable {
         let password = r.http.method == "GET" ? r.http.query["password"] : r.body?["password"]?.string
         guard let username, !username.isEmpty else { throw ParseError(200, "username/email is required.") }
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try accounts.logIn(username: username, password: password) {
+        switch try accounts.logIn(username: username, password: password, address: r.http.clientAddress) {
         case .loggedIn(let user, let token):
             return .json { ParseObjectWriter.user(user, sessionToken: token, $0) }
         case .invalidCredentials:

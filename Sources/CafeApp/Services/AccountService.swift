@@ -33,16 +33,19 @@ struct AccountService: Sendable {
         }
     }
 
-    func logIn(username: String, password: String) throws -> LogIn {
-        if let wait = try throttle.retryAfter(username: username) { return .lockedOut(retryAfter: wait) }
-        let found = try users.credentials(username: username)
-        // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
-        let valid = PasswordHasher.verify(password, against: found?.1 ?? PasswordHasher.dummyHash)
-        guard let (user, _) = found, valid else {
-            try throttle.recordFailure(username: username)
-            return .invalidCredentials
+    /// `address`: the client's, which with the username keys the failure count (see `LoginThrottle`).
+    func logIn(username: String, password: String, address: String) throws -> LogIn {
+        let outcome = try throttle.attempt(username: username, address: address) { () -> User? in
+            let found = try users.credentials(username: username)
+            // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
+            let valid = PasswordHasher.verify(password, against: found?.1 ?? PasswordHasher.dummyHash)
+            return valid ? found?.0 : nil
         }
-        return .loggedIn(user, token: try sessions.create(for: user.id))
+        switch outcome {
+        case .passed(let user): return .loggedIn(user, token: try sessions.create(for: user.id))
+        case .failed: return .invalidCredentials
+        case .wait(let seconds): return .lockedOut(retryAfter: seconds)
+        }
     }
 
     /// The sign-up rules, reported per field.

@@ -1,9 +1,15 @@
 import Foundation
 import PostgresKit
 
-/// Counts failed logins per username in a sliding window (default: 5 in 15 minutes). Once the
-/// limit is reached, logins for that name are refused — even with the right password — until the
-/// oldest counted failure leaves the window.
+/// Failed log-ins per (username, client address) in a sliding window. Up to `limit` failures (5)
+/// cost nothing; after that each further attempt from that address at that name must wait twice
+/// as long as the one before — 1 s, 2 s, 4 s, … up to `window` (15 minutes) — after the last
+/// failure. The owner, logging in from another address, is never held up by an attacker's
+/// failures; an attacker spraying one name from many addresses is bounded by the per-address
+/// log-in rate limit and by the cost of argon2id.
+///
+/// A check and the failure it may record are one step (`attempt`): concurrent attempts at the
+/// same name from the same address take their turn, so none passes the check on a stale count.
 public struct LoginThrottle: Sendable {
     let pool: ConnectionPool
     public let limit: Int
@@ -15,20 +21,42 @@ public struct LoginThrottle: Sendable {
         self.window = window
     }
 
-    /// Seconds until another attempt is allowed, or nil if attempts are allowed now.
-    public func retryAfter(username: String) throws -> Int? {
-        let row = try pool.query("""
-            SELECT count(*)::int, extract(epoch FROM (min(failed_at) + make_interval(secs => \(window))) - now())
-            FROM (SELECT failed_at FROM login_failures
-                  WHERE username_key = lower(\(username)) AND failed_at > now() - make_interval(secs => \(window))
-                  ORDER BY failed_at DESC LIMIT \(limit)) recent
-            """).one()
-        guard try row.decode(0, as: Int.self) >= limit, let seconds = try row.decode(1, as: Double?.self) else { return nil }
-        return max(1, Int(seconds.rounded(.up)))
+    public enum Outcome<T: Sendable>: Sendable {
+        case passed(T)
+        case failed
+        /// Attempts are held off for this many more seconds.
+        case wait(Int)
     }
 
-    public func recordFailure(username: String) throws {
-        try pool.query("INSERT INTO login_failures (username_key) VALUES (lower(\(username)))")
+    /// Runs `verify` unless attempts at `username` from `address` are being held off; a nil from
+    /// it is a failure, recorded. Everything `verify` does with the pool joins this step's
+    /// transaction; on success the pair's failures are forgotten.
+    public func attempt<T: Sendable>(username: String, address: String, _ verify: () throws -> T?) throws -> Outcome<T> {
+        try pool.transaction { tx in
+            // One attempt at a time per pair (the lock goes with the transaction).
+            try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
+            if let wait = try retryAfter(username: username, address: address) { return .wait(wait) }
+            guard let value = try verify() else {
+                try tx.query("INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address))")
+                return .failed
+            }
+            try tx.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
+            return .passed(value)
+        }
+    }
+
+    /// Seconds until another attempt is allowed, or nil if attempts are allowed now.
+    func retryAfter(username: String, address: String) throws -> Int? {
+        let row = try pool.query("""
+            SELECT count(*)::int, extract(epoch FROM max(failed_at) - now())
+            FROM login_failures
+            WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at > now() - make_interval(secs => \(window))
+            """).one()
+        let failures: Int = try row.decode(0)
+        guard failures >= limit, let sinceLast = try row.decode(1, as: Double?.self) else { return nil }
+        let hold = min(window, pow(2, Double(min(failures - limit, 30))))
+        let remaining = hold + sinceLast   // sinceLast ≤ 0: the last failure was that long ago
+        return remaining > 0 ? max(1, Int(remaining.rounded(.up))) : nil
     }
 
     /// Drops failures older than the window (run by the worker's housekeeping).

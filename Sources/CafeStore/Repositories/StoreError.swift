@@ -6,4 +6,6 @@ public enum StoreError: Error, Equatable, Sendable {
     case usernameTaken
     /// A referenced row (e.g. an image) does not exist or may not be used; `field` names the input.
     case invalidReference(field: String)
+    /// The user's uploads of the last 24 hours would pass `limit` bytes; one leaves the window in `retryAfter` seconds.
+    case uploadQuotaExceeded(limit: Int, retryAfter: Int)
 }

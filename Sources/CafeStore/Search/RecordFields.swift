@@ -7,7 +7,7 @@ public enum CafeField: RecordField {
 
     public var column: RecordColumn {
         switch self {
-        case .id: RecordColumn("c.id", "bigint", indexedOrder: true)
+        case .id: RecordColumn("c.id", "bigint", indexedOrder: true, selective: true)
         case .name: RecordColumn("c.name", "text", inSearchText: true)
         case .catchCopy: RecordColumn("c.catch_copy", "text", inSearchText: true)
         case .introduction: RecordColumn("c.introduction", "text", inSearchText: true)
@@ -27,13 +27,13 @@ public enum CommentField: RecordField {
 
     public var column: RecordColumn {
         switch self {
-        case .id: RecordColumn("m.id", "bigint")
-        case .cafe: RecordColumn("m.cafe_id", "bigint")
+        case .id: RecordColumn("m.id", "bigint", indexedOrder: true, selective: true)
+        case .cafe: RecordColumn("m.cafe_id", "bigint", selective: true)   // comments_cafe_created_idx
         case .authorName: RecordColumn("u.username", "text")
         case .detail: RecordColumn("m.detail", "text")
         case .star: RecordColumn("m.star", "smallint")
         case .image: RecordColumn("m.image_id", "bigint", nullable: true)
-        case .createdAt: RecordColumn("m.created_at", "timestamptz")
+        case .createdAt: RecordColumn("m.created_at", "timestamptz", indexedOrder: true)   // comments_created_idx
         case .updatedAt: RecordColumn("m.updated_at", "timestamptz")
         }
     }

@@ -55,6 +55,28 @@ public protocol RecordField: Hashable, Sendable {
     var column: RecordColumn { get }
 }
 
+extension RecordField {
+    /// Whether an index keeps records in this field's order, so ordering by it costs no sort.
+    public var isIndexedOrder: Bool { column.indexedOrder }
+}
+
+extension RecordQuery {
+    /// The field of a text constraint that would read every record: neither the search index can
+    /// narrow it (the field is not in the search text, or nothing of the literal is safe to look up)
+    /// nor an equality on a selective field bounds the query. Nil when there is none.
+    public var unnarrowedTextField: Field? {
+        let bounded = constraints.contains {
+            if case .compare(let field, .equal, let value) = $0, field.column.selective, value != .null { true } else { false }
+        }
+        if bounded { return nil }
+        for case .text(let field, let match) in constraints {
+            if field.column.inSearchText && SubstringPrefilter.indexableCore(of: match.literal) != nil { continue }
+            return field
+        }
+        return nil
+    }
+}
+
 public struct RecordColumn: Sendable {
     /// The expression in the store's FROM clause, e.g. `c.name`.
     let sql: String
@@ -66,12 +88,16 @@ public struct RecordColumn: Sendable {
     /// An index keeps records in this column's order (with the id after it), so the first records
     /// in that order are read without a sort.
     let indexedOrder: Bool
+    /// Equal to one value, this column leaves few records (an id; a cafe's comments), found by an index.
+    let selective: Bool
 
-    init(_ sql: String, _ type: String, nullable: Bool = false, inSearchText: Bool = false, indexedOrder: Bool = false) {
+    init(_ sql: String, _ type: String, nullable: Bool = false, inSearchText: Bool = false, indexedOrder: Bool = false,
+         selective: Bool = false) {
         self.sql = sql
         self.type = type
         self.nullable = nullable
         self.inSearchText = inSearchText
         self.indexedOrder = indexedOrder
+        self.selective = selective
     }
 }

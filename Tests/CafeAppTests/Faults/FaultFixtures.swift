@@ -17,7 +17,7 @@ final class AppOnOwnCluster {
     init(_ label: String, environment: [String: String] = [:]) throws {
         directory = TestCluster.root.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))/pgdata")
         var config = Configuration(environment: ["LOG_LEVEL": "error", "PORT": "0", "HTTP_THREADS": "4", "DB_ACQUIRE_TIMEOUT": "1",
-                                                 "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
+                                                 "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
                                                  "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path].merging(environment) { $1 })
         config.dataDirectory = directory
         config.embeddedDurability = false

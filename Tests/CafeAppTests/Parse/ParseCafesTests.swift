@@ -116,10 +116,17 @@ final class ParseCafesTests: ParseTestCase {
             let json = String(decoding: try JSONSerialization.data(withJSONObject: ["name": "n", "IntroduceDetail": intro]), as: UTF8.self)
             ids[intro] = try createCafe(json, session: admin)
         }
-        for (needle, intro) in [("cafe", intros[0]), ("\u{301} au", intros[0]), ("ｶ", intros[1]), ("\u{1100}", intros[2]), ("\u{1161}\u{11A8}", intros[2])] {
+        func search(_ needle: String) throws -> Reply {
             let regex = String(decoding: try JSONSerialization.data(withJSONObject: ["$regex": "\\Q\(needle)\\E"]), as: UTF8.self)
-            let r = try parse("GET", "/classes/CafeMaster" + query([("where", #"{"IntroduceDetail":\#(regex)}"#)]))
-            XCTAssertEqual(results(r).compactMap { $0["objectId"] as? String }, [ids[intro]!], "\(needle.unicodeScalars.map { String($0.value, radix: 16) })")
+            return try parse("GET", "/classes/CafeMaster" + query([("where", #"{"IntroduceDetail":\#(regex)}"#)]))
+        }
+        for (needle, intro) in [("cafe", intros[0]), ("\u{301} au", intros[0]), ("ｶﾞﾗｽ", intros[1]), ("\u{11A8} 국", intros[2])] {
+            XCTAssertEqual(results(try search(needle)).compactMap { $0["objectId"] as? String }, [ids[intro]!], "\(needle.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        // Nothing of these may be looked up (each may compose with what follows or precedes it in
+        // the text): refused as a query that would read every cafe, not answered wrongly.
+        for needle in ["ｶ", "ｶﾞ", "\u{1100}", "\u{1100}\u{1161}", "\u{1161}\u{11A8}"] {
+            assertParseError(try search(needle), 400, 102)
         }
     }
 }

@@ -10,14 +10,15 @@ class ParseTestCase: APITestCase {
     static let appID = "cafe"
 
     func parse(_ method: String, _ path: String, json: String? = nil, session: String? = nil,
-               appID: String? = ParseTestCase.appID, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> Reply {
+               appID: String? = ParseTestCase.appID, headers: [String: String] = [:], body: [UInt8]? = nil,
+               from source: String? = nil) throws -> Reply {
         var h = ["X-Parse-Installation-Id": "5f1c3b6e-8d0a-4f5e-9c1d-2a7b8e9f0a1b", "X-Parse-Client-Version": "swift5.11.0",
                  "X-Parse-Request-Id": UUID().uuidString.lowercased(), "Content-Type": "application/json"]
         if let appID { h["X-Parse-Application-Id"] = appID }
         if let session { h["X-Parse-Session-Token"] = session }
         h.merge(headers) { $1 }
-        if let json { return try call(method, "/parse" + path, json: json, headers: h) }
-        return try call(method, "/parse" + path, headers: h, body: body)
+        if let json { return try call(method, "/parse" + path, json: json, headers: h, from: source) }
+        return try call(method, "/parse" + path, headers: h, body: body, from: source)
     }
 
     /// A query string with each value percent-encoded, as URLComponents writes it.

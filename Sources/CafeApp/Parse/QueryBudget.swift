@@ -1,0 +1,19 @@
+import Foundation
+
+/// What a query shaped by the client (`/parse`'s `where`, `order`, `skip`) may cost. `/v1` needs
+/// none: its listings have fixed orders on indexes, keyset cursors instead of `skip`, at most 8
+/// keywords and 100 rows, and a capped search. Each refusal is a 400 (Parse code 102) naming the
+/// limit and its variable.
+///
+/// - `skip` at most `QUERY_MAX_SKIP` (default 10,000): PostgreSQL reads and drops every skipped row.
+/// - `$in`/`$nin` with at most `QUERY_MAX_IN` values (default 100).
+/// - `order` only on fields an index keeps in order (`createdAt`, `objectId`).
+/// - text (`$regex`) only where the search index narrows it, or with an equality on `objectId`
+///   (or a comment's `CafeMasterObjectId`).
+/// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
+///   database time per query, instead of the 5 s of `DB_QUERY_TIMEOUT`.
+struct QueryBudget: Sendable {
+    var maxSkip = 10_000
+    var maxInValues = 100
+    var anonymousTimeout: TimeInterval? = 1
+}

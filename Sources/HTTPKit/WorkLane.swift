@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// A bounded pool of threads for one class of costly requests (hashing a password, running a
+/// query). The server suspends the request's connection, a lane thread answers it, and the
+/// connection is resumed: the libmicrohttpd thread that owns the connection — and every other
+/// keep-alive connection on it — goes on meanwhile, so `/healthz` never waits behind a log-in.
+///
+/// At most `threads` requests of the class run at once and at most `queueLimit` wait; past that a
+/// request is refused at once (503 `overloaded`, `Retry-After`), never queued without bound.
+public final class WorkLane: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var name: String
+        public var threads: Int
+        public var queueLimit: Int
+
+        public init(name: String, threads: Int, queueLimit: Int) {
+            self.name = name
+            self.threads = max(1, threads)
+            self.queueLimit = max(0, queueLimit)
+        }
+    }
+
+    public let configuration: Configuration
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var jobs: [() -> Void] = []
+    private var head = 0
+    private var running = 0
+    private var stopped = false
+    private var threads: [Thread] = []
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Requests waiting for a thread of this lane, and being answered by one.
+    public var load: (waiting: Int, running: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (jobs.count - head, running)
+    }
+
+    func start() {
+        for i in 0..<configuration.threads {
+            let thread = Thread { [self] in work() }
+            thread.name = "\(configuration.name)-\(i)"
+            thread.stackSize = 1 << 20
+            threads.append(thread)
+            thread.start()
+        }
+    }
+
+    /// Queues `job` unless the lane is full, calling `onAccept` first; false when it is full (the
+    /// caller answers 503).
+    func submit(onAccept: () -> Void, _ job: @escaping () -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running) else { return false }
+        onAccept()
+        jobs.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Lets the threads finish the queued jobs, then end.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while head == jobs.count && !stopped { condition.wait() }
+            if head == jobs.count {
+                condition.unlock()
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head > 1024 && head * 2 > jobs.count {   // drop the consumed front now and then
+                jobs.removeFirst(head)
+                head = 0
+            }
+            running += 1
+            condition.unlock()
+            job()
+            condition.lock()
+            running -= 1
+            condition.unlock()
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import CafeDomain
+import CafeStore
+import CafeTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// The limits that keep cheap requests flowing, as the application wires them.
+final class CostControlTests: APITestCase {
+    override var extraEnvironment: [String: String] {
+        ["HASH_THREADS": "1", "HASH_QUEUE": "0", "UPLOAD_QUOTA_BYTES": "300", "MAX_JSON_BODY_BYTES": "1024"]
+    }
+
+    /// Log-ins run on the password-hashing lane: with its one thread busy and no queue, the rest
+    /// are refused at once (503 `overloaded`), and reads go on meanwhile.
+    func testAFullHashingLaneRefusesLogInsAtOnceWhileReadsGoOn() throws {
+        try signUp("hasher")
+        let port = app.server.port
+        struct Seen: Sendable { let status: Int; let code: String?; let retryAfter: String? }
+        let replies = Mutex<[Seen]>([])
+        let group = DispatchGroup()
+        for i in 0..<6 {
+            DispatchQueue.global().async(group: group) {
+                let client = try? RawHTTPClient(port: port, from: "127.0.1.\(i + 1)")
+                if let reply = (try? client?.request("POST", "/v1/sessions", json: #"{"username":"hasher","password":"correct horse battery"}"#)) ?? nil {
+                    let seen = Seen(status: reply.status, code: reply.json()["code"] as? String, retryAfter: reply.headers["retry-after"])
+                    replies.withLock { $0.append(seen) }
+                }
+            }
+        }
+        XCTAssertEqual(try call("GET", "/v1/cafes?limit=1").status, 200)
+        XCTAssertEqual(try call("GET", "/healthz").status, 200)
+        group.wait()
+        let all = replies.withLock { $0 }
+        XCTAssertEqual(all.count, 6)
+        XCTAssertTrue(all.contains { $0.status == 201 }, "\(all.map(\.status))")
+        XCTAssertEqual(all.filter { $0.status != 201 && $0.status != 503 }.map(\.status), [])
+        let refused = try XCTUnwrap(all.first { $0.status == 503 }, "\(all.map(\.status))")
+        XCTAssertEqual(refused.code, "overloaded")
+        XCTAssertEqual(refused.retryAfter, "1")
+    }
+
+    func testJSONBodiesAreSmallAndPhotosMayBeLarge() throws {
+        let (_, token) = try signUp("writer")
+        let padded = #"{"username":"someone","password":"correct horse battery","email":"\#(String(repeating: "a", count: 1100))@x.jp"}"#
+        assertProblem(try call("POST", "/v1/users", json: padded), 413, "payload_too_large")
+        // An upload may be larger than any JSON body (here within the 300-byte daily quota too).
+        let photo = FilesAPITests.png + Array(repeating: 9, count: 150)
+        XCTAssertEqual(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo).status, 201)
+    }
+
+    /// A user's uploads of the last 24 hours may not pass the quota; the check and the insert are
+    /// one step, so parallel uploads cannot pass it together.
+    func testTheDailyUploadQuota() throws {
+        let (_, token) = try signUp("uploader")
+        let photo = FilesAPITests.png   // 108 bytes: two fit in 300, a third does not
+        let port = app.server.port
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let client = try? RawHTTPClient(port: port)
+            let status = (try? client?.request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/png"], body: photo))??.status ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        XCTAssertEqual(statuses.withLock { $0 }.sorted(), [201, 201, 429, 429])
+        let refused = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo)
+        assertProblem(refused, 429, "upload_quota_exceeded")
+        XCTAssertTrue((refused.json()["detail"] as? String ?? "").contains("UPLOAD_QUOTA_BYTES"))
+        XCTAssertNotNil(Int(refused.headers["retry-after"] ?? ""))
+        // Another user has a quota of their own; a day later the first has theirs back.
+        XCTAssertEqual(try call("POST", "/v1/files", token: try signUp("other").token, headers: ["Content-Type": "image/png"], body: photo).status, 201)
+        try pool.query("UPDATE files SET created_at = created_at - interval '25 hours'")
+        XCTAssertEqual(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo).status, 201)
+    }
+
+    /// A conditional request that the client's copy satisfies never reads the photo's bytes.
+    func testA304DoesNotReadThePhoto() throws {
+        let (_, token) = try signUp("viewer")
+        let stored = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png).json()
+        let id = try XCTUnwrap(FileID(try XCTUnwrap(stored["id"] as? String)))
+        let files = FileRepository(pool: pool)
+        let digest = try XCTUnwrap(try files.find(id)).sha256Hex
+        XCTAssertEqual(try files.find(id)?.bytes, FilesAPITests.png)
+        XCTAssertEqual(try files.find(id, knownDigests: [digest])?.bytes, [], "known: not read")
+        XCTAssertEqual(try files.find(id, knownDigests: ["*"])?.bytes, [])
+        XCTAssertEqual(try files.find(id, knownDigests: ["other"])?.bytes, FilesAPITests.png)
+        for header in ["\"\(digest)\"", "W/\"\(digest)\"", "\"x\", \"\(digest)\"", "*"] {
+            XCTAssertEqual(try call("GET", "/v1/files/\(id)", headers: ["If-None-Match": header]).status, 304, header)
+        }
+        for header in [digest, "\"x\""] {   // unquoted is not an entity tag
+            let r = try call("GET", "/v1/files/\(id)", headers: ["If-None-Match": header])
+            XCTAssertEqual(r.status, 200, header)
+            XCTAssertEqual(r.body, FilesAPITests.png, header)
+        }
+    }
+}
+
+/// Reads are limited per address too, generously; the operations endpoints never are.
+final class ReadRateLimitTests: ParseTestCase {
+    override var extraEnvironment: [String: String] { ["RATE_LIMIT_READS": "4", "RATE_LIMIT_EXEMPT": "127.0.2.9"] }
+
+    func testReadsPerAddressAreLimitedInEachAPIsFormat() throws {
+        for _ in 0..<4 { XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.1").status, 200) }
+        let limited = try call("GET", "/v1/cafes/1", from: "127.0.2.1")
+        assertProblem(limited, 429, "rate_limited")
+        XCTAssertNotNil(Int(limited.headers["retry-after"] ?? ""))
+        XCTAssertTrue((limited.json()["detail"] as? String ?? "").contains("4"))
+        // One bucket per address, across both APIs: /parse is limited too, in Parse's format.
+        let parseLimited = try parse("GET", "/classes/CafeMaster", headers: [:], from: "127.0.2.1")
+        assertParseError(parseLimited, 429, 155)
+        XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.2").status, 200, "another address has its own")
+        for _ in 0..<10 { XCTAssertEqual(try call("GET", "/healthz", from: "127.0.2.1").status, 200) }
+        for _ in 0..<10 { XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.9").status, 200, "exempt") }
+    }
+}

@@ -1,0 +1,61 @@
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import XCTest
+
+/// What a client-shaped query may cost: each limit refuses with 102 and names itself.
+final class ParseQueryBudgetTests: ParseTestCase {
+    override var extraEnvironment: [String: String] { ["QUERY_MAX_SKIP": "50", "QUERY_MAX_IN": "3", "QUERY_ANONYMOUS_TIMEOUT": "0.2"] }
+
+    private func find(_ className: String, _ items: [(String, String)], session: String? = nil) throws -> Reply {
+        try parse("GET", "/classes/\(className)" + query(items), session: session)
+    }
+
+    private func assertRefused(_ r: Reply, mentioning words: [String], file: StaticString = #filePath, line: UInt = #line) {
+        assertParseError(r, 400, 102, file: file, line: line)
+        let message = r.json()["error"] as? String ?? ""
+        for word in words { XCTAssertTrue(message.contains(word), "\(message) should name \(word)", file: file, line: line) }
+    }
+
+    func testSkipAndInListsAreCapped() throws {
+        XCTAssertEqual(try find("CafeMaster", [("skip", "50")]).status, 200)
+        assertRefused(try find("CafeMaster", [("skip", "51")]), mentioning: ["50", "QUERY_MAX_SKIP"])
+        XCTAssertEqual(try find("CafeMaster", [("where", #"{"objectId":{"$in":["a","b","c"]}}"#)]).status, 200)
+        assertRefused(try find("CafeMaster", [("where", #"{"objectId":{"$nin":["a","b","c","d"]}}"#)]), mentioning: ["$nin", "3", "QUERY_MAX_IN"])
+    }
+
+    func testOrderOnlyOnIndexedFields() throws {
+        for order in ["-createdAt", "createdAt", "objectId", "-createdAt,objectId"] {
+            XCTAssertEqual(try find("CafeMaster", [("order", order)]).status, 200, order)
+            XCTAssertEqual(try find("CafeTransactionComment", [("order", order)]).status, 200, order)
+        }
+        assertRefused(try find("CafeMaster", [("order", "-commentSum")]), mentioning: ["commentSum", "createdAt or objectId"])
+        assertRefused(try find("CafeMaster", [("order", "-createdAt,name")]), mentioning: ["name"])
+        assertRefused(try find("CafeTransactionComment", [("order", "CafeCommentStar,-updatedAt")]), mentioning: ["CafeCommentStar"])
+    }
+
+    func testTextOnlyWhereTheSearchIndexOrAnEqualityNarrowsIt() throws {
+        XCTAssertEqual(try find("CafeMaster", [("where", #"{"IntroduceDetail":{"$regex":"\\Q珈琲\\E"}}"#)]).status, 200)
+        // A comment's text is not in the search index: only within one cafe (or one comment).
+        assertRefused(try find("CafeTransactionComment", [("where", #"{"CafeCommentDetail":{"$regex":"\\Qgood\\E"}}"#)]),
+                      mentioning: ["CafeCommentDetail", "CafeMasterObjectId"])
+        XCTAssertEqual(try find("CafeTransactionComment", [("where", #"{"CafeMasterObjectId":"1","CafeCommentDetail":{"$regex":"\\Qgood\\E"}}"#)]).status, 200)
+        // Nothing of a lone combining mark can be looked up.
+        assertRefused(try find("CafeMaster", [("where", #"{"name":{"$regex":"\\Q\u0301\\E"}}"#)]), mentioning: ["name"])
+    }
+
+    /// Without a session a query gets QUERY_ANONYMOUS_TIMEOUT of database time; with one, the
+    /// ordinary statement timeout.
+    func testAnAnonymousQueryOverItsTimeIsRefusedAndALoggedInOneIsNot() throws {
+        let (_, session) = try parseSignUp("budgeted")
+        // Holding a lock the query needs makes it wait: time it cannot use.
+        let blocker = try Connection(conninfo: db.conninfo)
+        try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
+        let started = Date()
+        assertRefused(try find("CafeMaster", [("limit", "1")]), mentioning: ["QUERY_ANONYMOUS_TIMEOUT", "log in"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? blocker.execute(script: "ROLLBACK") }
+        XCTAssertEqual(try find("CafeMaster", [("limit", "1")], session: session).status, 200, "waits out the lock")
+        XCTAssertEqual(try find("CafeMaster", [("limit", "1")]).status, 200, "the lock is gone")
+    }
+}

@@ -1,0 +1,68 @@
+import CafeTestSupport
+import Foundation
+import HTTPKit
+import JSONLogging
+import XCTest
+
+/// Costly routes run on their lane with the connection suspended: the thread that reads
+/// connections goes on answering the others, and a full lane refuses at once.
+final class WorkLaneTests: XCTestCase {
+    var server: HTTPServer!
+    let release = DispatchSemaphore(value: 0)
+    let started = DispatchSemaphore(value: 0)
+    let lane = WorkLane(.init(name: "query", threads: 1, queueLimit: 1))
+
+    override func setUpWithError() throws {
+        let (release, started) = (release, started)
+        let logger = Logger(label: "test", minimum: .error)
+        let problems = RouteGroup.problems(logger: logger)
+        let cheap = RouteGroup(routes: [("GET", "/healthz", { _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
+        let costly = RouteGroup(routes: [("GET", "/slow/{n}", { req in
+            started.signal()
+            release.wait()
+            let n = try req.pathParameter("n")
+            return Response.json { w in w.object { w.field("n", n) } }
+        })], renderError: problems, cost: RouteCost(lane: lane))
+        let router = Router(groups: [cheap, costly], unmatched: problems)
+        // One connection-reading thread: every connection shares it, as keep-alive clients do.
+        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: logger, lanes: [lane],
+                            cost: { router.cost(method: $0, path: $1) }, respond: { router.respond(to: $0) })
+        try server.start()
+    }
+
+    override func tearDown() {
+        for _ in 0..<4 { release.signal() }
+        server?.shutdown()
+    }
+
+    func testACheapRequestIsAnsweredWhileACostlyOneRunsAndAFullLaneRefusesAtOnce() throws {
+        let first = try RawHTTPClient(port: server.port)
+        try first.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success, "the costly request runs")
+
+        // The only reading thread is free: the health check does not wait for the costly request.
+        let health = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/healthz")
+        XCTAssertEqual(health.status, 200)
+
+        // One thread busy, one place in the queue: the second waits, the third is refused at once.
+        let second = try RawHTTPClient(port: server.port)
+        try second.send("GET /slow/2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let deadline = Date().addingTimeInterval(5)
+        while lane.load.waiting < 1 && Date() < deadline { usleep(1_000) }
+        XCTAssertEqual(lane.load.waiting, 1)
+        let refused = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/slow/3")
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertEqual(refused.headers["retry-after"], "1")
+        XCTAssertEqual(refused.json()["code"] as? String, "overloaded")
+
+        release.signal()
+        let answer = try first.readResponse()
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(answer.json()["n"] as? String, "1")
+        XCTAssertFalse((answer.headers["x-request-id"] ?? "").isEmpty)
+        release.signal()
+        XCTAssertEqual(try second.readResponse().json()["n"] as? String, "2")
+        // The resumed connection is kept alive and serves the next request.
+        XCTAssertEqual(try first.request("GET", "/healthz").status, 200)
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `make overload`: do cheap requests keep flowing while the world is hostile? On 20,000 cafes and
+# 200,000 comments (release build, default settings and rate limits), measures /healthz and the
+# cafe list alone, then again while ten anonymous clients send the most expensive /parse queries
+# and log-in floods hit every spelling of both log-in routes (tools/overload_clients.py, each
+# client from its own 127.0.x.y address). Passes when, under attack, /healthz p99 ≤ 25 ms and the
+# list keeps ≥ 0.5× its own unloaded rate with p99 ≤ 3× its unloaded p99.
+#
+# The measuring client (wrk, 127.0.0.1) is RATE_LIMIT_EXEMPT: it stands for many ordinary
+# clients; the attackers run under the default limits.
+#
+#   OVERLOAD_CAFES (20000)  OVERLOAD_COMMENTS (200000)  OVERLOAD_DURATION (10s)  OVERLOAD_CONNECTIONS (16)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cafes=${OVERLOAD_CAFES:-20000}
+comments=${OVERLOAD_COMMENTS:-200000}
+duration=${OVERLOAD_DURATION:-10s}
+conns=${OVERLOAD_CONNECTIONS:-16}
+port=18280
+work=.build/overload
+data=$work/pgdata
+cafe=.build/release/cafe
+export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
+conninfo="host=$PWD/$data user=cafe dbname=cafe"
+base=http://127.0.0.1:$port
+
+step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+rm -rf "$work" && mkdir -p "$work"
+
+step "starting cafe serve (release, embedded PostgreSQL, default limits; 127.0.0.1 exempt)"
+RATE_LIMIT_EXEMPT=127.0.0.1 "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
+pids+=("$!")
+for _ in $(seq 1 120); do curl -sf "$base/readyz" > /dev/null && break; sleep 0.5; done
+curl -sf "$base/readyz" > /dev/null || { cat "$work/serve.log"; exit 1; }
+
+step "seeding $cafes cafes and $comments comments"
+"$cafe" seed --cafes "$cafes" --comments "$comments"
+psql "$conninfo" -Xq -c "VACUUM ANALYZE"
+echo "the admin password" | "$cafe" admin create-user --username admin --password-stdin > /dev/null
+busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
+
+to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
+# measure TARGET -> "rps p99_ms"
+measure() {
+    local out
+    out=$(wrk -t2 -c"$conns" -d"$duration" --latency "$1")
+    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
+}
+
+step "unloaded: /healthz and the cafe list"
+wrk -t2 -c"$conns" -d2s "$base/v1/cafes?limit=20" > /dev/null   # warm-up
+read -r health_rps health_p99 <<< "$(measure "$base/healthz")"
+read -r list_rps list_p99 <<< "$(measure "$base/v1/cafes?limit=20")"
+
+step "under attack: ten anonymous expensive /parse clients and sixteen log-in flooders"
+python3 tools/overload_clients.py "$port" "$busiest" > "$work/attack.txt" 2>&1 &
+attack_pid=$!
+pids+=("$attack_pid")
+sleep 3
+read -r health_rps_a health_p99_a <<< "$(measure "$base/healthz")"
+read -r list_rps_a list_p99_a <<< "$(measure "$base/v1/cafes?limit=20")"
+kill -INT "$attack_pid"; wait "$attack_pid" 2>/dev/null || true
+
+ratio=$(echo "scale=2; $list_rps_a / $list_rps" | bc)
+p99_ratio=$(echo "scale=2; $list_p99_a / $list_p99" | bc)
+verdict() { if [ "$(echo "$1" | bc)" = 1 ]; then echo "✔"; else echo "✘"; fi; }
+h=$(verdict "$health_p99_a <= 25"); r=$(verdict "$ratio >= 0.5"); p=$(verdict "$p99_ratio <= 3")
+
+echo
+echo "CafeReview overload — $(date -u +%Y-%m-%dT%H:%MZ) — $(nproc) cores — $cafes cafes, $comments comments, wrk -c$conns"
+echo
+echo "| | alone | under attack | goal |"
+echo "|---|---|---|---|"
+echo "| /healthz | $health_rps req/s, p99 $health_p99 ms | $health_rps_a req/s, p99 $health_p99_a ms | p99 ≤ 25 ms $h |"
+echo "| cafe list (newest 20) | $list_rps req/s, p99 $list_p99 ms | $list_rps_a req/s, p99 $list_p99_a ms | rate ≥ 0.5× ($ratio) $r, p99 ≤ 3× ($p99_ratio) $p |"
+echo
+echo "What the attackers were answered (status: count):"
+sed 's/^/  /' "$work/attack.txt"
+[ "$h$r$p" = "✔✔✔" ]
