@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -172,4 +174,9 @@ pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const e
     prepare_child_signals(SIGTERM, parent);
     execve(path, argv, envp);
     _exit(127);
+}
+
+int cafe_set_thread_niceness(int niceness) {
+    // Linux keeps a niceness per thread: PRIO_PROCESS with a thread id sets only that thread's.
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
 }

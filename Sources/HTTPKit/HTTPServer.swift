@@ -59,7 +59,7 @@ public final class HTTPServer: @unchecked Sendable {
     let respond: @Sendable (Request) -> Response
     /// What a request line's route may cost: its lane and its body limit.
     let cost: @Sendable (_ method: String, _ path: String) -> RouteCost
-    let lanes: [WorkLane]
+    public let lanes: [WorkLane]
     let logger: Logger
     let inFlight = Atomic<Int>(0)
     /// Set by `shutdown()`: requests that start from now on are refused.

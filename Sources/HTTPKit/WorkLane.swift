@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 import Synchronization
 
@@ -16,11 +17,15 @@ public final class WorkLane: @unchecked Sendable {
         public var name: String
         public var threads: Int
         public var queueLimit: Int
+        /// The threads' CPU niceness (0–19): work that may wait, such as password hashing, runs
+        /// at a lower priority so that it takes only the CPU the other requests leave.
+        public var niceness: Int32
 
-        public init(name: String, threads: Int, queueLimit: Int) {
+        public init(name: String, threads: Int, queueLimit: Int, niceness: Int32 = 0) {
             self.name = name
             self.threads = max(1, threads)
             self.queueLimit = max(0, queueLimit)
+            self.niceness = min(max(niceness, 0), 19)
         }
     }
 
@@ -75,6 +80,7 @@ public final class WorkLane: @unchecked Sendable {
     }
 
     private func work() {
+        if configuration.niceness > 0 { _ = cafe_set_thread_niceness(configuration.niceness) }
         while true {
             condition.lock()
             while head == jobs.count && !stopped { condition.wait() }

@@ -46,4 +46,7 @@ uint16_t cafe_socket_port(int fd);
 /// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.
 pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd);
 
+/// Sets the calling thread's CPU niceness (0–19); 0 on success, -1 with errno.
+int cafe_set_thread_niceness(int niceness);
+
 #endif

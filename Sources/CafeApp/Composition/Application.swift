@@ -13,6 +13,7 @@ public final class Application: Sendable {
     public let router: Router
     public let server: HTTPServer
     public let migrator: Migrator
+    private let heavyQueries: ConnectionPool
 
     public init(configuration: Configuration, database: Database) throws {
         self.configuration = configuration
@@ -39,7 +40,8 @@ public final class Application: Sendable {
         let problems = ErrorMapping.problems(logger: logger)
         // Costly work runs on lanes, off the threads that read connections (see `WorkLane`).
         let queries = WorkLane(.init(name: "query", threads: configuration.queryThreads, queueLimit: configuration.queryQueue))
-        let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue))
+        let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue,
+                                     niceness: configuration.hashNiceness))
         // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
         let upload = RouteCost(lane: queries, maxBodyBytes: configuration.maxBodyBytes)
@@ -59,8 +61,15 @@ public final class Application: Sendable {
                             middleware: [rateLimits, IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
+        // Heavy /parse queries (see `QueryBudget`) on connections of their own, at a lower CPU priority.
+        heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavy.limit,
+                                            acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
+                                            settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
+                                            preparedStatementLimit: pool.configuration.preparedStatementLimit,
+                                            serverNiceness: configuration.heavyQueryNiceness),
+                                      logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics,
-                                                  budget: configuration.queryBudget, pool: pool)
+                                                  budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries))
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
                                       + parseFiles.routes,
                                   middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
@@ -92,6 +101,7 @@ public final class Application: Sendable {
     /// Graceful: refuse new requests, finish in-flight ones, then close the database.
     public func shutdown() {
         server.shutdown()
+        heavyQueries.close()
         database.close()
     }
 }

@@ -28,8 +28,15 @@ public struct Configuration: Sendable {
     /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
     public var hashThreads: Int
     public var hashQueue: Int
-    /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`: what a `/parse` query may cost (see `QueryBudget`).
+    /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing threads. A log-in
+    /// may wait a little; the cheap requests beside a flood of them should not.
+    public var hashNiceness: Int32
+    /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`:
+    /// what a `/parse` query may cost (see `QueryBudget`).
     var queryBudget: QueryBudget
+    /// `QUERY_HEAVY_NICE` (default 10; 0 off): the CPU niceness of the database processes that run
+    /// heavy `/parse` queries, where it can be set (the embedded database; see `ConnectionPool`).
+    public var heavyQueryNiceness: Int32?
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
     public var uploadQuotaBytes: Int?
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
@@ -115,13 +122,17 @@ public struct Configuration: Sendable {
         queryQueue = max(0, int("QUERY_QUEUE") ?? 256)
         hashThreads = max(1, int("HASH_THREADS") ?? ProcessInfo.processInfo.activeProcessorCount)
         hashQueue = max(0, int("HASH_QUEUE") ?? 32)
+        hashNiceness = Int32(min(max(int("HASH_NICE") ?? 10, 0), 19))
         databasePoolSize = int("DB_POOL_SIZE") ?? (queryThreads + hashThreads + 2)
         preparedStatementLimit = max(1, int("DB_PREPARED_STATEMENTS") ?? 256)
         let quota: Int = int("UPLOAD_QUOTA_BYTES") ?? 100 * 1024 * 1024
         uploadQuotaBytes = quota > 0 ? quota : nil
+        let niceness = int("QUERY_HEAVY_NICE") ?? 10
+        heavyQueryNiceness = niceness > 0 ? Int32(min(niceness, 19)) : nil
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
         queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
-                                  anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil)
+                                  anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,
+                                  heavy: ConcurrencyGate(limit: int("QUERY_HEAVY_CONCURRENCY") ?? 1, queueLimit: int("QUERY_HEAVY_QUEUE") ?? 0))
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
         databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024

@@ -29,8 +29,12 @@ struct MetricsController: Sendable {
         Prometheus.gauge("cafe_db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))], into: &out)
         if let server = server.current {
             Prometheus.gauge("cafe_http_connections_open", "Open HTTP connections.", [("", Double(server.openConnections))], into: &out)
-            Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request too slowly.", type: "counter",
-                             [("", Double(server.slowConnectionsCut))], into: &out)
+            Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request or reading an answer too slowly.",
+                             type: "counter", [("", Double(server.slowConnectionsCut))], into: &out)
+            let lanes = server.lanes.map { ($0.configuration.name, $0.load) }
+            Prometheus.gauge("cafe_lane_requests", "Requests on each work lane, running or waiting for a thread.",
+                             lanes.flatMap { [("lane=\"\($0.0)\",state=\"running\"", Double($0.1.running)),
+                                              ("lane=\"\($0.0)\",state=\"waiting\"", Double($0.1.waiting))] }, into: &out)
         }
         databaseMetrics(into: &out)
         processMetrics(into: &out)

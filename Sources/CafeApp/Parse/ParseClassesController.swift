@@ -13,8 +13,22 @@ struct ParseClassesController: Sendable {
     let files: FileRepository
     let gramStatistics: GramStatistics
     let budget: QueryBudget
-    /// For the anonymous queries' tighter statement timeout.
-    let pool: ConnectionPool
+    /// Where queries run: the regular stores, and for heavy ones stores on connections of their own
+    /// whose database processes run at a lower CPU priority (`QUERY_HEAVY_NICE`).
+    let regular: QueryStores
+    let heavy: QueryStores
+
+    struct QueryStores: Sendable {
+        let cafes: CafeRepository
+        let comments: CommentRepository
+        let pool: ConnectionPool
+
+        init(pool: ConnectionPool) {
+            self.pool = pool
+            cafes = CafeRepository(pool: pool)
+            comments = CommentRepository(pool: pool)
+        }
+    }
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -50,27 +64,36 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
-            let (items, count) = try withinBudget(anonymous: anonymous) {
-                (q.query.limit == 0 ? [] : try cafes.find(q.query, statistics: gramStatistics),
-                 q.count ? try cafes.count(q.query, statistics: gramStatistics) : nil)
+            let (items, count) = try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+                (q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics),
+                 q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil)
             }
             let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
             return results(items, count: count) { writer.cafe($0, $1) }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
-            let (items, count) = try withinBudget(anonymous: anonymous) {
-                (q.query.limit == 0 ? [] : try comments.find(q.query), q.count ? try comments.count(q.query) : nil)
+            let (items, count) = try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+                (q.query.limit == 0 ? [] : try stores.comments.find(q.query), q.count ? try stores.comments.count(q.query) : nil)
             }
             let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
             return results(items, count: count) { writer.comment($0, $1) }
         }
     }
 
-    /// Runs an anonymous query under `QUERY_ANONYMOUS_TIMEOUT`; over it, the query is refused.
-    private func withinBudget<T>(anonymous: Bool, _ body: () throws -> T) throws -> T {
+    /// Runs a heavy query only in a free place of its gate, and an anonymous one under
+    /// `QUERY_ANONYMOUS_TIMEOUT`; past either, the query is refused.
+    private func withinBudget<T>(anonymous: Bool, heavy isHeavy: Bool, _ body: (QueryStores) throws -> T) throws -> T {
+        guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try body(regular) } }
+        guard let value = try budget.heavy.run({ try withinTime(anonymous: anonymous, heavy) { try body(heavy) } }) else {
+            throw Problem.unavailable("overloaded", "Too many searches and counts are running; retry.", retryAfter: 1)
+        }
+        return value
+    }
+
+    private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: () throws -> T) throws -> T {
         guard anonymous, let timeout = budget.anonymousTimeout else { return try body() }
         do {
-            return try pool.withStatementTimeout(timeout, body)
+            return try stores.pool.withStatementTimeout(timeout, body)
         } catch let error as PostgresError where error.sqlState == SQLState.queryCanceled {
             throw ParseError.invalidQuery("The query needed more than the \(timeout.formatted()) s of database time a query without a session may take "
                                           + "(QUERY_ANONYMOUS_TIMEOUT): narrow it, or log in.")

@@ -12,6 +12,11 @@ struct ParseQuery<Field: RecordField> {
 
     static var maxLimit: Int { 1000 }
 
+    /// Costly by its shape, whatever its route: a text search, a count, or records past the first 1,000.
+    var isHeavy: Bool {
+        count || query.skip + query.limit > 1000 || query.constraints.contains { if case .text = $0 { true } else { false } }
+    }
+
     /// The parameters of a GET query as JSON values: `where` (and JSON-array `order`/`keys`) parsed.
     static func parameters(fromQueryString query: [String: String]) throws -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPKit
 
 /// What a query shaped by the client (`/parse`'s `where`, `order`, `skip`) may cost. `/v1` needs
 /// none: its listings have fixed orders on indexes, keyset cursors instead of `skip`, at most 8
@@ -12,8 +13,13 @@ import Foundation
 ///   (or a comment's `CafeMasterObjectId`).
 /// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
 ///   database time per query, instead of the 5 s of `DB_QUERY_TIMEOUT`.
+/// - a heavy query (a text search, a count, or past the first 1,000 records) runs only while one of
+///   `QUERY_HEAVY_CONCURRENCY` places is free (default 1), `QUERY_HEAVY_QUEUE` (default 0) may wait
+///   for one; past that, 503 `overloaded` at once. However many clients send them, heavy queries use
+///   at most that many of the database's cores, and the cheap requests beside them keep the rest.
 struct QueryBudget: Sendable {
     var maxSkip = 10_000
     var maxInValues = 100
     var anonymousTimeout: TimeInterval? = 1
+    var heavy = ConcurrencyGate(limit: 1, queueLimit: 0)
 }

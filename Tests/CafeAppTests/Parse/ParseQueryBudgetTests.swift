@@ -1,6 +1,7 @@
 import CafeTestSupport
 import Foundation
 import PostgresKit
+import Synchronization
 import XCTest
 
 /// What a client-shaped query may cost: each limit refuses with 102 and names itself.
@@ -57,5 +58,35 @@ final class ParseQueryBudgetTests: ParseTestCase {
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = try? blocker.execute(script: "ROLLBACK") }
         XCTAssertEqual(try find("CafeMaster", [("limit", "1")], session: session).status, 200, "waits out the lock")
         XCTAssertEqual(try find("CafeMaster", [("limit", "1")]).status, 200, "the lock is gone")
+    }
+
+    /// Heavy queries (a text search, a count) take turns at one place: while one runs, another is
+    /// refused at once (503 `overloaded`), and a light query is not held up.
+    func testHeavyQueriesTakeTurnsAndLightOnesDoNot() throws {
+        let (_, session) = try parseSignUp("heavy")
+        let blocker = try Connection(conninfo: db.conninfo)
+        try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
+        let port = app.server.port
+        let first = DispatchSemaphore(value: 0)
+        let firstStatus = Mutex(0)
+        DispatchQueue.global().async {
+            let client = try? RawHTTPClient(port: port)
+            let reply = try? client?.request("GET", "/parse/classes/CafeMaster?count=1&limit=0",
+                                              headers: ["X-Parse-Application-Id": "cafe", "X-Parse-Session-Token": session])
+            firstStatus.withLock { $0 = reply?.status ?? 0 }
+            first.signal()
+        }
+        // Wait until the first holds the place (its connection waits on the lock).
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, try pool.query("SELECT count(*)::int FROM pg_stat_activity WHERE application_name = 'cafe-heavy-queries' AND wait_event_type = 'Lock'").one().decode(0, as: Int.self) == 0 {
+            usleep(20_000)
+        }
+        let refused = try find("CafeMaster", [("where", #"{"IntroduceDetail":{"$regex":"\\Q珈琲\\E"}}"#)], session: session)
+        assertParseError(refused, 503, 1)
+        XCTAssertEqual(refused.headers["retry-after"], "1")
+        XCTAssertEqual(try find("CafeTransactionComment", [("limit", "5")], session: session).status, 200, "light, and on other tables: not held up")
+        _ = try blocker.execute(script: "ROLLBACK")
+        XCTAssertEqual(first.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(firstStatus.withLock { $0 }, 200)
     }
 }
