@@ -25,17 +25,13 @@ export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
 conninfo="host=$PWD/$data user=cafe dbname=cafe"
 base=http://127.0.0.1:$port
 
-step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+. bench/lib.sh
 rm -rf "$work" && mkdir -p "$work"
 
 step "starting cafe serve (release, embedded PostgreSQL, default limits; 127.0.0.1 exempt)"
-RATE_LIMIT_EXEMPT=127.0.0.1 ${OVERLOAD_SERVER_ENV:-} "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
-pids+=("$!")
-for _ in $(seq 1 120); do curl -sf "$base/readyz" > /dev/null && break; sleep 0.5; done
-curl -sf "$base/readyz" > /dev/null || { cat "$work/serve.log"; exit 1; }
+# OVERLOAD_SERVER_ENV: more settings for the server, e.g. "HTTP_THREADS=4 HASH_NICE=0", to compare.
+# shellcheck disable=SC2086
+start_serve $port "$work/serve.log" RATE_LIMIT_EXEMPT=127.0.0.1 ${OVERLOAD_SERVER_ENV:-}
 
 step "seeding $cafes cafes and $comments comments"
 "$cafe" seed --cafes "$cafes" --comments "$comments"
@@ -43,7 +39,6 @@ psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 echo "the admin password" | "$cafe" admin create-user --username admin --password-stdin > /dev/null
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
-to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
 # measure TARGET -> "rps p99_ms"
 measure() {
     local out

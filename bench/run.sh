@@ -20,24 +20,15 @@ export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
 conninfo="host=$PWD/$data user=cafe dbname=cafe"
 base=http://127.0.0.1:$port
 
-step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true
-    wait 2>/dev/null || true
-}
-trap cleanup EXIT
+. bench/lib.sh
+cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
 
 rm -rf "$work" && mkdir -p "$work/nginx/html"
 
 step "starting cafe serve (release, embedded PostgreSQL)"
 # wrk posts from one address as fast as it can: per-address rate limits off for the measurement.
-RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 "$cafe" serve --port $port --no-worker > "$work/serve.log" 2>&1 &
-serve_pid=$!
-pids+=("$serve_pid")
-for _ in $(seq 1 120); do curl -sf "$base/readyz" > /dev/null && break; sleep 0.5; done
-curl -sf "$base/readyz" > /dev/null || { cat "$work/serve.log"; exit 1; }
+start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
+serve_pid=${pids[-1]}
 
 step "seeding $cafes cafes and $comments comments"
 seed_started=$(date +%s.%N)
@@ -50,7 +41,6 @@ token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
 # --- measuring helpers -------------------------------------------------------------------------
-to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
 # wrk TARGET [script] -> "rps p50 p99"
 wrk_run() {
     local out

@@ -18,7 +18,7 @@ conninfo=${2:?libpq connection string}
 duration=${BENCH_DURATION:-3s}
 
 urlencode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1"; }
-to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
+. "$(dirname "$0")/lib.sh"
 
 printf '%-14s %-12s %-8s %8s %18s %18s %9s\n' case keyword sort matches "c1 p50/p99 ms" "c4 p50/p99 ms" "c4 req/s"
 for spec in "1-char common:の" "1-char rare:鰻" "2-char common:珈琲" "2-char rare:蕎麦" "3-char common:ケーキ" \

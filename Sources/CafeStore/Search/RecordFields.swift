@@ -49,22 +49,23 @@ extension CafeRepository {
     /// page soon). Every path returns the same rows.
     public func find(_ query: RecordQuery<CafeField>, statistics: GramStatistics) throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        let result = try narrowed(sql, statistics: statistics, tryWindow: sql.orderIsIndexed) {
+        let result = try narrowed(sql, statistics: statistics, window: sql.orderIsIndexed ? "cafes c" : nil) {
             sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: $0)
         }
         return try result.map(CafeColumns.decode)
     }
 
+    /// Counted through a bitmap of the gram index, in one statement: it is exact (the rows are
+    /// checked), and cheap for rare and common literals alike — a lookup would stop at its limit
+    /// just where counts are largest.
     public func count(_ query: RecordQuery<CafeField>, statistics: GramStatistics) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        // Counting many matches is cheapest through a bitmap of the gram index.
-        return try narrowed(sql, statistics: statistics, tryWindow: false, many: .grams) {
-            sql.count(from: CafeColumns.from, narrowing: $0)
+        return try pool.withConnection { conn in
+            try conn.queryPlannedPerCall(sql.count(from: CafeColumns.from, narrowing: sql.indexableCores.isEmpty ? .none : .grams))
         }.one().decode(0)
     }
 
-    private func narrowed(_ sql: RecordQuerySQL<CafeField>, statistics: GramStatistics, tryWindow: Bool,
-                          many: RecordQuerySQL<CafeField>.Narrowing = .none,
+    private func narrowed(_ sql: RecordQuerySQL<CafeField>, statistics: GramStatistics, window: String?,
                           _ statement: (RecordQuerySQL<CafeField>.Narrowing) -> SQL) throws -> QueryResult {
         let cores = sql.indexableCores
         // Before taking a connection: refreshing the statistics needs one of its own.
@@ -72,14 +73,14 @@ extension CafeRepository {
         let rare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
         return try pool.withConnection { conn in
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
-            if tryWindow && !rare {
-                let window = try conn.queryPlannedPerCall(statement(.window))
-                if window.count == sql.query.limit { return window }
+            if let window, !rare {
+                let first = try conn.queryPlannedPerCall(statement(.window(table: window)))
+                if first.count == sql.query.limit { return first }
             }
             do {
                 return try conn.queryPlannedPerCall(statement(.lookup(hints: rarest.map(\.gram))))
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
-                return try conn.queryPlannedPerCall(statement(many))
+                return try conn.queryPlannedPerCall(statement(.none))
             }
         }
     }

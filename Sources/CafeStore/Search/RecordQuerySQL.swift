@@ -15,8 +15,9 @@ struct RecordQuerySQL<Field: RecordField> {
         case grams
         /// Only among `cafe_matching_ids` (the search indexes, one gram per keyword looked up).
         case lookup(hints: [String])
-        /// Only among the first `CafeListing.walkLimit` records in the requested order.
-        case window
+        /// Only among the first `CafeListing.walkLimit` records of `table` (aliased as the columns
+        /// expect, e.g. `cafes c`) in the requested order, which must be an index's.
+        case window(table: String)
     }
 
     init(_ query: RecordQuery<Field>, idColumn: String) {
@@ -28,8 +29,16 @@ struct RecordQuerySQL<Field: RecordField> {
     func select(_ columns: SQL, from: SQL, narrowing: Narrowing = .none) -> SQL {
         let order = orderBy
         var conditions = whereConditions(narrowing)
-        if case .window = narrowing {
-            conditions.append("\(fixed: idColumn) IN (SELECT \(fixed: idColumn) FROM \(from) ORDER BY \(fixed: order) \(fixed: "LIMIT \(CafeListing.walkLimit)"))")
+        if case .window(let table) = narrowing {
+            // Walk the order's index for at most `walkLimit` records, keeping those whose text
+            // matches, and stop once the page is full: the inner rows stay in index order, so
+            // PostgreSQL needs no sort to take the first `skip + limit` of them.
+            let text = query.constraints.filter { if case .text = $0 { true } else { false } }.flatMap { condition($0, narrowing: .none) }
+            conditions.append("""
+                \(fixed: idColumn) IN (SELECT \(fixed: idColumn) FROM (SELECT * FROM \(fixed: table) ORDER BY \(fixed: order) \
+                \(fixed: "LIMIT \(CafeListing.walkLimit)")) \(fixed: table.split(separator: " ").last.map(String.init) ?? "") \
+                \(SQL.where(text)) ORDER BY \(fixed: order) LIMIT \(query.skip + query.limit))
+                """)
         }
         return "SELECT \(columns) FROM \(from) \(SQL.where(conditions)) ORDER BY \(fixed: order) LIMIT \(query.limit) OFFSET \(query.skip)"
     }
