@@ -2,15 +2,12 @@
 import Glibc
 #endif
 import Aggregation
-import CSystem
 import CafeApp
 import CafeDomain
 import CafeStore
 import DatabaseSetup
-import Dispatch
 import Foundation
 import JSONLogging
-import PostgresKit
 
 /// The `cafe` subcommands. Each returns the process exit status.
 enum Commands {
@@ -93,31 +90,17 @@ enum Commands {
             guard let seconds = Double(raw), seconds > 0 else { throw Arguments.Invalid(description: "--interval must be a positive number of seconds") }
             config.aggregationInterval = seconds
         }
-        let database = try Database.open(config, applicationName: "cafe-worker", logger: logger)
-        defer { database.close() }
-        let drain = OutboxDrain(pool: database.pool, logger: logger)
         if args.has("status") {
-            printStatus(try AggregationStatus.read(database.pool))
-            return 0
-        }
-        if args.has("reconcile") {
-            let drift = try Reconciler(pool: database.pool, logger: logger).run()
-            let result = try drain.drain()
-            print("reconcile: \(drift) cafe(s) had drifted; repaired \(result.cafesUpdated)")
-            return 0
-        }
-        if args.has("once") {
-            let result = try drain.drain()
+            printStatus(try Service.aggregationStatus(config, logger: logger))
+        } else if args.has("reconcile") {
+            let result = try Service.reconcile(config, logger: logger)
+            print("reconcile: \(result.drifted) cafe(s) had drifted; repaired \(result.repaired)")
+        } else if args.has("once") {
+            let result = try Service.drainOnce(config, logger: logger)
             print("outbox rows consumed: \(result.consumed), cafes updated: \(result.cafesUpdated)")
-            return 0
+        } else {
+            try Service.runWorker(config, logger: logger, waitForShutdown: ShutdownSignal().wait)
         }
-        let shutdown = ShutdownSignal()
-        let loop = Worker.loop(pool: database.pool, configuration: config, logger: logger)
-        loop.start()
-        logger.info("worker running", [("interval_s", String(config.aggregationInterval))])
-        shutdown.wait()
-        loop.stop()
-        logger.info("worker stopped")
         return 0
     }
 
@@ -146,12 +129,9 @@ enum Commands {
     static func migrate(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
         let args = try Arguments(raw, valued: [], boolean: ["status", "help"])
         if args.has("help") { print(migrateHelp); return 0 }
-        let database = try Database.open(config, applicationName: "cafe-migrate", logger: logger)
-        defer { database.close() }
-        let migrator = try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger)
         if args.has("status") {
             var current = true
-            for entry in try migrator.status(database.pool) {
+            for entry in try Service.migrationStatus(config, logger: logger) {
                 let state: String
                 switch entry.status {
                 case .applied(let at): state = "applied  \(at)"
@@ -163,7 +143,7 @@ enum Commands {
             }
             return current ? 0 : 1
         }
-        let applied = try migrator.migrate(database.pool)
+        let applied = try Service.migrate(config, logger: logger)
         print(applied.isEmpty ? "database is up to date" : "applied: \(applied.map { String(format: "%04d", $0) }.joined(separator: ", "))")
         return 0
     }
@@ -182,31 +162,25 @@ enum Commands {
         let args = try Arguments(raw, valued: ["cafes", "comments"], boolean: ["demo", "help"])
         if args.has("help") { print(seedHelp); return 0 }
         guard args.has("demo") || args["cafes"] != nil else { print(seedHelp); return 64 }
-        let database = try Database.open(config, applicationName: "cafe-seed", logger: logger)
-        defer { database.close() }
-        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
-        if args.has("demo") {
-            guard try DemoData(pool: database.pool).isEmpty() else {
-                print("the database is not empty; demo data is only added to an empty database")
-                return 1
-            }
-            try Service.seedDemoIfEmpty(database.pool, config: config, logger: logger)
+        let synthetic = try args.int("cafes").map { (cafes: $0, comments: try args.int("comments") ?? $0 * 10) }
+        let terminal = isatty(STDERR_FILENO) == 1
+        let started = Date()
+        let seeded = try Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger) { done, total in
+            guard terminal else { return }
+            let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
+            let fraction = Double(done) / Double(max(total, 1))
+            let filled = Int(fraction * 30)
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
+            FileHandle.standardError.write(Data(String(format: "\rseeding %@ %3.0f%%  %d/%d cafes, %.0f cafes/s   ",
+                                                       bar, fraction * 100, done, total, rate).utf8))
         }
-        if let cafes = try args.int("cafes") {
-            let comments = try args.int("comments") ?? cafes * 10
-            let terminal = isatty(STDERR_FILENO) == 1
-            let started = Date()
-            try DemoData(pool: database.pool).seedSynthetic(cafes: cafes, comments: comments) { done, total in
-                guard terminal else { return }
-                let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
-                let fraction = Double(done) / Double(max(total, 1))
-                let filled = Int(fraction * 30)
-                let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
-                FileHandle.standardError.write(Data(String(format: "\rseeding %@ %3.0f%%  %d/%d cafes, %.0f cafes/s   ",
-                                                           bar, fraction * 100, done, total, rate).utf8))
-            }
+        guard seeded else {
+            print("the database is not empty; demo data is only added to an empty database")
+            return 1
+        }
+        if let synthetic {
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-            print("added \(cafes) cafes and \(comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            print("added \(synthetic.cafes) cafes and \(synthetic.comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
         return 0
     }

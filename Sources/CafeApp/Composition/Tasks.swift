@@ -1,0 +1,81 @@
+import Aggregation
+import CafeStore
+import DatabaseSetup
+import Foundation
+import JSONLogging
+import PostgresKit
+
+/// The other commands' work, each on a database opened from `Configuration` for the run: the
+/// command line only parses arguments and prints what these return.
+extension Service {
+    // MARK: worker
+
+    /// Outbox lag and the recent passes and reconciles (`cafe worker --status`).
+    public static func aggregationStatus(_ config: Configuration, logger: Logger) throws -> AggregationStatus {
+        try withDatabase(config, "cafe-worker", logger) { try AggregationStatus.read($0.pool) }
+    }
+
+    /// A full reconcile now, then a drain (`cafe worker --reconcile`): the cafes that had drifted and
+    /// those the drain then repaired.
+    public static func reconcile(_ config: Configuration, logger: Logger) throws -> (drifted: Int, repaired: Int) {
+        try withDatabase(config, "cafe-worker", logger) { database in
+            let drifted = try Reconciler(pool: database.pool, logger: logger).run()
+            return (drifted, try OutboxDrain(pool: database.pool, logger: logger).drain().cafesUpdated)
+        }
+    }
+
+    /// One drain of the outbox (`cafe worker --once`).
+    public static func drainOnce(_ config: Configuration, logger: Logger) throws -> OutboxDrain.PassResult {
+        try withDatabase(config, "cafe-worker", logger) { try OutboxDrain(pool: $0.pool, logger: logger).drain() }
+    }
+
+    /// The worker's loop (`cafe worker`) until `waitForShutdown` returns; the current batch then
+    /// commits or rolls back.
+    public static func runWorker(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
+        try withDatabase(config, "cafe-worker", logger) { database in
+            let loop = Worker.loop(pool: database.pool, configuration: config, logger: logger)
+            loop.start()
+            logger.info("worker running", [("interval_s", String(config.aggregationInterval))])
+            waitForShutdown()
+            loop.stop()
+            logger.info("worker stopped")
+        }
+    }
+
+    // MARK: migrate
+
+    public static func migrationStatus(_ config: Configuration, logger: Logger) throws -> [Migrator.Entry] {
+        try withDatabase(config, "cafe-migrate", logger) { try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).status($0.pool) }
+    }
+
+    /// Applies the pending migrations; the versions applied.
+    public static func migrate(_ config: Configuration, logger: Logger) throws -> [Int] {
+        try withDatabase(config, "cafe-migrate", logger) { try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate($0.pool) }
+    }
+
+    // MARK: seed
+
+    /// `cafe seed`: the demo data (only into an empty database: false when it is not), then
+    /// `synthetic` cafes and comments, reporting (done, total) cafes to `progress`.
+    public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
+                            progress: @escaping @Sendable (Int, Int) -> Void) throws -> Bool {
+        try withDatabase(config, "cafe-seed", logger) { database in
+            try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
+            if demo {
+                guard try DemoData(pool: database.pool).isEmpty() else { return false }
+                try seedDemoIfEmpty(database.pool, config: config, logger: logger)
+            }
+            if let synthetic {
+                try DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress)
+            }
+            return true
+        }
+    }
+
+    private static func withDatabase<T>(_ config: Configuration, _ applicationName: String, _ logger: Logger,
+                                        _ body: (Database) throws -> T) throws -> T {
+        let database = try Database.open(config, applicationName: applicationName, logger: logger)
+        defer { database.close() }
+        return try body(database)
+    }
+}
