@@ -9,7 +9,7 @@ loopback address (127.0.0.0/8), until killed. Prints a count of the answers each
   logins     log-in floods at every spelling of both log-in routes, wrong passwords, from many
              addresses, each as fast as it is answered.
 """
-import json, signal, socket, sys, threading, time, urllib.parse
+import json, os, signal, socket, sys, threading, time, urllib.parse
 from collections import Counter
 
 port, busiest = int(sys.argv[1]), sys.argv[2]
@@ -81,10 +81,12 @@ logins = [
     ("POST", "/parse/login", credentials), ("POST", "/parse/login/", credentials),
     ("GET", "/parse/login?username=admin&password=wrong", None), ("GET", "//parse/login/?username=admin&password=wrong", None),
 ]
+# OVERLOAD_KINDS (default "expensive,logins") picks the attacks, to see what each costs alone.
+kinds = os.environ.get("OVERLOAD_KINDS", "expensive,logins").split(",")
 threads = [threading.Thread(target=client, args=("expensive", f"127.0.9.{n + 1}", expensive[n % 4:] + expensive[:n % 4]), daemon=True)
-           for n in range(10)]
+           for n in range(10) if "expensive" in kinds]
 threads += [threading.Thread(target=client, args=("logins", f"127.0.10.{n + 1}", logins[n % 7:] + logins[:n % 7]), daemon=True)
-            for n in range(16)]
+            for n in range(16) if "logins" in kinds]
 # Started in the background by a script, SIGINT is ignored: SIGTERM ends the run.
 signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 for t in threads:

@@ -71,6 +71,20 @@ public final class WorkLane: @unchecked Sendable {
         return true
     }
 
+    /// Runs `body` on a thread of this lane and waits for it: for work found costly only once a
+    /// request is read (a heavy query), handed on to a lane of lower priority. Nil, without running
+    /// it, when the lane is full.
+    public func run<T>(_ body: @escaping () throws -> T) throws -> T? {
+        let outcome = LaneOutcome<T>()
+        let done = DispatchSemaphore(value: 0)
+        guard submit(onAccept: {}, {
+            outcome.value = Result { try body() }
+            done.signal()
+        }) else { return nil }
+        done.wait()
+        return try outcome.value?.get()
+    }
+
     /// Lets the threads finish the queued jobs, then end.
     func stop() {
         condition.lock()
@@ -102,4 +116,9 @@ public final class WorkLane: @unchecked Sendable {
             condition.unlock()
         }
     }
+}
+
+/// What a job run by `WorkLane.run` produced; written before the waiting thread is signalled.
+private final class LaneOutcome<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
 }

@@ -62,14 +62,17 @@ public final class Application: Sendable {
                             renderError: problems, cost: json(queries),
                             costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
         // Heavy /parse queries (see `QueryBudget`) on connections of their own, at a lower CPU priority.
-        heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavy.limit,
+        heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
                                             acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
                                             settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
                                             preparedStatementLimit: pool.configuration.preparedStatementLimit,
                                             serverNiceness: configuration.heavyQueryNiceness),
                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
+        let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
+                                       queueLimit: configuration.queryBudget.heavyQueue, niceness: configuration.heavyQueryNiceness ?? 0))
         let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics,
-                                                  budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries))
+                                                  budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
+                                                  heavyLane: heavyLane)
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
                                       + parseFiles.routes,
                                   middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
@@ -87,7 +90,7 @@ public final class Application: Sendable {
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
-                            logger: logger, lanes: [queries, hashing], cost: { [router] in router.cost(method: $0, path: $1) },
+                            logger: logger, lanes: [queries, hashing, heavyLane], cost: { [router] in router.cost(method: $0, path: $1) },
                             respond: front.respond)
         serverReference.set(server)
     }

@@ -34,8 +34,9 @@ public struct Configuration: Sendable {
     /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`:
     /// what a `/parse` query may cost (see `QueryBudget`).
     var queryBudget: QueryBudget
-    /// `QUERY_HEAVY_NICE` (default 10; 0 off): the CPU niceness of the database processes that run
-    /// heavy `/parse` queries, where it can be set (the embedded database; see `ConnectionPool`).
+    /// `QUERY_HEAVY_NICE` (default 10; 0 off): the CPU niceness of the threads that answer heavy
+    /// `/parse` queries and of their database processes, where that can be set (the embedded
+    /// database; see `ConnectionPool`).
     public var heavyQueryNiceness: Int32?
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
     public var uploadQuotaBytes: Int?
@@ -132,7 +133,7 @@ public struct Configuration: Sendable {
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
         queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
                                   anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,
-                                  heavy: ConcurrencyGate(limit: int("QUERY_HEAVY_CONCURRENCY") ?? 1, queueLimit: int("QUERY_HEAVY_QUEUE") ?? 0))
+                                  heavyConcurrency: max(1, int("QUERY_HEAVY_CONCURRENCY") ?? 1), heavyQueue: max(0, int("QUERY_HEAVY_QUEUE") ?? 0))
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
         databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024

@@ -17,6 +17,8 @@ struct ParseClassesController: Sendable {
     /// whose database processes run at a lower CPU priority (`QUERY_HEAVY_NICE`).
     let regular: QueryStores
     let heavy: QueryStores
+    /// Where heavy queries are answered, from the query to the written JSON.
+    let heavyLane: WorkLane
 
     struct QueryStores: Sendable {
         let cafes: CafeRepository
@@ -64,30 +66,32 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
-            let (items, count) = try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
-                (q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics),
-                 q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil)
+            return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+                let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics)
+                let count = q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil
+                let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+                return results(items, count: count) { writer.cafe($0, $1) }
             }
-            let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
-            return results(items, count: count) { writer.cafe($0, $1) }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
-            let (items, count) = try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
-                (q.query.limit == 0 ? [] : try stores.comments.find(q.query), q.count ? try stores.comments.count(q.query) : nil)
+            return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+                let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
+                let count = q.count ? try stores.comments.count(q.query) : nil
+                let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+                return results(items, count: count) { writer.comment($0, $1) }
             }
-            let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
-            return results(items, count: count) { writer.comment($0, $1) }
         }
     }
 
-    /// Runs a heavy query only in a free place of its gate, and an anonymous one under
-    /// `QUERY_ANONYMOUS_TIMEOUT`; past either, the query is refused.
-    private func withinBudget<T>(anonymous: Bool, heavy isHeavy: Bool, _ body: (QueryStores) throws -> T) throws -> T {
-        guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try body(regular) } }
-        guard let value = try budget.heavy.run({ try withinTime(anonymous: anonymous, heavy) { try body(heavy) } }) else {
+    /// Answers a heavy query on its lane (refused when that is full), an anonymous one under
+    /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
+    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) throws -> Response {
+        guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
+        let stores = heavy
+        guard let response = try heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
             throw Problem.unavailable("overloaded", "Too many searches and counts are running; retry.", retryAfter: 1)
         }
-        return value
+        return response
     }
 
     private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: () throws -> T) throws -> T {

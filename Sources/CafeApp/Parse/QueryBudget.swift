@@ -13,13 +13,15 @@ import HTTPKit
 ///   (or a comment's `CafeMasterObjectId`).
 /// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
 ///   database time per query, instead of the 5 s of `DB_QUERY_TIMEOUT`.
-/// - a heavy query (a text search, a count, or past the first 1,000 records) runs only while one of
-///   `QUERY_HEAVY_CONCURRENCY` places is free (default 1), `QUERY_HEAVY_QUEUE` (default 0) may wait
-///   for one; past that, 503 `overloaded` at once. However many clients send them, heavy queries use
-///   at most that many of the database's cores, and the cheap requests beside them keep the rest.
+/// - a heavy query (a text search, a count, or past the first 1,000 records) is answered on a lane of
+///   its own: `QUERY_HEAVY_CONCURRENCY` threads (default 1) at `QUERY_HEAVY_NICE`, `QUERY_HEAVY_QUEUE`
+///   (default 0) waiting; past that, 503 `overloaded` at once. However many clients send them, heavy
+///   queries use at most that many cores, at a lower priority (their database processes too, where
+///   that can be set), and the cheap requests beside them keep the rest.
 struct QueryBudget: Sendable {
     var maxSkip = 10_000
     var maxInValues = 100
     var anonymousTimeout: TimeInterval? = 1
-    var heavy = ConcurrencyGate(limit: 1, queueLimit: 0)
+    var heavyConcurrency = 1
+    var heavyQueue = 0
 }
