@@ -1,6 +1,17 @@
 # Shared by the bench scripts (sourced): progress lines, clean-up of what a script started, wrk's
 # latencies in milliseconds, and starting `cafe serve` on the script's own embedded database.
 
+# bench_paths WORK PORT: the script's working directory (its embedded cluster in WORK/pgdata) and
+# the server's address, as $work, $data, $cafe, $conninfo and $base.
+bench_paths() {
+    work=$1
+    data=$work/pgdata
+    cafe=.build/release/cafe
+    export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
+    conninfo="host=$PWD/$data user=cafe dbname=cafe"
+    base=http://127.0.0.1:$2
+}
+
 step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
 # Background processes to stop on exit: `pids+=("$!")` after starting one.
@@ -15,12 +26,12 @@ trap cleanup EXIT
 # A wrk latency ("812.00us", "3.21ms", "1.02s") in milliseconds.
 to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
 
-# start_serve PORT LOG [VAR=value …]: the release `cafe serve` on $CAFE_DATA_DIR, without the worker,
+# start_serve PORT LOG [VAR=value …]: $cafe serve (see bench_paths) on $CAFE_DATA_DIR, without the worker,
 # with the given environment; returns once /readyz answers (or prints the log and fails).
 start_serve() {
     local port=$1 log=$2
     shift 2
-    env "$@" .build/release/cafe serve --port "$port" --no-worker > "$log" 2>&1 &
+    env "$@" "$cafe" serve --port "$port" --no-worker > "$log" 2>&1 &
     pids+=("$!")
     for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/readyz" > /dev/null && return 0; sleep 0.5; done
     cat "$log"

@@ -18,14 +18,8 @@ comments=${OVERLOAD_COMMENTS:-200000}
 duration=${OVERLOAD_DURATION:-10s}
 conns=${OVERLOAD_CONNECTIONS:-16}
 port=18280
-work=.build/overload
-data=$work/pgdata
-cafe=.build/release/cafe
-export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
-conninfo="host=$PWD/$data user=cafe dbname=cafe"
-base=http://127.0.0.1:$port
-
 . bench/lib.sh
+bench_paths .build/overload $port
 rm -rf "$work" && mkdir -p "$work"
 
 step "starting cafe serve (release, embedded PostgreSQL, default limits; 127.0.0.1 exempt)"

@@ -13,14 +13,8 @@ duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-64}
 port=18180
 nginx_port=18190
-work=.build/bench
-data=$work/pgdata
-cafe=.build/release/cafe
-export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
-conninfo="host=$PWD/$data user=cafe dbname=cafe"
-base=http://127.0.0.1:$port
-
 . bench/lib.sh
+bench_paths .build/bench $port
 cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
 
 rm -rf "$work" && mkdir -p "$work/nginx/html"
