@@ -64,6 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
     let inFlight = Atomic<Int>(0)
     /// Set by `shutdown()`: requests that start from now on are refused.
     let draining = Atomic<Bool>(false)
+    let suspensions = Suspensions()
     let connections: ConnectionWatch
     private let state = Mutex(DaemonState())
 
@@ -126,6 +127,12 @@ public final class HTTPServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
+        // libmicrohttpd aborts when stopped with a connection suspended: answer the ones still on a
+        // lane now, and let it send those answers before it stops.
+        if suspensions.resumeAll(with: Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response) > 0 {
+            let sent = Date().addingTimeInterval(1)
+            while inFlight.load(ordering: .acquiring) > 0 && Date() < sent { usleep(5_000) }
+        }
         MHD_stop_daemon(daemon)
         connections.stop()
         lanes.forEach { $0.stop() }
@@ -158,6 +165,8 @@ final class RequestState: @unchecked Sendable {
     var tooLarge = false
     var answered = false
     var response: Response?
+    /// The answer left for the resumption closes the connection (given at shutdown).
+    var closing = false
     var requestID = ""
     var cost = RouteCost()
     var maxBodyBytes = 0
@@ -226,7 +235,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         // Resumed after a lane answered: send that.
         guard let response = state.response else { return .YES }
         state.response = nil
-        return server.queue(response, on: connection, requestID: state.requestID, closing: false)
+        return server.queue(response, on: connection, requestID: state.requestID, closing: state.closing)
     }
     state.answered = true
     server.connections.handling(cafe_mhd_connection_fd(connection))
@@ -248,20 +257,69 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
     }
     state.requestID = requestID
-    let suspended = SuspendedConnection(connection: connection)
-    // Suspended once the lane has room and before the job is queued, so the lane never resumes it first.
-    let accepted = lane.submit(onAccept: { MHD_suspend_connection(suspended.connection) }) {
-        state.response = server.answer(request, state)
-        MHD_resume_connection(suspended.connection)
+    // Suspended before the job is queued, so the lane never resumes it first.
+    guard server.suspensions.suspend(connection, state) else {
+        return server.queue(Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response,
+                            on: connection, requestID: requestID, closing: true)
     }
-    if accepted { return .YES }
-    return server.queue(Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1).response,
-                        on: connection, requestID: requestID, closing: false)
+    let suspended = SuspendedConnection(connection: connection)
+    let accepted = lane.submit {
+        server.suspensions.resume(suspended.connection, with: server.answer(request, state))
+    }
+    if !accepted {
+        server.suspensions.resume(connection, with: Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.",
+                                                                         retryAfter: 1).response)
+    }
+    return .YES
 }
 
 /// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that
 /// from any thread).
 private struct SuspendedConnection: @unchecked Sendable { let connection: OpaquePointer }
+
+/// The connections suspended while a lane answers them. libmicrohttpd aborts if it is stopped with
+/// a connection suspended, and a connection must not be resumed once it stops: every suspension and
+/// resumption goes through here, and `resumeAll` answers those left before the daemon stops.
+final class Suspensions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var open: [OpaquePointer: RequestState] = [:]
+    private var closed = false
+
+    /// Suspends the connection; false once the server is stopping (answer at once instead).
+    func suspend(_ connection: OpaquePointer, _ state: RequestState) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return false }
+        MHD_suspend_connection(connection)
+        open[connection] = state
+        return true
+    }
+
+    /// Resumes the connection with `response`, unless `resumeAll` already answered it.
+    func resume(_ connection: OpaquePointer, with response: Response) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let state = open.removeValue(forKey: connection) else { return }
+        state.response = response
+        MHD_resume_connection(connection)
+    }
+
+    /// Answers every connection still suspended with `response` (closing it), refuses further
+    /// suspensions, and says how many there were.
+    func resumeAll(with response: Response) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        closed = true
+        let stranded = open
+        open.removeAll()
+        for (connection, state) in stranded {
+            state.response = response
+            state.closing = true
+            MHD_resume_connection(connection)
+        }
+        return stranded.count
+    }
+}
 
 extension HTTPServer {
     fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {

@@ -59,13 +59,11 @@ public final class WorkLane: @unchecked Sendable {
         }
     }
 
-    /// Queues `job` unless the lane is full, calling `onAccept` first; false when it is full (the
-    /// caller answers 503).
-    func submit(onAccept: () -> Void, _ job: @escaping () -> Void) -> Bool {
+    /// Queues `job` unless the lane is full; false when it is (the caller answers 503).
+    func submit(_ job: @escaping () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running) else { return false }
-        onAccept()
         jobs.append(job)
         condition.signal()
         return true
@@ -77,7 +75,7 @@ public final class WorkLane: @unchecked Sendable {
     public func run<T>(_ body: @escaping () throws -> T) throws -> T? {
         let outcome = LaneOutcome<T>()
         let done = DispatchSemaphore(value: 0)
-        guard submit(onAccept: {}, {
+        guard submit({
             outcome.value = Result { try body() }
             done.signal()
         }) else { return nil }

@@ -25,7 +25,7 @@ final class WorkLaneTests: XCTestCase {
         })], renderError: problems, cost: RouteCost(lane: lane))
         let router = Router(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
-        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: logger, lanes: [lane],
+        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
                             cost: { router.cost(method: $0, path: $1) }, respond: { router.respond(to: $0) })
         try server.start()
     }
@@ -33,6 +33,25 @@ final class WorkLaneTests: XCTestCase {
     override func tearDown() {
         for _ in 0..<4 { release.signal() }
         server?.shutdown()
+    }
+
+    /// A request still on its lane when the grace period ends is answered 503 `shutting_down` and
+    /// its connection closed; the server stops (libmicrohttpd would abort with a connection still
+    /// suspended), and the lane finishing afterwards does not touch the connection.
+    func testShutdownAbandonsARequestStillOnItsLane() throws {
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        let stopping = Date()
+        server.shutdown()
+        XCTAssertLessThan(Date().timeIntervalSince(stopping), 5)
+        let answer = try client.readResponse()
+        XCTAssertEqual(answer.status, 503)
+        XCTAssertEqual(answer.json()["code"] as? String, "shutting_down")
+        XCTAssertTrue(client.isClosedByPeer(within: 2), "the abandoned connection is closed")
+        release.signal()            // the lane finishes after the daemon is gone
+        usleep(200_000)
+        XCTAssertEqual(lane.load.running, 0)
     }
 
     func testACheapRequestIsAnsweredWhileACostlyOneRunsAndAFullLaneRefusesAtOnce() throws {
