@@ -13,7 +13,7 @@ import HTTPKit
 ///   (or a comment's `CafeMasterObjectId`).
 /// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
 ///   database time per query, instead of the 5 s of `DB_QUERY_TIMEOUT`.
-/// - a heavy query (a text search, a count, or past the first 1,000 records) is answered on a lane of
+/// - a heavy query (a count, or past the first 1,000 records) is answered on a lane of
 ///   its own: `QUERY_HEAVY_CONCURRENCY` threads (default 1) at `QUERY_HEAVY_NICE`, `QUERY_HEAVY_QUEUE`
 ///   (default 0) waiting; past that, 503 `overloaded` at once. However many clients send them, heavy
 ///   queries use at most that many cores, at a lower priority (their database processes too, where

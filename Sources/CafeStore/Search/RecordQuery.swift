@@ -61,6 +61,7 @@ extension RecordField {
 }
 
 extension RecordQuery {
+
     /// The field of a text constraint that would read every record: neither the search index can
     /// narrow it (the field is not in the search text, or nothing of the literal is safe to look up)
     /// nor an equality on a selective field bounds the query. Nil when there is none.

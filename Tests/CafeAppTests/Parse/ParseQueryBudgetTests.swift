@@ -60,8 +60,8 @@ final class ParseQueryBudgetTests: ParseTestCase {
         XCTAssertEqual(try find("CafeMaster", [("limit", "1")]).status, 200, "the lock is gone")
     }
 
-    /// Heavy queries (a text search, a count) take turns at one place: while one runs, another is
-    /// refused at once (503 `overloaded`), and a light query is not held up.
+    /// Heavy queries (a count, or past the first 1,000 records) take turns on their lane: while one
+    /// runs, another is refused at once (503 `overloaded`); light queries are not held up.
     func testHeavyQueriesTakeTurnsAndLightOnesDoNot() throws {
         let (_, session) = try parseSignUp("heavy")
         let blocker = try Connection(conninfo: db.conninfo)
@@ -81,10 +81,13 @@ final class ParseQueryBudgetTests: ParseTestCase {
         while Date() < deadline, try pool.query("SELECT count(*)::int FROM pg_stat_activity WHERE application_name = 'cafe-heavy-queries' AND wait_event_type = 'Lock'").one().decode(0, as: Int.self) == 0 {
             usleep(20_000)
         }
-        let refused = try find("CafeMaster", [("where", #"{"IntroduceDetail":{"$regex":"\\Q珈琲\\E"}}"#)], session: session)
+        let refused = try find("CafeTransactionComment", [("count", "1"), ("limit", "0")], session: session)
         assertParseError(refused, 503, 1)
         XCTAssertEqual(refused.headers["retry-after"], "1")
-        XCTAssertEqual(try find("CafeTransactionComment", [("limit", "5")], session: session).status, 200, "light, and on other tables: not held up")
+        XCTAssertEqual(try find("CafeTransactionComment", [("skip", "1"), ("limit", "1000")], session: session).status, 503, "deep pages are heavy")
+        XCTAssertEqual(try find("CafeTransactionComment", [("limit", "5")], session: session).status, 200, "light: not held up")
+        XCTAssertEqual(try find("CafeTransactionComment", [("where", #"{"CafeMasterObjectId":"1","CafeCommentDetail":{"$regex":"\\Qa\\E"}}"#)],
+                                session: session).status, 200, "a search without a count is light")
         _ = try blocker.execute(script: "ROLLBACK")
         XCTAssertEqual(first.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(firstStatus.withLock { $0 }, 200)
