@@ -26,6 +26,13 @@ trap cleanup EXIT
 # A wrk latency ("812.00us", "3.21ms", "1.02s") in milliseconds.
 to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
 
+# wrk_run TARGET [script] -> "rps p50 p99" with $conns connections for $duration.
+wrk_run() {
+    local out
+    out=$(wrk -t2 -c"$conns" -d"$duration" --latency ${2:+-s "$2"} "$1")
+    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
+}
+
 # start_serve PORT LOG [VAR=value …]: $cafe serve (see bench_paths) on $CAFE_DATA_DIR, without the worker,
 # with the given environment; returns once /readyz answers (or prints the log and fails).
 start_serve() {

@@ -33,17 +33,11 @@ psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 echo "the admin password" | "$cafe" admin create-user --username admin --password-stdin > /dev/null
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
-# measure TARGET -> "rps p99_ms"
-measure() {
-    local out
-    out=$(wrk -t2 -c"$conns" -d"$duration" --latency "$1")
-    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
-}
 
 step "unloaded: /healthz and the cafe list"
 wrk -t2 -c"$conns" -d2s "$base/v1/cafes?limit=20" > /dev/null   # warm-up
-read -r health_rps health_p99 <<< "$(measure "$base/healthz")"
-read -r list_rps list_p99 <<< "$(measure "$base/v1/cafes?limit=20")"
+read -r health_rps _ health_p99 <<< "$(wrk_run "$base/healthz")"
+read -r list_rps _ list_p99 <<< "$(wrk_run "$base/v1/cafes?limit=20")"
 
 step "under attack: ten anonymous expensive /parse clients and sixteen log-in flooders"
 # At the lowest CPU priority: the attackers stand for other machines, so their own CPU time (a
@@ -52,8 +46,8 @@ nice -n 19 python3 tools/overload_clients.py "$port" "$busiest" > "$work/attack.
 attack_pid=$!
 pids+=("$attack_pid")
 sleep 3
-read -r health_rps_a health_p99_a <<< "$(measure "$base/healthz")"
-read -r list_rps_a list_p99_a <<< "$(measure "$base/v1/cafes?limit=20")"
+read -r health_rps_a _ health_p99_a <<< "$(wrk_run "$base/healthz")"
+read -r list_rps_a _ list_p99_a <<< "$(wrk_run "$base/v1/cafes?limit=20")"
 kill -TERM "$attack_pid"; wait "$attack_pid" 2>/dev/null || true
 
 ratio=$(echo "scale=2; $list_rps_a / $list_rps" | bc)

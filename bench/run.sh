@@ -35,12 +35,6 @@ token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
 # --- measuring helpers -------------------------------------------------------------------------
-# wrk TARGET [script] -> "rps p50 p99"
-wrk_run() {
-    local out
-    out=$(wrk -t2 -c"$conns" -d"$duration" --latency ${2:+-s "$2"} "$1")
-    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
-}
 # pgbench SCRIPT -> tps
 pgbench_run() {
     pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'

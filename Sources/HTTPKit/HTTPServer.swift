@@ -170,6 +170,9 @@ final class RequestState: @unchecked Sendable {
     var requestID = ""
     var cost = RouteCost()
     var maxBodyBytes = 0
+    /// The request line, copied out of libmicrohttpd once, on the first call.
+    var method = ""
+    var path = ""
     let started = MonotonicClock.nanoseconds()
 }
 
@@ -191,7 +194,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     // First call for this request: headers are in, the body (if any) is not.
     guard let existing = conCls.pointee else {
         let state = RequestState()
-        state.cost = server.cost(String(cString: method), String(cString: url))
+        state.method = String(cString: method)
+        state.path = String(cString: url)
+        state.cost = server.cost(state.method, state.path)
         state.maxBodyBytes = min(state.cost.maxBodyBytes ?? server.configuration.maxBodyBytes, server.configuration.maxBodyBytes)
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
@@ -249,7 +254,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     var address = [CChar](repeating: 0, count: 64)
     let client = cafe_mhd_client_address(connection, &address, address.count) == 0
         ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
-    let request = Request(method: String(cString: method), path: String(cString: url),
+    let request = Request(method: state.method, path: state.path,
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                           headers: headers, body: state.body, requestID: requestID, clientAddress: client)
     state.body = []

@@ -66,10 +66,6 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
         conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
     }
 
-    public var isEmpty: Bool {
-        pieces.allSatisfy { if case .text(let t) = $0 { t.isEmpty } else { false } }
-    }
-
     /// The text as sent, with numbered placeholders, and the values in their order.
     public var rendered: (text: String, binds: [PostgresBind]) {
         var text = ""

@@ -19,8 +19,7 @@ public final class Application: Sendable {
         self.configuration = configuration
         self.database = database
         let logger = Logger(label: "http", minimum: configuration.logLevel)
-        migrator = try Migrator(directory: configuration.resolvedMigrationsDirectory(),
-                                logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
+        migrator = try configuration.migrator(logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
         let pool = database.pool
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator(sessions: sessions)
@@ -70,7 +69,7 @@ public final class Application: Sendable {
                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
                                        queueLimit: configuration.queryBudget.heavyQueue, niceness: configuration.heavyQueryNiceness ?? 0))
-        let parseClasses = ParseClassesController(context: parse, cafes: cafes, comments: comments, files: files, gramStatistics: gramStatistics,
+        let parseClasses = ParseClassesController(context: parse, files: files, gramStatistics: gramStatistics,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes

@@ -169,6 +169,11 @@ public struct Configuration: Sendable {
         return dir
     }
 
+    /// The migrator over `resolvedMigrationsDirectory()`.
+    public func migrator(logger: Logger) throws -> Migrator {
+        try Migrator(directory: resolvedMigrationsDirectory(), logger: logger)
+    }
+
     /// The web client's directory (`WEB_DIR`, else `web/` found as the migrations are), or nil.
     public func resolvedWebDirectory() -> URL? {
         webDirectory ?? Self.findDirectory("web", containing: "index.html")

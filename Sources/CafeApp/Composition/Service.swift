@@ -2,9 +2,7 @@
 import Glibc
 #endif
 import CSystem
-import CafeDomain
 import CafeStore
-import DatabaseSetup
 import Foundation
 import JSONLogging
 import PostgresKit
@@ -22,8 +20,7 @@ public enum Service {
         let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
         defer { database.close() }
         if config.migrateOnStart {
-            _ = try database.migrate(try Migrator(directory: config.resolvedMigrationsDirectory(),
-                                                  logger: Logger(label: "db.migrate", minimum: config.logLevel)))
+            _ = try database.migrate(try config.migrator(logger: Logger(label: "db.migrate", minimum: config.logLevel)))
         }
         if config.seedDemo { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
         let socket = cafe_listen(config.host == "*" ? nil : config.host, config.port, 1024)
@@ -99,19 +96,5 @@ public enum Service {
             """
         FileHandle.standardError.write(Data(banner.utf8))
         logger.info("seeded demo data", [("admin", admin.username)])
-    }
-}
-
-extension Service {
-    /// `cafe admin create-user`: an account under the sign-up rules, on a migrated database.
-    /// `StoreError.usernameTaken`, or a `ValidationError` naming the field.
-    public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) throws -> User {
-        let database = try Database.open(config, applicationName: "cafe-admin", logger: logger)
-        defer { database.close() }
-        try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
-        let pool = database.pool
-        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime),
-                                      throttle: LoginThrottle(pool: pool))
-        return try accounts.create(username: username, password: password, isAdmin: isAdmin)
     }
 }

@@ -1,4 +1,5 @@
 import Aggregation
+import CafeDomain
 import CafeStore
 import DatabaseSetup
 import Foundation
@@ -45,12 +46,12 @@ extension Service {
     // MARK: migrate
 
     public static func migrationStatus(_ config: Configuration, logger: Logger) throws -> [Migrator.Entry] {
-        try withDatabase(config, "cafe-migrate", logger) { try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).status($0.pool) }
+        try withDatabase(config, "cafe-migrate", logger) { try config.migrator(logger: logger).status($0.pool) }
     }
 
     /// Applies the pending migrations; the versions applied.
     public static func migrate(_ config: Configuration, logger: Logger) throws -> [Int] {
-        try withDatabase(config, "cafe-migrate", logger) { try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate($0.pool) }
+        try withDatabase(config, "cafe-migrate", logger) { try config.migrator(logger: logger).migrate($0.pool) }
     }
 
     // MARK: seed
@@ -60,7 +61,7 @@ extension Service {
     public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
                             progress: @escaping @Sendable (Int, Int) -> Void) throws -> Bool {
         try withDatabase(config, "cafe-seed", logger) { database in
-            try Migrator(directory: config.resolvedMigrationsDirectory(), logger: logger).migrate(database.pool)
+            try config.migrator(logger: logger).migrate(database.pool)
             if demo {
                 guard try DemoData(pool: database.pool).isEmpty() else { return false }
                 try seedDemoIfEmpty(database.pool, config: config, logger: logger)
@@ -69,6 +70,20 @@ extension Service {
                 try DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress)
             }
             return true
+        }
+    }
+
+    // MARK: admin
+
+    /// `cafe admin create-user`: an account under the sign-up rules, on a migrated database.
+    /// `StoreError.usernameTaken`, or a `ValidationError` naming the field.
+    public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) throws -> User {
+        try withDatabase(config, "cafe-admin", logger) { database in
+            let pool = database.pool
+            try config.migrator(logger: logger).migrate(pool)
+            let accounts = AccountService(pool: pool, users: UserRepository(pool: pool),
+                                          sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool))
+            return try accounts.create(username: username, password: password, isAdmin: isAdmin)
         }
     }
 

@@ -51,12 +51,14 @@ struct CommentsController: Sendable {
         var v = Validator()
         v.length(body.detail, "detail", CommentRules.detailLength)
         v.notBlank(body.detail, "detail")
+        let starRule = "must be an integer from 1 to 3"
         let star = Star(body.star.value)
-        v.check(star != nil, "star", "must be an integer from 1 to 3")
+        v.check(star != nil, "star", starRule)
         let image = v.fileID(body.imageId)
         try v.finish()
+        guard let star else { throw ValidationError(field: "star", message: starRule) }   // reported above; never a trap
         do {
-            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star!, imageID: image)
+            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
             return Response.json(201) { $0.comment(comment) }
         } catch StoreError.notFound {
             throw Problem.notFound("No such cafe.")

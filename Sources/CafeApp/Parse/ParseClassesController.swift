@@ -8,8 +8,6 @@ import PostgresKit
 /// original apps, read and written through the same stores, rules and permissions as /v1.
 struct ParseClassesController: Sendable {
     let context: ParseContext
-    let cafes: CafeRepository
-    let comments: CommentRepository
     let files: FileRepository
     let gramStatistics: GramStatistics
     let budget: QueryBudget
@@ -19,6 +17,9 @@ struct ParseClassesController: Sendable {
     let heavy: QueryStores
     /// Where heavy queries are answered, from the query to the written JSON.
     let heavyLane: WorkLane
+
+    private var cafes: CafeRepository { regular.cafes }
+    private var comments: CommentRepository { regular.comments }
 
     struct QueryStores: Sendable {
         let cafes: CafeRepository
@@ -158,10 +159,11 @@ struct ParseClassesController: Sendable {
         case .comment:
             let user = try r.requireUser("create", className)
             let write = try ParseCommentWrite(try writeBody(r, className), current: nil)
+            let new = try write.newComment()
             let comment: Comment
             do {
                 comment = try storeOutcomes(imageField: "CafeCommentImage") {
-                    try comments.create(cafe: write.cafe!, author: user.id, detail: write.detail!, star: write.star!, imageID: write.image ?? nil)
+                    try comments.create(cafe: new.cafe, author: user.id, detail: new.detail, star: new.star, imageID: write.image ?? nil)
                 }
             } catch StoreError.notFound {
                 throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.")

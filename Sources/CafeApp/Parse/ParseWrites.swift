@@ -150,4 +150,13 @@ struct ParseCommentWrite {
         v.notBlank(detail, "CafeCommentDetail")
         try v.finish()
     }
+
+    /// What a new comment needs (checked by the initializer when there is no current comment):
+    /// a missing field is an error, never a trap.
+    func newComment() throws -> (cafe: CafeID, detail: String, star: Star) {
+        guard let cafe, let detail, let star else {
+            throw ParseError.validation("CafeMasterObjectId, CafeCommentDetail and CafeCommentStar are required.")
+        }
+        return (cafe, detail, star)
+    }
 }

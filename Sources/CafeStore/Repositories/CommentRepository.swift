@@ -56,12 +56,12 @@ public struct CommentRepository: Sendable {
         // INSERT, SELECT, COMMIT); only a photo, whose owner is checked first, needs a transaction.
         func insert(_ conn: Connection) throws -> Comment {
             do {
-                return try conn.query("""
+                return try CommentColumns.decode(try conn.query("""
                     WITH m AS (
                         INSERT INTO comments (cafe_id, user_id, detail, star, image_id) VALUES (\(cafe.rawValue), \(author.rawValue), \(detail), \(star.value), \(imageID.raw)) RETURNING *
                     )
                     SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
-                    """).first.map(CommentColumns.decode)!
+                    """).one())
             } catch let error as PostgresError where error.isForeignKeyViolation {
                 throw error.constraint == "comments_cafe_id_fkey" ? StoreError.notFound : StoreError.invalidReference(field: "imageId")
             }
@@ -88,7 +88,7 @@ public struct CommentRepository: Sendable {
             guard updated.affectedRows == 1 else {
                 throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
             }
-            return try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").first.map(CommentColumns.decode)!
+            return try CommentColumns.decode(try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").one())
         }
     }
 

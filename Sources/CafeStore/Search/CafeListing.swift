@@ -149,8 +149,7 @@ extension CafeRepository {
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let rarest = statistics.rarestGrams(listing.keywords)
-        let rare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
+        let (hints, rare) = statistics.lookup(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 if case .walk(capped: false) = statement, !listing.keywords.isEmpty {
@@ -171,7 +170,7 @@ extension CafeRepository {
             // the planner, assuming keywords independent, may otherwise expect so many matches
             // that it scans the table (`cafe_matching_ids` forbids that).
             do {
-                return try run(.lookup(grams: rarest.map(\.gram)))
+                return try run(.lookup(grams: hints))
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
                 return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
             }

@@ -27,6 +27,13 @@ public final class GramStatistics: Sendable {
     /// of the work (a twenty-fifth for ホットサンド at 1M cafes: docs/performance.md).
     /// PostgreSQL ignores a hint that is not one of the keyword's own grams (see `cafe_matching_ids`),
     /// so a normalisation that differs here can cost speed, never a match.
+    /// What a search looks up for `keywords` — each one's rarest gram, the hints `cafe_matching_ids`
+    /// takes — and whether any keyword is rare, when the search looks up at once instead of walking.
+    public func lookup(_ keywords: [String]) -> (hints: [String], anyRare: Bool) {
+        let rarest = rarestGrams(keywords)
+        return (rarest.map(\.gram), rarest.contains { $0.frequency < Self.rareBelow })
+    }
+
     public func rarestGrams(_ keywords: [String]) -> [(gram: String, frequency: Double)] {
         let frequencies = current()
         return keywords.map { keyword in

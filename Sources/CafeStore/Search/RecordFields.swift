@@ -69,8 +69,7 @@ extension CafeRepository {
                           _ statement: (RecordQuerySQL<CafeField>.Narrowing) -> SQL) throws -> QueryResult {
         let cores = sql.indexableCores
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let rarest = cores.isEmpty ? [] : statistics.rarestGrams(cores)
-        let rare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
+        let (hints, rare) = cores.isEmpty ? ([], false) : statistics.lookup(cores)
         return try pool.withConnection { conn in
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
             if let window, !rare {
@@ -78,7 +77,7 @@ extension CafeRepository {
                 if first.count == sql.query.limit { return first }
             }
             do {
-                return try conn.queryPlannedPerCall(statement(.lookup(hints: rarest.map(\.gram))))
+                return try conn.queryPlannedPerCall(statement(.lookup(hints: hints)))
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
                 return try conn.queryPlannedPerCall(statement(.none))
             }
