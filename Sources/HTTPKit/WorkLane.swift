@@ -20,8 +20,11 @@ public final class WorkLane: @unchecked Sendable {
         /// The threads' CPU niceness (0–19): work that may wait, such as password hashing, runs
         /// at a lower priority so that it takes only the CPU the other requests leave.
         public var niceness: Int32
+        /// How much working time the lane may spend, if bounded (see `TimeBudget`).
+        public var timeBudget: TimeBudget?
 
-        public init(name: String, threads: Int, queueLimit: Int, niceness: Int32 = 0) {
+        public init(name: String, threads: Int, queueLimit: Int, niceness: Int32 = 0, timeBudget: TimeBudget? = nil) {
+            self.timeBudget = timeBudget
             self.name = name
             self.threads = max(1, threads)
             self.queueLimit = max(0, queueLimit)
@@ -29,9 +32,27 @@ public final class WorkLane: @unchecked Sendable {
         }
     }
 
+    /// The working time a lane may spend: on average `share` seconds a second (its threads
+    /// together), with up to `burst` seconds at once. Spent, the lane refuses new work until the
+    /// share has refilled it. Niceness alone cannot bound what a lane costs the rest: its database
+    /// processes are scheduled apart (or run on another machine), and even a niced process delays
+    /// the requests that wake up behind it on its core. Occasional work never meets the bound.
+    public struct TimeBudget: Sendable {
+        public var share: Double
+        public var burst: TimeInterval
+
+        public init(share: Double, burst: TimeInterval = 1) {
+            self.share = share.isFinite ? max(share, 0.001) : 1
+            self.burst = burst.isFinite ? max(burst, 0) : 1
+        }
+    }
+
     public let configuration: Configuration
     private let condition = NSCondition()
     // Guarded by `condition`.
+    /// Seconds of work the time budget still allows (may go below zero after a long job), as of `creditTime`.
+    private var credit: Double
+    private var creditTime = MonotonicClock.nanoseconds()
     private var jobs: [() -> Void] = []
     private var head = 0
     private var running = 0
@@ -40,6 +61,7 @@ public final class WorkLane: @unchecked Sendable {
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
+        credit = configuration.timeBudget?.burst ?? 0
     }
 
     /// Requests waiting for a thread of this lane, and being answered by one.
@@ -63,7 +85,8 @@ public final class WorkLane: @unchecked Sendable {
     func submit(_ job: @escaping () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running) else { return false }
+        guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running),
+              hasCredit() else { return false }
         jobs.append(job)
         condition.signal()
         return true
@@ -101,6 +124,7 @@ public final class WorkLane: @unchecked Sendable {
                 return
             }
             let job = jobs[head]
+            let started = MonotonicClock.nanoseconds()
             head += 1
             if head > 1024 && head * 2 > jobs.count {   // drop the consumed front now and then
                 jobs.removeFirst(head)
@@ -110,9 +134,21 @@ public final class WorkLane: @unchecked Sendable {
             condition.unlock()
             job()
             condition.lock()
+            if configuration.timeBudget != nil { credit -= Double(MonotonicClock.nanoseconds() - started) / 1e9 }
             running -= 1
             condition.unlock()
         }
+    }
+}
+
+extension WorkLane {
+    /// Refills the time budget (if any) for the time passed; whether any is left. Under `condition`.
+    private func hasCredit() -> Bool {
+        guard let budget = configuration.timeBudget else { return true }
+        let now = MonotonicClock.nanoseconds()
+        credit = min(budget.burst, credit + Double(now - creditTime) / 1e9 * budget.share)
+        creditTime = now
+        return credit > 0
     }
 }
 

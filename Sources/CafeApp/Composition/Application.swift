@@ -68,7 +68,9 @@ public final class Application: Sendable {
                                             serverNiceness: configuration.heavyQueryNiceness),
                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
-                                       queueLimit: configuration.queryBudget.heavyQueue, niceness: configuration.heavyQueryNiceness ?? 0))
+                                       queueLimit: configuration.queryBudget.heavyQueue, niceness: configuration.heavyQueryNiceness ?? 0,
+                                       timeBudget: configuration.queryBudget.heavyShare > 0
+                                           ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let parseClasses = ParseClassesController(context: parse, files: files, gramStatistics: gramStatistics,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)

@@ -31,7 +31,8 @@ public struct Configuration: Sendable {
     /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing threads. A log-in
     /// may wait a little; the cheap requests beside a flood of them should not.
     public var hashNiceness: Int32
-    /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`:
+    /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`,
+    /// `QUERY_HEAVY_SHARE`, `QUERY_HEAVY_BURST`:
     /// what a `/parse` query may cost (see `QueryBudget`).
     var queryBudget: QueryBudget
     /// `QUERY_HEAVY_NICE` (default 10; 0 off): the CPU niceness of the threads that answer heavy
@@ -133,7 +134,9 @@ public struct Configuration: Sendable {
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
         queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
                                   anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,
-                                  heavyConcurrency: max(1, int("QUERY_HEAVY_CONCURRENCY") ?? 1), heavyQueue: max(0, int("QUERY_HEAVY_QUEUE") ?? 0))
+                                  heavyConcurrency: max(1, int("QUERY_HEAVY_CONCURRENCY") ?? 1), heavyQueue: max(0, int("QUERY_HEAVY_QUEUE") ?? 0),
+                                  heavyShare: environment["QUERY_HEAVY_SHARE"].flatMap { Double($0) } ?? 0.25,
+                                  heavyBurst: environment["QUERY_HEAVY_BURST"].flatMap { Double($0) } ?? 1)
         databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
         databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
         maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024

@@ -84,13 +84,14 @@ struct ParseClassesController: Sendable {
         }
     }
 
-    /// Answers a heavy query on its lane (refused when that is full), an anonymous one under
+    /// Answers a heavy query on its lane (refused when that is full or has spent its time), an anonymous one under
     /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
     private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) throws -> Response {
         guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
         let stores = heavy
         guard let response = try heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
-            throw Problem.unavailable("overloaded", "Too many searches and counts are running; retry.", retryAfter: 1)
+            throw Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
+                                      + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
         }
         return response
     }

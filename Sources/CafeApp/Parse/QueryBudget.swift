@@ -24,4 +24,7 @@ struct QueryBudget: Sendable {
     var anonymousTimeout: TimeInterval? = 1
     var heavyConcurrency = 1
     var heavyQueue = 0
+    /// Seconds of heavy work a second, on average, and at most at once (0 share: unbounded).
+    var heavyShare = 0.25
+    var heavyBurst: TimeInterval = 1
 }

@@ -6,7 +6,8 @@ import XCTest
 
 /// What a client-shaped query may cost: each limit refuses with 102 and names itself.
 final class ParseQueryBudgetTests: ParseTestCase {
-    override var extraEnvironment: [String: String] { ["QUERY_MAX_SKIP": "50", "QUERY_MAX_IN": "3", "QUERY_ANONYMOUS_TIMEOUT": "0.2"] }
+    override var extraEnvironment: [String: String] { ["QUERY_MAX_SKIP": "50", "QUERY_MAX_IN": "3", "QUERY_ANONYMOUS_TIMEOUT": "0.2",
+                                                        "QUERY_HEAVY_SHARE": "0.05", "QUERY_HEAVY_BURST": "0.1"] }
 
     private func find(_ className: String, _ items: [(String, String)], session: String? = nil) throws -> Reply {
         try parse("GET", "/classes/\(className)" + query(items), session: session)
@@ -91,5 +92,20 @@ final class ParseQueryBudgetTests: ParseTestCase {
         _ = try blocker.execute(script: "ROLLBACK")
         XCTAssertEqual(first.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(firstStatus.withLock { $0 }, 200)
+    }
+
+    /// Heavy queries get a share of the time (QUERY_HEAVY_SHARE, with QUERY_HEAVY_BURST at once):
+    /// one that ran long spends it, and the next is refused until the share has refilled it.
+    func testHeavyQueriesGetAShareOfTheTime() throws {
+        let (_, session) = try parseSignUp("heavy-share")
+        XCTAssertEqual(try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session).status, 200, "within the burst")
+        let blocker = try Connection(conninfo: db.conninfo)
+        try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.6) { _ = try? blocker.execute(script: "ROLLBACK") }
+        XCTAssertEqual(try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session).status, 200, "waits out the lock: 0.6 s of heavy time")
+        let refused = try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session)
+        assertParseError(refused, 503, 1)
+        XCTAssertTrue((refused.json()["error"] as? String ?? "").contains("QUERY_HEAVY_SHARE"))
+        XCTAssertEqual(try find("CafeMaster", [("limit", "5")], session: session).status, 200, "light queries are not held up")
     }
 }

@@ -1,0 +1,41 @@
+import Foundation
+@testable import HTTPKit
+import XCTest
+
+/// A lane with a time budget works for at most its share of the time: once a long job has spent
+/// the budget, new work is refused until the share has refilled it; occasional short jobs never
+/// meet the bound.
+final class LaneTimeBudgetTests: XCTestCase {
+    func testALongJobSpendsTheBudgetAndTheShareRefillsIt() throws {
+        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0, timeBudget: .init(share: 0.25, burst: 0.1)))
+        lane.start()
+        defer { lane.stop() }
+
+        XCTAssertEqual(try lane.run { usleep(400_000); return 1 }, 1, "within the burst: runs")
+        // 0.1 s of credit, plus 0.1 s earned while it ran, minus 0.4 s spent: 0.2 s in debt,
+        // refilled at a quarter of a second a second in 0.8 s.
+        XCTAssertNil(try lane.run { 2 }, "the budget is spent: refused without running")
+        usleep(400_000)
+        XCTAssertNil(try lane.run { 3 }, "still in debt")
+        usleep(600_000)
+        XCTAssertEqual(try lane.run { 4 }, 4, "refilled")
+    }
+
+    func testShortJobsWellUnderTheShareAreNeverRefused() throws {
+        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0, timeBudget: .init(share: 0.25, burst: 0.05)))
+        lane.start()
+        defer { lane.stop() }
+        for i in 0..<20 {
+            XCTAssertEqual(try lane.run { usleep(2_000); return i }, i)
+            usleep(20_000)   // 2 ms of work in every 22: under a quarter
+        }
+    }
+
+    func testWithoutABudgetALaneIsBoundedOnlyByItsThreadsAndQueue() throws {
+        let lane = WorkLane(.init(name: "query", threads: 1, queueLimit: 0))
+        lane.start()
+        defer { lane.stop() }
+        XCTAssertEqual(try lane.run { usleep(200_000); return 1 }, 1)
+        XCTAssertEqual(try lane.run { 2 }, 2)
+    }
+}
