@@ -8,10 +8,11 @@ import JSONLogging
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
-/// is read whole, up to its route's body limit (`cost`, asked before the body is read). A cheap one
-/// (no lane) is answered on the thread that read it; a costly one is handed to its `WorkLane` with
-/// the connection suspended, so the reading thread's other connections never wait behind it. Either way blocking work (libpq)
-/// never touches Swift's cooperative pool.
+/// is routed as soon as its headers are in (`Responder.route`) and read whole, up to its route's
+/// body limit. Its admission checks (rate limits) run on the thread that read it, so a refusal never
+/// waits for a lane. A cheap route (no lane) is answered there too; a costly one is handed to its
+/// `WorkLane` with the connection suspended, so the reading thread's other connections never wait
+/// behind it. Either way blocking work (libpq) never touches Swift's cooperative pool.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -56,9 +57,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    let respond: @Sendable (Request) -> Response
-    /// What a request line's route may cost: its lane and its body limit.
-    let cost: @Sendable (_ method: String, _ path: String) -> RouteCost
+    let responder: any Responder
     public let lanes: [WorkLane]
     let logger: Logger
     let inFlight = Atomic<Int>(0)
@@ -75,13 +74,11 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"), lanes: [WorkLane] = [],
-                cost: @escaping @Sendable (_ method: String, _ path: String) -> RouteCost = { _, _ in RouteCost() },
-                respond: @escaping @Sendable (Request) -> Response) {
+                responder: any Responder) {
         self.configuration = configuration
         self.logger = logger
         self.lanes = lanes
-        self.cost = cost
-        self.respond = respond
+        self.responder = responder
         connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                       writeTimeoutSeconds: configuration.responseWriteTimeoutSeconds)
     }
@@ -168,7 +165,8 @@ final class RequestState: @unchecked Sendable {
     /// The answer left for the resumption closes the connection (given at shutdown).
     var closing = false
     var requestID = ""
-    var cost = RouteCost()
+    /// Where the request line leads, found once the headers are in.
+    var routing: Routing?
     var maxBodyBytes = 0
     /// The request line, copied out of libmicrohttpd once, on the first call.
     var method = ""
@@ -196,8 +194,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let state = RequestState()
         state.method = String(cString: method)
         state.path = String(cString: url)
-        state.cost = server.cost(state.method, state.path)
-        state.maxBodyBytes = min(state.cost.maxBodyBytes ?? server.configuration.maxBodyBytes, server.configuration.maxBodyBytes)
+        let routing = server.responder.route(method: state.method, path: state.path)
+        state.routing = routing
+        state.maxBodyBytes = min(routing.cost.maxBodyBytes ?? server.configuration.maxBodyBytes, server.configuration.maxBodyBytes)
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
         if server.draining.load(ordering: .acquiring) {
@@ -254,11 +253,15 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     var address = [CChar](repeating: 0, count: 64)
     let client = cafe_mhd_client_address(connection, &address, address.count) == 0
         ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
-    let request = Request(method: state.method, path: state.path,
+    var request = Request(method: state.method, path: state.path,
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                           headers: headers, body: state.body, requestID: requestID, clientAddress: client)
     state.body = []
-    guard let lane = state.cost.lane else {
+    if let routing = state.routing { request.apply(routing) }
+    if let refusal = server.responder.admit(&request) {
+        return server.queue(server.logged(refusal, request, state), on: connection, requestID: requestID, closing: false)
+    }
+    guard let lane = state.routing?.cost.lane else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
     }
     state.requestID = requestID
@@ -328,7 +331,10 @@ final class Suspensions: @unchecked Sendable {
 
 extension HTTPServer {
     fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {
-        let response = respond(request)
+        logged(responder.respond(to: request), request, state)
+    }
+
+    fileprivate func logged(_ response: Response, _ request: Request, _ state: RequestState) -> Response {
         if logger.isEnabled(.debug) {
             let micros = (MonotonicClock.nanoseconds() - state.started) / 1000
             logger.debug("request", [("request_id", request.requestID), ("method", request.method), ("path", request.path),

@@ -18,6 +18,10 @@ public struct Request: Sendable {
     /// Set by middleware for a POST that changes nothing (a Parse query sent as a POST): it is
     /// neither rate-limited as a write nor made idempotent.
     public var readsOnly = false
+    /// Where the router found the request line leads, once it has looked; and whether the route's
+    /// admission checks have run.
+    var routing: Routing?
+    var admitted = false
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1") {
@@ -31,6 +35,14 @@ public struct Request: Sendable {
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// Takes the router's findings: the canonical path, the matched pattern and its parameters.
+    mutating func apply(_ routing: Routing) {
+        self.routing = routing
+        path = routing.path
+        route = routing.pattern
+        pathParameters = routing.parameters
+    }
 
     public func pathParameter(_ name: String) throws -> String {
         guard let value = pathParameters[name] else {

@@ -2,7 +2,8 @@ import JSONLogging
 
 public typealias Handler = @Sendable (Request) throws -> Response
 
-/// Maps method + path to a handler of a `RouteGroup`, then runs the group's middleware around it.
+/// Maps method + path to a handler of a `RouteGroup`, runs the group's admission checks (on the
+/// thread that read the request), then the group's middleware around the handler.
 ///
 /// The path is made canonical once, before matching and before any middleware sees it: empty
 /// segments (`//`, a trailing `/`) and `.` are dropped and `..` removes the segment before it, so
@@ -54,29 +55,60 @@ public final class Router: Sendable {
         self.unmatched = unmatched
     }
 
-    /// Answers a request; never throws.
+    /// Where a request line leads: the route and its parameters on the canonical path, or why none
+    /// (404, 405), and what it may cost. The server asks once, before it reads the body; the
+    /// request carries the answer to `admit` and `respond`.
+    public func route(method: String, path: String) -> Routing {
+        let path = Self.canonical(path)
+        do {
+            let (index, parameters) = try match(method: method, path: path)
+            return Routing(path: path, index: index, pattern: routes[index].pattern, parameters: parameters, cost: routes[index].cost)
+        } catch {
+            // A 405 names a pattern of the path, so that it is answered in that route's group's format.
+            return Routing(path: path, failure: error.problem, pattern: error.pattern,
+                           group: error.pattern.flatMap { p in routes.first { $0.pattern == p }?.group }, cost: unmatchedCost)
+        }
+    }
+
+    /// Runs the matched route's group's admission checks, on the thread that read the request:
+    /// their refusal (in the group's format), or nil to go on. Nil for no route: `respond` answers it.
+    public func admit(_ request: inout Request) -> Response? {
+        let routing = routed(&request)
+        request.admitted = true
+        guard let index = routing.index else { return nil }
+        let group = groups[routes[index].group]
+        do {
+            for check in group.admission { try check.admit(&request) }
+            return nil
+        } catch {
+            var refusal = group.renderError(error, request)
+            refusal.route = routing.pattern
+            return refusal
+        }
+    }
+
+    /// Answers a request (after its admission checks, if `admit` has not run them); never throws.
     public func respond(to request: Request) -> Response {
         var request = request
-        request.path = Self.canonical(request.path)
-        let route: Route
-        do {
-            route = try match(&request)
-        } catch {
-            let group = routes.first { $0.pattern == request.route }?.group
+        let routing = routed(&request)
+        if !request.admitted, let refusal = admit(&request) { return refusal }
+        guard let index = routing.index else {
+            let failure = routing.failure ?? Problem.notFound("No route for \(request.path).")
             request.route = nil
-            return group.map { groups[$0].renderError(error, request) } ?? unmatched(error, request)
+            return routing.group.map { groups[$0].renderError(failure, request) } ?? unmatched(failure, request)
         }
+        let route = routes[index]
         var response = run(groups[route.group], route.handler, from: 0, request)
         response.route = route.pattern
         return response
     }
 
-    /// What the route a request line matches may cost (for no route — a 404 or a 405 — what the
-    /// router was told an unmatched request may). Matched on the canonical path, like `respond`;
-    /// the server asks before it reads the body.
-    public func cost(method: String, path: String) -> RouteCost {
-        var request = Request(method: method, path: Self.canonical(path))
-        return (try? match(&request))?.cost ?? unmatchedCost
+    /// The request's routing, found now if the server has not.
+    private func routed(_ request: inout Request) -> Routing {
+        if let routing = request.routing { return routing }
+        let routing = route(method: request.method, path: request.path)
+        request.apply(routing)
+        return routing
     }
 
     /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
@@ -90,17 +122,13 @@ public final class Router: Sendable {
         }
     }
 
-    /// Sets `route` and the path parameters; throws 404 or 405 (with `route` naming a pattern of
-    /// the path, so the 405 is answered in its group's format).
-    private func match(_ request: inout Request) throws -> Route {
-        if let byMethod = staticRoutes[request.path], let index = byMethod[request.method] {
-            request.route = routes[index].pattern
-            return routes[index]
-        }
-        let parts = Self.split(request.path)
+    /// The index of the route and its path parameters; throws 404 or 405 (naming a pattern of the path).
+    private func match(method: String, path: String) throws(RoutingFailure) -> (Int, [String: String]) {
+        if let byMethod = staticRoutes[path], let index = byMethod[method] { return (index, [:]) }
+        let parts = Self.split(path)
         var allowed: [String] = []
         var samePath: String?
-        for route in routes where route.segments.count == parts.count {
+        for (index, route) in routes.enumerated() where route.segments.count == parts.count {
             var parameters: [String: String] = [:]
             var matches = true
             for (segment, part) in zip(route.segments, parts) {
@@ -111,17 +139,17 @@ public final class Router: Sendable {
                 if !matches { break }
             }
             guard matches else { continue }
-            if route.method == request.method {
-                request.pathParameters = parameters
-                request.route = route.pattern
-                return route
-            }
+            if route.method == method { return (index, parameters) }
             samePath = samePath ?? route.pattern
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
-        request.route = samePath
-        if allowed.isEmpty { throw Problem.notFound("No route for \(request.path).") }
-        throw Problem.methodNotAllowed(allowed.sorted())
+        if allowed.isEmpty { throw RoutingFailure(problem: Problem.notFound("No route for \(path)."), pattern: nil) }
+        throw RoutingFailure(problem: Problem.methodNotAllowed(allowed.sorted()), pattern: samePath)
+    }
+
+    private struct RoutingFailure: Error {
+        let problem: Problem
+        let pattern: String?
     }
 
     /// The path with empty and `.` segments dropped and `..` resolved (RFC 3986's dot segments).
@@ -156,18 +184,29 @@ public final class Router: Sendable {
     }
 }
 
+/// A check on a group's requests that runs on the thread that read the request, before the request
+/// waits for a lane: it may refuse (throw; answered in the group's format) or mark the request. It
+/// must never block — no database, no I/O — or every connection that thread reads would wait: a
+/// rate limit, not an idempotency lookup. A flood of refused requests so costs one reading thread's
+/// moment each and never takes a lane's place from the requests that are let in.
+public protocol Admission: Sendable {
+    func admit(_ request: inout Request) throws
+}
+
 /// Wraps the routes of a group: may answer by itself (or throw, answered in the group's format),
 /// or pass the request on with `next`. Runs after routing, so `request.route` names the pattern.
 public protocol Middleware: Sendable {
     func respond(to request: Request, next: (Request) -> Response) throws -> Response
 }
 
-/// Routes that share their middleware and their error format (`/v1` speaks problem+json, `/parse`
+/// Routes that share their admission checks, middleware and error format (`/v1` speaks problem+json, `/parse`
 /// Parse's `{code, error}`).
 public struct RouteGroup: Sendable {
     public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
 
     public let routes: [(method: String, pattern: String, handler: Handler)]
+    /// Run first, in order, on the reading thread (see `Admission`).
+    public let admission: [any Admission]
     public let middleware: [any Middleware]
     /// Answers an error a handler or a middleware of this group threw.
     public let renderError: ErrorRenderer
@@ -176,9 +215,11 @@ public struct RouteGroup: Sendable {
     public let cost: RouteCost
     public let costOverrides: [String: RouteCost]
 
-    public init(routes: [(method: String, pattern: String, handler: Handler)], middleware: [any Middleware] = [],
-                renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), costOverrides: [String: RouteCost] = [:]) {
+    public init(routes: [(method: String, pattern: String, handler: Handler)], admission: [any Admission] = [],
+                middleware: [any Middleware] = [], renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(),
+                costOverrides: [String: RouteCost] = [:]) {
         self.routes = routes
+        self.admission = admission
         self.middleware = middleware
         self.renderError = renderError
         self.cost = cost
@@ -205,6 +246,44 @@ public struct RouteGroup: Sendable {
         return Problem.internalError
     }
 }
+
+/// Where a request line leads (see `Router.route`).
+public struct Routing: Sendable {
+    /// The canonical path.
+    let path: String
+    /// The matched route's index in `Router.routes`; nil when none matched (`failure`).
+    var index: Int?
+    var failure: Problem?
+    /// The matched route's pattern, or for a 405 one of the path's.
+    var pattern: String?
+    var parameters: [String: String] = [:]
+    /// For a 405, the group whose format answers it.
+    var group: Int?
+    /// What serving it may cost: its lane and body limit.
+    public let cost: RouteCost
+
+    init(path: String, index: Int? = nil, failure: Problem? = nil, pattern: String?, parameters: [String: String] = [:],
+         group: Int? = nil, cost: RouteCost) {
+        self.path = path
+        self.index = index
+        self.failure = failure
+        self.pattern = pattern
+        self.parameters = parameters
+        self.group = group
+        self.cost = cost
+    }
+}
+
+/// What the server asks of what answers its requests, in this order: where a request line leads
+/// (before the body is read), whether the request is let in (on the reading thread; must not
+/// block), and its answer (on the route's lane).
+public protocol Responder: Sendable {
+    func route(method: String, path: String) -> Routing
+    func admit(_ request: inout Request) -> Response?
+    func respond(to request: Request) -> Response
+}
+
+extension Router: Responder {}
 
 /// What serving a route may cost the server: where it runs and how large a body it reads.
 public struct RouteCost: Sendable {

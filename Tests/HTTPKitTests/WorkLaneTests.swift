@@ -22,12 +22,19 @@ final class WorkLaneTests: XCTestCase {
             release.wait()
             let n = try req.pathParameter("n")
             return Response.json { w in w.object { w.field("n", n) } }
-        })], renderError: problems, cost: RouteCost(lane: lane))
+        })], admission: [RefusedByHeader()], renderError: problems, cost: RouteCost(lane: lane))
         let router = Router(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
-                            cost: { router.cost(method: $0, path: $1) }, respond: { router.respond(to: $0) })
+                            responder: router)
         try server.start()
+    }
+
+    /// Refuses a request that carries `x-refuse`, as a rate limit would.
+    struct RefusedByHeader: Admission {
+        func admit(_ request: inout Request) throws {
+            if request.header("x-refuse") != nil { throw Problem(status: 429, code: "rate_limited", title: "Too many requests") }
+        }
     }
 
     override func tearDown() {
@@ -83,5 +90,28 @@ final class WorkLaneTests: XCTestCase {
         XCTAssertEqual(try second.readResponse().json()["n"] as? String, "2")
         // The resumed connection is kept alive and serves the next request.
         XCTAssertEqual(try first.request("GET", "/healthz").status, 200)
+    }
+
+    /// Admission checks run on the reading thread: with the lane's thread busy and its queue full,
+    /// a request they refuse still gets its own answer at once (not the lane's 503), and takes no
+    /// place in the queue.
+    func testAnAdmissionRefusalNeverWaitsForTheLane() throws {
+        let first = try RawHTTPClient(port: server.port)
+        try first.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        let second = try RawHTTPClient(port: server.port)
+        try second.send("GET /slow/2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let deadline = Date().addingTimeInterval(5)
+        while lane.load.waiting < 1 && Date() < deadline { usleep(1_000) }
+
+        let refused = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/slow/3", headers: ["X-Refuse": "1"])
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.json()["code"] as? String, "rate_limited")
+        XCTAssertEqual(lane.load.waiting, 1, "the refusal took no place in the queue")
+
+        release.signal()
+        XCTAssertEqual(try first.readResponse().status, 200)
+        release.signal()
+        XCTAssertEqual(try second.readResponse().status, 200)
     }
 }

@@ -57,7 +57,7 @@ public final class Application: Sendable {
                                 + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
                                 + FilesController(files: files, auth: auth).routes
                                 + AdminController(pool: pool, auth: auth).routes,
-                            middleware: [rateLimits, IdempotentWrites(pool: pool, sessions: sessions)],
+                            admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
         // Heavy /parse queries (see `QueryBudget`) on connections of their own, at a lower CPU priority.
@@ -76,8 +76,8 @@ public final class Application: Sendable {
                                                   heavyLane: heavyLane)
         let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
                                       + parseFiles.routes,
-                                  middleware: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits,
-                                               IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
+                                  admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
+                                  middleware: [IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   costOverrides: ["POST /parse/users": json(hashing), "GET /parse/login": json(hashing),
                                                   "POST /parse/login": json(hashing), "POST /parse/files/{name}": upload])
@@ -91,8 +91,7 @@ public final class Application: Sendable {
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
-                            logger: logger, lanes: [queries, hashing, heavyLane], cost: { [router] in router.cost(method: $0, path: $1) },
-                            respond: front.respond)
+                            logger: logger, lanes: [queries, hashing, heavyLane], responder: front)
         serverReference.set(server)
     }
 

@@ -2,15 +2,28 @@ import Foundation
 import HTTPKit
 
 /// What every request passes through, matched or not, outermost first: timing for the metrics,
-/// CORS, then the router (which runs each route group's own middleware: rate limits, idempotency).
-struct FrontDoor: Sendable {
+/// CORS, then the router (which runs each route group's admission checks — rate limits — on the
+/// reading thread, and its middleware — idempotency — around the handler). A refusal at admission
+/// gets the same CORS headers and metrics as an answer.
+struct FrontDoor: Responder {
     let metrics: RequestMetrics
     let cors: CORSPolicy
     let router: Router
 
-    func respond(_ request: Request) -> Response {
+    func route(method: String, path: String) -> Routing { router.route(method: method, path: path) }
+
+    func admit(_ request: inout Request) -> Response? {
         let started = DispatchTime.now().uptimeNanoseconds
-        let response = cors.respond(request, next: router.respond(to:))
+        guard let refusal = router.admit(&request) else { return nil }
+        return recorded(cors.respond(request) { _ in refusal }, request, since: started)
+    }
+
+    func respond(to request: Request) -> Response {
+        let started = DispatchTime.now().uptimeNanoseconds
+        return recorded(cors.respond(request, next: router.respond(to:)), request, since: started)
+    }
+
+    private func recorded(_ response: Response, _ request: Request, since started: UInt64) -> Response {
         metrics.record(route: response.route, method: request.method, status: response.status,
                        seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         return response

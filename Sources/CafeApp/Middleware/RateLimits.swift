@@ -8,7 +8,9 @@ import HTTPKit
 /// The address is the TCP peer: behind a reverse proxy, every client shares the proxy's bucket, so
 /// raise the limits there. Log-ins are recognised by the matched route, so `/v1/sessions/` or
 /// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
-struct RateLimits: Middleware {
+/// An admission check: decided on the thread that read the request, so a flood's refusals never
+/// wait for (or take the place of) a lane.
+struct RateLimits: Admission {
     /// Addresses never limited (`RATE_LIMIT_EXEMPT`): an internal service, a monitoring probe.
     let exempt: Set<String>
     let reads: RateLimiter?
@@ -19,8 +21,8 @@ struct RateLimits: Middleware {
     static let loginRoutes: [String: Set<String>] = ["/v1/sessions": ["POST"], "/parse/login": ["GET", "POST"]]
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        if exempt.contains(request.clientAddress) { return next(request) }
+    func admit(_ request: inout Request) throws {
+        if exempt.contains(request.clientAddress) { return }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.route.flatMap { Self.loginRoutes[$0] }?.contains(request.method) ?? false
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
@@ -29,6 +31,5 @@ struct RateLimits: Middleware {
                           detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
                           headers: [("Retry-After", String(wait))])
         }
-        return next(request)
     }
 }

@@ -79,14 +79,14 @@ struct ParseRequest {
 /// Marks a POST that is really a query (`"_method":"GET"`, as ParseSwift sends every find, count
 /// and get) as reading only: it changes nothing, so it is neither rate-limited as a write nor made
 /// idempotent. Only on `routes`, the class routes: elsewhere `_method` does not turn a write into a read.
-struct ParseQueryDetection: Middleware {
+/// An admission check (before the rate limits, which count a query as a read): it only reads the
+/// body, which is already in memory and at most `MAX_JSON_BODY_BYTES`.
+struct ParseQueryDetection: Admission {
     let routes: Set<String>
 
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+    func admit(_ request: inout Request) throws {
         guard request.method == "POST", let route = request.route, routes.contains(route),
-              JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" else { return next(request) }
-        var query = request
-        query.readsOnly = true
-        return next(query)
+              JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" else { return }
+        request.readsOnly = true
     }
 }
