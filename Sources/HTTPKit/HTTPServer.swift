@@ -64,6 +64,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Set by `shutdown()`: requests that start from now on are refused.
     let draining = Atomic<Bool>(false)
     let suspensions = Suspensions()
+    /// Where held answers (`Response.hold`) wait out their time: a timer each, no thread.
+    let holding = DispatchQueue(label: "held-answers")
     let connections: ConnectionWatch
     private let state = Mutex(DaemonState())
 
@@ -259,7 +261,15 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     state.body = []
     if let routing = state.routing { request.apply(routing) }
     if let refusal = server.responder.admit(&request) {
-        return server.queue(server.logged(refusal, request, state), on: connection, requestID: requestID, closing: false)
+        guard refusal.hold > 0 else {
+            return server.queue(server.logged(refusal, request, state), on: connection, requestID: requestID, closing: false)
+        }
+        state.requestID = requestID
+        guard server.suspensions.suspend(connection, state) else {
+            return server.queue(refusal, on: connection, requestID: requestID, closing: true)
+        }
+        server.resume(connection, with: server.logged(refusal, request, state))
+        return .YES
     }
     guard let lane = state.routing?.cost.lane else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
@@ -272,7 +282,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     let suspended = SuspendedConnection(connection: connection)
     let accepted = lane.submit {
-        server.suspensions.resume(suspended.connection, with: server.answer(request, state))
+        server.resume(suspended.connection, with: server.answer(request, state))
     }
     if !accepted {
         server.suspensions.resume(connection, with: Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.",
@@ -288,38 +298,67 @@ private struct SuspendedConnection: @unchecked Sendable { let connection: Opaque
 /// The connections suspended while a lane answers them. libmicrohttpd aborts if it is stopped with
 /// a connection suspended, and a connection must not be resumed once it stops: every suspension and
 /// resumption goes through here, and `resumeAll` answers those left before the daemon stops.
+///
+/// Every request on a lane passes through here twice, from the reading threads and the lanes alike:
+/// the registry is sharded by connection, and libmicrohttpd's resumption (a write that wakes the
+/// connection's thread) is called outside the lock. With one lock held across that write, the
+/// threads queued on it whenever its holder was descheduled (seen under attack: list requests
+/// waiting hundreds of milliseconds with every reading thread parked on it).
 final class Suspensions: @unchecked Sendable {
-    private let lock = NSLock()
-    private var open: [OpaquePointer: RequestState] = [:]
-    private var closed = false
+    private final class Shard: @unchecked Sendable {
+        let lock = NSLock()
+        var open: [OpaquePointer: RequestState] = [:]
+    }
+    private let shards = (0..<16).map { _ in Shard() }
+    private let closed = Atomic<Bool>(false)
+    /// Resumptions under way outside a shard's lock; `resumeAll` waits for them.
+    private let resuming = Atomic<Int>(0)
+
+    private func shard(_ connection: OpaquePointer) -> Shard {
+        let address = UInt(bitPattern: Int(bitPattern: connection))
+        return shards[Int((address >> 4) % UInt(shards.count))]
+    }
 
     /// Suspends the connection; false once the server is stopping (answer at once instead).
     func suspend(_ connection: OpaquePointer, _ state: RequestState) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return false }
+        let shard = shard(connection)
+        shard.lock.lock()
+        defer { shard.lock.unlock() }
+        // `resumeAll` sets `closed` before it empties the shards: whoever takes this lock after it
+        // emptied this one sees it set.
+        guard !closed.load(ordering: .acquiring) else { return false }
         MHD_suspend_connection(connection)
-        open[connection] = state
+        shard.open[connection] = state
         return true
     }
 
     /// Resumes the connection with `response`, unless `resumeAll` already answered it.
     func resume(_ connection: OpaquePointer, with response: Response) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let state = open.removeValue(forKey: connection) else { return }
+        let shard = shard(connection)
+        shard.lock.lock()
+        guard let state = shard.open.removeValue(forKey: connection) else {
+            shard.lock.unlock()
+            return
+        }
         state.response = response
+        resuming.add(1, ordering: .acquiring)
+        shard.lock.unlock()
         MHD_resume_connection(connection)
+        resuming.subtract(1, ordering: .releasing)
     }
 
     /// Answers every connection still suspended with `response` (closing it), refuses further
-    /// suspensions, and says how many there were.
+    /// suspensions, and says how many there were. Returns once no resumption is under way.
     func resumeAll(with response: Response) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        closed = true
-        let stranded = open
-        open.removeAll()
+        closed.store(true, ordering: .releasing)
+        var stranded: [(OpaquePointer, RequestState)] = []
+        for shard in shards {
+            shard.lock.lock()
+            stranded += shard.open.map { ($0.key, $0.value) }
+            shard.open.removeAll()
+            shard.lock.unlock()
+        }
+        while resuming.load(ordering: .acquiring) > 0 { usleep(100) }
         for (connection, state) in stranded {
             state.response = response
             state.closing = true
@@ -330,6 +369,15 @@ final class Suspensions: @unchecked Sendable {
 }
 
 extension HTTPServer {
+    /// Resumes a suspended connection with its answer: at once, or once the answer's hold is over.
+    fileprivate func resume(_ connection: OpaquePointer, with response: Response) {
+        guard response.hold > 0 else { return suspensions.resume(connection, with: response) }
+        let suspended = SuspendedConnection(connection: connection)
+        holding.asyncAfter(deadline: .now() + min(response.hold, 60)) { [suspensions] in
+            suspensions.resume(suspended.connection, with: response)
+        }
+    }
+
     fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {
         logged(responder.respond(to: request), request, state)
     }

@@ -16,6 +16,8 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
     public let detail: String?
     public let errors: [FieldError]
     public let headers: [(String, String)]
+    /// Seconds its answer is held before it is sent (see `Response.hold`).
+    public var hold: Double = 0
 
     public init(status: Int, code: String, title: String, detail: String? = nil,
                 errors: [FieldError] = [], headers: [(String, String)] = []) {
@@ -80,6 +82,8 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
                 }
             }
         }
-        return Response(status: status, headers: [("Content-Type", "application/problem+json; charset=utf-8")] + headers, body: w.bytes)
+        var response = Response(status: status, headers: [("Content-Type", "application/problem+json; charset=utf-8")] + headers, body: w.bytes)
+        response.hold = hold
+        return response
     }
 }

@@ -5,6 +5,10 @@ public struct Response: Sendable {
     public var body: [UInt8]
     /// The route pattern that answered (`/v1/cafes/{id}`), set by the router; not sent. For metrics.
     public var route: String?
+    /// Seconds the server waits before sending this answer, holding the connection without a
+    /// thread: for a refusal to a client over its limit, so that one that ignores `Retry-After` and
+    /// asks again at once costs one answer a hold instead of as many as it can send.
+    public var hold: Double = 0
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -81,7 +81,7 @@ public final class Router: Sendable {
             for check in group.admission { try check.admit(&request) }
             return nil
         } catch {
-            var refusal = group.renderError(error, request)
+            var refusal = group.render(error, request)
             refusal.route = routing.pattern
             return refusal
         }
@@ -118,7 +118,7 @@ public final class Router: Sendable {
             guard index < group.middleware.count else { return try handler(request) }
             return try group.middleware[index].respond(to: request) { run(group, handler, from: index + 1, $0) }
         } catch {
-            return group.renderError(error, request)
+            return group.render(error, request)
         }
     }
 
@@ -227,6 +227,14 @@ public struct RouteGroup: Sendable {
         for key in costOverrides.keys {
             precondition(routes.contains { "\($0.method) \($0.pattern)" == key }, "cost override for an unknown route \(key)")
         }
+    }
+
+    /// The answer to an error in the group's format, held as long as the problem says (whatever
+    /// the format, the hold is the server's).
+    func render(_ error: any Error, _ request: Request) -> Response {
+        var response = renderError(error, request)
+        response.hold = (error as? Problem)?.hold ?? 0
+        return response
     }
 
     /// problem+json: a thrown `Problem` as it is, other errors through `map` (e.g. database

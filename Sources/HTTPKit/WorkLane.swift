@@ -48,8 +48,14 @@ public final class WorkLane: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let condition = NSCondition()
-    // Guarded by `condition`.
+    /// Guards the state below; held only for a few instructions, never across a wake-up.
+    private let lock = NSLock()
+    /// One permit per queued job (and, at `stop`, one per thread). A semaphore, not a condition
+    /// variable: posting one never blocks, while glibc's `pthread_cond_signal` can wait for an
+    /// earlier woken thread to be scheduled — with the reading threads submitting, that stalled
+    /// every connection they read (seen under attack on two cores).
+    private let available = DispatchSemaphore(value: 0)
+    // Guarded by `lock`.
     /// Seconds of work the time budget still allows (may go below zero after a long job), as of `creditTime`.
     private var credit: Double
     private var creditTime = MonotonicClock.nanoseconds()
@@ -66,8 +72,8 @@ public final class WorkLane: @unchecked Sendable {
 
     /// Requests waiting for a thread of this lane, and being answered by one.
     public var load: (waiting: Int, running: Int) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return (jobs.count - head, running)
     }
 
@@ -83,12 +89,15 @@ public final class WorkLane: @unchecked Sendable {
 
     /// Queues `job` unless the lane is full; false when it is (the caller answers 503).
     func submit(_ job: @escaping () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
         guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running),
-              hasCredit() else { return false }
+              hasCredit() else {
+            lock.unlock()
+            return false
+        }
         jobs.append(job)
-        condition.signal()
+        lock.unlock()
+        available.signal()
         return true
     }
 
@@ -108,41 +117,43 @@ public final class WorkLane: @unchecked Sendable {
 
     /// Lets the threads finish the queued jobs, then end.
     func stop() {
-        condition.lock()
+        lock.lock()
         stopped = true
-        condition.broadcast()
-        condition.unlock()
+        lock.unlock()
+        for _ in 0..<configuration.threads { available.signal() }
     }
 
     private func work() {
         if configuration.niceness > 0 { _ = cafe_set_thread_niceness(configuration.niceness) }
         while true {
-            condition.lock()
-            while head == jobs.count && !stopped { condition.wait() }
+            available.wait()
+            lock.lock()
+            // Permits outnumber jobs only once stopped: the queue is empty then, so end.
             if head == jobs.count {
-                condition.unlock()
+                lock.unlock()
                 return
             }
             let job = jobs[head]
-            let started = MonotonicClock.nanoseconds()
             head += 1
             if head > 1024 && head * 2 > jobs.count {   // drop the consumed front now and then
                 jobs.removeFirst(head)
                 head = 0
             }
             running += 1
-            condition.unlock()
+            lock.unlock()
+            let started = MonotonicClock.nanoseconds()
             job()
-            condition.lock()
-            if configuration.timeBudget != nil { credit -= Double(MonotonicClock.nanoseconds() - started) / 1e9 }
+            let worked = MonotonicClock.nanoseconds() - started
+            lock.lock()
+            if configuration.timeBudget != nil { credit -= Double(worked) / 1e9 }
             running -= 1
-            condition.unlock()
+            lock.unlock()
         }
     }
 }
 
 extension WorkLane {
-    /// Refills the time budget (if any) for the time passed; whether any is left. Under `condition`.
+    /// Refills the time budget (if any) for the time passed; whether any is left. Under `lock`.
     private func hasCredit() -> Bool {
         guard let budget = configuration.timeBudget else { return true }
         let now = MonotonicClock.nanoseconds()

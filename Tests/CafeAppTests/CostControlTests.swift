@@ -96,7 +96,28 @@ final class CostControlTests: APITestCase {
 
 /// Reads are limited per address too, generously; the operations endpoints never are.
 final class ReadRateLimitTests: ParseTestCase {
-    override var extraEnvironment: [String: String] { ["RATE_LIMIT_READS": "4", "RATE_LIMIT_EXEMPT": "127.0.2.9"] }
+    override var extraEnvironment: [String: String] { ["RATE_LIMIT_READS": "4", "RATE_LIMIT_EXEMPT": "127.0.2.9", "RATE_LIMIT_HOLD": "0.5"] }
+
+    /// A refusal is held RATE_LIMIT_HOLD before it is sent (a client that asks again at once waits
+    /// it out), without holding up anything else: other requests from the same address, on other
+    /// connections, are answered meanwhile.
+    func testRefusalsAreHeldWithoutHoldingUpOtherRequests() throws {
+        for _ in 0..<4 { XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.3").status, 200) }
+        let port = app.server.port
+        let started = Date()
+        let refusal = DispatchSemaphore(value: 0)
+        let refusedAfter = Mutex<TimeInterval>(0)
+        DispatchQueue.global().async {
+            let status = (try? RawHTTPClient(port: port, from: "127.0.2.3").request("GET", "/v1/cafes?limit=1"))?.status
+            refusedAfter.withLock { $0 = status == 429 ? Date().timeIntervalSince(started) : -1 }
+            refusal.signal()
+        }
+        usleep(100_000)
+        XCTAssertEqual(try call("GET", "/healthz", from: "127.0.2.3").status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.45, "answered while the refusal is held")
+        XCTAssertEqual(refusal.wait(timeout: .now() + 5), .success)
+        XCTAssertGreaterThanOrEqual(refusedAfter.withLock { $0 }, 0.45, "the 429 came after its hold")
+    }
 
     func testReadsPerAddressAreLimitedInEachAPIsFormat() throws {
         for _ in 0..<4 { XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.1").status, 200) }

@@ -33,7 +33,10 @@ final class WorkLaneTests: XCTestCase {
     /// Refuses a request that carries `x-refuse`, as a rate limit would.
     struct RefusedByHeader: Admission {
         func admit(_ request: inout Request) throws {
-            if request.header("x-refuse") != nil { throw Problem(status: 429, code: "rate_limited", title: "Too many requests") }
+            guard request.header("x-refuse") != nil else { return }
+            var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests")
+            refusal.hold = Double(request.header("x-hold") ?? "") ?? 0
+            throw refusal
         }
     }
 
@@ -113,5 +116,18 @@ final class WorkLaneTests: XCTestCase {
         XCTAssertEqual(try first.readResponse().status, 200)
         release.signal()
         XCTAssertEqual(try second.readResponse().status, 200)
+    }
+
+    /// A held refusal waits out its hold without a thread: the only reading thread answers other
+    /// connections meanwhile.
+    func testAHeldRefusalHoldsNoThread() throws {
+        let held = try RawHTTPClient(port: server.port)
+        let asked = Date()
+        try held.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\nX-Refuse: 1\r\nX-Hold: 0.6\r\n\r\n")
+        usleep(100_000)
+        XCTAssertEqual(try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/healthz").status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 0.5)
+        XCTAssertEqual(try held.readResponse().status, 429)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(asked), 0.55)
     }
 }

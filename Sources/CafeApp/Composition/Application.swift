@@ -33,7 +33,8 @@ public final class Application: Sendable {
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
                                     reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute) : nil,
                                     writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
-                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil)
+                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil,
+                                    hold: configuration.rateLimitHold)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
         let problems = ErrorMapping.problems(logger: logger)

@@ -87,6 +87,8 @@ public struct Configuration: Sendable {
     public var rateLimitExempt: Set<String>
     public var writesPerMinute: Int
     public var loginsPerMinute: Int
+    /// `RATE_LIMIT_HOLD` (default 1; 0 off): seconds at most a 429 is held before it is sent (see `RateLimits`).
+    public var rateLimitHold: Double
     /// `AGGREGATION_INTERVAL` (default 1): seconds between the worker's aggregation passes.
     public var aggregationInterval: Double
     /// `RECONCILE_INTERVAL` (default 3600): seconds between scheduled full reconciles.
@@ -157,6 +159,7 @@ public struct Configuration: Sendable {
         rateLimitExempt = Set((environment["RATE_LIMIT_EXEMPT"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
         writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
         loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
+        rateLimitHold = max(0, environment["RATE_LIMIT_HOLD"].flatMap { Double($0) } ?? 1)
         aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1
         reconcileInterval = environment["RECONCILE_INTERVAL"].flatMap { Double($0) } ?? 3600
         metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }

@@ -16,6 +16,10 @@ struct RateLimits: Admission {
     let reads: RateLimiter?
     let writes: RateLimiter?
     let logins: RateLimiter?
+    /// `RATE_LIMIT_HOLD`: seconds at most a refusal is held before it is sent (until the client's
+    /// next token, if sooner). A client that asks again at once, as a flood does, so gets one
+    /// refusal a hold on each connection instead of thousands a second; 0 answers at once.
+    let hold: Double
 
     /// Route pattern → the methods that log in on it.
     static let loginRoutes: [String: Set<String>] = ["/v1/sessions": ["POST"], "/parse/login": ["GET", "POST"]]
@@ -27,9 +31,11 @@ struct RateLimits: Admission {
         let isLogin = request.route.flatMap { Self.loginRoutes[$0] }?.contains(request.method) ?? false
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
-            throw Problem(status: 429, code: "rate_limited", title: "Too many requests",
-                          detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
-                          headers: [("Retry-After", String(wait))])
+            var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
+                                  detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
+                                  headers: [("Retry-After", String(wait))])
+            refusal.hold = min(Double(wait), hold)
+            throw refusal
         }
     }
 }

@@ -90,8 +90,10 @@ struct ParseClassesController: Sendable {
         guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
         let stores = heavy
         guard let response = try heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
-            throw Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
-                                      + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
+            var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
+                                              + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
+            refusal.hold = 1   // a client that retries at once waits out its Retry-After here
+            throw refusal
         }
         return response
     }

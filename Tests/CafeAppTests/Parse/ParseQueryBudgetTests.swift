@@ -103,9 +103,11 @@ final class ParseQueryBudgetTests: ParseTestCase {
         try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.6) { _ = try? blocker.execute(script: "ROLLBACK") }
         XCTAssertEqual(try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session).status, 200, "waits out the lock: 0.6 s of heavy time")
+        let asked = Date()
         let refused = try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session)
         assertParseError(refused, 503, 1)
         XCTAssertTrue((refused.json()["error"] as? String ?? "").contains("QUERY_HEAVY_SHARE"))
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(asked), 0.9, "held for its Retry-After: a client that asks again at once waits")
         XCTAssertEqual(try find("CafeMaster", [("limit", "5")], session: session).status, 200, "light queries are not held up")
     }
 }
