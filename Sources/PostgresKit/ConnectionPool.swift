@@ -18,17 +18,11 @@ public final class ConnectionPool: @unchecked Sendable {
         public var queryTimeout: TimeInterval?
         /// Prepared statements kept per connection (least recently used deallocated first).
         public var preparedStatementLimit: Int
-        /// A CPU niceness for the connections' server processes (1–19: lower priority), so that
-        /// their queries take only the CPU other work leaves. Applied only where it certainly names
-        /// this machine's process: over a Unix-domain socket (the embedded database), with the
-        /// right to change it (the same account, or root); elsewhere skipped.
-        public var serverNiceness: Int32?
 
         public init(conninfo: String, maxConnections: Int = 10, acquireTimeout: TimeInterval = 5,
                     connectTimeoutSeconds: Int = 5, applicationName: String = "cafe", settings: [String: String] = [:],
-                    queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256, serverNiceness: Int32? = nil) {
+                    queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256) {
             self.queryTimeout = queryTimeout
-            self.serverNiceness = serverNiceness
             self.preparedStatementLimit = preparedStatementLimit
             self.conninfo = conninfo
             self.maxConnections = max(1, maxConnections)
@@ -166,7 +160,6 @@ public final class ConnectionPool: @unchecked Sendable {
                                                     queryTimeout: configuration.queryTimeout,
                                                     preparedStatementLimit: configuration.preparedStatementLimit)
                     logger.debug("opened database connection")
-                    if let niceness = configuration.serverNiceness { lowerPriority(of: connection, to: niceness) }
                     return connection
                 } catch {
                     condition.lock()
@@ -184,23 +177,6 @@ public final class ConnectionPool: @unchecked Sendable {
                 throw PostgresError(kind: .poolTimeout,
                                     message: "no database connection free within \(configuration.acquireTimeout)s (\(configuration.maxConnections) in use)")
             }
-        }
-    }
-
-    private func lowerPriority(of connection: Connection, to niceness: Int32) {
-        guard let row = try? connection.query("SELECT pg_backend_pid(), inet_server_addr() IS NULL").first,
-              let pid = try? row.decode(0, as: Int32.self), (try? row.decode(1, as: Bool.self)) == true else { return }
-        if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), niceness) != 0 {
-            logger.debug("cannot lower the database process's priority", [("pid", String(pid)), ("errno", String(errno))])
-        }
-        // Every PostgreSQL backend calls setsid(), and where the kernel groups processes by session
-        // (autogroup, Debian's default outside a systemd cgroup) each backend is a scheduling group
-        // of its own: the niceness above then ranks it only against itself, and it takes as much CPU
-        // as the whole API process. The group's own niceness is what ranks it (measured: the heavy
-        // backend's share of the CPU under attack fell from 58% to 37–43%).
-        let group = "/proc/\(pid)/autogroup"
-        if FileManager.default.fileExists(atPath: group), (try? Data("\(niceness)".utf8).write(to: URL(fileURLWithPath: group))) == nil {
-            logger.debug("cannot lower the database process's scheduling group's priority", [("pid", String(pid))])
         }
     }
 

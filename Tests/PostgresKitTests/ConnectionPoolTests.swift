@@ -83,20 +83,4 @@ final class ConnectionPoolTests: XCTestCase {
         }
         XCTAssertEqual(pool.statistics.inUse, 0, "a failed connect must not leak a slot")
     }
-
-    /// A pool with a server niceness lowers its backends' priority, and where the kernel schedules
-    /// by session (autogroup: each backend, having called setsid(), is one) their group's too,
-    /// without which the niceness ranks a backend only against itself.
-    func testServerNicenessReachesTheBackendAndItsSchedulingGroup() throws {
-        let pool = ConnectionPool(.init(conninfo: db.conninfo, maxConnections: 1, serverNiceness: 7))
-        defer { pool.close() }
-        let pid = try pool.query("SELECT pg_backend_pid()").one().decode(0, as: Int32.self)
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // Fields after the command's closing parenthesis: state is field 3, nice field 19.
-        let fields = stat[stat.range(of: ")", options: .backwards)!.upperBound...].split(separator: " ")
-        XCTAssertEqual(fields[16], "7", "the backend's niceness")
-        if let group = try? String(contentsOfFile: "/proc/\(pid)/autogroup", encoding: .utf8) {
-            XCTAssertTrue(group.hasSuffix("nice 7\n"), group)
-        }
-    }
 }

@@ -61,15 +61,14 @@ public final class Application: Sendable {
                             admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
-        // Heavy /parse queries (see `QueryBudget`) on connections of their own, at a lower CPU priority.
+        // Heavy /parse queries (see `QueryBudget`) on connections of their own.
         heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
                                             acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
                                             settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
-                                            preparedStatementLimit: pool.configuration.preparedStatementLimit,
-                                            serverNiceness: configuration.heavyQueryNiceness),
+                                            preparedStatementLimit: pool.configuration.preparedStatementLimit),
                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
-                                       queueLimit: configuration.queryBudget.heavyQueue, niceness: configuration.heavyQueryNiceness ?? 0,
+                                       queueLimit: configuration.queryBudget.heavyQueue,
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let parseClasses = ParseClassesController(context: parse, files: files, gramStatistics: gramStatistics,

@@ -24,7 +24,8 @@ public struct Configuration: Sendable {
     /// 256) more may wait for one; past that, 503 `overloaded` at once.
     public var queryThreads: Int
     public var queryQueue: Int
-    /// `HASH_THREADS` (default: one per core) answer requests that hash a password (sign-up, log-in),
+    /// `HASH_THREADS` (default: half the cores, at least 1: argon2id is memory-hard, and a burst of
+    /// log-ins on every core slowed the cheap requests beside it threefold) answer requests that hash a password (sign-up, log-in),
     /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
     public var hashThreads: Int
     public var hashQueue: Int
@@ -35,10 +36,6 @@ public struct Configuration: Sendable {
     /// `QUERY_HEAVY_SHARE`, `QUERY_HEAVY_BURST`:
     /// what a `/parse` query may cost (see `QueryBudget`).
     var queryBudget: QueryBudget
-    /// `QUERY_HEAVY_NICE` (default 10; 0 off): the CPU niceness of the threads that answer heavy
-    /// `/parse` queries and of their database processes, where that can be set (the embedded
-    /// database; see `ConnectionPool`).
-    public var heavyQueryNiceness: Int32?
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
     public var uploadQuotaBytes: Int?
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
@@ -124,15 +121,13 @@ public struct Configuration: Sendable {
         httpThreads = int("HTTP_THREADS") ?? 8
         queryThreads = max(1, int("QUERY_THREADS") ?? 8)
         queryQueue = max(0, int("QUERY_QUEUE") ?? 256)
-        hashThreads = max(1, int("HASH_THREADS") ?? ProcessInfo.processInfo.activeProcessorCount)
+        hashThreads = max(1, int("HASH_THREADS") ?? ProcessInfo.processInfo.activeProcessorCount / 2)
         hashQueue = max(0, int("HASH_QUEUE") ?? 32)
         hashNiceness = Int32(min(max(int("HASH_NICE") ?? 10, 0), 19))
         databasePoolSize = int("DB_POOL_SIZE") ?? (queryThreads + hashThreads + 2)
         preparedStatementLimit = max(1, int("DB_PREPARED_STATEMENTS") ?? 256)
         let quota: Int = int("UPLOAD_QUOTA_BYTES") ?? 100 * 1024 * 1024
         uploadQuotaBytes = quota > 0 ? quota : nil
-        let niceness = int("QUERY_HEAVY_NICE") ?? 10
-        heavyQueryNiceness = niceness > 0 ? Int32(min(niceness, 19)) : nil
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
         queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
                                   anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,

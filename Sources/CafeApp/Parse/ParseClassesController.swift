@@ -12,7 +12,7 @@ struct ParseClassesController: Sendable {
     let gramStatistics: GramStatistics
     let budget: QueryBudget
     /// Where queries run: the regular stores, and for heavy ones stores on connections of their own
-    /// whose database processes run at a lower CPU priority (`QUERY_HEAVY_NICE`).
+    /// (`cafe-heavy-queries` in `pg_stat_activity`), which regular queries never wait for.
     let regular: QueryStores
     let heavy: QueryStores
     /// Where heavy queries are answered, from the query to the written JSON.

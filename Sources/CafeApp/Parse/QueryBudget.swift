@@ -14,10 +14,12 @@ import HTTPKit
 /// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
 ///   database time per query, instead of the 5 s of `DB_QUERY_TIMEOUT`.
 /// - a heavy query (a count, or past the first 1,000 records) is answered on a lane of
-///   its own: `QUERY_HEAVY_CONCURRENCY` threads (default 1) at `QUERY_HEAVY_NICE`, `QUERY_HEAVY_QUEUE`
-///   (default 0) waiting; past that, 503 `overloaded` at once. However many clients send them, heavy
-///   queries use at most that many cores, at a lower priority (their database processes too, where
-///   that can be set), and the cheap requests beside them keep the rest.
+///   its own: `QUERY_HEAVY_CONCURRENCY` threads (default 1), `QUERY_HEAVY_QUEUE` (default 0) waiting,
+///   within `QUERY_HEAVY_SHARE` seconds of work a second (`QUERY_HEAVY_BURST` at once); past that,
+///   503 `overloaded`, held for its `Retry-After`. However many clients send them, heavy queries take
+///   at most that share of one core, and the cheap requests beside them keep the rest. Not by CPU
+///   priority: a niced database process holding what a cheap query needs made that query wait for
+///   it (docs/performance.md).
 struct QueryBudget: Sendable {
     var maxSkip = 10_000
     var maxInValues = 100
