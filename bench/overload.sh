@@ -23,7 +23,7 @@ bench_paths .build/overload $port
 rm -rf "$work" && mkdir -p "$work"
 
 step "starting cafe serve (release, embedded PostgreSQL, default limits; 127.0.0.1 exempt)"
-# OVERLOAD_SERVER_ENV: more settings for the server, e.g. "HTTP_THREADS=4 HASH_NICE=0", to compare.
+# OVERLOAD_SERVER_ENV: more settings for the server, e.g. "HTTP_THREADS=4 HASH_THREADS=2", to compare.
 # shellcheck disable=SC2086
 start_serve $port "$work/serve.log" RATE_LIMIT_EXEMPT=127.0.0.1 ${OVERLOAD_SERVER_ENV:-}
 

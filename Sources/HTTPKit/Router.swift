@@ -269,17 +269,6 @@ public struct Routing: Sendable {
     var group: Int?
     /// What serving it may cost: its lane and body limit.
     public let cost: RouteCost
-
-    init(path: String, index: Int? = nil, failure: Problem? = nil, pattern: String?, parameters: [String: String] = [:],
-         group: Int? = nil, cost: RouteCost) {
-        self.path = path
-        self.index = index
-        self.failure = failure
-        self.pattern = pattern
-        self.parameters = parameters
-        self.group = group
-        self.cost = cost
-    }
 }
 
 /// What the server asks of what answers its requests, in this order: where a request line leads
