@@ -53,14 +53,14 @@ public final class Application: Sendable {
         let parseFiles = ParseFilesController(context: parse, files: files)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
                                    renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
-        let v1 = RouteGroup(routes: AccountsController(accounts: accounts, auth: auth).routes
-                                + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
-                                + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
-                                + FilesController(files: files, auth: auth).routes
-                                + AdminController(pool: pool, auth: auth).routes,
-                            admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
+        let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
+            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
+            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
+            + FilesController(files: files, auth: auth).routes
+            + AdminController(pool: pool, auth: auth).routes
+        let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
-                            costOverrides: ["POST /v1/users": json(hashing), "POST /v1/sessions": json(hashing), "POST /v1/files": upload])
+                            costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })
         // Heavy /parse queries (see `QueryBudget`) on connections of their own.
         heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
                                             acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
@@ -74,13 +74,13 @@ public final class Application: Sendable {
         let parseClasses = ParseClassesController(context: parse, files: files, gramStatistics: gramStatistics,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
-        let parseAPI = RouteGroup(routes: ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes
-                                      + parseFiles.routes,
+        let parseRoutes = ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes + parseFiles.routes
+        let parseAPI = RouteGroup(routes: parseRoutes,
                                   admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
                                   middleware: [IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
-                                  costOverrides: ["POST /parse/users": json(hashing), "GET /parse/login": json(hashing),
-                                                  "POST /parse/login": json(hashing), "POST /parse/files/{name}": upload])
+                                  costOverrides: CredentialRoutes.hashingCost(among: parseRoutes, json(hashing))
+                                      .merging(["POST /parse/files/{name}": upload]) { $1 })
         router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router)

@@ -28,10 +28,8 @@ struct IdempotentWrites: Middleware {
         self.requestIDHeader = requestIDHeader
     }
 
-    static let sessionRoutes: Set<String> = ["/v1/users", "/v1/sessions", "/parse/users", "/parse/login", "/parse/logout"]
-
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        guard request.method == "POST", !request.readsOnly, !Self.sessionRoutes.contains(request.route ?? ""),
+        guard request.method == "POST", !request.readsOnly, !CredentialRoutes.sessions.contains(CredentialRoutes.key(request.method, request.route)),
               let key = request.header("idempotency-key") ?? requestIDHeader.flatMap(request.header) else {
             return next(request)
         }

@@ -21,14 +21,12 @@ struct RateLimits: Admission {
     /// refusal a hold on each connection instead of thousands a second; 0 answers at once.
     let hold: Double
 
-    /// Route pattern → the methods that log in on it.
-    static let loginRoutes: [String: Set<String>] = ["/v1/sessions": ["POST"], "/parse/login": ["GET", "POST"]]
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     func admit(_ request: inout Request) throws {
         if exempt.contains(request.clientAddress) { return }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
-        let isLogin = request.route.flatMap { Self.loginRoutes[$0] }?.contains(request.method) ?? false
+        let isLogin = CredentialRoutes.logIns.contains(CredentialRoutes.key(request.method, request.route))
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
