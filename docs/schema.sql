@@ -1,6 +1,14 @@
 -- The schema the migrations in migrations/ build (pg_dump --schema-only), kept by SchemaSnapshotTests.
 -- Do not edit: add a migration, then rewrite this file (see the test).
 
+CREATE FUNCTION public.audit_is_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'the audit log is append-only' USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
 CREATE FUNCTION public.cafe_bigrams(t text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
@@ -124,6 +132,31 @@ CREATE TABLE public.app_secrets (
     name text NOT NULL,
     value bytea NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.audit_changes (
+    audit_id bigint NOT NULL,
+    field text NOT NULL,
+    before text,
+    after text
+);
+
+CREATE TABLE public.audit_log (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_id bigint NOT NULL,
+    action text NOT NULL,
+    object_type text NOT NULL,
+    object_id text NOT NULL
+);
+
+ALTER TABLE public.audit_log ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.audit_log_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 CREATE TABLE public.cafe_stats (
@@ -314,6 +347,12 @@ ALTER TABLE ONLY public.aggregation_outbox
 ALTER TABLE ONLY public.app_secrets
     ADD CONSTRAINT app_secrets_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY public.audit_changes
+    ADD CONSTRAINT audit_changes_pkey PRIMARY KEY (audit_id, field);
+
+ALTER TABLE ONLY public.audit_log
+    ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id);
 
@@ -382,6 +421,14 @@ CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
 
 CREATE UNIQUE INDEX users_username_lower_key ON public.users USING btree (lower(username));
 
+CREATE TRIGGER audit_changes_no_change BEFORE DELETE OR UPDATE ON public.audit_changes FOR EACH ROW EXECUTE FUNCTION public.audit_is_append_only();
+
+CREATE TRIGGER audit_changes_no_truncate BEFORE TRUNCATE ON public.audit_changes FOR EACH STATEMENT EXECUTE FUNCTION public.audit_is_append_only();
+
+CREATE TRIGGER audit_log_no_change BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.audit_is_append_only();
+
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_is_append_only();
+
 CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_copy_search_text();
 
 CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
@@ -391,6 +438,12 @@ CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON public.comments REFERENC
 CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_inserted();
 
 CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON public.comments REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_updated();
+
+ALTER TABLE ONLY public.audit_changes
+    ADD CONSTRAINT audit_changes_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.audit_log(id);
+
+ALTER TABLE ONLY public.audit_log
+    ADD CONSTRAINT audit_log_actor_id_fkey FOREIGN KEY (actor_id) REFERENCES public.users(id);
 
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;

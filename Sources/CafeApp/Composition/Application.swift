@@ -24,6 +24,7 @@ public final class Application: Sendable {
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
+        let administration = CafeAdministration(pool: pool)
         let comments = CommentRepository(pool: pool)
         let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
@@ -54,10 +55,10 @@ public final class Application: Sendable {
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
                                    renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
-            + CafesController(cafes: cafes, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: files, auth: auth).routes
-            + AdminController(pool: pool, auth: auth).routes
+            + AdminController(pool: pool, auth: auth, audit: AuditLog(pool: pool)).routes
         let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })
@@ -71,7 +72,7 @@ public final class Application: Sendable {
                                        queueLimit: configuration.queryBudget.heavyQueue,
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
-        let parseClasses = ParseClassesController(context: parse, files: files, gramStatistics: gramStatistics,
+        let parseClasses = ParseClassesController(context: parse, administration: administration, files: files, gramStatistics: gramStatistics,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes + parseFiles.routes

@@ -1,17 +1,60 @@
 import Aggregation
+import CafeStore
 import HTTPKit
 import PostgresKit
 
-/// Operator views for admins: the aggregation worker's state, and asking it for a reconcile.
+/// Operator views for admins: the aggregation worker's state, asking it for a reconcile, and the
+/// audit log of operator actions.
 struct AdminController: Sendable {
     let pool: ConnectionPool
     let auth: Authenticator
+    let audit: AuditLog
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
             ("GET", "/v1/admin/jobs", jobs),
             ("POST", "/v1/admin/aggregates/reconcile", requestReconcile),
+            ("GET", "/v1/admin/audit", auditLog),
         ]
+    }
+
+    /// Newest first, `limit` at a time; `cursor` is the `nextCursor` of the page before.
+    func auditLog(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let limit = try PageLimit.parse(request, default: 50)
+        var before: Int64?
+        if let cursor = request.query["cursor"] {
+            guard let id = Int64(cursor), id > 0 else { throw Problem.validation([.init(field: "cursor", message: "is not a cursor of this listing")]) }
+            before = id
+        }
+        let page = try audit.page(before: before, limit: limit)
+        let next = page.more ? page.entries.last.map { String($0.id) } : nil
+        return .json { w in
+            w.page(page.entries, next: next) { entry in
+                w.object {
+                    w.field("id", String(entry.id))
+                    w.field("at", Timestamp.format(entry.at))
+                    w.key("actor")
+                    w.object {
+                        w.field("id", entry.actorID.description)
+                        w.field("username", entry.actorUsername)
+                    }
+                    w.field("action", entry.action)
+                    w.field("objectType", entry.objectType)
+                    w.field("objectId", entry.objectID)
+                    w.key("changes")
+                    w.array {
+                        for change in entry.changes {
+                            w.object {
+                                w.field("field", change.field)
+                                w.field("before", change.before)
+                                w.field("after", change.after)
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     func jobs(_ request: Request) throws -> Response {
@@ -43,7 +86,10 @@ struct AdminController: Sendable {
 
     func requestReconcile(_ request: Request) throws -> Response {
         let admin = try auth.admin(request)
-        try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
+        try pool.transaction { _ in
+            try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
+            try audit.record(actor: admin.id, action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
+        }
         return .json(202) { w in w.object { w.field("status", "requested") } }
     }
 }

@@ -5,6 +5,7 @@ import HTTPKit
 /// Browsing cafes (anyone) and managing them (admins).
 struct CafesController: Sendable {
     let cafes: CafeRepository
+    let administration: CafeAdministration
     let auth: Authenticator
     let cursors: PageCursors
     let gramStatistics: GramStatistics
@@ -36,7 +37,7 @@ struct CafesController: Sendable {
     }
 
     func create(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+        let admin = try auth.admin(request)
         let body = try request.decodeJSON(NewCafeBody.self, allowedFields: NewCafeBody.fields)
         var v = Validator()
         v.length(body.name, "name", CafeRules.nameLength)
@@ -46,13 +47,13 @@ struct CafesController: Sendable {
         v.length(body.publishDate, "publishDate", CafeRules.publishDateLength)
         let image = v.fileID(body.imageId)
         try v.finish()
-        let cafe = try cafes.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
-                                          imageID: image, publishDate: body.publishDate))
+        let cafe = try administration.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
+                                                   imageID: image, publishDate: body.publishDate), by: admin)
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
 
     func update(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+        let admin = try auth.admin(request)
         let id = try Self.cafeID(request)
         let body = try request.decodeJSON(CafePatchBody.self, allowedFields: CafePatchBody.fields)
         var v = Validator()
@@ -68,13 +69,13 @@ struct CafesController: Sendable {
         changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
         try v.finish()
-        let cafe = try cafes.update(id, changes)
+        let cafe = try administration.update(id, changes, by: admin)
         return .json { $0.cafe(cafe) }
     }
 
     func delete(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
-        try cafes.delete(try Self.cafeID(request))
+        let admin = try auth.admin(request)
+        try administration.delete(try Self.cafeID(request), by: admin)
         return .noContent()
     }
 

@@ -8,6 +8,7 @@ import PostgresKit
 /// original apps, read and written through the same stores, rules and permissions as /v1.
 struct ParseClassesController: Sendable {
     let context: ParseContext
+    let administration: CafeAdministration
     let files: FileRepository
     let gramStatistics: GramStatistics
     let budget: QueryBudget
@@ -155,9 +156,9 @@ struct ParseClassesController: Sendable {
         let createdAt: String
         switch className {
         case .cafe:
-            _ = try r.requireAdmin("create", className)
+            let admin = try r.requireAdmin("create", className)
             let write = try ParseCafeWrite(try writeBody(r, className), current: nil)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try cafes.create(write.newCafe) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.create(write.newCafe, by: admin) }
             (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
         case .comment:
             let user = try r.requireUser("create", className)
@@ -187,10 +188,10 @@ struct ParseClassesController: Sendable {
         let updatedAt: String
         switch className {
         case .cafe:
-            _ = try r.requireAdmin("update", className)
+            let admin = try r.requireAdmin("update", className)
             let current = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let write = try ParseCafeWrite(try writeBody(r, className), current: current)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try cafes.update(current.id, write.changes) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.update(current.id, write.changes, by: admin) }
             updatedAt = Timestamp.format(cafe.updatedAt)
         case .comment:
             let user = try r.requireUser("update", className)
@@ -211,8 +212,8 @@ struct ParseClassesController: Sendable {
         let id = try objectID(r)
         switch className {
         case .cafe:
-            _ = try r.requireAdmin("delete", className)
-            try cafes.delete(CafeID(rawValue: id))
+            let admin = try r.requireAdmin("delete", className)
+            try administration.delete(CafeID(rawValue: id), by: admin)
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)
