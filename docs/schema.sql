@@ -328,6 +328,7 @@ CREATE TABLE public.users (
     is_admin boolean DEFAULT false NOT NULL,
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    blocked_at timestamp with time zone,
     CONSTRAINT users_age_check CHECK (((age >= 0) AND (age <= 150))),
     CONSTRAINT users_username_check CHECK (((char_length(username) >= 3) AND (char_length(username) <= 40)))
 );

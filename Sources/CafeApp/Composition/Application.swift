@@ -59,6 +59,7 @@ public final class Application: Sendable {
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: AuditLog(pool: pool)).routes
+            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: AuditLog(pool: pool)).routes
         let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })

@@ -34,6 +34,9 @@ struct AccountsController: Sendable {
         case .invalidCredentials:
             throw Problem(status: 401, code: "invalid_credentials", title: "Invalid credentials",
                           detail: "The username or password is wrong.")
+        case .blocked:
+            throw Problem(status: 403, code: "account_blocked", title: "Account blocked",
+                          detail: "An operator has blocked this account.")
         }
     }
 

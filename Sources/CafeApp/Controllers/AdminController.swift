@@ -22,12 +22,7 @@ struct AdminController: Sendable {
     func auditLog(_ request: Request) throws -> Response {
         _ = try auth.admin(request)
         let limit = try PageLimit.parse(request, default: 50)
-        var before: Int64?
-        if let cursor = request.query["cursor"] {
-            guard let id = Int64(cursor), id > 0 else { throw Problem.validation([.init(field: "cursor", message: "is not a cursor of this listing")]) }
-            before = id
-        }
-        let page = try audit.page(before: before, limit: limit)
+        let page = try audit.page(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
         return .json { w in
             w.page(page.entries, next: next) { entry in

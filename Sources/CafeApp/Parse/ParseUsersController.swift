@@ -69,6 +69,8 @@ struct ParseUsersController: Sendable {
             return .json { ParseObjectWriter.user(user, sessionToken: token, $0) }
         case .invalidCredentials:
             throw ParseError.invalidCredentials
+        case .blocked:
+            throw ParseError.forbidden("An operator has blocked this account.")
         case .lockedOut(let wait):
             var error = ParseError(101, "Your account is locked due to multiple failed login attempts. Please try again after \((wait + 59) / 60) minute(s)")
             error.headers = [("Retry-After", String(wait))]

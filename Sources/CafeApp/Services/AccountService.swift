@@ -14,6 +14,8 @@ struct AccountService: Sendable {
         case invalidCredentials
         /// Too many failures for this username lately; retry after this many seconds.
         case lockedOut(retryAfter: Int)
+        /// The password is right, but an operator blocked the account.
+        case blocked
     }
 
     /// Checks the sign-up rules, hashes the password (before any connection is taken), then creates
@@ -35,14 +37,17 @@ struct AccountService: Sendable {
 
     /// `address`: the client's, which with the username keys the failure count (see `LoginThrottle`).
     func logIn(username: String, password: String, address: String) throws -> LogIn {
-        let outcome = try throttle.attempt(username: username, address: address) { () -> User? in
+        // The right password, and whether the account is blocked.
+        let outcome = try throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
             let found = try users.credentials(username: username)
             // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
-            let valid = PasswordHasher.verify(password, against: found?.1 ?? PasswordHasher.dummyHash)
-            return valid ? found?.0 : nil
+            let valid = PasswordHasher.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
+            guard valid, let found else { return nil }
+            return (found.user, found.blocked)
         }
         switch outcome {
-        case .passed(let user): return .loggedIn(user, token: try sessions.create(for: user.id))
+        case .passed(let found) where found.blocked: return .blocked
+        case .passed(let found): return .loggedIn(found.user, token: try sessions.create(for: found.user.id))
         case .failed: return .invalidCredentials
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }

@@ -46,6 +46,16 @@ struct PageCursors: Sendable {
 }
 
 /// `limit` (1…100) from the query string.
+/// The cursor of an operator listing ordered by id: the last id seen (these lists are for admins,
+/// and an id says nothing they cannot see).
+enum IDCursor {
+    static func parse(_ request: Request) throws -> Int64? {
+        guard let cursor = request.query["cursor"] else { return nil }
+        guard let id = Int64(cursor), id > 0 else { throw Problem.validation([.init(field: "cursor", message: "is not a cursor of this listing")]) }
+        return id
+    }
+}
+
 enum PageLimit {
     static func parse(_ request: Request, default value: Int) throws -> Int {
         guard let raw = request.query["limit"] else { return value }

@@ -21,13 +21,18 @@ public struct SessionRepository: Sendable {
         return token
     }
 
-    /// The user behind a live (unexpired, unrevoked) token.
+    /// The user behind a live (unexpired, unrevoked) token, unless an operator blocked them.
     public func user(forToken token: String) throws -> User? {
         guard Tokens.isWellFormed(token) else { return nil }
         return try pool.query("""
             SELECT \(UserColumns.select) FROM sessions s JOIN users u ON u.id = s.user_id
-            WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now()
+            WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
             """).first.map { try UserColumns.decode($0) }
+    }
+
+    /// Ends every session of the user (they are blocked).
+    public func revokeAll(of user: UserID) throws {
+        try pool.query("DELETE FROM sessions WHERE user_id = \(user.rawValue)")
     }
 
     public func revoke(token: String) throws {

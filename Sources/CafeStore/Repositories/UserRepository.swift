@@ -38,12 +38,12 @@ public struct UserRepository: Sendable {
         }
     }
 
-    /// The user and their password hash, by case-insensitive username.
-    public func credentials(username: String) throws -> (User, String)? {
+    /// The user, their password hash and whether an operator blocked them, by case-insensitive username.
+    public func credentials(username: String) throws -> (user: User, passwordHash: String, blocked: Bool)? {
         guard let row = try pool.query("""
-            SELECT \(UserColumns.select), u.password_hash FROM users u WHERE lower(u.username) = lower(\(username))
+            SELECT \(UserColumns.select), u.password_hash, u.blocked_at IS NOT NULL FROM users u WHERE lower(u.username) = lower(\(username))
             """).first else { return nil }
-        return (try UserColumns.decode(row), try row.decode(8))
+        return (try UserColumns.decode(row), try row.decode(8), try row.decode(9))
     }
 
     public func find(_ id: UserID) throws -> User? {

@@ -1,0 +1,92 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+import PostgresKit
+
+/// Operators manage accounts: search them, block and unblock (a block ends every session at once
+/// and refuses log-ins), grant and revoke the admin right (never the last admin's). Each change is
+/// in the audit log, in its own transaction.
+struct AdminUsersController: Sendable {
+    let pool: ConnectionPool
+    let auth: Authenticator
+    let accounts: AccountAdministration
+    let audit: AuditLog
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/v1/admin/users", search),
+            ("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, true) }),
+            ("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, false) }),
+            ("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, true) }),
+            ("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, false) }),
+        ]
+    }
+
+    /// `q` matches any part of the username; by id, `limit` at a time after `cursor`.
+    func search(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let limit = try PageLimit.parse(request, default: 50)
+        let after = try IDCursor.parse(request)
+        let q = request.query["q"]
+        if let q, q.count > AccountRules.usernameLength.upperBound {
+            throw Problem.validation([.init(field: "q", message: "must be at most \(AccountRules.usernameLength.upperBound) characters")])
+        }
+        let page = try accounts.search(q, after: after, limit: limit)
+        let next = page.more ? page.accounts.last.map { $0.user.id.description } : nil
+        return .json { w in w.page(page.accounts, next: next) { w.account($0) } }
+    }
+
+    func setBlocked(_ request: Request, _ blocked: Bool) throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try Self.userID(request)
+        if blocked && id == admin.id {
+            throw Problem(status: 409, code: "cannot_block_self", title: "Conflict", detail: "An operator cannot block their own account.")
+        }
+        let account = try pool.transaction { _ -> AccountAdministration.Account in
+            let change = try accounts.setBlocked(id, blocked).orThrow(Problem.notFound("No such user."))
+            if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
+                try audit.record(actor: admin.id, action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
+                                 changes: [.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked))])
+            }
+            return change.after
+        }
+        return .json { $0.account(account) }
+    }
+
+    func setAdmin(_ request: Request, _ grant: Bool) throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try Self.userID(request)
+        let account = try pool.transaction { _ -> AccountAdministration.Account in
+            switch try accounts.setAdmin(id, grant).orThrow(Problem.notFound("No such user.")) {
+            case .lastAdmin:
+                throw Problem(status: 409, code: "last_admin", title: "Conflict",
+                              detail: "This is the last admin who can log in; grant the right to another account first.")
+            case .unchanged(let account):
+                return account
+            case .changed(let account):
+                try audit.record(actor: admin.id, action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
+                                 objectID: id.description, changes: [.init(field: "isAdmin", before: String(!grant), after: String(grant))])
+                return account
+            }
+        }
+        return .json { $0.account(account) }
+    }
+
+    static func userID(_ request: Request) throws -> UserID {
+        guard let id = UserID(try request.pathParameter("id")) else { throw Problem.notFound("No such user.") }
+        return id
+    }
+}
+
+extension JSONWriter {
+    func account(_ a: AccountAdministration.Account) {
+        object {
+            field("id", a.user.id.description)
+            field("username", a.user.username)
+            field("isAdmin", a.user.isAdmin)
+            field("blocked", a.blockedAt != nil)
+            field("blockedAt", a.blockedAt.map(Timestamp.format))
+            field("createdAt", Timestamp.format(a.user.createdAt))
+        }
+    }
+}
