@@ -281,12 +281,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                             on: connection, requestID: requestID, closing: true)
     }
     let suspended = SuspendedConnection(connection: connection)
-    let accepted = lane.submit {
-        server.resume(suspended.connection, with: server.answer(request, state))
+    let accepted = lane.submit { release in
+        let answer = server.answer(request, state)
+        release()
+        server.resume(suspended.connection, with: answer)
     }
     if !accepted {
-        server.suspensions.resume(connection, with: Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.",
-                                                                         retryAfter: 1).response)
+        let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+        server.suspensions.resume(connection, with: server.logged(server.responder.refuse(request, with: problem), request, state))
     }
     return .YES
 }

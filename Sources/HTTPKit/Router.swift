@@ -87,6 +87,17 @@ public final class Router: Sendable {
         }
     }
 
+    /// A refusal the server decides for a request (its lane is full), in the format of the route's
+    /// group: a Parse client is answered in Parse's format, a `/v1` one in problem+json.
+    public func refuse(_ request: Request, with problem: Problem) -> Response {
+        var request = request
+        let routing = routed(&request)
+        guard let index = routing.index else { return unmatched(problem, request) }
+        var refusal = groups[routes[index].group].render(problem, request)
+        refusal.route = routing.pattern
+        return refusal
+    }
+
     /// Answers a request (after its admission checks, if `admit` has not run them); never throws.
     public func respond(to request: Request) -> Response {
         var request = request
@@ -273,11 +284,13 @@ public struct Routing: Sendable {
 
 /// What the server asks of what answers its requests, in this order: where a request line leads
 /// (before the body is read), whether the request is let in (on the reading thread; must not
-/// block), and its answer (on the route's lane).
+/// block), and its answer (on the route's lane) — or, when the server itself refuses it (its lane
+/// is full), that refusal in the route's format.
 public protocol Responder: Sendable {
     func route(method: String, path: String) -> Routing
     func admit(_ request: inout Request) -> Response?
     func respond(to request: Request) -> Response
+    func refuse(_ request: Request, with problem: Problem) -> Response
 }
 
 extension Router: Responder {}

@@ -59,7 +59,7 @@ public final class WorkLane: @unchecked Sendable {
     /// Seconds of work the time budget still allows (may go below zero after a long job), as of `creditTime`.
     private var credit: Double
     private var creditTime = MonotonicClock.nanoseconds()
-    private var jobs: [() -> Void] = []
+    private var jobs: [(_ release: @escaping () -> Void) -> Void] = []
     private var head = 0
     private var running = 0
     private var stopped = false
@@ -87,8 +87,11 @@ public final class WorkLane: @unchecked Sendable {
         }
     }
 
-    /// Queues `job` unless the lane is full; false when it is (the caller answers 503).
-    func submit(_ job: @escaping () -> Void) -> Bool {
+    /// Queues `job` unless the lane is full; false when it is (the caller answers 503). The job
+    /// is given its place's release: it calls it once its answer is ready and before it hands the
+    /// answer on, so that a client who asks again the moment it has its answer finds the place free
+    /// (otherwise, with no queue, a sequential client could be refused by its own previous request).
+    func submit(_ job: @escaping (_ release: @escaping () -> Void) -> Void) -> Bool {
         lock.lock()
         guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running),
               hasCredit() else {
@@ -107,8 +110,9 @@ public final class WorkLane: @unchecked Sendable {
     public func run<T>(_ body: @escaping () throws -> T) throws -> T? {
         let outcome = LaneOutcome<T>()
         let done = DispatchSemaphore(value: 0)
-        guard submit({
+        guard submit({ release in
             outcome.value = Result { try body() }
+            release()
             done.signal()
         }) else { return nil }
         done.wait()
@@ -142,12 +146,18 @@ public final class WorkLane: @unchecked Sendable {
             running += 1
             lock.unlock()
             let started = MonotonicClock.nanoseconds()
-            job()
-            let worked = MonotonicClock.nanoseconds() - started
-            lock.lock()
-            if configuration.timeBudget != nil { credit -= Double(worked) / 1e9 }
-            running -= 1
-            lock.unlock()
+            let place = Place()
+            // Frees the place (once) and charges the time worked so far to the budget.
+            let release = { [self] in
+                guard place.take() else { return }
+                let worked = MonotonicClock.nanoseconds() - started
+                lock.lock()
+                if configuration.timeBudget != nil { credit -= Double(worked) / 1e9 }
+                running -= 1
+                lock.unlock()
+            }
+            job(release)
+            release()
         }
     }
 }
@@ -161,6 +171,13 @@ extension WorkLane {
         creditTime = now
         return credit > 0
     }
+}
+
+/// A job's place on its lane, released once.
+private final class Place: @unchecked Sendable {
+    private let released = Atomic<Bool>(false)
+    /// True the first time only.
+    func take() -> Bool { !released.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// What a job run by `WorkLane.run` produced; written before the waiting thread is signalled.

@@ -39,3 +39,16 @@ final class LaneTimeBudgetTests: XCTestCase {
         XCTAssertEqual(try lane.run { 2 }, 2)
     }
 }
+
+/// A job frees its place as soon as its answer is ready: a caller who asks again the moment it has
+/// its answer is never refused by its own previous request, even on a lane with no queue.
+final class LanePlaceTests: XCTestCase {
+    func testASequentialCallerIsNeverRefusedByItsOwnPreviousJob() throws {
+        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0))
+        lane.start()
+        defer { lane.stop() }
+        var refused = 0
+        for i in 0..<2_000 where try lane.run({ i }) == nil { refused += 1 }
+        XCTAssertEqual(refused, 0)
+    }
+}

@@ -18,6 +18,11 @@ struct FrontDoor: Responder {
         return recorded(cors.respond(request) { _ in refusal }, request, since: started)
     }
 
+    func refuse(_ request: Request, with problem: Problem) -> Response {
+        let started = DispatchTime.now().uptimeNanoseconds
+        return recorded(cors.respond(request) { router.refuse($0, with: problem) }, request, since: started)
+    }
+
     func respond(to request: Request) -> Response {
         let started = DispatchTime.now().uptimeNanoseconds
         return recorded(cors.respond(request, next: router.respond(to:)), request, since: started)
