@@ -128,7 +128,7 @@ public final class HTTPServer: @unchecked Sendable {
         let abandoned = inFlight.load(ordering: .acquiring)
         // libmicrohttpd aborts when stopped with a connection suspended: answer the ones still on a
         // lane now, and let it send those answers before it stops.
-        if suspensions.resumeAll(with: Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response) > 0 {
+        if suspensions.resumeAll(with: Problem.shuttingDown.response) > 0 {
             let sent = Date().addingTimeInterval(1)
             while inFlight.load(ordering: .acquiring) > 0 && Date() < sent { usleep(5_000) }
         }
@@ -203,7 +203,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         server.inFlight.add(1, ordering: .relaxed)
         if server.draining.load(ordering: .acquiring) {
             state.answered = true
-            return server.queue(Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response,
+            return server.queue(Problem.shuttingDown.response,
                                 on: connection, requestID: RequestID.next(), closing: true)
         }
         if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
@@ -277,7 +277,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     state.requestID = requestID
     // Suspended before the job is queued, so the lane never resumes it first.
     guard server.suspensions.suspend(connection, state) else {
-        return server.queue(Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1).response,
+        return server.queue(Problem.shuttingDown.response,
                             on: connection, requestID: requestID, closing: true)
     }
     let suspended = SuspendedConnection(connection: connection)
@@ -291,6 +291,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         server.suspensions.resume(connection, with: server.logged(server.responder.refuse(request, with: problem), request, state))
     }
     return .YES
+}
+
+extension Problem {
+    /// The answer to a request that arrives, or is still waiting, while the server stops.
+    static let shuttingDown = Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1)
 }
 
 /// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that

@@ -81,9 +81,7 @@ public final class Router: Sendable {
             for check in group.admission { try check.admit(&request) }
             return nil
         } catch {
-            var refusal = group.render(error, request)
-            refusal.route = routing.pattern
-            return refusal
+            return refusal(error, request, route: index)
         }
     }
 
@@ -93,8 +91,13 @@ public final class Router: Sendable {
         var request = request
         let routing = routed(&request)
         guard let index = routing.index else { return unmatched(problem, request) }
-        var refusal = groups[routes[index].group].render(problem, request)
-        refusal.route = routing.pattern
+        return refusal(problem, request, route: index)
+    }
+
+    /// An error before the handler ran, answered in the format of the route's group.
+    private func refusal(_ error: any Error, _ request: Request, route index: Int) -> Response {
+        var refusal = groups[routes[index].group].render(error, request)
+        refusal.route = routes[index].pattern
         return refusal
     }
 

@@ -105,8 +105,8 @@ public final class WorkLane: @unchecked Sendable {
     }
 
     /// Runs `body` on a thread of this lane and waits for it: for work found costly only once a
-    /// request is read (a heavy query), handed on to a lane of lower priority. Nil, without running
-    /// it, when the lane is full.
+    /// request is read (a heavy query), handed on to the lane that bounds it. Nil, without running
+    /// it, when the lane is full or has spent its time.
     public func run<T>(_ body: @escaping () throws -> T) throws -> T? {
         let outcome = LaneOutcome<T>()
         let done = DispatchSemaphore(value: 0)

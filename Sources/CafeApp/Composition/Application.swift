@@ -24,7 +24,8 @@ public final class Application: Sendable {
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
-        let administration = CafeAdministration(pool: pool)
+        let audit = AuditLog(pool: pool)
+        let administration = CafeAdministration(pool: pool, cafes: cafes, audit: audit)
         let comments = CommentRepository(pool: pool)
         let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
@@ -58,8 +59,8 @@ public final class Application: Sendable {
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
             + FilesController(files: files, auth: auth).routes
-            + AdminController(pool: pool, auth: auth, audit: AuditLog(pool: pool)).routes
-            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: AuditLog(pool: pool)).routes
+            + AdminController(pool: pool, auth: auth, audit: audit).routes
+            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
         let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })

@@ -9,12 +9,6 @@ struct CafeAdministration: Sendable {
     let cafes: CafeRepository
     let audit: AuditLog
 
-    init(pool: ConnectionPool) {
-        self.pool = pool
-        cafes = CafeRepository(pool: pool)
-        audit = AuditLog(pool: pool)
-    }
-
     func create(_ new: CafeRepository.NewCafe, by actor: User) throws -> Cafe {
         try pool.transaction { _ in
             let cafe = try cafes.create(new)

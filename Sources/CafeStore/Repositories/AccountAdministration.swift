@@ -25,10 +25,6 @@ public struct AccountAdministration: Sendable {
         Account(user: try UserColumns.decode(row), blockedAt: try row.decode(8, as: Date?.self))
     }
 
-    public func find(_ id: UserID) throws -> Account? {
-        try pool.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
-    }
-
     /// Accounts whose username contains `text` (any case), by id, `limit` after the id `after`.
     public func search(_ text: String?, after: Int64?, limit: Int) throws -> (accounts: [Account], more: Bool) {
         var conditions: [SQL] = []

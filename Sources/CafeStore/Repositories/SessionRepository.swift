@@ -30,11 +30,6 @@ public struct SessionRepository: Sendable {
             """).first.map { try UserColumns.decode($0) }
     }
 
-    /// Ends every session of the user (they are blocked).
-    public func revokeAll(of user: UserID) throws {
-        try pool.query("DELETE FROM sessions WHERE user_id = \(user.rawValue)")
-    }
-
     public func revoke(token: String) throws {
         guard Tokens.isWellFormed(token) else { return }
         try pool.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
