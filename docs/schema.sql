@@ -189,6 +189,7 @@ CREATE TABLE public.cafes (
     search_grams text[] GENERATED ALWAYS AS (public.cafe_short_grams(lower(NORMALIZE(((((name || '
 '::text) || catch_copy) || '
 '::text) || introduction), NFKC)))) STORED,
+    archived_at timestamp with time zone,
     CONSTRAINT cafes_catch_copy_check CHECK ((char_length(catch_copy) <= 200)),
     CONSTRAINT cafes_introduction_check CHECK ((char_length(introduction) <= 5000)),
     CONSTRAINT cafes_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100)))
@@ -202,6 +203,18 @@ ALTER TABLE public.cafes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+CREATE TABLE public.comment_reports (
+    comment_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    resolved_at timestamp with time zone,
+    resolution text,
+    CONSTRAINT comment_reports_check CHECK (((resolved_at IS NULL) = (resolution IS NULL))),
+    CONSTRAINT comment_reports_reason_check CHECK (((char_length(reason) >= 1) AND (char_length(reason) <= 500))),
+    CONSTRAINT comment_reports_resolution_check CHECK ((resolution = ANY (ARRAY['hidden'::text, 'dismissed'::text])))
 );
 
 CREATE TABLE public.comments (
@@ -246,6 +259,20 @@ ALTER TABLE public.files ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+CREATE TABLE public.hidden_comments (
+    id bigint NOT NULL,
+    cafe_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    detail text NOT NULL,
+    star smallint NOT NULL,
+    image_id bigint,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    hidden_at timestamp with time zone DEFAULT now() NOT NULL,
+    cause text NOT NULL,
+    CONSTRAINT hidden_comments_cause_check CHECK ((cause = ANY (ARRAY['moderation'::text, 'block'::text, 'archive'::text])))
 );
 
 CREATE TABLE public.idempotency_keys (
@@ -360,11 +387,17 @@ ALTER TABLE ONLY public.cafe_stats
 ALTER TABLE ONLY public.cafes
     ADD CONSTRAINT cafes_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.comment_reports
+    ADD CONSTRAINT comment_reports_pkey PRIMARY KEY (comment_id, user_id);
+
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.hidden_comments
+    ADD CONSTRAINT hidden_comments_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (user_id, key);
@@ -396,6 +429,8 @@ CREATE INDEX cafes_image_id_idx ON public.cafes USING btree (image_id) WHERE (im
 
 CREATE INDEX cafes_search_grams_idx ON public.cafes USING gin (search_grams);
 
+CREATE INDEX comment_reports_open_idx ON public.comment_reports USING btree (comment_id, created_at) WHERE (resolved_at IS NULL);
+
 CREATE INDEX comments_cafe_created_idx ON public.comments USING btree (cafe_id, created_at DESC, id DESC) INCLUDE (star);
 
 CREATE INDEX comments_created_idx ON public.comments USING btree (created_at DESC, id DESC);
@@ -407,6 +442,12 @@ CREATE INDEX comments_user_id_idx ON public.comments USING btree (user_id);
 CREATE INDEX comments_with_image_created_idx ON public.comments USING btree (created_at DESC, id DESC) WHERE (image_id IS NOT NULL);
 
 CREATE INDEX files_owner_created_idx ON public.files USING btree (owner_id, created_at);
+
+CREATE INDEX hidden_comments_cafe_idx ON public.hidden_comments USING btree (cafe_id);
+
+CREATE INDEX hidden_comments_image_idx ON public.hidden_comments USING btree (image_id) WHERE (image_id IS NOT NULL);
+
+CREATE INDEX hidden_comments_user_idx ON public.hidden_comments USING btree (user_id, created_at DESC, id DESC);
 
 CREATE INDEX idempotency_keys_created_at_idx ON public.idempotency_keys USING btree (created_at);
 
@@ -452,6 +493,9 @@ ALTER TABLE ONLY public.cafe_stats
 ALTER TABLE ONLY public.cafes
     ADD CONSTRAINT cafes_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
 
+ALTER TABLE ONLY public.comment_reports
+    ADD CONSTRAINT comment_reports_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
 
@@ -463,6 +507,15 @@ ALTER TABLE ONLY public.comments
 
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.hidden_comments
+    ADD CONSTRAINT hidden_comments_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.hidden_comments
+    ADD CONSTRAINT hidden_comments_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.hidden_comments
+    ADD CONSTRAINT hidden_comments_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

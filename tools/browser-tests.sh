@@ -13,5 +13,5 @@ python_venv "$venv" "selenium==$selenium" \
 
 start_cafe_serve --seed-demo
 echo "==> browser tests against $base"
-"$venv/bin/python" Tests/Browser/web_client_test.py --base "$base" --screenshots .build/screenshots \
+"$venv/bin/python" Tests/Browser/web_client_test.py --base "$base" --screenshots .build/screenshots --admin-file "$work/demo-admin.txt" \
     || { echo "--- server log"; tail -50 "$work/serve.log"; exit 1; }

@@ -78,4 +78,6 @@ public enum CafeRules {
 
 public enum CommentRules {
     public static let detailLength = 1...2000
+    /// A report's reason (`comment_reports.reason`).
+    public static let reportReasonLength = 1...500
 }

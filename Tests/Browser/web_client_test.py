@@ -1,8 +1,11 @@
 """The web client in headless Chromium against a real `cafe serve` with the demo data.
 
-One story, in order, as a person would use it: sign up, search, open a cafe, review it with
-three stars and a photo, watch the rating update, edit, meet someone else's comment, see the
-photo on the wall, check that HTML stays text, delete, log out.
+One story, in order, as people would use it: sign up, search, open a cafe, review it with
+three stars and a photo, watch the rating update, edit, meet someone else's comment and report
+it, see the photo on the wall, check that HTML stays text, delete, be refused the operator
+console, log out. Then the demo admin, with the password `cafe serve` printed, runs the console:
+creates a cafe with a photo, edits, archives and restores it, hides the reported comment and
+watches the aggregates drop and come back, blocks a user, asks for a reconcile, reads the audit log.
 """
 import argparse
 import json
@@ -38,8 +41,10 @@ def png(width=320, height=200):
 
 
 class Story:
-    def __init__(self, base, screenshots):
+    def __init__(self, base, screenshots, admin_file):
         self.base = base
+        with open(admin_file) as f:
+            self.admin_password = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)["password"]
         self.screenshots = screenshots
         os.makedirs(screenshots, exist_ok=True)
         options = webdriver.ChromeOptions()
@@ -197,7 +202,8 @@ class Story:
         self.wait(lambda d: self.comment("抹茶ラテ、二度目も最高") is not None, "the edited text")
 
     def someone_elses_comment(self):
-        status, other, _ = self.api("POST", "/v1/users", {"username": "other_" + uuid.uuid4().hex[:6], "password": "correct horse battery"})
+        self.other_username = "other_" + uuid.uuid4().hex[:6]
+        status, other, _ = self.api("POST", "/v1/users", {"username": self.other_username, "password": "correct horse battery"})
         assert status == 201, other
         status, theirs, _ = self.api("POST", f"/v1/cafes/{self.cafe_id}/comments", {"detail": "他の人の感想", "star": 2}, other["sessionToken"])
         assert status == 201, theirs
@@ -210,6 +216,15 @@ class Story:
                   'Content-Type': 'application/json'}, body: JSON.stringify({detail: 'forged'})}).then(r => done(r.status));
         """, theirs["id"])
         assert status == 403, f"a forged edit of another user's comment answered {status}"
+
+    def report_someone_elses_comment(self):
+        item = self.wait(lambda d: self.comment("他の人の感想"), "the other user's comment")
+        item.find_element(By.CSS_SELECTOR, ".report").click()
+        reason = self.one(".report-form input[name=reason]")
+        reason.send_keys("広告のようです")
+        self.one(".report-form button[type=submit]").click()
+        self.wait(lambda d: "通報しました" in self.comment("他の人の感想").text, "the report acknowledged")
+        self.reported_id = item.get_attribute("data-comment-id")
 
     def photo_wall(self):
         self.go("#/wall")
@@ -239,6 +254,14 @@ class Story:
         status, _, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
         assert status == 200
 
+    def console_refuses_non_admin(self):
+        self.driver.get(f"{self.base}/admin")
+        refusal = self.one("#admin-refusal")
+        assert "管理者" in refusal.text, refusal.text
+        assert not self.css(".admin-table, #reports"), "no console data for a non-admin"
+        status, _, _ = self.api("GET", "/v1/admin/cafes", token=self.token)
+        assert status == 403, status
+
     def log_out(self):
         self.go("#/account")
         self.one("#logout").click()
@@ -253,10 +276,128 @@ class Story:
         self.one("#lang").click()
         self.wait(lambda d: self.one("nav a[href='#/']").text == "Cafes", "English UI")
 
+    # -- the operator console (in English, after switch_language) ------------------------------
+
+    def admin_logs_in(self):
+        self.go("#/account")
+        self.one("#login-username").send_keys("admin")
+        self.one("#login-password").send_keys(self.admin_password)
+        self.one("#login button[type=submit]").click()
+        self.wait(lambda d: self.one("#nav-account").text == "admin", "logged in as the demo admin")
+        self.admin_token = self.driver.execute_script("return localStorage.getItem('token')")
+        self.wait(lambda d: self.one("#nav-admin").is_displayed(), "the console link for an admin")
+
+    def console_creates_cafe_with_photo(self):
+        self.driver.get(f"{self.base}/admin")
+        self.wait(lambda d: len(self.css("#admin-cafes tr")) >= 5, "the cafe table")
+        self.one("#admin-new-cafe").click()
+        self.one("#cafe-name").send_keys("Console Coffee")
+        self.one("#cafe-catchCopy").send_keys("Roasted on Tuesdays")
+        self.one("#cafe-introduction").send_keys("A console-made cafe with single-origin pour-overs.")
+        self.one("#cafe-publishDate").send_keys("2026-12-01")
+        path = os.path.join(tempfile.mkdtemp(), "front.png")
+        with open(path, "wb") as f:
+            f.write(png(400, 240))
+        self.one("#cafe-photo").send_keys(path)
+        self.wait(lambda d: d.execute_script("const i = document.getElementById('cafe-photo-preview'); "
+                                             "return !i.hidden && i.src.startsWith('blob:') && i.complete && i.naturalWidth > 0"), "the photo previewed")
+        self.one("#cafe-save").click()
+        self.wait(lambda d: "/admin/cafes/" in d.current_url and d.current_url.rsplit("/", 1)[-1].isdigit(), "the new cafe's page")
+        self.console_cafe = self.driver.current_url.rsplit("/", 1)[-1]
+        status, cafe, _ = self.api("GET", f"/v1/cafes/{self.console_cafe}")
+        assert status == 200 and cafe["imageUrl"] and cafe["publishDate"] == "2026-12-01", cafe
+        status, _, _ = self.api("GET", cafe["imageUrl"])
+        assert status == 200
+        self.wait(lambda d: d.execute_script("const i = document.getElementById('cafe-photo-preview'); return i.complete && i.naturalWidth > 0"),
+                  "the uploaded photo shown")
+        self.screenshot("console-cafe.png", height=1100)
+
+    def console_edits_cafe(self):
+        name = self.one("#cafe-name")
+        name.clear()
+        name.send_keys("Console Coffee Roasters")
+        self.one("#cafe-save").click()
+        self.wait(lambda d: self.one("#admin-notice").text == "Saved.", "saved")
+        status, cafe, _ = self.api("GET", f"/v1/cafes/{self.console_cafe}")
+        assert cafe["name"] == "Console Coffee Roasters", cafe
+
+    def console_archives_and_restores(self):
+        self.one("#cafe-archive").click()
+        self.wait(lambda d: self.one("#cafe-state").text == "Archived", "archived")
+        assert self.api("GET", f"/v1/cafes/{self.console_cafe}")[0] == 404
+        _, found, _ = self.api("GET", "/v1/cafes?q=console")
+        assert found["items"] == [], found
+        assert "0 comments and 1 photos" in self.one("#cafe-delete-contents").text, self.one("#cafe-delete-contents").text
+        assert not self.one("#cafe-delete").is_enabled(), "delete waits for the confirmation"
+        self.one("#cafe-restore").click()
+        self.wait(lambda d: self.one("#cafe-state").text == "Listed", "restored")
+        assert self.api("GET", f"/v1/cafes/{self.console_cafe}")[0] == 200
+        self.go("#/admin/cafes")
+        self.one("#admin-cafe-search").send_keys("roasters")
+        self.wait(lambda d: [e.text for e in self.css("#admin-cafes td:first-child a")] == ["Console Coffee Roasters"], "found by name")
+        self.one("#admin-cafe-search").clear()
+        self.one("#admin-cafe-search").send_keys(" ")
+        self.wait(lambda d: len(self.css("#admin-cafes tr")) >= 5, "the whole table again")
+        self.screenshot("console-cafes.png", height=1100)
+
+    def console_hides_reported_comment(self):
+        def aggregates():
+            _, cafe, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}")
+            return cafe["commentSum"], cafe["commentAmount"]
+        before = aggregates()
+        self.go("#/admin/reports")
+        item = self.one(f"#reports [data-comment-id='{self.reported_id}']")
+        assert "広告のようです" in item.text and "他の人の感想" in item.text, item.text
+        self.screenshot("console-reports.png", height=900)
+        item.find_element(By.CSS_SELECTOR, ".hide").click()
+        self.wait(lambda d: not self.css(f"#reports [data-comment-id='{self.reported_id}']"), "gone from the queue")
+        _, comments, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
+        assert self.reported_id not in [c["id"] for c in comments["items"]]
+        self.wait(lambda d: aggregates() == (before[0] - 1, before[1] - 2), f"the aggregates dropping from {before} (worker)")
+        self.go("#/admin/users")
+        row = self.one(f"#admin-users tr[data-username='{self.other_username}']")
+        row.find_element(By.CSS_SELECTOR, "td a").click()
+        hidden = self.one(f"#user-comments [data-comment-id='{self.reported_id}']")
+        assert "Hidden" in hidden.text, hidden.text
+        hidden.find_element(By.CSS_SELECTOR, ".restore").click()
+        self.wait(lambda d: "Hidden" not in self.one(f"#user-comments [data-comment-id='{self.reported_id}']").text, "restored")
+        self.wait(lambda d: aggregates() == before, f"the aggregates back to {before} (worker)")
+
+    def console_blocks_user(self):
+        self.go("#/admin/users")
+        self.one("#admin-user-search").send_keys(self.other_username)
+        row = self.wait(lambda d: self.css(f"#admin-users tr[data-username='{self.other_username}']") and len(self.css("#admin-users tr")) == 1
+                        and self.css("#admin-users tr")[0], "only that user")
+        row.find_element(By.CSS_SELECTOR, "input[type=checkbox]").click()
+        row.find_element(By.CSS_SELECTOR, ".block").click()
+        self.wait(lambda d: "Blocked" in self.one(f"#admin-users tr[data-username='{self.other_username}']").text, "blocked")
+        status, problem, _ = self.api("POST", "/v1/sessions", {"username": self.other_username, "password": "correct horse battery"})
+        assert status == 403 and problem["code"] == "account_blocked", (status, problem)
+        _, comments, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
+        assert self.reported_id not in [c["id"] for c in comments["items"]], "their comments hidden in the same action"
+
+    def console_jobs(self):
+        self.go("#/admin/jobs")
+        self.one("#jobs-outbox")
+        reconciles = lambda: len([r for r in self.css("#job-runs tr") if r.text.startswith("reconcile")])
+        before = reconciles()
+        self.one("#reconcile").click()
+        self.wait(lambda d: self.one("#admin-notice").text == "Reconcile requested.", "the request acknowledged")
+        self.wait(lambda d: reconciles() > before, "a new reconcile run shown (the page refreshes itself)")
+        self.screenshot("console-jobs.png", height=900)
+
+    def console_audit(self):
+        self.go("#/admin/audit")
+        self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "comment.hide", "comment.restore", "user.block",
+                             "aggregates.reconcile"} <= {r.get_attribute("data-action") for r in self.css("#audit tr")}, "every action in the audit log")
+
     def run(self):
         steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.search_japanese_two_characters,
-                 self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment, self.photo_wall,
-                 self.html_stays_text, self.delete_review, self.log_out, self.switch_language]
+                 self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment,
+                 self.report_someone_elses_comment, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
+                 self.log_out, self.switch_language, self.admin_logs_in, self.console_creates_cafe_with_photo, self.console_edits_cafe,
+                 self.console_archives_and_restores, self.console_hides_reported_comment, self.console_blocks_user, self.console_jobs,
+                 self.console_audit]
         try:
             for step in steps:
                 started = time.monotonic()
@@ -275,9 +416,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True)
     parser.add_argument("--screenshots", required=True)
+    parser.add_argument("--admin-file", required=True, help="the demo admin's credentials as `cafe serve` saved them")
     args = parser.parse_args()
     try:
-        Story(args.base, args.screenshots).run()
+        Story(args.base, args.screenshots, args.admin_file).run()
     except AssertionError as e:
         print(f"FAILED: {e}")
         sys.exit(1)

@@ -70,7 +70,7 @@ class APITestCase: XCTestCase {
     }
 
     func count(_ table: String) throws -> Int {
-        let allowed = ["users", "sessions", "cafes", "comments", "files", "aggregation_outbox", "login_failures"]
+        let allowed = ["users", "sessions", "cafes", "cafe_stats", "comments", "hidden_comments", "files", "aggregation_outbox", "login_failures"]
         precondition(allowed.contains(table))
         return try pool.query("SELECT count(*)::int FROM \(fixed: table)").first!.decode(0)
     }

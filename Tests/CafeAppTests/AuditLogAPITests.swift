@@ -31,13 +31,13 @@ final class AuditLogAPITests: ParseTestCase {
         XCTAssertEqual(try call("POST", "/v1/admin/aggregates/reconcile", token: admin).status, 202)
 
         let log = try entries(admin).items
-        XCTAssertEqual(log.map { $0["action"] as? String }, ["aggregates.reconcile", "cafe.delete", "cafe.update", "cafe.update", "cafe.create"])
+        XCTAssertEqual(log.map { $0["action"] as? String }, ["aggregates.reconcile", "cafe.archive", "cafe.update", "cafe.update", "cafe.create"])
         XCTAssertEqual(Set(log.compactMap { ($0["actor"] as? [String: Any])?["username"] as? String }).count, 1)
         XCTAssertEqual(log[1]["objectId"] as? String, id)
         XCTAssertEqual(changes(log[4])["name"], [nil, "Before"], "a creation: every field, from nothing")
         XCTAssertEqual(changes(log[3]), ["name": ["Before", "After"]], "only what changed: the catch copy was the same")
         XCTAssertEqual(changes(log[2]), ["introduction": ["old intro", "new intro"]], "through /parse, by /v1's field names")
-        XCTAssertEqual(changes(log[1])["introduction"], ["new intro", nil], "a deletion: every field, to nothing")
+        XCTAssertEqual(changes(log[1]), ["archived": ["false", "true"]], "DELETE /v1/cafes/{id} archives")
     }
 
     func testOnlyAdminsReadItAndPagesNeverRepeatOrSkip() throws {

@@ -6,6 +6,7 @@ import { cafesView } from './view-cafes.js';
 import { cafeView } from './view-cafe.js';
 import { wallView } from './view-wall.js';
 import { accountView } from './view-account.js';
+import { adminView } from './admin.js';
 
 const main = document.getElementById('main');
 
@@ -14,6 +15,7 @@ const routes = [
   [/^#\/cafes\/(\d+)$/, (id) => cafeView(main, id)],
   [/^#\/wall$/, () => wallView(main)],
   [/^#\/account$/, () => accountView(main, refreshNav)],
+  [/^#\/admin(?:\/(.*))?$/, (path) => adminView(main, path || 'cafes')],
 ];
 
 async function render() {
@@ -35,6 +37,7 @@ function refreshNav() {
   const link = document.getElementById('nav-account');
   link.textContent = session.user ? session.user.username : t('nav.login');
   link.removeAttribute('data-i18n');
+  document.getElementById('nav-admin').hidden = !session.user?.isAdmin;
 }
 
 function renderLanguageButton() {
@@ -47,6 +50,8 @@ function renderLanguageButton() {
 if (session.token) {
   api('GET', '/v1/users/me').then((user) => session.save(session.token, user)).catch(() => {}).finally(refreshNav);
 }
+// /admin is the same page opening on the operator console.
+if (location.pathname === '/admin' && !location.hash.startsWith('#/admin')) history.replaceState(null, '', '/admin#/admin/cafes');
 setLanguage(currentLanguage());
 renderLanguageButton();
 refreshNav();

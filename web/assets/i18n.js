@@ -11,7 +11,10 @@ const texts = {
     star1: 'まあまあ', star2: 'おすすめ', star3: 'プレミアム', by: '投稿者', wall: 'みんなの写真', wallEmpty: 'まだ写真はありません。',
     'account.login': 'ログイン', 'account.signup': '新規登録', username: 'ユーザー名', password: 'パスワード',
     'account.loggedIn': 'ログイン中: ', logout: 'ログアウト', notFound: 'ページが見つかりません。', error: 'エラーが発生しました: ',
-    back: '← 一覧へ',
+    back: '← 一覧へ', 'nav.admin': '管理', report: '通報', 'report.reason': '通報の理由', 'report.send': '通報する',
+    'report.done': '通報しました。運営が確認します。', 'report.already': 'このコメントはすでに通報済みです。',
+    'mine.title': 'あなたのコメント', 'mine.none': 'まだコメントはありません。', 'mine.hidden': '非表示',
+    'hidden.moderation': '運営により非表示になりました', 'hidden.block': 'アカウント停止により非表示です', 'hidden.archive': 'カフェが公開停止中です',
   },
   en: {
     skip: 'Skip to content', 'nav.cafes': 'Cafes', 'nav.wall': 'Photo wall', 'nav.account': 'Account', 'nav.login': 'Log in',
@@ -24,13 +27,21 @@ const texts = {
     star1: 'Fine', star2: 'Recommended', star3: 'Premium', by: 'by', wall: "Everyone's photos", wallEmpty: 'No photos yet.',
     'account.login': 'Log in', 'account.signup': 'Sign up', username: 'Username', password: 'Password',
     'account.loggedIn': 'Logged in as ', logout: 'Log out', notFound: 'Page not found.', error: 'Something went wrong: ',
-    back: '← All cafes',
+    back: '← All cafes', 'nav.admin': 'Console', report: 'Report', 'report.reason': 'Why are you reporting this?', 'report.send': 'Send report',
+    'report.done': 'Reported. An operator will look at it.', 'report.already': 'You have already reported this comment.',
+    'mine.title': 'Your comments', 'mine.none': 'No comments yet.', 'mine.hidden': 'Hidden',
+    'hidden.moderation': 'Hidden by an operator', 'hidden.block': 'Hidden while your account is blocked', 'hidden.archive': 'The cafe is archived',
   },
 };
 
 let lang = localStorage.getItem('lang') || ((navigator.language || 'en').toLowerCase().startsWith('ja') ? 'ja' : 'en');
 
 export const t = (key) => texts[lang][key] ?? texts.en[key] ?? key;
+
+/// More texts for a part of the client that loads them itself (the operator console).
+export function addTexts(more) {
+  for (const [language, entries] of Object.entries(more)) Object.assign(texts[language], entries);
+}
 export const currentLanguage = () => lang;
 
 export function setLanguage(next) {

@@ -1,16 +1,22 @@
-// Sign up, log in, log out. API errors are shown next to the field they concern.
+// Sign up, log in, log out; your comments, hidden ones marked. API errors are shown next to the field they concern.
 import { api, session } from './api.js';
 import { h, replace } from './dom.js';
 import { t } from './i18n.js';
+import { authoredItem } from './admin-users.js';
 
 export async function accountView(main, onChange) {
   if (session.user) {
+    const mine = h('ol', { class: 'comments', id: 'my-comments' });
     replace(main, h('section', { class: 'account' },
       h('p', { id: 'logged-in' }, t('account.loggedIn'), h('strong', {}, session.user.username)),
       h('button', { type: 'button', id: 'logout', onclick: async () => {
         try { await api('DELETE', '/v1/sessions/current'); } catch { /* already gone */ }
         session.clear(); onChange(); accountView(main, onChange);
-      } }, t('logout'))));
+      } }, t('logout'))),
+      h('h2', {}, t('mine.title')), mine);
+    const page = await api('GET', '/v1/users/me/comments?limit=50');
+    mine.replaceChildren(...page.items.map((c) => authoredItem(c)));
+    if (!page.items.length) mine.append(h('li', { class: 'muted' }, t('mine.none')));
     return;
   }
   replace(main, h('div', { class: 'account-forms' },

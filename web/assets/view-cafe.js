@@ -104,8 +104,32 @@ function commentItem(c, afterWrite) {
         await api('DELETE', `/v1/comments/${c.id}`);
         await afterWrite();
       } }, t('delete'))));
+  } else if (session.user) {
+    item.append(h('div', { class: 'comment-actions' },
+      h('button', { type: 'button', class: 'report', onclick: (event) => reportForm(item, c, event.target) }, t('report'))));
   }
   return item;
+}
+
+/// Reporting someone else's comment to the operators, with a reason (once per comment).
+function reportForm(item, c, button) {
+  button.disabled = true;
+  const reason = h('input', { id: `report-reason-${c.id}`, name: 'reason', required: true, maxlength: 500 });
+  const message = h('p', { class: 'report-message', role: 'status' });
+  const form = h('form', { class: 'report-form' },
+    h('label', { for: `report-reason-${c.id}` }, t('report.reason')), reason,
+    h('button', { type: 'submit' }, t('report.send')), message);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      await api('POST', `/v1/comments/${c.id}/reports`, { reason: reason.value });
+      form.replaceChildren(h('p', { class: 'report-message', role: 'status' }, t('report.done')));
+    } catch (e) {
+      message.textContent = e.code === 'already_reported' ? t('report.already') : (Object.values(e.fields || {})[0] || e.message);
+    }
+  });
+  item.append(form);
+  reason.focus();
 }
 
 function edit(item, c, afterWrite) {

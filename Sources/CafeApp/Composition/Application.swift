@@ -25,7 +25,8 @@ public final class Application: Sendable {
         let auth = Authenticator(sessions: sessions)
         let cafes = CafeRepository(pool: pool)
         let audit = AuditLog(pool: pool)
-        let administration = CafeAdministration(pool: pool, cafes: cafes, audit: audit)
+        let archive = CafeArchive(pool: pool)
+        let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
         let comments = CommentRepository(pool: pool)
         let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
@@ -61,6 +62,8 @@ public final class Application: Sendable {
             + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
+            + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
+            + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
         let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })

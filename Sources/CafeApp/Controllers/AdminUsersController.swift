@@ -36,21 +36,42 @@ struct AdminUsersController: Sendable {
         return .json { w in w.page(page.accounts, next: next) { w.account($0) } }
     }
 
+    /// Block: `{"hideComments": true}` also hides every comment of the account. Unblock:
+    /// `{"restoreComments": true}` brings back what a block hid. Both bodies are optional.
     func setBlocked(_ request: Request, _ blocked: Bool) throws -> Response {
         let admin = try auth.admin(request)
         let id = try Self.userID(request)
         if blocked && id == admin.id {
             throw Problem(status: 409, code: "cannot_block_self", title: "Conflict", detail: "An operator cannot block their own account.")
         }
-        let account = try pool.transaction { _ -> AccountAdministration.Account in
-            let change = try accounts.setBlocked(id, blocked).orThrow(Problem.notFound("No such user."))
-            if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
-                try audit.record(actor: admin.id, action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
-                                 changes: [.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked))])
-            }
-            return change.after
+        let comments: Bool
+        if request.body.isEmpty {
+            comments = false
+        } else if blocked {
+            comments = try request.decodeJSON(BlockBody.self, allowedFields: BlockBody.fields).hideComments ?? false
+        } else {
+            comments = try request.decodeJSON(UnblockBody.self, allowedFields: UnblockBody.fields).restoreComments ?? false
         }
-        return .json { $0.account(account) }
+        let (account, moved) = try pool.transaction { _ -> (AccountAdministration.Account, Int) in
+            let change = try accounts.setBlocked(id, blocked, comments: comments).orThrow(Problem.notFound("No such user."))
+            var changes: [AuditEntry.Change] = []
+            if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
+                changes.append(.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked)))
+            }
+            if change.commentsMoved > 0 {
+                changes.append(.init(field: blocked ? "commentsHidden" : "commentsRestored", before: nil, after: String(change.commentsMoved)))
+            }
+            if !changes.isEmpty {
+                try audit.record(actor: admin.id, action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
+                                 changes: changes)
+            }
+            return (change.after, change.commentsMoved)
+        }
+        return .json { w in
+            w.account(account) {
+                w.field(blocked ? "commentsHidden" : "commentsRestored", moved)
+            }
+        }
     }
 
     func setAdmin(_ request: Request, _ grant: Bool) throws -> Response {
@@ -79,7 +100,7 @@ struct AdminUsersController: Sendable {
 }
 
 extension JSONWriter {
-    func account(_ a: AccountAdministration.Account) {
+    func account(_ a: AccountAdministration.Account, more: () -> Void = {}) {
         object {
             field("id", a.user.id.description)
             field("username", a.user.username)
@@ -87,6 +108,7 @@ extension JSONWriter {
             field("blocked", a.blockedAt != nil)
             field("blockedAt", a.blockedAt.map(Timestamp.format))
             field("createdAt", Timestamp.format(a.user.createdAt))
+            more()
         }
     }
 }

@@ -73,9 +73,14 @@ struct CafesController: Sendable {
         return .json { $0.cafe(cafe) }
     }
 
+    /// Archives (see `CafeArchive`): the cafe leaves every listing and keeps its comments; an
+    /// operator can restore it or delete it for good under `/v1/admin/cafes`.
     func delete(_ request: Request) throws -> Response {
         let admin = try auth.admin(request)
-        try administration.delete(try Self.cafeID(request), by: admin)
+        // Publicly an archived cafe is gone: archiving it again is "not found", as reading it is.
+        guard let change = try administration.archive(try Self.cafeID(request), by: admin), change.before.archivedAt == nil else {
+            throw Problem.notFound("No such cafe.")
+        }
         return .noContent()
     }
 

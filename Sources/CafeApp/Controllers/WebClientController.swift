@@ -1,7 +1,8 @@
 import Foundation
 import HTTPKit
 
-/// The browser client: `web/index.html` at `/` and the files of `web/assets/` at
+/// The browser client: `web/index.html` at `/` (and at `/admin`, where it opens the operator
+/// console: the same page and scripts; the API decides who sees what) and the files of `web/assets/` at
 /// `/assets/{name}`, read once at start (no build step: plain HTML, CSS and JavaScript modules).
 /// The page may run only its own scripts (Content-Security-Policy), and everything revalidates
 /// by ETag, so a deploy is seen on the next load.
@@ -46,7 +47,7 @@ struct WebClientController: Sendable {
     }
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
-        [("GET", "/", page), ("GET", "/assets/{name}", asset)]
+        [("GET", "/", page), ("GET", "/admin", page), ("GET", "/assets/{name}", asset)]
     }
 
     func page(_ request: Request) throws -> Response {

@@ -123,3 +123,20 @@ extension Validator {
         }
     }
 }
+
+struct ReportBody: Decodable {
+    static let fields: Set<String> = ["reason"]
+    let reason: String
+}
+
+/// `POST /v1/admin/users/{id}/block`: optionally hide every comment of the account in the same action.
+struct BlockBody: Decodable {
+    static let fields: Set<String> = ["hideComments"]
+    let hideComments: Bool?
+}
+
+/// `POST /v1/admin/users/{id}/unblock`: optionally bring back the comments the block hid.
+struct UnblockBody: Decodable {
+    static let fields: Set<String> = ["restoreComments"]
+    let restoreComments: Bool?
+}

@@ -18,6 +18,7 @@ extension JSONWriter {
             field("email", u.email)   // users are only ever shown to themselves
             field("emailVerified", u.emailVerified)
             field("age", u.age)
+            field("isAdmin", u.isAdmin)   // so the web client can offer the operator console (the API enforces it)
             field("createdAt", Timestamp.format(u.createdAt))
             field("updatedAt", Timestamp.format(u.updatedAt))
         }
@@ -39,8 +40,8 @@ extension JSONWriter {
         }
     }
 
-    /// `cafeName` for lists that span cafes (`GET /v1/comments`).
-    func comment(_ m: Comment, cafeName: String? = nil) {
+    /// `cafeName` for lists that span cafes (`GET /v1/comments`); `more` writes further fields.
+    func comment(_ m: Comment, cafeName: String? = nil, more: () -> Void = {}) {
         object {
             field("id", m.id.description)
             field("cafeId", m.cafeID.description)
@@ -52,6 +53,7 @@ extension JSONWriter {
             field("createdAt", Timestamp.format(m.createdAt))
             field("updatedAt", Timestamp.format(m.updatedAt))
             if let cafeName { field("cafeName", cafeName) }
+            more()
         }
     }
 

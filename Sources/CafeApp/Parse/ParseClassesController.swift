@@ -213,7 +213,10 @@ struct ParseClassesController: Sendable {
         switch className {
         case .cafe:
             let admin = try r.requireAdmin("delete", className)
-            try administration.delete(CafeID(rawValue: id), by: admin)
+            // Parse Dashboard's delete archives, as `DELETE /v1/cafes/{id}` does (`CafeArchive`).
+            guard let change = try administration.archive(CafeID(rawValue: id), by: admin), change.before.archivedAt == nil else {
+                throw ParseError.objectNotFound
+            }
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)

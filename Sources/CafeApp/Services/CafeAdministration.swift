@@ -2,11 +2,12 @@ import CafeDomain
 import CafeStore
 import PostgresKit
 
-/// The operator's writes to cafes, through `/v1` and `/parse` alike: each is recorded in the audit
-/// log, with the fields it changed before and after, in the same transaction as the write.
+/// The operator's writes to cafes, through `/v1`, `/v1/admin` and `/parse` alike: each is recorded
+/// in the audit log, with the fields it changed before and after, in the same transaction as the write.
 struct CafeAdministration: Sendable {
     let pool: ConnectionPool
     let cafes: CafeRepository
+    let archive: CafeArchive
     let audit: AuditLog
 
     func create(_ new: CafeRepository.NewCafe, by actor: User) throws -> Cafe {
@@ -28,12 +29,41 @@ struct CafeAdministration: Sendable {
         }
     }
 
-    func delete(_ id: CafeID, by actor: User) throws {
+    /// Takes a cafe out of every listing with its comments (`DELETE /v1/cafes/{id}` and `/parse`
+    /// deletes archive; see `CafeArchive`). Nil for no such cafe.
+    func archive(_ id: CafeID, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+        try setArchived(id, true, by: actor)
+    }
+
+    func restore(_ id: CafeID, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+        try setArchived(id, false, by: actor)
+    }
+
+    private func setArchived(_ id: CafeID, _ archived: Bool, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
         try pool.transaction { _ in
-            let before = try cafes.find(id)
-            try cafes.delete(id)
-            try audit.record(actor: actor.id, action: "cafe.delete", objectType: "cafe", objectID: id.description,
-                             changes: Self.changes(from: before, to: nil))
+            guard let change = try archived ? archive.archive(id) : archive.restore(id) else { return nil }
+            if (change.before.archivedAt == nil) != (change.after.archivedAt == nil) {
+                try audit.record(actor: actor.id, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
+                                 objectID: id.description,
+                                 changes: [.init(field: "archived", before: String(!archived), after: String(archived))])
+            }
+            return change
+        }
+    }
+
+    /// Deletes an archived cafe for good, with what the operator confirmed would go.
+    func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: User) throws -> CafeArchive.DeleteOutcome {
+        try pool.transaction { _ in
+            let before = try archive.find(id)
+            let outcome = try archive.delete(id, confirmed: confirmed)
+            if case .deleted(let contents) = outcome {
+                try audit.record(actor: actor.id, action: "cafe.delete", objectType: "cafe", objectID: id.description,
+                                 changes: Self.changes(from: before?.cafe, to: nil) + [
+                                    .init(field: "comments", before: String(contents.comments), after: nil),
+                                    .init(field: "photos", before: String(contents.photos), after: nil),
+                                 ])
+            }
+            return outcome
         }
     }
 

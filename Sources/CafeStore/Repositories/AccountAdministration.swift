@@ -35,8 +35,9 @@ public struct AccountAdministration: Sendable {
     }
 
     /// Blocks or unblocks; a block also ends every session of the account in the same transaction.
-    /// Nil for no such account.
-    public func setBlocked(_ id: UserID, _ blocked: Bool) throws -> (before: Account, after: Account)? {
+    /// With `comments`, a block also hides every comment of the account and an unblock brings back
+    /// the ones a block hid (`commentsMoved` says how many). Nil for no such account.
+    public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false) throws -> (before: Account, after: Account, commentsMoved: Int)? {
         try pool.transaction { tx in
             guard let before = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                 return nil
@@ -46,7 +47,12 @@ public struct AccountAdministration: Sendable {
                 WHERE u.id = \(id.rawValue) RETURNING \(Self.select)
                 """).one())
             if blocked { try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)") }
-            return (before, after)
+            var moved = 0
+            if comments {
+                let moderation = Moderation(pool: pool)
+                moved = try blocked ? moderation.hideAll(of: id, tx) : moderation.restoreBlocked(of: id, tx)
+            }
+            return (before, after, moved)
         }
     }
 

@@ -44,8 +44,9 @@ public struct CafeRepository: Sendable {
             .first.map(CafeColumns.decode)
     }
 
+    /// Whether the cafe is listed (exists and is not archived).
     public func exists(_ id: CafeID) throws -> Bool {
-        !(try pool.query("SELECT 1 FROM cafes WHERE id = \(id.rawValue)").isEmpty)
+        !(try pool.query("SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)").isEmpty)
     }
 
     public func create(_ new: NewCafe) throws -> Cafe {
@@ -59,6 +60,7 @@ public struct CafeRepository: Sendable {
         }
     }
 
+    /// A listed cafe only (`.notFound` for an archived one: restore it first).
     public func update(_ id: CafeID, _ changes: CafeChanges) throws -> Cafe {
         try pool.transaction { tx in
             let updated = try Self.mapImageError {
@@ -70,17 +72,12 @@ public struct CafeRepository: Sendable {
                         image_id = CASE WHEN \(changes.imageID != nil)::bool THEN \(changes.imageID.flatMap { $0 }.raw)::bigint ELSE image_id END,
                         publish_date = CASE WHEN \(changes.publishDate != nil)::bool THEN \(changes.publishDate.flatMap { $0 })::text ELSE publish_date END,
                         updated_at = now()
-                    WHERE id = \(id.rawValue)
+                    WHERE id = \(id.rawValue) AND archived_at IS NULL
                     """)
             }
             guard updated.affectedRows == 1 else { throw StoreError.notFound }
             return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)").one())
         }
-    }
-
-    /// Deletes the cafe; its comments and stats go with it (ON DELETE CASCADE).
-    public func delete(_ id: CafeID) throws {
-        guard try pool.query("DELETE FROM cafes WHERE id = \(id.rawValue)").affectedRows == 1 else { throw StoreError.notFound }
     }
 
     static func mapImageError<T>(_ body: () throws -> T) throws -> T {

@@ -50,18 +50,23 @@ public struct CommentRepository: Sendable {
         return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
     }
 
-    /// `StoreError.notFound` if the cafe does not exist; `.invalidReference` if the image is not the author's.
+    /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
     public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) throws -> Comment {
         // The comment comes back whole from the INSERT itself (one round trip instead of BEGIN,
         // INSERT, SELECT, COMMIT); only a photo, whose owner is checked first, needs a transaction.
+        // Only a listed cafe takes comments. The key-share lock is the one the foreign key takes
+        // anyway; archiving waits for it and a post waiting on an archive finds the cafe archived.
         func insert(_ conn: Connection) throws -> Comment {
             do {
-                return try CommentColumns.decode(try conn.query("""
-                    WITH m AS (
-                        INSERT INTO comments (cafe_id, user_id, detail, star, image_id) VALUES (\(cafe.rawValue), \(author.rawValue), \(detail), \(star.value), \(imageID.raw)) RETURNING *
+                guard let row = try conn.query("""
+                    WITH cafe AS (SELECT id FROM cafes WHERE id = \(cafe.rawValue) AND archived_at IS NULL FOR KEY SHARE),
+                    m AS (
+                        INSERT INTO comments (cafe_id, user_id, detail, star, image_id)
+                        SELECT id, \(author.rawValue)::bigint, \(detail)::text, \(star.value)::smallint, \(imageID.raw)::bigint FROM cafe RETURNING *
                     )
                     SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
-                    """).one())
+                    """).first else { throw StoreError.notFound }
+                return try CommentColumns.decode(row)
             } catch let error as PostgresError where error.isForeignKeyViolation {
                 throw error.constraint == "comments_cafe_id_fkey" ? StoreError.notFound : StoreError.invalidReference(field: "imageId")
             }

@@ -65,7 +65,7 @@ public struct FileRepository: Sendable {
         return names
     }
 
-    /// Deletes files that no cafe or comment references and that are older than `grace`
+    /// Deletes files that no cafe or comment (hidden ones included) references and that are older than `grace`
     /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away).
     @discardableResult
     public func deleteOrphans(olderThan grace: TimeInterval) throws -> Int {
@@ -74,6 +74,7 @@ public struct FileRepository: Sendable {
             WHERE f.created_at < now() - make_interval(secs => \(grace))
               AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id)
+              AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.image_id = f.id)
             """).affectedRows
     }
 }

@@ -4,7 +4,7 @@ import PostgresKit
 
 /// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
 /// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week,
-/// idempotency keys past their 24 hours.
+/// idempotency keys past their 24 hours, reports of comments that were deleted.
 public struct Housekeeping: Sendable {
     let pool: ConnectionPool
     let orphanGrace: TimeInterval
@@ -22,8 +22,10 @@ public struct Housekeeping: Sendable {
         let failures = try LoginThrottle(pool: pool).prune()
         let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
         let keys = try IdempotencyRepository(pool: pool).pruneExpired()
+        let reports = try Moderation(pool: pool).pruneReportsOfDeletedComments()
         logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
                                       ("old_login_failures", String(failures)), ("old_job_runs", String(runs)),
-                                      ("expired_idempotency_keys", String(keys))])
+                                      ("expired_idempotency_keys", String(keys)),
+                                      ("reports_of_deleted_comments", String(reports))])
     }
 }

@@ -18,7 +18,8 @@ enum CafeColumns {
         c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
         coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at
         """
-    static let from: SQL = "cafes c LEFT JOIN cafe_stats s ON s.cafe_id = c.id"
+    /// Listed cafes only: an archived cafe has no `cafe_stats` row (migration 0014).
+    static let from: SQL = "cafes c JOIN cafe_stats s ON s.cafe_id = c.id"
 
     static func decode(_ row: Row) throws -> Cafe {
         Cafe(id: CafeID(rawValue: try row.decode(0)), name: try row.decode(1), catchCopy: try row.decode(2),

@@ -104,6 +104,8 @@ final class ParseCafesTests: ParseTestCase {
         assertParseError(try parse("DELETE", "/classes/CafeMaster/\(id)", session: user), 400, 119)
         XCTAssertEqual(try parse("DELETE", "/classes/CafeMaster/\(id)", session: admin).status, 200)
         assertParseError(try parse("GET", "/classes/CafeMaster/\(id)"), 404, 101)
+        assertParseError(try parse("DELETE", "/classes/CafeMaster/\(id)", session: admin), 404, 101)
+        assertParseError(try parse("DELETE", "/classes/CafeMaster/999999", session: admin), 404, 101)
     }
 
     /// "cafe" followed by a combining acute accent normalises to "café", which has no "fe": the

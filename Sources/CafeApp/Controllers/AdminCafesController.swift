@@ -1,0 +1,111 @@
+import CafeDomain
+import CafeStore
+import HTTPKit
+
+/// The operator's cafe table, archived cafes included: archive, restore, and delete for good (only
+/// an archived cafe, and only with the counts of what goes confirmed). Creating and editing stay
+/// `POST`/`PATCH /v1/cafes`.
+struct AdminCafesController: Sendable {
+    let auth: Authenticator
+    let archive: CafeArchive
+    let administration: CafeAdministration
+
+    var routes: [(method: String, pattern: String, handler: Handler)] {
+        [
+            ("GET", "/v1/admin/cafes", search),
+            ("GET", "/v1/admin/cafes/{id}", show),
+            ("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, true) }),
+            ("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, false) }),
+            ("DELETE", "/v1/admin/cafes/{id}", delete),
+        ]
+    }
+
+    /// `q` matches any part of the name; `state` is all (default), listed or archived; newest first.
+    func search(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let limit = try PageLimit.parse(request, default: 50)
+        let after = try IDCursor.parse(request)
+        var v = Validator()
+        let q = request.query["q"]
+        v.length(q, "q", 0...CafeRules.nameLength.upperBound)
+        let state = CafeArchive.State(rawValue: request.query["state"] ?? "all")
+        v.check(state != nil, "state", "must be all, listed or archived")
+        try v.finish()
+        let page = try archive.search(q, state: state ?? .all, after: after, limit: limit)
+        let next = page.more ? page.entries.last.map { $0.cafe.id.description } : nil
+        return .json { w in w.page(page.entries, next: next) { w.adminCafe($0, contents: nil) } }
+    }
+
+    /// One cafe; an archived one also says what deleting it would take (`contents`).
+    func show(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let entry = try archive.find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+        let contents = entry.archivedAt == nil ? nil : try archive.contents(entry.cafe.id)
+        return .json { $0.adminCafe(entry, contents: contents) }
+    }
+
+    func setArchived(_ request: Request, _ archived: Bool) throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try CafesController.cafeID(request)
+        let change = try (archived ? administration.archive(id, by: admin) : administration.restore(id, by: admin))
+            .orThrow(Problem.notFound("No such cafe."))
+        return .json { $0.adminCafe(change.after, contents: nil) }
+    }
+
+    /// `?comments=N&photos=M`: the counts the operator was shown (`GET /v1/admin/cafes/{id}`).
+    /// If they no longer hold, nothing is deleted (409 `contents_changed`).
+    func delete(_ request: Request) throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try CafesController.cafeID(request)
+        var v = Validator()
+        func count(_ name: String) -> Int? {
+            let value = request.query[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+            v.check(value != nil, name, "must be the number of \(name) the deletion takes (see GET /v1/admin/cafes/{id})")
+            return value
+        }
+        let (comments, photos) = (count("comments"), count("photos"))
+        try v.finish()
+        guard let comments, let photos else { throw ValidationError(field: "comments", message: "required") }   // reported above
+        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: admin) {
+        case .deleted:
+            return .noContent()
+        case .noSuchCafe:
+            throw Problem.notFound("No such cafe.")
+        case .notArchived:
+            throw Problem(status: 409, code: "cafe_not_archived", title: "Conflict",
+                          detail: "Only an archived cafe can be deleted; archive it first.")
+        case .contentsChanged(let now):
+            throw Problem(status: 409, code: "contents_changed", title: "Conflict",
+                          detail: "Deleting it now takes \(now.comments) comments and \(now.photos) photos, not what was confirmed; nothing was deleted.")
+        }
+    }
+}
+
+extension JSONWriter {
+    func adminCafe(_ entry: CafeArchive.Entry, contents: CafeArchive.Contents?) {
+        let c = entry.cafe
+        object {
+            field("id", c.id.description)
+            field("name", c.name)
+            field("catchCopy", c.catchCopy)
+            field("introduction", c.introduction)
+            field("imageId", c.imageID?.description)
+            field("imageUrl", c.imageID.map(FileURL.path(for:)))
+            field("publishDate", c.publishDate)
+            field("commentSum", c.commentSum)
+            field("commentAmount", c.commentAmount)
+            field("averageStar", c.averageStar)
+            field("createdAt", Timestamp.format(c.createdAt))
+            field("updatedAt", Timestamp.format(c.updatedAt))
+            field("archived", entry.archivedAt != nil)
+            field("archivedAt", entry.archivedAt.map(Timestamp.format))
+            if let contents {
+                key("contents")
+                object {
+                    field("comments", contents.comments)
+                    field("photos", contents.photos)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import PostgresKit
+
+/// Moving comments out of sight and back (migration 0014). A hidden comment keeps its id in
+/// `hidden_comments`; the outbox triggers on `comments` see the move as a delete or an insert, so
+/// the aggregates follow with no code of their own.
+enum HiddenComments {
+    enum Cause: String {
+        case moderation, block, archive
+    }
+
+    /// Hides the comments matching `condition` (over `comments m`). Returns how many moved.
+    @discardableResult
+    static func hide(where condition: SQL, cause: Cause, _ tx: Connection) throws -> Int {
+        try tx.query("""
+            WITH moved AS (DELETE FROM comments m WHERE \(condition) RETURNING m.*)
+            INSERT INTO hidden_comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at, cause)
+            SELECT id, cafe_id, user_id, detail, star, image_id, created_at, updated_at, \(cause.rawValue)::text FROM moved
+            """).affectedRows
+    }
+
+    /// Brings back the hidden comments matching `condition` (over `hidden_comments h`). One whose
+    /// cafe is archived stays hidden until the cafe is restored (its cause becomes `archive`).
+    /// Returns how many are visible again.
+    @discardableResult
+    static func restore(where condition: SQL, _ tx: Connection) throws -> Int {
+        try tx.query("""
+            UPDATE hidden_comments h SET cause = 'archive'
+            WHERE \(condition) AND NOT EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
+            """)
+        return try tx.query("""
+            WITH moved AS (
+                DELETE FROM hidden_comments h
+                WHERE \(condition) AND EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
+                RETURNING h.*
+            )
+            INSERT INTO comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE
+            SELECT id, cafe_id, user_id, detail, star, image_id, created_at, updated_at FROM moved
+            """).affectedRows
+    }
+}

@@ -1,0 +1,173 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// Users' reports of comments and what operators do about them: hide a comment, bring it back,
+/// dismiss its reports; and the comments of one author, hidden ones included.
+public struct Moderation: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public enum ReportOutcome: Sendable, Equatable {
+        case reported(Date)
+        case alreadyReported
+        case noSuchComment
+    }
+
+    /// A comment in the moderation queue: its open reports, counted, and the latest few.
+    public struct Reported: Sendable {
+        public let comment: Comment
+        public let cafeName: String
+        public let reportCount: Int
+        public let latestReportAt: Date
+        public let latestReports: [Report]
+    }
+
+    public struct Report: Sendable {
+        public let username: String
+        public let reason: String
+        public let createdAt: Date
+    }
+
+    /// A comment as its author (or an operator) sees it: hidden ones too, and why.
+    public struct AuthoredComment: Sendable {
+        public let comment: Comment
+        public let cafeName: String
+        /// nil while the public sees it; else "moderation", "block" or "archive".
+        public let hiddenCause: String?
+    }
+
+    public enum QueueOrder: String, Sendable, CaseIterable {
+        /// The most recently reported first.
+        case newest
+        /// The most reported first, then the most recently reported.
+        case mostReported
+    }
+
+    /// Reports shown per comment in the queue.
+    static let reportsShown = 5
+
+    /// One report per user per comment, and only of a comment the public can see.
+    public func report(_ comment: CommentID, by user: UserID, reason: String) throws -> ReportOutcome {
+        try pool.transaction { tx in
+            let inserted = try tx.query("""
+                INSERT INTO comment_reports (comment_id, user_id, reason)
+                SELECT m.id, \(user.rawValue), \(reason) FROM comments m WHERE m.id = \(comment.rawValue)
+                ON CONFLICT (comment_id, user_id) DO NOTHING RETURNING created_at
+                """)
+            if let row = inserted.first { return .reported(try row.decode(0)) }
+            return try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty ? .noSuchComment : .alreadyReported
+        }
+    }
+
+    /// Visible comments with open reports, `limit` of them in `order`. A work queue: hiding or
+    /// dismissing takes a comment off it, so the first page is the one that matters.
+    public func queue(_ order: QueueOrder, limit: Int) throws -> [Reported] {
+        let ordering: SQL = order == .newest ? "r.latest DESC, m.id DESC" : "r.n DESC, r.latest DESC, m.id DESC"
+        let rows = try pool.query("""
+            SELECT \(CommentColumns.select), c.name, r.n::int, r.latest
+            FROM (SELECT comment_id, count(*) AS n, max(created_at) AS latest FROM comment_reports
+                  WHERE resolved_at IS NULL GROUP BY comment_id) r
+            JOIN comments m ON m.id = r.comment_id JOIN users u ON u.id = m.user_id JOIN cafes c ON c.id = m.cafe_id
+            ORDER BY \(ordering) LIMIT \(limit)
+            """)
+        let ids = try rows.map { try $0.decode(0, as: Int64.self) }
+        var reports: [Int64: [Report]] = [:]
+        if !ids.isEmpty {
+            for row in try pool.query("""
+                SELECT x.id, l.username, l.reason, l.created_at
+                FROM unnest(\(PostgresTextArray(ids.map(String.init)))::bigint[]) AS x(id)
+                CROSS JOIN LATERAL (
+                    SELECT u.username, r.reason, r.created_at FROM comment_reports r JOIN users u ON u.id = r.user_id
+                    WHERE r.comment_id = x.id AND r.resolved_at IS NULL ORDER BY r.created_at DESC LIMIT \(Self.reportsShown)
+                ) l
+                ORDER BY x.id, l.created_at DESC
+                """) {
+                reports[try row.decode(0), default: []].append(
+                    Report(username: try row.decode(1), reason: try row.decode(2), createdAt: try row.decode(3)))
+            }
+        }
+        return try rows.map { row in
+            let comment = try CommentColumns.decode(row)
+            return Reported(comment: comment, cafeName: try row.decode(9), reportCount: try row.decode(10),
+                            latestReportAt: try row.decode(11), latestReports: reports[comment.id.rawValue] ?? [])
+        }
+    }
+
+    /// Hides a visible comment and closes its open reports as `hidden`. False if no visible comment has that id.
+    public func hide(_ comment: CommentID) throws -> Bool {
+        try pool.transaction { tx in
+            guard try HiddenComments.hide(where: "m.id = \(comment.rawValue)", cause: .moderation, tx) == 1 else { return false }
+            try tx.query("""
+                UPDATE comment_reports SET resolved_at = now(), resolution = 'hidden'
+                WHERE comment_id = \(comment.rawValue) AND resolved_at IS NULL
+                """)
+            return true
+        }
+    }
+
+    public enum RestoreOutcome: Sendable, Equatable {
+        case visible
+        /// Its cafe is archived: it comes back with the cafe.
+        case waitsForCafe
+        case notHidden
+    }
+
+    public func restore(_ comment: CommentID) throws -> RestoreOutcome {
+        try pool.transaction { tx in
+            guard !(try tx.query("SELECT 1 FROM hidden_comments WHERE id = \(comment.rawValue) FOR UPDATE").isEmpty) else { return .notHidden }
+            return try HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 ? .visible : .waitsForCafe
+        }
+    }
+
+    /// Closes a comment's open reports as `dismissed`; how many. Nil if no visible comment has that id.
+    public func dismissReports(_ comment: CommentID) throws -> Int? {
+        try pool.transaction { tx in
+            guard !(try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty) else { return nil }
+            return try tx.query("""
+                UPDATE comment_reports SET resolved_at = now(), resolution = 'dismissed'
+                WHERE comment_id = \(comment.rawValue) AND resolved_at IS NULL
+                """).affectedRows
+        }
+    }
+
+    /// Hides every visible comment of an author (a block's "hide their comments"); how many.
+    func hideAll(of user: UserID, _ tx: Connection) throws -> Int {
+        try HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
+    }
+
+    /// Brings back the comments a block hid; how many are visible again.
+    func restoreBlocked(of user: UserID, _ tx: Connection) throws -> Int {
+        try HiddenComments.restore(where: "h.user_id = \(user.rawValue) AND h.cause = 'block'", tx)
+    }
+
+    /// An author's comments, newest first, hidden ones included and marked.
+    public func comments(of user: UserID, after: Keyset?, limit: Int) throws -> Page<AuthoredComment> {
+        let position: SQL = after.map { "AND (m.created_at, m.id) < (\($0.createdAt)::timestamptz, \($0.id)::bigint)" } ?? ""
+        func branch(_ table: SQL, cause: SQL) -> SQL {
+            """
+            (SELECT \(CommentColumns.select), c.name, \(cause) AS cause
+             FROM \(table) m JOIN users u ON u.id = m.user_id JOIN cafes c ON c.id = m.cafe_id
+             WHERE m.user_id = \(user.rawValue) \(position)
+             ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1))
+            """
+        }
+        let rows = try pool.query("""
+            SELECT * FROM (\(branch("comments", cause: "NULL::text")) UNION ALL \(branch("hidden_comments", cause: "m.cause"))) a
+            ORDER BY 8 DESC, 1 DESC LIMIT \(limit + 1)
+            """)
+        let items = try rows.map {
+            AuthoredComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9), hiddenCause: try $0.decode(10, as: String?.self))
+        }
+        return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
+    }
+
+    /// Reports whose comment was deleted (not hidden): housekeeping.
+    func pruneReportsOfDeletedComments() throws -> Int {
+        try pool.query("""
+            DELETE FROM comment_reports r
+            WHERE NOT EXISTS (SELECT 1 FROM comments m WHERE m.id = r.comment_id)
+              AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.id = r.comment_id)
+            """).affectedRows
+    }
+}

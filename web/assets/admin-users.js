@@ -1,0 +1,90 @@
+// Operators' accounts: search; block (optionally hiding every comment in the same action) and
+// unblock (optionally bringing them back); grant or revoke the admin right; one account's comments,
+// hidden ones marked, each hidden or restored on its own.
+import { api } from './api.js';
+import { debounce, h, replace } from './dom.js';
+import { formatDate, t } from './i18n.js';
+import { rating } from './stars.js';
+import { notice, pager } from './admin.js';
+
+let query = '';
+
+export async function usersScreen(body) {
+  const search = h('input', { type: 'search', id: 'admin-user-search', value: query, placeholder: t('admin.users.search'),
+                              'aria-label': t('admin.users.search'), autocomplete: 'off' });
+  const rows = h('tbody', { id: 'admin-users' });
+  const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
+  const status = notice();
+  replace(body, h('h1', {}, t('admin.tab.users')), status, h('div', { class: 'controls' }, search),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'admin-table' },
+      h('thead', {}, h('tr', {}, ['username', 'admin.users.role', 'admin.state', 'admin.created', 'admin.actions']
+        .map((key) => h('th', { scope: 'col' }, t(key))))),
+      rows)),
+    more);
+  const load = pager(rows, more, (cursor) => {
+    const params = new URLSearchParams({ limit: '50' });
+    if (query.trim()) params.set('q', query.trim());
+    if (cursor) params.set('cursor', cursor);
+    return api('GET', `/v1/admin/users?${params}`);
+  }, (account) => userRow(account, async (method, url, payload, done) => {
+    try {
+      await api(method, url, payload);
+      await load(true);
+      status.textContent = done;
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  }));
+  search.addEventListener('input', debounce(() => { query = search.value; load(true); }, 250));
+  await load(true);
+}
+
+function userRow(account, act) {
+  const comments = h('input', { type: 'checkbox', id: `comments-${account.id}` });
+  const blockAction = account.blocked
+    ? h('button', { type: 'button', class: 'unblock', onclick: () => act('POST', `/v1/admin/users/${account.id}/unblock`,
+        { restoreComments: comments.checked }, t('admin.users.unblocked')) }, t('admin.users.unblock'))
+    : h('button', { type: 'button', class: 'block danger', onclick: () => act('POST', `/v1/admin/users/${account.id}/block`,
+        { hideComments: comments.checked }, t('admin.users.blocked')) }, t('admin.users.block'));
+  const roleAction = h('button', { type: 'button', class: 'role', onclick: () => act(
+    account.isAdmin ? 'DELETE' : 'PUT', `/v1/admin/users/${account.id}/admin`, undefined,
+    t(account.isAdmin ? 'admin.users.revoked' : 'admin.users.granted')) }, t(account.isAdmin ? 'admin.users.revoke' : 'admin.users.grant'));
+  return h('tr', { dataset: { userId: account.id, username: account.username } },
+    h('td', {}, h('a', { href: `#/admin/users/${account.id}` }, account.username)),
+    h('td', {}, account.isAdmin ? t('admin.users.admin') : '—'),
+    h('td', {}, h('span', { class: account.blocked ? 'state archived' : 'state listed' }, t(account.blocked ? 'admin.users.isBlocked' : 'admin.users.active'))),
+    h('td', {}, formatDate(account.createdAt)),
+    h('td', { class: 'row-actions' }, blockAction,
+      h('label', { class: 'check', for: `comments-${account.id}` }, comments, ` ${t(account.blocked ? 'admin.users.restoreComments' : 'admin.users.hideComments')}`),
+      roleAction));
+}
+
+export async function userScreen(body, id) {
+  const list = h('ol', { class: 'comments', id: 'user-comments' });
+  const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
+  const title = h('h1', { id: 'user-title' }, `#${id}`);
+  const status = notice();
+  replace(body, h('a', { href: '#/admin/users', class: 'back' }, t('admin.users.back')), title, status, list, more);
+  const load = pager(list, more, (cursor) => api('GET', `/v1/admin/users/${id}/comments?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    (c) => authoredItem(c, async (verb) => {
+      await api('POST', `/v1/admin/comments/${c.id}/${verb}`);
+      await load(true);
+      status.textContent = t(verb === 'hide' ? 'admin.reports.hideDone' : 'admin.restoreDone');
+    }));
+  const page = await load(true);
+  if (page.items.length) title.textContent = t('admin.users.commentsOf').replace('{name}', page.items[0].username);
+  else list.append(h('li', { class: 'muted' }, t('mine.none')));
+}
+
+/// A comment with its hidden state; `act('hide' | 'restore')` when given (the console).
+export function authoredItem(c, act) {
+  return h('li', { class: c.hidden ? 'comment is-hidden' : 'comment', dataset: { commentId: c.id } },
+    h('div', { class: 'comment-head' }, rating(c.star), ' ',
+      h('strong', {}, c.cafeName), h('span', { class: 'muted' }, ` · ${formatDate(c.createdAt)}`),
+      c.hidden ? h('span', { class: 'state archived hidden-mark', title: t(`hidden.${c.hiddenBecause}`) }, ` ${t('mine.hidden')}: ${t(`hidden.${c.hiddenBecause}`)}`) : null),
+    h('p', { class: 'comment-detail' }, c.detail),
+    c.imageUrl ? h('img', { class: 'comment-photo', src: c.imageUrl, alt: '', loading: 'lazy' }) : null,
+    act && c.hiddenBecause !== 'archive' ? h('div', { class: 'comment-actions' },
+      c.hidden ? h('button', { type: 'button', class: 'restore', onclick: () => act('restore') }, t('admin.restore'))
+               : h('button', { type: 'button', class: 'hide danger', onclick: () => act('hide') }, t('admin.hide'))) : null);
+}
