@@ -340,6 +340,15 @@ class Story:
         self.wait(lambda d: len(self.css("#admin-cafes tr")) >= 5, "the whole table again")
         self.screenshot("console-cafes.png", height=1100)
 
+    def console_deletes_archived_cafe(self):
+        self.go(f"#/admin/cafes/{self.console_cafe}")
+        self.one("#cafe-archive").click()
+        self.one("#cafe-delete-confirm").click()
+        self.one("#cafe-delete").click()
+        self.wait(lambda d: d.current_url.endswith("#/admin/cafes"), "back at the table")
+        self.wait(lambda d: "Console Coffee Roasters" not in self.one("#admin-cafes").text, "gone from the table")
+        assert self.api("GET", f"/v1/admin/cafes/{self.console_cafe}", token=self.admin_token)[0] == 404
+
     def console_hides_reported_comment(self):
         def aggregates():
             _, cafe, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}")
@@ -388,7 +397,7 @@ class Story:
 
     def console_audit(self):
         self.go("#/admin/audit")
-        self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "comment.hide", "comment.restore", "user.block",
+        self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "cafe.delete", "comment.hide", "comment.restore", "user.block",
                              "aggregates.reconcile"} <= {r.get_attribute("data-action") for r in self.css("#audit tr")}, "every action in the audit log")
 
     def run(self):
@@ -396,7 +405,7 @@ class Story:
                  self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment,
                  self.report_someone_elses_comment, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
                  self.log_out, self.switch_language, self.admin_logs_in, self.console_creates_cafe_with_photo, self.console_edits_cafe,
-                 self.console_archives_and_restores, self.console_hides_reported_comment, self.console_blocks_user, self.console_jobs,
+                 self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_hides_reported_comment, self.console_blocks_user, self.console_jobs,
                  self.console_audit]
         try:
             for step in steps:
