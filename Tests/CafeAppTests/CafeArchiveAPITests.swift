@@ -6,10 +6,6 @@ import XCTest
 /// Archiving takes a cafe out of every listing, search and `/parse` query with its comments; a
 /// restore brings both back; only an archived cafe is deleted for good, with what goes confirmed.
 final class CafeArchiveAPITests: ParseTestCase {
-    private func ids(_ r: Reply, _ key: String = "items") -> [String] {
-        (r.json()[key] as? [[String: Any]] ?? []).compactMap { ($0["id"] ?? $0["objectId"]) as? String }
-    }
-
     /// The public paths that can show the cafe (or one of its comments), by name.
     private func publicSightings(of cafe: String, comment: String) throws -> [String] {
         var seen: [String] = []

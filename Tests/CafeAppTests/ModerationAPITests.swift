@@ -18,10 +18,6 @@ final class ModerationAPITests: ParseTestCase {
         return r.json()["id"] as? String ?? ""
     }
 
-    private func ids(_ r: Reply, _ key: String = "items") -> [String] {
-        (r.json()[key] as? [[String: Any]] ?? []).compactMap { ($0["id"] ?? $0["objectId"]) as? String }
-    }
-
     /// Every public path a comment can be read through, as the ids each returns.
     private func publicSightings(of comment: String, cafe: String) throws -> [String] {
         var seen: [String] = []

@@ -83,20 +83,8 @@ struct AdminCafesController: Sendable {
 
 extension JSONWriter {
     func adminCafe(_ entry: CafeArchive.Entry, contents: CafeArchive.Contents?) {
-        let c = entry.cafe
-        object {
-            field("id", c.id.description)
-            field("name", c.name)
-            field("catchCopy", c.catchCopy)
-            field("introduction", c.introduction)
-            field("imageId", c.imageID?.description)
-            field("imageUrl", c.imageID.map(FileURL.path(for:)))
-            field("publishDate", c.publishDate)
-            field("commentSum", c.commentSum)
-            field("commentAmount", c.commentAmount)
-            field("averageStar", c.averageStar)
-            field("createdAt", Timestamp.format(c.createdAt))
-            field("updatedAt", Timestamp.format(c.updatedAt))
+        cafe(entry.cafe) {
+            field("imageId", entry.cafe.imageID?.description)
             field("archived", entry.archivedAt != nil)
             field("archivedAt", entry.archivedAt.map(Timestamp.format))
             if let contents {

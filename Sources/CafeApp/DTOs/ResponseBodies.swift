@@ -24,7 +24,8 @@ extension JSONWriter {
         }
     }
 
-    func cafe(_ c: Cafe) {
+    /// `more` writes further fields (the operator's view adds its own).
+    func cafe(_ c: Cafe, more: () -> Void = {}) {
         object {
             field("id", c.id.description)
             field("name", c.name)
@@ -37,6 +38,7 @@ extension JSONWriter {
             field("averageStar", c.averageStar)
             field("createdAt", Timestamp.format(c.createdAt))
             field("updatedAt", Timestamp.format(c.updatedAt))
+            more()
         }
     }
 

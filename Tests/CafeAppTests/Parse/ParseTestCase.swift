@@ -44,6 +44,11 @@ class ParseTestCase: APITestCase {
 
     func results(_ r: Reply) -> [[String: Any]] { r.json()["results"] as? [[String: Any]] ?? [] }
 
+    /// The ids in a `/v1` page (`items`) or a `/parse` query (`results`).
+    func ids(_ r: Reply, _ key: String = "items") -> [String] {
+        (r.json()[key] as? [[String: Any]] ?? []).compactMap { ($0["id"] ?? $0["objectId"]) as? String }
+    }
+
     /// Runs aggregation passes until the outbox is empty.
     func drainOutbox() throws {
         let jobs = AggregationWorker.jobs(pool: pool, interval: 1, reconcileInterval: 3600, logger: Logger(label: "t", minimum: .error))
