@@ -1,6 +1,6 @@
 # Build: the Swift toolchain image plus the Debian -dev packages the system-library targets need.
 FROM swift:6.1-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev libsodium-dev \
+RUN apt-get update && apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./

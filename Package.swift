@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
 
@@ -27,7 +28,7 @@ let package = Package(
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "CCrypt", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
         .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),

@@ -316,6 +316,14 @@ CREATE TABLE public.login_failures (
     address text DEFAULT ''::text NOT NULL
 );
 
+CREATE TABLE public.parse_object_ids (
+    kind text NOT NULL,
+    object_id text NOT NULL,
+    id bigint NOT NULL,
+    CONSTRAINT parse_object_ids_kind_check CHECK ((kind = ANY (ARRAY['user'::text, 'cafe'::text, 'comment'::text, 'file'::text]))),
+    CONSTRAINT parse_object_ids_object_id_check CHECK (((char_length(object_id) >= 1) AND (char_length(object_id) <= 128)))
+);
+
 CREATE TABLE public.reconcile_requests (
     id bigint NOT NULL,
     requested_by bigint,
@@ -404,6 +412,12 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.job_runs
     ADD CONSTRAINT job_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.parse_object_ids
+    ADD CONSTRAINT parse_object_ids_kind_id_key UNIQUE (kind, id);
+
+ALTER TABLE ONLY public.parse_object_ids
+    ADD CONSTRAINT parse_object_ids_pkey PRIMARY KEY (kind, object_id);
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_pkey PRIMARY KEY (id);

@@ -21,6 +21,7 @@ enum Commands {
           worker    Keep cafe comment aggregates exact (drains the aggregation outbox)
           migrate   Apply pending database migrations, or show their status
           seed      Fill the database with demo data or synthetic cafes
+          import-parse  Bring a Parse app's users, cafes, comments and photos across from its export
           admin     Administrative tasks (create-user)
 
         Run `cafe <command> --help` for a command's options.
@@ -163,25 +164,55 @@ enum Commands {
         if args.has("help") { print(seedHelp); return 0 }
         guard args.has("demo") || args["cafes"] != nil else { print(seedHelp); return 64 }
         let synthetic = try args.int("cafes").map { (cafes: $0, comments: try args.int("comments") ?? $0 * 10) }
-        let terminal = isatty(STDERR_FILENO) == 1
-        let started = Date()
+        let progress = ProgressLine(label: "seeding", unit: "cafes")
+        let started = progress.started
         let seeded = try Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger) { done, total in
-            guard terminal else { return }
-            let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
-            let fraction = Double(done) / Double(max(total, 1))
-            let filled = Int(fraction * 30)
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
-            FileHandle.standardError.write(Data(String(format: "\rseeding %@ %3.0f%%  %d/%d cafes, %.0f cafes/s   ",
-                                                       bar, fraction * 100, done, total, rate).utf8))
+            progress.update(done, of: total)
         }
         guard seeded else {
             print("the database is not empty; demo data is only added to an empty database")
             return 1
         }
         if let synthetic {
-            if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+            progress.finish()
             print("added \(synthetic.cafes) cafes and \(synthetic.comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
+        return 0
+    }
+
+    // MARK: import-parse
+
+    static let importParseHelp = """
+        Usage: cafe import-parse DIR [--dry-run] [--batch N]
+
+          DIR        a Parse app's export: one file per class (_User, CafeMaster, CafeTransactionComment) as
+                     Parse Dashboard / the REST API export it ({"results": [...]}) or as mongoexport writes a
+                     Parse Server database (one document per line, or --jsonArray), and the downloaded files
+                     in DIR/files/, each named as its File's name. Each file's format is read from its content.
+          --dry-run  read and check everything, print what would be imported and every problem; write nothing
+          --batch N  rows per transaction (default 1000): a batch is written whole or not at all
+
+        Rows with a problem (a star outside 1–3, a comment naming a missing cafe, a missing photo file, an
+        unknown field, …) are skipped and listed. Running it again imports only what is new.
+        """
+
+    static func importParse(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["batch"], boolean: ["dry-run", "help"])
+        if args.has("help") { print(importParseHelp); return 0 }
+        guard args.positional.count == 1 else { print(importParseHelp); return 64 }
+        let batch = try args.int("batch") ?? 1_000
+        guard batch >= 1 else { throw Arguments.Invalid(description: "--batch must be at least 1") }
+        var isDirectory: ObjCBool = false
+        let directory = URL(fileURLWithPath: args.positional[0])
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw Arguments.Invalid(description: "\(args.positional[0]) is not a directory")
+        }
+        let progress = ProgressLine(label: "importing", unit: "rows")
+        let summary = try Service.importParse(config, directory: directory, dryRun: args.has("dry-run"), batchSize: batch, logger: logger) {
+            progress.update($0, of: $1)
+        }
+        progress.finish()
+        print(summary)
         return 0
     }
 

@@ -77,10 +77,12 @@ public final class Application: Sendable {
                                        queueLimit: configuration.queryBudget.heavyQueue,
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
+        let objectIDs = ParseObjectIDs(pool: pool)
         let parseClasses = ParseClassesController(context: parse, administration: administration, files: files, gramStatistics: gramStatistics,
+                                                  objectIDs: objectIDs,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
-        let parseRoutes = ParseUsersController(context: parse, accounts: accounts).routes + parseClasses.routes + parseFiles.routes
+        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, objectIDs: objectIDs).routes + parseClasses.routes + parseFiles.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
                                   admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
                                   middleware: [IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],

@@ -93,4 +93,15 @@ extension Service {
         defer { database.close() }
         return try body(database)
     }
+
+    // MARK: import-parse
+
+    /// `cafe import-parse`: a Parse app's export into this database (see `ParseImport`); the summary to print.
+    public static func importParse(_ config: Configuration, directory: URL, dryRun: Bool, batchSize: Int, logger: Logger,
+                                   progress: @escaping (_ done: Int, _ total: Int) -> Void) throws -> String {
+        try withDatabase(config, "cafe-import", logger) { database in
+            try ParseImport(pool: database.pool, batchSize: batchSize, logger: logger)
+                .run(directory: directory, dryRun: dryRun, progress: progress).summary
+        }
+    }
 }

@@ -11,6 +11,8 @@ struct ParseClassesController: Sendable {
     let administration: CafeAdministration
     let files: FileRepository
     let gramStatistics: GramStatistics
+    /// Imported objects answer to their Parse objectIds (`cafe import-parse`).
+    let objectIDs: ParseObjectIDs
     let budget: QueryBudget
     /// Where queries run: the regular stores, and for heavy ones stores on connections of their own
     /// (`cafe-heavy-queries` in `pg_stat_activity`), which regular queries never wait for.
@@ -56,8 +58,13 @@ struct ParseClassesController: Sendable {
     private func className(_ r: ParseRequest) throws -> ParseClass { try ParseClass(try r.http.pathParameter("className")) }
 
     private func objectID(_ r: ParseRequest) throws -> Int64 {
-        guard let id = CafeID(try r.http.pathParameter("objectId")) else { throw ParseError.objectNotFound }
-        return id.rawValue
+        try resolve(try r.http.pathParameter("objectId"), try className(r).objectKind).orThrow(ParseError.objectNotFound)
+    }
+
+    /// One of our ids, or the id an imported Parse objectId names; nil for neither.
+    private func resolve(_ objectID: String, _ kind: ParseObjectKind) throws -> Int64? {
+        if let id = CafeID(objectID) { return id.rawValue }
+        return try objectIDs.resolve(kind, objectID)
     }
 
     // MARK: Reading
@@ -71,7 +78,7 @@ struct ParseClassesController: Sendable {
             return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics)
                 let count = q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil
-                let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+                let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
                 return results(items, count: count) { writer.cafe($0, $1) }
             }
         case .comment:
@@ -79,7 +86,8 @@ struct ParseClassesController: Sendable {
             return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
                 let count = q.count ? try stores.comments.count(q.query) : nil
-                let writer = try objectWriter(items.compactMap(\.imageID), r, keys: q.keys, excludeKeys: q.excludeKeys)
+                let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
+                                              keys: q.keys, excludeKeys: q.excludeKeys)
                 return results(items, count: count) { writer.comment($0, $1) }
             }
         }
@@ -127,22 +135,28 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let cafe = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
-            let writer = try objectWriter(cafe.imageID.map { [$0] } ?? [], r, keys: keys)
+            let writer = try objectWriter(cafe.imageID.map { [$0] } ?? [], r, cafes: [cafe.id], keys: keys)
             return .json { writer.cafe(cafe, $0) }
         case .comment:
             let comment = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
-            let writer = try objectWriter(comment.imageID.map { [$0] } ?? [], r, keys: keys)
+            let writer = try objectWriter(comment.imageID.map { [$0] } ?? [], r, cafes: [comment.cafeID], comments: [comment.id], keys: keys)
             return .json { writer.comment(comment, $0) }
         }
     }
 
-    private func objectWriter(_ images: [FileID], _ r: ParseRequest, keys: Set<String>? = nil,
-                              excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
+    private func objectWriter(_ images: [FileID], _ r: ParseRequest, cafes: [CafeID], comments: [CommentID] = [],
+                              keys: Set<String>? = nil, excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
         let links = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: try files.names(images))
-        return ParseObjectWriter(files: links, keys: keys, excludeKeys: excludeKeys)
+        let imported = try objectIDs.objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
+        return ParseObjectWriter(files: links, importedIDs: imported, keys: keys, excludeKeys: excludeKeys)
     }
 
     // MARK: Writing
+
+    /// A `CafeMasterObjectId` value: one of our ids or an imported cafe's Parse objectId.
+    private func cafeReference(_ raw: String) throws -> CafeID? {
+        try resolve(raw, .cafe).map(CafeID.init(rawValue:))
+    }
 
     private func writeBody(_ r: ParseRequest, _ className: ParseClass) throws -> ParseWriteBody {
         guard let body = r.body else { throw ParseError.invalidJSON("The body must be a JSON object.") }
@@ -162,7 +176,7 @@ struct ParseClassesController: Sendable {
             (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
         case .comment:
             let user = try r.requireUser("create", className)
-            let write = try ParseCommentWrite(try writeBody(r, className), current: nil)
+            let write = try ParseCommentWrite(try writeBody(r, className), current: nil, cafe: cafeReference)
             let new = try write.newComment()
             let comment: Comment
             do {
@@ -198,7 +212,7 @@ struct ParseClassesController: Sendable {
             // Another user's comment is "not found", as Parse answers a write its ACL denies.
             let current = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
             guard current.userID == user.id else { throw ParseError.objectNotFound }
-            let write = try ParseCommentWrite(try writeBody(r, className), current: current)
+            let write = try ParseCommentWrite(try writeBody(r, className), current: current, cafe: cafeReference)
             let comment = try storeOutcomes(imageField: "CafeCommentImage") {
                 try comments.update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
             }

@@ -1,12 +1,20 @@
 import CafeDomain
+import CafeStore
 import HTTPKit
 
 /// Cafes, comments and users as Parse objects. `keys`/`excludeKeys` select fields; objectId,
 /// createdAt and updatedAt are always present, as on Parse Server.
 struct ParseObjectWriter {
     let files: ParseFileLinks
+    /// The Parse objectIds of the imported objects among those written, by kind and our id.
+    let importedIDs: [ParseObjectKind: [Int64: String]]
     var keys: Set<String>?
     var excludeKeys: Set<String> = []
+
+    /// An object's id as /parse shows it: its Parse objectId if it was imported, else ours.
+    private func objectID(_ kind: ParseObjectKind, _ id: Int64) -> String {
+        importedIDs[kind]?[id] ?? String(id)
+    }
 
     private func wanted(_ name: String) -> Bool {
         (keys?.contains(name) ?? true) && !excludeKeys.contains(name)
@@ -14,7 +22,7 @@ struct ParseObjectWriter {
 
     func cafe(_ c: Cafe, _ w: JSONWriter) {
         w.object {
-            w.field("objectId", c.id.description)
+            w.field("objectId", objectID(.cafe, c.id.rawValue))
             if wanted("name") { w.field("name", c.name) }
             if wanted("catchCopy") { w.field("catchCopy", c.catchCopy) }
             if wanted("IntroduceDetail") { w.field("IntroduceDetail", c.introduction) }
@@ -30,8 +38,8 @@ struct ParseObjectWriter {
 
     func comment(_ m: Comment, _ w: JSONWriter) {
         w.object {
-            w.field("objectId", m.id.description)
-            if wanted("CafeMasterObjectId") { w.field("CafeMasterObjectId", m.cafeID.description) }
+            w.field("objectId", objectID(.comment, m.id.rawValue))
+            if wanted("CafeMasterObjectId") { w.field("CafeMasterObjectId", objectID(.cafe, m.cafeID.rawValue)) }
             if wanted("CafeCommentDetail") { w.field("CafeCommentDetail", m.detail) }
             if wanted("CafeCommentStar") { w.field("CafeCommentStar", m.star.value) }
             if wanted("CafeCommentImage"), let image = m.imageID { w.key("CafeCommentImage"); files.write(image, w) }
@@ -42,9 +50,10 @@ struct ParseObjectWriter {
     }
 
     /// The user as `/parse/login` and `/parse/users/me` return it (only ever to that user).
-    static func user(_ u: User, sessionToken: String?, _ w: JSONWriter) {
+    /// `objectID`: the user's imported Parse objectId, if any.
+    static func user(_ u: User, objectID: String?, sessionToken: String?, _ w: JSONWriter) {
         w.object {
-            w.field("objectId", u.id.description)
+            w.field("objectId", objectID ?? u.id.description)
             w.field("username", u.username)
             if let email = u.email { w.field("email", email) }
             w.field("emailVerified", u.emailVerified)

@@ -46,7 +46,7 @@ struct ParseQuery<Field: RecordField> {
                 guard let (field, type) = fields[name] else {
                     throw ParseError.invalidQuery("\(className.rawValue) has no field \(name).")
                 }
-                query.constraints += try Self.constraints(field, type, name, condition, budget: budget)
+                query.constraints += try Self.constraints(field, type, name, condition, kind: className.objectKind, budget: budget)
             }
         }
         if let field = query.unnarrowedTextField, let name = fields.first(where: { $0.value.field == field })?.key {
@@ -81,14 +81,14 @@ struct ParseQuery<Field: RecordField> {
     }
 
     private static func constraints(_ field: Field, _ type: ParseFieldType, _ name: String, _ condition: JSONValue,
-                                    budget: QueryBudget) throws -> [RecordQuery<Field>.Constraint] {
+                                    kind: ParseObjectKind, budget: QueryBudget) throws -> [RecordQuery<Field>.Constraint] {
         // `{"key": value}` (or a Date/File object) is equality; `{"key": {"$op": …}}` are operators.
         guard case .object(let ops) = condition, ops.keys.contains(where: { $0.hasPrefix("$") }) else {
-            return [.compare(field, .equal, try ParseValues.queryValue(condition, type: type, field: name))]
+            return [.compare(field, .equal, try ParseValues.queryValue(condition, type: type, field: name, kind: kind))]
         }
         var out: [RecordQuery<Field>.Constraint] = []
         for (op, operand) in ops.sorted(by: { $0.key < $1.key }) {
-            let value = { try ParseValues.queryValue(operand, type: type, field: name) }
+            let value = { try ParseValues.queryValue(operand, type: type, field: name, kind: kind) }
             switch op {
             case "$eq": out.append(.compare(field, .equal, try value()))
             case "$ne": out.append(.compare(field, .notEqual, try value()))
@@ -101,7 +101,7 @@ struct ParseQuery<Field: RecordField> {
                 guard items.count <= budget.maxInValues else {
                     throw ParseError.invalidQuery("\(op) may list at most \(budget.maxInValues) values (QUERY_MAX_IN).")
                 }
-                out.append(.oneOf(field, try items.map { try ParseValues.queryValue($0, type: type, field: name) }, negated: op == "$nin"))
+                out.append(.oneOf(field, try items.map { try ParseValues.queryValue($0, type: type, field: name, kind: kind) }, negated: op == "$nin"))
             case "$exists":
                 guard case .bool(let exists) = operand else { throw ParseError.invalidQuery("$exists needs true or false.") }
                 out.append(.exists(field, exists))

@@ -12,6 +12,9 @@ enum ParseClass: String, Sendable {
         }
         self = known
     }
+
+    /// What the class's imported objectIds name.
+    var objectKind: ParseObjectKind { self == .cafe ? .cafe : .comment }
 }
 
 /// How a Parse field's JSON values look.

@@ -7,6 +7,7 @@ import HTTPKit
 struct ParseUsersController: Sendable {
     let context: ParseContext
     let accounts: AccountService
+    let objectIDs: ParseObjectIDs
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -66,7 +67,8 @@ struct ParseUsersController: Sendable {
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
         switch try accounts.logIn(username: username, password: password, address: r.http.clientAddress) {
         case .loggedIn(let user, let token):
-            return .json { ParseObjectWriter.user(user, sessionToken: token, $0) }
+            let objectID = try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+            return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
         case .invalidCredentials:
             throw ParseError.invalidCredentials
         case .blocked:
@@ -86,6 +88,7 @@ struct ParseUsersController: Sendable {
     /// `User.current` refreshes itself here; Parse answers a missing token as an invalid one.
     func me(_ r: ParseRequest) throws -> Response {
         guard let user = try r.user(), let token = r.token else { throw ParseError.invalidSessionToken }
-        return .json { ParseObjectWriter.user(user, sessionToken: token, $0) }
+        let objectID = try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+        return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
     }
 }

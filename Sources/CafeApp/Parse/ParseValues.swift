@@ -6,17 +6,25 @@ import PostgresKit
 /// Converting Parse JSON values to typed values, with Parse's errors for the wrong type.
 enum ParseValues {
     /// A value to compare a field with in a query (`where`).
-    static func queryValue(_ json: JSONValue, type: ParseFieldType, field: String) throws -> QueryValue {
+    /// `kind`: what the class's own objectIds name (for `objectId`; a reference names a cafe).
+    static func queryValue(_ json: JSONValue, type: ParseFieldType, field: String, kind: ParseObjectKind) throws -> QueryValue {
         switch (type, json) {
         case (_, .null): return .null
         case (.string, .string(let s)): return .text(s)
         case (.number, .number(let d)): return json.integer.map { .integer(Int64($0)) } ?? .decimal(d)
         case (.date, _): return .timestamp(PostgresTimestamp.format(try date(json, field: field)))
-        case (.objectId, .string(let s)), (.reference, .string(let s)): return .id(CafeID(s)?.rawValue)
+        case (.objectId, .string(let s)): return objectID(s, kind)
+        case (.reference, .string(let s)): return objectID(s, .cafe)
         case (.file, .object): return .id(try fileID(json, field: field)?.rawValue)
         default:
             throw ParseError.invalidQuery("\(field) is a \(type.rawValue); a \(json.typeName) cannot match it.")
         }
+    }
+
+    /// One of our ids, an imported Parse objectId, or nothing that can match.
+    static func objectID(_ s: String, _ kind: ParseObjectKind) -> QueryValue {
+        if let id = CafeID(s) { return .id(id.rawValue) }
+        return ParseObjectKind.isImportedID(s) ? .parseObjectID(kind, s) : .id(nil)
     }
 
     /// A `{"__type":"Date","iso":…}` (or a bare ISO string).

@@ -126,9 +126,10 @@ struct ParseCommentWrite {
     var star: Star?
     var image: FileID??
 
-    init(_ body: ParseWriteBody, current: Comment?) throws {
+    /// `cafe` resolves a `CafeMasterObjectId` (ours, or an imported cafe's Parse objectId).
+    init(_ body: ParseWriteBody, current: Comment?, cafe resolve: (String) throws -> CafeID?) throws {
         if let raw = try body.string("CafeMasterObjectId") {
-            guard let id = CafeID(raw) else { throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.") }
+            guard let id = try resolve(raw) else { throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.") }
             if let current, current.cafeID != id {
                 throw ParseError.validation("CafeMasterObjectId cannot be changed; post a new comment to the other cafe.")
             }

@@ -43,6 +43,10 @@ struct AccountService: Sendable {
             // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
             let valid = PasswordHasher.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
             guard valid, let found else { return nil }
+            // A Parse Server bcrypt hash (an imported account) becomes argon2id now that the password is known.
+            if !found.blocked, PasswordHasher.needsRehash(found.passwordHash) {
+                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try PasswordHasher.hash(password))
+            }
             return (found.user, found.blocked)
         }
         switch outcome {

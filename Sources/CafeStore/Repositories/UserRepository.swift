@@ -46,6 +46,11 @@ public struct UserRepository: Sendable {
         return (try UserColumns.decode(row), try row.decode(8), try row.decode(9))
     }
 
+    /// Replaces a password hash, unless it changed meanwhile (two log-ins racing rehash once).
+    public func replacePasswordHash(_ id: UserID, old: String, new: String) throws {
+        try pool.query("UPDATE users SET password_hash = \(new) WHERE id = \(id.rawValue) AND password_hash = \(old)")
+    }
+
     public func find(_ id: UserID) throws -> User? {
         try pool.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
     }

@@ -36,6 +36,8 @@ public enum QueryValue: Sendable, Equatable {
     case timestamp(String)
     /// A record id; nil for a string that cannot be one of ours (it matches no record).
     case id(Int64?)
+    /// The record an imported Parse objectId names (`ParseObjectIDs`); none matches if it names nothing.
+    case parseObjectID(ParseObjectKind, String)
 }
 
 public enum TextMatch: Sendable, Equatable {

@@ -86,6 +86,7 @@ struct RecordQuerySQL<Field: RecordField> {
         case .decimal(let d): return "\(d)::numeric"
         case .timestamp(let iso): return "\(iso)::timestamptz"
         case .id(let id): return "\(id)::bigint"
+        case .parseObjectID(let kind, let objectID): return ParseObjectIDs.lookup(kind, objectID)
         }
     }
 

@@ -1,0 +1,237 @@
+import CafeDomain
+import CafeStore
+import Foundation
+
+/// What an export would import, checked row by row against this service's rules and against what
+/// is already here. A row with a problem is skipped and listed; a row whose cafe or author was
+/// skipped is skipped too (it would name nothing). `notes` change a row without skipping it.
+struct ParseImportPlan {
+    struct Problem: Sendable, Equatable {
+        let className: String
+        let objectID: String
+        let message: String
+    }
+
+    var users: [ParseImportStore.User] = []
+    var cafes: [ParseImportStore.Cafe] = []
+    /// Comments name their cafe and author by objectId until those have ids (`ParseImport`).
+    var comments: [PlannedComment] = []
+    var skipped: [Problem] = []
+    var notes: [Problem] = []
+    var alreadyImported: [String: Int] = [:]
+    /// Accounts imported without a password (REST exports never carry one).
+    var withoutPassword = 0
+    /// The export's own commentSum/commentAmount per cafe objectId, to report how many were wrong.
+    var exportedAggregates: [String: (sum: Int?, amount: Int?)] = [:]
+
+    struct PlannedComment: Sendable {
+        let objectID: String
+        let cafe: Reference
+        let author: Reference
+        let detail: String
+        let star: Star
+        let photo: ParseImportStore.Photo?
+        let createdAt: Date
+        let updatedAt: Date
+    }
+
+    /// A cafe or account by the objectId this run imports it under, or one already here.
+    enum Reference: Sendable {
+        case planned(String)
+        case existing(Int64)
+    }
+
+    /// What the database already holds, for the export's objectIds and usernames.
+    struct Known {
+        var users: [String: Int64] = [:]
+        var cafes: [String: Int64] = [:]
+        var comments: [String: Int64] = [:]
+        /// Accounts here by lower-cased username (imported or not).
+        var accounts: [String: Int64] = [:]
+    }
+
+    static let userFields: Set<String> = ["username", "email", "emailVerified", "age", "ACL", "authData", "sessionToken", "_hashed_password", "_wperm"]
+    static let cafeFields: Set<String> = ["name", "catchCopy", "IntroduceDetail", "IntroductionDetail", "CafeImage", "publishDate",
+                                          "commentSum", "commentAmount", "ACL", "_wperm"]
+    static let commentFields: Set<String> = ["CafeMasterObjectId", "CafeCommentDetail", "CafeCommentStar", "CafeCommentImage",
+                                             "commentUsername", "ACL", "_wperm"]
+
+    init(_ export: ParseExport, known: Known) {
+        let objects = export.classFiles.flatMap(\.objects)
+        var photos: [String: ParseImportStore.Photo] = [:]
+        var unusable: [String: String] = [:]
+        /// The photo a File value names, or why it cannot be used.
+        func photo(_ value: JSONValue?, _ field: String) -> Result<ParseImportStore.Photo?, Reason> {
+            guard let value, value != .null else { return .success(nil) }
+            guard let name = value.object?["name"]?.string, value.object?["__type"] == .string("File") else {
+                return .failure(Reason("\(field) is not a File"))
+            }
+            if let found = photos[name] { return .success(found) }
+            if let why = unusable[name] { return .failure(Reason(why)) }
+            let why: String
+            if name.count > 128 {
+                why = "\(field) names a file whose name is longer than 128 characters"
+            } else if let bytes = export.fileBytes(named: name) {
+                if let format = ImageFormat.detect(bytes) {
+                    let found = ParseImportStore.Photo(name: name, format: format, bytes: bytes)
+                    photos[name] = found
+                    return .success(found)
+                }
+                why = "\(field) \(name) is not a PNG, JPEG, WebP or GIF image"
+            } else {
+                why = "\(field) \(name) is missing from files/"
+            }
+            unusable[name] = why
+            return .failure(Reason(why))
+        }
+        func check(_ object: ExportedObject, allowed: Set<String>) -> String? {
+            if object.objectID.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) || !ParseObjectKind.isImportedID(object.objectID) {
+                return "objectId \(object.objectID) is not a Parse objectId (letters and digits, not only digits)"
+            }
+            if object.fields.values.contains(where: \.containsNUL) { return "a text holds U+0000, which cannot be stored" }
+            let unknown = object.fields.keys.filter { !allowed.contains($0) && !Self.isAuthorPointer(object.fields[$0]) }.sorted()
+            return unknown.isEmpty ? nil : "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", "))"
+        }
+
+        // Accounts. Usernames that differ only in case are one account here: the oldest keeps it.
+        var userIDsByName: [String: String] = [:]   // lower-cased username → objectId planned
+        var plannedUsers: Set<String> = []
+        let userObjects = objects.filter { $0.className == "_User" }
+            .sorted { ($0.createdAt ?? .distantFuture, $0.objectID) < ($1.createdAt ?? .distantFuture, $1.objectID) }
+        for object in userObjects {
+            let id = object.objectID
+            func skip(_ message: String) { skipped.append(Problem(className: "_User", objectID: id, message: message)) }
+            if known.users[id] != nil { alreadyImported["_User", default: 0] += 1; continue }
+            if let problem = check(object, allowed: Self.userFields) { skip(problem); continue }
+            guard let username = object.fields["username"]?.string else { skip("no username"); continue }
+            guard AccountRules.usernameLength.contains(username.unicodeScalars.count),
+                  !username.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 32 || $0.value == 127 }) else {
+                skip("username \"\(username)\" must be 3–40 characters without spaces"); continue
+            }
+            let key = username.lowercased()
+            if let first = userIDsByName[key] {
+                skip("username \"\(username)\" is the same as that of \(first) when case is ignored; not merged"); continue
+            }
+            if known.accounts[key] != nil { skip("username \"\(username)\" is taken by an account already here"); continue }
+            userIDsByName[key] = id
+            var hash = object.fields["_hashed_password"]?.string
+            if let h = hash, !(h.hasPrefix("$2a$") || h.hasPrefix("$2b$") || h.hasPrefix("$2y$")) {
+                notes.append(Problem(className: "_User", objectID: id, message: "the password hash is not bcrypt: the account cannot log in"))
+                hash = nil
+            }
+            if hash == nil { withoutPassword += 1 }
+            var email = object.fields["email"]?.string
+            if let e = email, !AccountRules.isValidEmail(e) {
+                notes.append(Problem(className: "_User", objectID: id, message: "email \"\(e)\" is not valid: left out"))
+                email = nil
+            }
+            var age = object.fields["age"]?.integer
+            if let a = age, !AccountRules.ageRange.contains(a) { age = nil }
+            let created = object.createdAt ?? Date()
+            users.append(.init(objectID: id, username: username, passwordHash: hash, email: email,
+                               emailVerified: object.fields["emailVerified"] == .bool(true), age: age,
+                               createdAt: created, updatedAt: object.updatedAt ?? created))
+            plannedUsers.insert(id)
+        }
+
+        // Cafes.
+        var plannedCafes: Set<String> = []
+        for object in objects where object.className == "CafeMaster" {
+            let id = object.objectID
+            func skip(_ message: String) { skipped.append(Problem(className: "CafeMaster", objectID: id, message: message)) }
+            if known.cafes[id] != nil { alreadyImported["CafeMaster", default: 0] += 1; continue }
+            if let problem = check(object, allowed: Self.cafeFields) { skip(problem); continue }
+            let f = object.fields
+            guard let name = f["name"]?.string, CafeRules.nameLength.contains(name.count), !name.allSatisfy(\.isWhitespace) else {
+                skip("name must be 1–100 characters"); continue
+            }
+            let catchCopy = f["catchCopy"]?.string ?? ""
+            let introduction = f["IntroduceDetail"]?.string ?? f["IntroductionDetail"]?.string ?? ""
+            guard CafeRules.catchCopyLength.contains(catchCopy.count) else { skip("catchCopy is longer than 200 characters"); continue }
+            guard CafeRules.introductionLength.contains(introduction.count) else { skip("IntroduceDetail is longer than 5000 characters"); continue }
+            let publishDate = f["publishDate"].flatMap { $0.string ?? ParseExport.date($0).map(ParseExport.iso) }
+            guard CafeRules.publishDateLength.contains(publishDate?.count ?? 0) else { skip("publishDate is longer than 40 characters"); continue }
+            let image: ParseImportStore.Photo?
+            switch photo(f["CafeImage"], "CafeImage") {
+            case .success(let p): image = p
+            case .failure(let reason): skip(reason.text); continue
+            }
+            let created = object.createdAt ?? Date()
+            cafes.append(.init(objectID: id, name: name, catchCopy: catchCopy, introduction: introduction, publishDate: publishDate,
+                               photo: image, createdAt: created, updatedAt: object.updatedAt ?? created))
+            plannedCafes.insert(id)
+            exportedAggregates[id] = (f["commentSum"]?.integer, f["commentAmount"]?.integer)
+        }
+
+        // Comments.
+        for object in objects where object.className == "CafeTransactionComment" {
+            let id = object.objectID
+            func skip(_ message: String) { skipped.append(Problem(className: "CafeTransactionComment", objectID: id, message: message)) }
+            if known.comments[id] != nil { alreadyImported["CafeTransactionComment", default: 0] += 1; continue }
+            if let problem = check(object, allowed: Self.commentFields) { skip(problem); continue }
+            let f = object.fields
+            guard let cafeID = f["CafeMasterObjectId"]?.string else { skip("no CafeMasterObjectId"); continue }
+            let cafe: Reference
+            if plannedCafes.contains(cafeID) { cafe = .planned(cafeID) }
+            else if let existing = known.cafes[cafeID] { cafe = .existing(existing) }
+            else { skip("CafeMasterObjectId \(cafeID) names a cafe that is not in the export or was skipped"); continue }
+            guard let n = f["CafeCommentStar"]?.integer, let star = Star(n) else {
+                skip("CafeCommentStar \(Self.describe(f["CafeCommentStar"])) is not 1, 2 or 3"); continue
+            }
+            guard let detail = f["CafeCommentDetail"]?.string, CommentRules.detailLength.contains(detail.count),
+                  !detail.allSatisfy(\.isWhitespace) else {
+                skip("CafeCommentDetail must be 1–2000 characters, not only spaces"); continue
+            }
+            guard let authorID = Self.author(f, usersByName: userIDsByName) else {
+                skip("names no author (no pointer to a _User, no single writer in its ACL, no known commentUsername)"); continue
+            }
+            let author: Reference
+            if plannedUsers.contains(authorID) { author = .planned(authorID) }
+            else if let existing = known.users[authorID] { author = .existing(existing) }
+            else if authorID.hasPrefix("@"), let existing = known.accounts[String(authorID.dropFirst())] { author = .existing(existing) }
+            else { skip("its author \(authorID) is not in the export or was skipped"); continue }
+            let image: ParseImportStore.Photo?
+            switch photo(f["CafeCommentImage"], "CafeCommentImage") {
+            case .success(let p): image = p
+            case .failure(let reason): skip(reason.text); continue
+            }
+            let created = object.createdAt ?? Date()
+            comments.append(.init(objectID: id, cafe: cafe, author: author, detail: detail, star: star, photo: image,
+                                  createdAt: created, updatedAt: object.updatedAt ?? created))
+        }
+    }
+
+    struct Reason: Error {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    /// The author's objectId: a pointer to a `_User`, else the only user its ACL lets write, else
+    /// `@username` for a `commentUsername` that names an account (in the export, or already here).
+    static func author(_ fields: [String: JSONValue], usersByName: [String: String]) -> String? {
+        for key in fields.keys.sorted() where isAuthorPointer(fields[key]) {
+            if let id = fields[key]?.object?["objectId"]?.string { return id }
+        }
+        var writers: [String] = []
+        if case .array(let perms)? = fields["_wperm"] { writers = perms.compactMap(\.string) }
+        if case .object(let acl)? = fields["ACL"] { writers = acl.filter { $0.value.object?["write"] == .bool(true) }.map(\.key) }
+        let users = writers.filter { $0 != "*" && !$0.hasPrefix("role:") }
+        if users.count == 1 { return users[0] }
+        if let name = fields["commentUsername"]?.string?.lowercased() { return usersByName[name] ?? "@" + name }
+        return nil
+    }
+
+    static func isAuthorPointer(_ value: JSONValue?) -> Bool {
+        guard let o = value?.object else { return false }
+        return o["__type"] == .string("Pointer") && o["className"] == .string("_User")
+    }
+
+    static func describe(_ value: JSONValue?) -> String {
+        switch value {
+        case .number(let n)?: n.rounded() == n && abs(n) < 1e15 ? String(Int(n)) : String(n)
+        case .string(let s)?: "\"\(s)\""
+        case nil, .null?: "(missing)"
+        default: value?.typeName ?? "?"
+        }
+    }
+}

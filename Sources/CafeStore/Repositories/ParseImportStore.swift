@@ -1,0 +1,218 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// The writes of `cafe import-parse`: users, photos, cafes and comments in batches, each batch one
+/// transaction together with the Parse objectIds it brings (so a batch is all there or not at all,
+/// and a second run finds what the first imported).
+public struct ParseImportStore: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public struct User: Sendable {
+        public let objectID: String
+        public let username: String
+        /// Parse Server's bcrypt hash; nil: the account cannot log in (it gets an unusable hash).
+        public let passwordHash: String?
+        public let email: String?
+        public let emailVerified: Bool
+        public let age: Int?
+        public let createdAt: Date
+        public let updatedAt: Date
+
+        public init(objectID: String, username: String, passwordHash: String?, email: String?, emailVerified: Bool, age: Int?,
+                    createdAt: Date, updatedAt: Date) {
+            (self.objectID, self.username, self.passwordHash, self.email) = (objectID, username, passwordHash, email)
+            (self.emailVerified, self.age, self.createdAt, self.updatedAt) = (emailVerified, age, createdAt, updatedAt)
+        }
+    }
+
+    public struct Photo: Sendable {
+        /// The Parse File's name, which is also its name in the export's `files/`.
+        public let name: String
+        public let format: ImageFormat
+        public let bytes: [UInt8]
+        public init(name: String, format: ImageFormat, bytes: [UInt8]) {
+            (self.name, self.format, self.bytes) = (name, format, bytes)
+        }
+    }
+
+    public struct Cafe: Sendable {
+        public let objectID: String
+        public let name: String
+        public let catchCopy: String
+        public let introduction: String
+        public let publishDate: String?
+        public let photo: Photo?
+        public let createdAt: Date
+        public let updatedAt: Date
+
+        public init(objectID: String, name: String, catchCopy: String, introduction: String, publishDate: String?, photo: Photo?,
+                    createdAt: Date, updatedAt: Date) {
+            (self.objectID, self.name, self.catchCopy, self.introduction) = (objectID, name, catchCopy, introduction)
+            (self.publishDate, self.photo, self.createdAt, self.updatedAt) = (publishDate, photo, createdAt, updatedAt)
+        }
+    }
+
+    public struct Comment: Sendable {
+        public let objectID: String
+        public let cafe: CafeID
+        public let author: UserID
+        public let detail: String
+        public let star: Star
+        public let photo: Photo?
+        public let createdAt: Date
+        public let updatedAt: Date
+
+        public init(objectID: String, cafe: CafeID, author: UserID, detail: String, star: Star, photo: Photo?, createdAt: Date, updatedAt: Date) {
+            (self.objectID, self.cafe, self.author, self.detail) = (objectID, cafe, author, detail)
+            (self.star, self.photo, self.createdAt, self.updatedAt) = (star, photo, createdAt, updatedAt)
+        }
+    }
+
+    /// Which of these objectIds were imported before, and our ids for them.
+    public func imported(_ kind: ParseObjectKind, _ objectIDs: [String]) throws -> [String: Int64] {
+        guard !objectIDs.isEmpty else { return [:] }
+        var found: [String: Int64] = [:]
+        for row in try pool.query("""
+            SELECT object_id, id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = ANY(\(PostgresTextArray(objectIDs))::text[])
+            """) {
+            found[try row.decode(0)] = try row.decode(1)
+        }
+        return found
+    }
+
+    /// Accounts already here by lower-cased username.
+    public func accounts(named usernames: [String]) throws -> [String: Int64] {
+        guard !usernames.isEmpty else { return [:] }
+        var found: [String: Int64] = [:]
+        for row in try pool.query("""
+            SELECT lower(username), id FROM users WHERE lower(username) = ANY(\(PostgresTextArray(usernames.map { $0.lowercased() }))::text[])
+            """) {
+            found[try row.decode(0)] = try row.decode(1)
+        }
+        return found
+    }
+
+    /// One batch of accounts; our ids by objectId.
+    public func insert(users: [User]) throws -> [String: Int64] {
+        try pool.transaction { tx in
+            let rows = try tx.query("""
+                WITH new AS (
+                    SELECT * FROM unnest(\(PostgresTextArray(users.map(\.objectID)))::text[], \(PostgresTextArray(users.map(\.username)))::text[],
+                                         \(PostgresTextArray(users.map { $0.passwordHash ?? "!" }))::text[], \(PostgresTextArray(users.map(\.email)))::text[],
+                                         \(PostgresTextArray(users.map { String($0.emailVerified) }))::bool[],
+                                         \(PostgresTextArray(users.map { $0.age.map(String.init) }))::int[],
+                                         \(PostgresTextArray(users.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
+                                         \(PostgresTextArray(users.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
+                        AS n(object_id, username, password_hash, email, email_verified, age, created_at, updated_at)
+                ), inserted AS (
+                    INSERT INTO users (username, password_hash, email, email_verified, age, created_at, updated_at)
+                    SELECT username, password_hash, email, email_verified, age, created_at, updated_at FROM new
+                    RETURNING id, username
+                )
+                INSERT INTO parse_object_ids (kind, object_id, id)
+                SELECT 'user', new.object_id, inserted.id FROM inserted JOIN new ON new.username = inserted.username
+                RETURNING object_id, id
+                """)
+            return try Self.ids(rows)
+        }
+    }
+
+    /// One batch of cafes with their photos (the aggregates start at zero; the worker counts).
+    public func insert(cafes: [Cafe]) throws -> [String: Int64] {
+        try pool.transaction { tx in
+            let photos = try Self.store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
+            let rows = try tx.query("""
+                WITH new AS (
+                    SELECT *, nextval(pg_get_serial_sequence('cafes', 'id')) AS id
+                    FROM unnest(\(PostgresTextArray(cafes.map(\.objectID)))::text[], \(PostgresTextArray(cafes.map(\.name)))::text[],
+                                \(PostgresTextArray(cafes.map(\.catchCopy)))::text[], \(PostgresTextArray(cafes.map(\.introduction)))::text[],
+                                \(PostgresTextArray(cafes.map(\.publishDate)))::text[],
+                                \(PostgresTextArray(cafes.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }))::bigint[],
+                                \(PostgresTextArray(cafes.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
+                                \(PostgresTextArray(cafes.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
+                        AS n(object_id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
+                ), inserted AS (
+                    INSERT INTO cafes (id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE
+                    SELECT id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at FROM new
+                )
+                INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'cafe', object_id, id FROM new
+                RETURNING object_id, id
+                """)
+            return try Self.ids(rows)
+        }
+    }
+
+    /// One batch of comments with their photos (owned by their authors). The outbox trigger queues
+    /// each cafe for the worker, which computes its aggregates.
+    public func insert(comments: [Comment]) throws -> [String: Int64] {
+        try pool.transaction { tx in
+            let photos = try Self.store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
+            let rows = try tx.query("""
+                WITH new AS (
+                    SELECT *, nextval(pg_get_serial_sequence('comments', 'id')) AS id
+                    FROM unnest(\(PostgresTextArray(comments.map(\.objectID)))::text[],
+                                \(PostgresTextArray(comments.map { String($0.cafe.rawValue) }))::bigint[],
+                                \(PostgresTextArray(comments.map { String($0.author.rawValue) }))::bigint[],
+                                \(PostgresTextArray(comments.map(\.detail)))::text[], \(PostgresTextArray(comments.map { String($0.star.value) }))::smallint[],
+                                \(PostgresTextArray(comments.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }))::bigint[],
+                                \(PostgresTextArray(comments.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
+                                \(PostgresTextArray(comments.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
+                        AS n(object_id, cafe_id, user_id, detail, star, image_id, created_at, updated_at)
+                ), inserted AS (
+                    INSERT INTO comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE
+                    SELECT id, cafe_id, user_id, detail, star, image_id, created_at, updated_at FROM new
+                )
+                INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'comment', object_id, id FROM new
+                RETURNING object_id, id
+                """)
+            return try Self.ids(rows)
+        }
+    }
+
+    /// The photos' file ids by name: stored once each (a second run, or a photo several rows
+    /// show, finds the first).
+    private static func store(_ photos: [(Photo, UserID?)], _ tx: Connection) throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        let names = Array(Set(photos.map(\.0.name)))
+        guard !names.isEmpty else { return ids }
+        for row in try tx.query("""
+            SELECT object_id, id FROM parse_object_ids WHERE kind = 'file' AND object_id = ANY(\(PostgresTextArray(names))::text[])
+            """) {
+            ids[try row.decode(0)] = try row.decode(1)
+        }
+        for (photo, owner) in photos where ids[photo.name] == nil {
+            let id: Int64 = try tx.query("""
+                WITH f AS (
+                    INSERT INTO files (owner_id, content_type, size, sha256, bytes, name)
+                    VALUES (\(owner?.rawValue), \(photo.format.contentType), \(photo.bytes.count), \(Tokens.sha256(photo.bytes))::bytea,
+                            \(photo.bytes)::bytea, \(String(photo.name.suffix(128))))
+                    RETURNING id
+                )
+                INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'file', \(photo.name), id FROM f RETURNING id
+                """).one().decode(0)
+            ids[photo.name] = id
+        }
+        return ids
+    }
+
+    private static func ids(_ rows: QueryResult) throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        for row in rows { ids[try row.decode(0)] = try row.decode(1) }
+        return ids
+    }
+
+    /// Each cafe's aggregates as the worker computed them, by objectId.
+    public func aggregates(ofCafes objectIDs: [String]) throws -> [String: (sum: Int, amount: Int)] {
+        guard !objectIDs.isEmpty else { return [:] }
+        var found: [String: (sum: Int, amount: Int)] = [:]
+        for row in try pool.query("""
+            SELECT p.object_id, s.comment_sum, s.comment_amount FROM parse_object_ids p JOIN cafe_stats s ON s.cafe_id = p.id
+            WHERE p.kind = 'cafe' AND p.object_id = ANY(\(PostgresTextArray(objectIDs))::text[])
+            """) {
+            found[try row.decode(0)] = (try row.decode(1), try row.decode(2))
+        }
+        return found
+    }
+}

@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A progress bar on standard error for long commands (`seed`, `import-parse`), redrawn in place;
+/// nothing when standard error is not a terminal (logs stay clean).
+struct ProgressLine {
+    let label: String
+    let unit: String
+    let started = Date()
+    let terminal = isatty(STDERR_FILENO) == 1
+
+    func update(_ done: Int, of total: Int) {
+        guard terminal else { return }
+        let rate = Double(done) / max(-started.timeIntervalSinceNow, 0.001)
+        let fraction = Double(done) / Double(max(total, 1))
+        let filled = Int(fraction * 30)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
+        FileHandle.standardError.write(Data(String(format: "\r%@ %@ %3.0f%%  %d/%d %@, %.0f %@/s   ",
+                                                   label, bar, fraction * 100, done, total, unit, rate, unit).utf8))
+    }
+
+    /// Ends the line the bar was drawn on.
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
