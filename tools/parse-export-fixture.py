@@ -39,10 +39,10 @@ def iso(day, hour=9):
 
 # The app: accounts, cafes and comments as the original apps wrote them, malformed rows included.
 USERS = [  # objectId, username, email, password (None: none in the export), day, extra fields
-    ("uHanako01", "hanako", "hanako@example.jp", "hanako-no-himitsu", 0, {}),
-    ("uTaro0002", "taro", "taro@example.jp", "taro password 2", 1, {}),
-    ("uTaroDup3", "Taro", "taro2@example.jp", "another one", 5, {}),           # same as "taro" ignoring case
-    ("uKenji004", "kenji", "not-an-email", None, 2, {}),                         # no password, bad email
+    ("uSakura01", "sakura", "sakura@example.jp", "sakura-no-himitsu", 0, {}),
+    ("uKenta002", "kenta", "kenta@example.jp", "kenta password 2", 1, {}),
+    ("uKentaDu3", "Kenta", "kenta2@example.jp", "another one", 5, {}),          # same as "kenta" ignoring case
+    ("uJiro0004", "jiro", "not-an-email", None, 2, {}),                         # no password, bad email
     ("uOdd00005", "oddone", "odd@example.jp", "odd password", 3, {"favoriteColor": "blue"}),   # unknown field
 ]
 CAFES = [  # objectId, name, catchCopy, intro, image, publishDate, exported sum, amount, extra
@@ -52,14 +52,14 @@ CAFES = [  # objectId, name, catchCopy, intro, image, publishDate, exported sum,
     ("cafeOdd0004", "Odd Cafe", "", "Has a field the apps never had.", None, None, None, None, {"rating": 4}),
 ]
 COMMENTS = [  # objectId, cafe, author (how), star, detail, image, day
-    ("cm01", "cafeKissa01", ("pointer", "uHanako01"), 3, "プリンが絶品でした", "tfss-latte.png", 10),
-    ("cm02", "cafeKissa01", ("acl", "uTaro0002"), 2, "落ち着く空間", None, 11),
-    ("cm03", "cafeMatcha2", ("name", "hanako"), 3, "抹茶ラテが濃厚", None, 12),
-    ("cm04", "cafeMatcha2", ("pointer", "uTaro0002"), 5, "five stars!", None, 13),              # star outside 1–3
-    ("cm05", "cafeGone999", ("pointer", "uHanako01"), 2, "the cafe is gone", None, 14),       # missing cafe
-    ("cm06", "cafeBroken3", ("pointer", "uTaro0002"), 1, "on a skipped cafe", None, 15),      # its cafe was skipped
-    ("cm07", "cafeKissa01", ("pointer", "uTaro0002"), 2, "photo lost", "tfss-nothere.png", 16),  # missing photo
-    ("cm08", "cafeMatcha2", ("pointer", "uTaro0002"), 2, "和菓子もおいしい", None, 17),
+    ("cm01", "cafeKissa01", ("pointer", "uSakura01"), 3, "プリンが絶品でした", "tfss-latte.png", 10),
+    ("cm02", "cafeKissa01", ("acl", "uKenta002"), 2, "落ち着く空間", None, 11),
+    ("cm03", "cafeMatcha2", ("name", "sakura"), 3, "抹茶ラテが濃厚", None, 12),
+    ("cm04", "cafeMatcha2", ("pointer", "uKenta002"), 5, "five stars!", None, 13),              # star outside 1–3
+    ("cm05", "cafeGone999", ("pointer", "uSakura01"), 2, "the cafe is gone", None, 14),       # missing cafe
+    ("cm06", "cafeBroken3", ("pointer", "uKenta002"), 1, "on a skipped cafe", None, 15),      # its cafe was skipped
+    ("cm07", "cafeKissa01", ("pointer", "uKenta002"), 2, "photo lost", "tfss-nothere.png", 16),  # missing photo
+    ("cm08", "cafeMatcha2", ("pointer", "uKenta002"), 2, "和菓子もおいしい", None, 17),
 ]
 FILES = {"tfss-hidamari.png": png(160, 100, (150, 90, 40)), "tfss-aoi.gif": GIF, "tfss-latte.png": png(120, 120, (200, 160, 90))}
 

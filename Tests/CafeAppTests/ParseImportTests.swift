@@ -30,7 +30,7 @@ final class ParseImportTests: ParseTestCase {
         let summary = try runImport("rest")
         XCTAssertTrue(summary.contains("Imported: 3 users, 2 cafes, 4 comments, 3 photos"), summary)
         let problems = skippedLines(summary)
-        for expected in ["_User uTaroDup3: username \"Taro\" is the same as that of uTaro0002 when case is ignored; not merged",
+        for expected in ["_User uKentaDu3: username \"Kenta\" is the same as that of uKenta002 when case is ignored; not merged",
                          "_User uOdd00005: unknown field favoriteColor",
                          "CafeMaster cafeBroken3: CafeImage tfss-missing.jpg is missing from files/",
                          "CafeMaster cafeOdd0004: unknown field rating",
@@ -38,7 +38,7 @@ final class ParseImportTests: ParseTestCase {
                          "CafeTransactionComment cm05rest: CafeMasterObjectId cafeGone999 names a cafe that is not in the export or was skipped",
                          "CafeTransactionComment cm06rest: CafeMasterObjectId cafeBroken3 names a cafe that is not in the export or was skipped",
                          "CafeTransactionComment cm07rest: CafeCommentImage tfss-nothere.png is missing from files/",
-                         "_User uKenji004: email \"not-an-email\" is not valid: left out"] {
+                         "_User uJiro0004: email \"not-an-email\" is not valid: left out"] {
             XCTAssertTrue(problems.contains(expected), "missing: \(expected)\n\(summary)")
         }
         XCTAssertTrue(summary.contains("3 accounts come without a password hash"), summary)
@@ -62,7 +62,7 @@ final class ParseImportTests: ParseTestCase {
         XCTAssertEqual(kissa.json()["commentSum"] as? Int, 2, "recounted: the export said 5")
         let byCafe = try parse("GET", "/classes/CafeTransactionComment" + query([("where", #"{"CafeMasterObjectId":"cafeKissa01"}"#), ("order", "createdAt")]))
         XCTAssertEqual(ids(byCafe, "results"), ["cm01rest", "cm02rest"])
-        XCTAssertEqual(results(byCafe).compactMap { $0["commentUsername"] as? String }, ["hanako", "taro"])
+        XCTAssertEqual(results(byCafe).compactMap { $0["commentUsername"] as? String }, ["sakura", "kenta"])
         XCTAssertEqual(results(byCafe).first?["CafeMasterObjectId"] as? String, "cafeKissa01")
         let anyOf = try parse("GET", "/classes/CafeMaster" + query([("where", #"{"objectId":{"$in":["cafeMatcha2","nope"]}}"#)]))
         XCTAssertEqual(ids(anyOf, "results"), ["cafeMatcha2"])
@@ -84,24 +84,24 @@ final class ParseImportTests: ParseTestCase {
         func hash(_ username: String) throws -> String {
             try pool.query("SELECT password_hash FROM users WHERE username = \(username)").one().decode(0)
         }
-        XCTAssertTrue(try hash("hanako").hasPrefix("$2b$"))
-        XCTAssertTrue(try hash("taro").hasPrefix("$2a$"))
+        XCTAssertTrue(try hash("sakura").hasPrefix("$2b$"))
+        XCTAssertTrue(try hash("kenta").hasPrefix("$2a$"))
 
-        assertProblem(try call("POST", "/v1/sessions", json: #"{"username":"hanako","password":"wrong password"}"#), 401, "invalid_credentials")
-        XCTAssertTrue(try hash("hanako").hasPrefix("$2b$"), "a failed log-in changes nothing")
-        let v1 = try call("POST", "/v1/sessions", json: #"{"username":"hanako","password":"hanako-no-himitsu"}"#)
+        assertProblem(try call("POST", "/v1/sessions", json: #"{"username":"sakura","password":"wrong password"}"#), 401, "invalid_credentials")
+        XCTAssertTrue(try hash("sakura").hasPrefix("$2b$"), "a failed log-in changes nothing")
+        let v1 = try call("POST", "/v1/sessions", json: #"{"username":"sakura","password":"sakura-no-himitsu"}"#)
         XCTAssertEqual(v1.status, 201, v1.text)
-        XCTAssertTrue(try hash("hanako").hasPrefix("$argon2id$"), "rehashed at the first log-in")
-        XCTAssertEqual(try call("POST", "/v1/sessions", json: #"{"username":"hanako","password":"hanako-no-himitsu"}"#).status, 201)
+        XCTAssertTrue(try hash("sakura").hasPrefix("$argon2id$"), "rehashed at the first log-in")
+        XCTAssertEqual(try call("POST", "/v1/sessions", json: #"{"username":"sakura","password":"sakura-no-himitsu"}"#).status, 201)
 
         // ParseSwift's log-in of the $2a$ account: the answer carries its old objectId.
-        let login = try parse("POST", "/login", json: #"{"username":"taro","password":"taro password 2"}"#)
+        let login = try parse("POST", "/login", json: #"{"username":"kenta","password":"kenta password 2"}"#)
         XCTAssertEqual(login.status, 200, login.text)
-        XCTAssertEqual(login.json()["objectId"] as? String, "uTaro0002")
+        XCTAssertEqual(login.json()["objectId"] as? String, "uKenta002")
         let session = login.json()["sessionToken"] as? String ?? ""
-        XCTAssertEqual(try parse("GET", "/users/me", session: session).json()["objectId"] as? String, "uTaro0002")
-        XCTAssertTrue(try hash("taro").hasPrefix("$argon2id$"))
-        assertParseError(try parse("POST", "/login", json: #"{"username":"kenji","password":"anything at all"}"#), 404, 101)
+        XCTAssertEqual(try parse("GET", "/users/me", session: session).json()["objectId"] as? String, "uKenta002")
+        XCTAssertTrue(try hash("kenta").hasPrefix("$argon2id$"))
+        assertParseError(try parse("POST", "/login", json: #"{"username":"jiro","password":"anything at all"}"#), 404, 101)
 
         // The author edits and deletes an imported comment by its old objectId; a new one names the cafe by its old id.
         XCTAssertEqual(try parse("PUT", "/classes/CafeTransactionComment/cm08mongo", json: #"{"CafeCommentStar":3}"#, session: session).status, 200)
@@ -116,6 +116,42 @@ final class ParseImportTests: ParseTestCase {
         let matcha = try parse("GET", "/classes/CafeMaster/cafeMatcha2").json()
         XCTAssertEqual(matcha["commentSum"] as? Int, 2)
         XCTAssertEqual(matcha["commentAmount"] as? Int, 5)
+        XCTAssertEqual(try aggregateMismatches(pool), 0)
+    }
+
+    /// An account already here keeps its name, and never receives an imported comment because its
+    /// name equals the comment's `commentUsername`.
+    func testANameTakenHereIsReportedAndNeverInheritsComments() throws {
+        let (_, token) = try signUp("sakura")
+        let summary = try runImport("mongo")
+        XCTAssertTrue(summary.contains("_User uSakura01: username \"sakura\" is taken by an account already here"), summary)
+        XCTAssertTrue(summary.contains("CafeTransactionComment cm03mongo: names no author"), summary)
+        XCTAssertTrue(summary.contains("CafeTransactionComment cm01mongo: its author uSakura01 is not in the export or was skipped"), summary)
+        let mine = try call("GET", "/v1/users/me/comments", token: token).json()["items"] as? [[String: Any]] ?? []
+        XCTAssertEqual(mine.count, 0)
+        XCTAssertTrue(try call("POST", "/v1/sessions", json: #"{"username":"sakura","password":"sakura-no-himitsu"}"#).status == 401)
+    }
+
+    /// A batch the database refuses midway (a trigger here) leaves nothing of itself and keeps the
+    /// batches before it; the next run brings in the rest.
+    func testAFailedBatchLeavesNothingOfItselfAndTheNextRunFinishes() throws {
+        try pool.query("""
+            CREATE FUNCTION refuse_wagashi() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.detail LIKE '%和菓子%' THEN RAISE EXCEPTION 'refused for the test'; END IF;
+                RETURN NEW;
+            END $$
+            """)
+        try pool.query("CREATE TRIGGER refuse_wagashi BEFORE INSERT ON comments FOR EACH ROW EXECUTE FUNCTION refuse_wagashi()")
+        XCTAssertThrowsError(try runImport("mongo", batch: 2))
+        // Comments come in export order, two per batch: cm01+cm02 are in; cm03 shares its batch with cm08 (和菓子).
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM comments").one().decode(0, as: Int.self), 2)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM parse_object_ids WHERE kind = 'comment'").one().decode(0, as: Int.self), 2)
+        try pool.query("DROP TRIGGER refuse_wagashi ON comments")
+        let rest = try runImport("mongo", batch: 2)
+        XCTAssertTrue(rest.contains("Imported: 0 users, 0 cafes, 2 comments"), rest)
+        XCTAssertEqual(try count("comments"), 4)
+        try drainOutbox()
         XCTAssertEqual(try aggregateMismatches(pool), 0)
     }
 

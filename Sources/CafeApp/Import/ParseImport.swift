@@ -40,7 +40,7 @@ struct ParseImport {
         known.users = try store.imported(.user, ids("_User"))
         known.cafes = try store.imported(.cafe, ids("CafeMaster"))
         known.comments = try store.imported(.comment, ids("CafeTransactionComment"))
-        let names = objects.compactMap { $0.fields["username"]?.string ?? $0.fields["commentUsername"]?.string }
+        let names = objects.compactMap { $0.fields["username"]?.string }
         known.accounts = try store.accounts(named: Array(Set(names.map { $0.lowercased() })))
         let plan = ParseImportPlan(export, known: known)
         let files = export.classFiles.map { ($0.file, $0.format.rawValue, $0.objects.count) }

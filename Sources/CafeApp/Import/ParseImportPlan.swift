@@ -46,7 +46,7 @@ struct ParseImportPlan {
         var users: [String: Int64] = [:]
         var cafes: [String: Int64] = [:]
         var comments: [String: Int64] = [:]
-        /// Accounts here by lower-cased username (imported or not).
+        /// Accounts here by lower-cased username (imported or not): their names are taken.
         var accounts: [String: Int64] = [:]
     }
 
@@ -101,7 +101,11 @@ struct ParseImportPlan {
         for object in userObjects {
             let id = object.objectID
             func skip(_ message: String) { skipped.append(Problem(className: "_User", objectID: id, message: message)) }
-            if known.users[id] != nil { alreadyImported["_User", default: 0] += 1; continue }
+            if known.users[id] != nil {
+                alreadyImported["_User", default: 0] += 1
+                if let name = object.fields["username"]?.string { userIDsByName[name.lowercased()] = id }
+                continue
+            }
             if let problem = check(object, allowed: Self.userFields) { skip(problem); continue }
             guard let username = object.fields["username"]?.string else { skip("no username"); continue }
             guard AccountRules.usernameLength.contains(username.unicodeScalars.count),
@@ -188,7 +192,6 @@ struct ParseImportPlan {
             let author: Reference
             if plannedUsers.contains(authorID) { author = .planned(authorID) }
             else if let existing = known.users[authorID] { author = .existing(existing) }
-            else if authorID.hasPrefix("@"), let existing = known.accounts[String(authorID.dropFirst())] { author = .existing(existing) }
             else { skip("its author \(authorID) is not in the export or was skipped"); continue }
             let image: ParseImportStore.Photo?
             switch photo(f["CafeCommentImage"], "CafeCommentImage") {
@@ -206,8 +209,9 @@ struct ParseImportPlan {
         init(_ text: String) { self.text = text }
     }
 
-    /// The author's objectId: a pointer to a `_User`, else the only user its ACL lets write, else
-    /// `@username` for a `commentUsername` that names an account (in the export, or already here).
+    /// The author's objectId: a pointer to a `_User`, else the only user its ACL lets write, else the
+    /// account of the export whose username is `commentUsername`. Never an account that was here
+    /// before: a name alone must not hand someone else's comment to whoever holds that name here.
     static func author(_ fields: [String: JSONValue], usersByName: [String: String]) -> String? {
         for key in fields.keys.sorted() where isAuthorPointer(fields[key]) {
             if let id = fields[key]?.object?["objectId"]?.string { return id }
@@ -217,8 +221,7 @@ struct ParseImportPlan {
         if case .object(let acl)? = fields["ACL"] { writers = acl.filter { $0.value.object?["write"] == .bool(true) }.map(\.key) }
         let users = writers.filter { $0 != "*" && !$0.hasPrefix("role:") }
         if users.count == 1 { return users[0] }
-        if let name = fields["commentUsername"]?.string?.lowercased() { return usersByName[name] ?? "@" + name }
-        return nil
+        return fields["commentUsername"]?.string.flatMap { usersByName[$0.lowercased()] }
     }
 
     static func isAuthorPointer(_ value: JSONValue?) -> Bool {

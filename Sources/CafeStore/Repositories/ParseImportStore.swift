@@ -97,25 +97,15 @@ public struct ParseImportStore: Sendable {
     /// One batch of accounts; our ids by objectId.
     public func insert(users: [User]) throws -> [String: Int64] {
         try pool.transaction { tx in
-            let rows = try tx.query("""
-                WITH new AS (
-                    SELECT * FROM unnest(\(PostgresTextArray(users.map(\.objectID)))::text[], \(PostgresTextArray(users.map(\.username)))::text[],
-                                         \(PostgresTextArray(users.map { $0.passwordHash ?? "!" }))::text[], \(PostgresTextArray(users.map(\.email)))::text[],
-                                         \(PostgresTextArray(users.map { String($0.emailVerified) }))::bool[],
-                                         \(PostgresTextArray(users.map { $0.age.map(String.init) }))::int[],
-                                         \(PostgresTextArray(users.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
-                                         \(PostgresTextArray(users.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
-                        AS n(object_id, username, password_hash, email, email_verified, age, created_at, updated_at)
-                ), inserted AS (
-                    INSERT INTO users (username, password_hash, email, email_verified, age, created_at, updated_at)
-                    SELECT username, password_hash, email, email_verified, age, created_at, updated_at FROM new
-                    RETURNING id, username
-                )
-                INSERT INTO parse_object_ids (kind, object_id, id)
-                SELECT 'user', new.object_id, inserted.id FROM inserted JOIN new ON new.username = inserted.username
-                RETURNING object_id, id
-                """)
-            return try Self.ids(rows)
+            try Self.insert(.user, into: "users", users.map(\.objectID), [
+                ("username", "text", users.map(\.username)),
+                ("password_hash", "text", users.map { $0.passwordHash ?? "!" }),   // "!" matches no password
+                ("email", "text", users.map(\.email)),
+                ("email_verified", "bool", users.map { String($0.emailVerified) }),
+                ("age", "int", users.map { $0.age.map(String.init) }),
+                ("created_at", "timestamptz", users.map { PostgresTimestamp.format($0.createdAt) }),
+                ("updated_at", "timestamptz", users.map { PostgresTimestamp.format($0.updatedAt) }),
+            ], tx)
         }
     }
 
@@ -123,24 +113,15 @@ public struct ParseImportStore: Sendable {
     public func insert(cafes: [Cafe]) throws -> [String: Int64] {
         try pool.transaction { tx in
             let photos = try Self.store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
-            let rows = try tx.query("""
-                WITH new AS (
-                    SELECT *, nextval(pg_get_serial_sequence('cafes', 'id')) AS id
-                    FROM unnest(\(PostgresTextArray(cafes.map(\.objectID)))::text[], \(PostgresTextArray(cafes.map(\.name)))::text[],
-                                \(PostgresTextArray(cafes.map(\.catchCopy)))::text[], \(PostgresTextArray(cafes.map(\.introduction)))::text[],
-                                \(PostgresTextArray(cafes.map(\.publishDate)))::text[],
-                                \(PostgresTextArray(cafes.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }))::bigint[],
-                                \(PostgresTextArray(cafes.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
-                                \(PostgresTextArray(cafes.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
-                        AS n(object_id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
-                ), inserted AS (
-                    INSERT INTO cafes (id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE
-                    SELECT id, name, catch_copy, introduction, publish_date, image_id, created_at, updated_at FROM new
-                )
-                INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'cafe', object_id, id FROM new
-                RETURNING object_id, id
-                """)
-            return try Self.ids(rows)
+            return try Self.insert(.cafe, into: "cafes", cafes.map(\.objectID), [
+                ("name", "text", cafes.map(\.name)),
+                ("catch_copy", "text", cafes.map(\.catchCopy)),
+                ("introduction", "text", cafes.map(\.introduction)),
+                ("publish_date", "text", cafes.map(\.publishDate)),
+                ("image_id", "bigint", cafes.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }),
+                ("created_at", "timestamptz", cafes.map { PostgresTimestamp.format($0.createdAt) }),
+                ("updated_at", "timestamptz", cafes.map { PostgresTimestamp.format($0.updatedAt) }),
+            ], tx)
         }
     }
 
@@ -149,26 +130,34 @@ public struct ParseImportStore: Sendable {
     public func insert(comments: [Comment]) throws -> [String: Int64] {
         try pool.transaction { tx in
             let photos = try Self.store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
-            let rows = try tx.query("""
-                WITH new AS (
-                    SELECT *, nextval(pg_get_serial_sequence('comments', 'id')) AS id
-                    FROM unnest(\(PostgresTextArray(comments.map(\.objectID)))::text[],
-                                \(PostgresTextArray(comments.map { String($0.cafe.rawValue) }))::bigint[],
-                                \(PostgresTextArray(comments.map { String($0.author.rawValue) }))::bigint[],
-                                \(PostgresTextArray(comments.map(\.detail)))::text[], \(PostgresTextArray(comments.map { String($0.star.value) }))::smallint[],
-                                \(PostgresTextArray(comments.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }))::bigint[],
-                                \(PostgresTextArray(comments.map { PostgresTimestamp.format($0.createdAt) }))::timestamptz[],
-                                \(PostgresTextArray(comments.map { PostgresTimestamp.format($0.updatedAt) }))::timestamptz[])
-                        AS n(object_id, cafe_id, user_id, detail, star, image_id, created_at, updated_at)
-                ), inserted AS (
-                    INSERT INTO comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE
-                    SELECT id, cafe_id, user_id, detail, star, image_id, created_at, updated_at FROM new
-                )
-                INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'comment', object_id, id FROM new
-                RETURNING object_id, id
-                """)
-            return try Self.ids(rows)
+            return try Self.insert(.comment, into: "comments", comments.map(\.objectID), [
+                ("cafe_id", "bigint", comments.map { String($0.cafe.rawValue) }),
+                ("user_id", "bigint", comments.map { String($0.author.rawValue) }),
+                ("detail", "text", comments.map(\.detail)),
+                ("star", "smallint", comments.map { String($0.star.value) }),
+                ("image_id", "bigint", comments.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }),
+                ("created_at", "timestamptz", comments.map { PostgresTimestamp.format($0.createdAt) }),
+                ("updated_at", "timestamptz", comments.map { PostgresTimestamp.format($0.updatedAt) }),
+            ], tx)
         }
+    }
+
+    /// Inserts rows given column by column (each value bound in one array per column) with ids
+    /// drawn from the table's own sequence, and records each row's Parse objectId: one statement.
+    private static func insert(_ kind: ParseObjectKind, into table: String, _ objectIDs: [String],
+                               _ columns: [(name: String, type: String, values: [String?])], _ tx: Connection) throws -> [String: Int64] {
+        let names = columns.map(\.name).joined(separator: ", ")
+        let arrays: [SQL] = columns.map { "\(PostgresTextArray($0.values))::\(fixed: $0.type)[]" }
+        return try ids(try tx.query("""
+            WITH new AS (
+                SELECT *, nextval(pg_get_serial_sequence(\(table), 'id')) AS id
+                FROM unnest(\(PostgresTextArray(objectIDs))::text[], \(arrays.joined(separator: ", "))) AS n(object_id, \(fixed: names))
+            ), inserted AS (
+                INSERT INTO \(fixed: table) (id, \(fixed: names)) OVERRIDING SYSTEM VALUE SELECT id, \(fixed: names) FROM new
+            )
+            INSERT INTO parse_object_ids (kind, object_id, id) SELECT \(kind.rawValue)::text, object_id, id FROM new
+            RETURNING object_id, id
+            """))
     }
 
     /// The photos' file ids by name: stored once each (a second run, or a photo several rows
