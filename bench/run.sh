@@ -4,6 +4,7 @@
 # machine is shared: absolute numbers drift from run to run, ratios much less.
 #
 #   BENCH_CAFES (200000)  BENCH_COMMENTS (2000000)  BENCH_DURATION (10s per side)  BENCH_CONNECTIONS (64)
+#   BENCH_REFLECT (100: comments timed from the worker's pass to the cached page)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,9 @@ comments=${BENCH_COMMENTS:-2000000}
 duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-64}
 port=18180
+cached_port=18181
 nginx_port=18190
+reflect=${BENCH_REFLECT:-100}
 . bench/lib.sh
 bench_paths .build/bench $port
 cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
@@ -21,7 +24,8 @@ rm -rf "$work" && mkdir -p "$work/nginx/html"
 
 step "starting cafe serve (release, embedded PostgreSQL)"
 # wrk posts from one address as fast as it can: per-address rate limits off for the measurement.
-start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
+# This server has no page cache: its rows measure the work itself (the cached rows use a second one).
+start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 PAGE_CACHE_BYTES=0
 serve_pid=${pids[-1]}
 
 step "seeding $cafes cafes and $comments comments"
@@ -145,7 +149,28 @@ psql "$conninfo" -Xqc "INSERT INTO comments (cafe_id, user_id, detail, star) SEL
 pass_ms=$(psql "$conninfo" -XAtc "SELECT round(extract(epoch FROM finished_at - started_at) * 1000) FROM job_runs WHERE kind = 'pass' ORDER BY id DESC LIMIT 1")
 row "incremental pass, 1,000 dirty cafes" "ms" "$pass_ms" "-" "goal <= 100" "$(le "$pass_ms" 100)"
 
-# --- 8. memory -----------------------------------------------------------------------------------
+# --- 8. the page cache under writes --------------------------------------------------------------
+step "cached list vs nginx serving the same bytes, while 50 comments a second are posted"
+# A second request process on the same database with the page cache on (the default), and a worker.
+start_serve $cached_port "$work/serve-cached.log" DATABASE_URL="$conninfo" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
+cached=http://127.0.0.1:$cached_port
+"$cafe" worker --interval 1 > "$work/worker.log" 2>&1 &
+pids+=("$!")
+curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
+python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * ${duration%s} + 4 )) > "$work/posted" &
+poster=$!
+sleep 1
+read -r ng_rps _ _ <<< "$(wrk_run "http://127.0.0.1:$nginx_port/list.json")"
+read -r api_rps api_p50 api_p99 <<< "$(wrk_run "$cached/v1/cafes?limit=20")"
+wait "$poster"
+r=$(ratio "$api_rps" "$ng_rps")
+row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)"
+
+step "a new comment in the cached page after the worker's pass ($reflect comments)"
+read -r lag_p50 lag_p99 <<< "$(python3 bench/cache.py reflect "$cached" "$base" "$token" "$busiest" "$reflect")"
+row "cached page behind the database (p99)" "ms (p50 $lag_p50 ms)" "$lag_p99" "-" "goal <= 100" "$(le "$lag_p99" 100)"
+
+# --- 9. memory -----------------------------------------------------------------------------------
 rss_mb=$(printf '%.1f' "$(echo "scale=3; $rss_kb / 1024" | bc)")
 row "memory: peak RSS of cafe serve under load" "MB" "$rss_mb" "-" "goal <= 150" "$(le "$rss_mb" 150)"
 

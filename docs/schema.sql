@@ -113,6 +113,14 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.notify_page_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('cafe_pages', TG_ARGV[0]);
+    RETURN NULL;
+END $$;
+
 CREATE TABLE public.aggregation_outbox (
     id bigint NOT NULL,
     cafe_id bigint NOT NULL,
@@ -485,15 +493,21 @@ CREATE TRIGGER audit_log_no_change BEFORE DELETE OR UPDATE ON public.audit_log F
 
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_is_append_only();
 
+CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
+
 CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_copy_search_text();
 
 CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
+
+CREATE TRIGGER cafes_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON public.comments REFERENCING OLD TABLE AS old_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_deleted();
 
 CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_inserted();
 
 CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON public.comments REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_updated();
+
+CREATE TRIGGER comments_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.comments FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('comments');
 
 ALTER TABLE ONLY public.audit_changes
     ADD CONSTRAINT audit_changes_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.audit_log(id);

@@ -14,6 +14,9 @@ public final class Application: Sendable {
     public let server: HTTPServer
     public let migrator: Migrator
     private let heavyQueries: ConnectionPool
+    /// Keeps the page cache exact; nil with `PAGE_CACHE_BYTES=0`.
+    private let pageCacheListener: PageCacheListener?
+    public let pageCache: PageCache?
 
     public init(configuration: Configuration, database: Database) throws {
         self.configuration = configuration
@@ -91,7 +94,11 @@ public final class Application: Sendable {
                                       .merging(["POST /parse/files/{name}": upload]) { $1 })
         router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
-        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router)
+        let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
+        pageCache = cache
+        pageCacheListener = cache.map { PageCacheListener(conninfo: pool.configuration.conninfo, cache: $0, logger: logger) }
+        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router,
+                              pages: cache.map(CachedPages.init))
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   connectionsPerAddress: configuration.connectionsPerAddress,
@@ -107,11 +114,15 @@ public final class Application: Sendable {
     /// API's statement timeout (`DB_QUERY_TIMEOUT`).
     public func migrate() throws -> [Int] { try database.migrate(migrator) }
 
-    public func start() throws { try server.start() }
+    public func start() throws {
+        pageCacheListener?.start()
+        try server.start()
+    }
 
     /// Graceful: refuse new requests, finish in-flight ones, then close the database.
     public func shutdown() {
         server.shutdown()
+        pageCacheListener?.stop()
         heavyQueries.close()
         database.close()
     }

@@ -38,6 +38,9 @@ public struct Configuration: Sendable {
     var queryBudget: QueryBudget
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
     public var uploadQuotaBytes: Int?
+    /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
+    /// request process (`PageCache`), dropped when the database notifies a change.
+    public var pageCacheBytes: Int
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
     /// that the least recently used is deallocated.
     public var preparedStatementLimit: Int
@@ -126,6 +129,7 @@ public struct Configuration: Sendable {
         hashNiceness = Int32(min(max(int("HASH_NICE") ?? 10, 0), 19))
         databasePoolSize = int("DB_POOL_SIZE") ?? (queryThreads + hashThreads + 2)
         preparedStatementLimit = max(1, int("DB_PREPARED_STATEMENTS") ?? 256)
+        pageCacheBytes = max(0, int("PAGE_CACHE_BYTES") ?? 64 * 1024 * 1024)
         let quota: Int = int("UPLOAD_QUOTA_BYTES") ?? 100 * 1024 * 1024
         uploadQuotaBytes = quota > 0 ? quota : nil
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1

@@ -150,20 +150,23 @@ public struct DemoData: Sendable {
                     INSERT INTO seed_cafes SELECT row_number() OVER (ORDER BY id), id FROM inserted;
                     ANALYZE seed_cafes;
                     """)
+                // The batch's aggregates come from the rows it inserts (RETURNING), never from the
+                // comments table, which grows with every batch: each batch costs the same.
                 try tx.query("""
-                    INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
-                    SELECT sc.id, \(authorID), '美味しかったです #' || r.c, 1 + (r.c * 7 + sc.id) % 3, now() - make_interval(secs => r.c), now()
-                    FROM (SELECT c, 1 + floor(power(random(), 3) * \(n)::int)::int AS k   -- one draw per comment
-                          FROM generate_series(1, \(batchComments)::int) c) r
-                    JOIN seed_cafes sc ON sc.k = r.k
+                    WITH inserted AS (
+                        INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
+                        SELECT sc.id, \(authorID), '美味しかったです #' || r.c, 1 + (r.c * 7 + sc.id) % 3, now() - make_interval(secs => r.c), now()
+                        FROM (SELECT c, 1 + floor(power(random(), 3) * \(n)::int)::int AS k   -- one draw per comment
+                              FROM generate_series(1, \(batchComments)::int) c) r
+                        JOIN seed_cafes sc ON sc.k = r.k
+                        RETURNING cafe_id, star
+                    ), counted AS (
+                        SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM inserted GROUP BY cafe_id
+                    )
+                    UPDATE cafe_stats s SET comment_sum = counted.n, comment_amount = counted.total
+                    FROM counted WHERE s.cafe_id = counted.cafe_id
                     """)
-                try tx.execute(script: """
-                    UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
-                    FROM (SELECT m.cafe_id, count(*)::int AS n, sum(m.star)::int AS total
-                          FROM comments m JOIN seed_cafes sc ON sc.id = m.cafe_id GROUP BY m.cafe_id) a
-                    WHERE s.cafe_id = a.cafe_id;
-                    DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.cafe_id = sc.id;
-                    """)
+                try tx.query("DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.cafe_id = sc.id")
             }
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Keeps a `PageCache` exact: a connection of its own `LISTEN`s on `cafe_pages` (migration 0016)
+/// and marks each kind of data changed as its notification arrives. Until it listens, and whenever
+/// its connection is lost, the cache is emptied and bypassed (changes may have gone unheard); it
+/// reconnects by itself. The notifications come from the primary (a standby delivers none).
+final class PageCacheListener: @unchecked Sendable {
+    static let channel = "cafe_pages"
+    private let conninfo: String
+    private let cache: PageCache
+    private let logger: Logger
+    private let stopped = NSLock()
+    private var isStopped = false
+    private var started = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init(conninfo: String, cache: PageCache, logger: Logger) {
+        self.conninfo = conninfo
+        self.cache = cache
+        self.logger = logger
+        cache.suspend()
+    }
+
+    func start() {
+        stopped.withLock { started = true }
+        let thread = Thread { [self] in run(); done.signal() }
+        thread.name = "page-cache-listener"
+        thread.start()
+    }
+
+    /// Returns once the listener has let go of its connection (within about a second).
+    func stop() {
+        guard stopped.withLock({ isStopped = true; return started }) else { return }
+        done.wait()
+    }
+
+    private var shouldStop: Bool { stopped.withLock { isStopped } }
+
+    private func run() {
+        var backoff = 0.2
+        while !shouldStop {
+            do {
+                let connection = try Connection(conninfo: conninfo, applicationName: "cafe-page-cache")
+                try connection.query("LISTEN cafe_pages")
+                cache.resume()   // after LISTEN: nothing computed before it is trusted
+                logger.debug("page cache listening")
+                backoff = 0.2
+                while !shouldStop {
+                    for notification in try connection.notifications(waitingUpTo: 0.5) where notification.channel == Self.channel {
+                        cache.changed(notification.payload)
+                    }
+                }
+            } catch {
+                cache.suspend()
+                logger.warning("page cache bypassed: its notifications stopped", [("error", String(describing: error))])
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 5)
+            }
+        }
+        cache.suspend()
+    }
+}

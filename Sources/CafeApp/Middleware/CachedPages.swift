@@ -1,0 +1,59 @@
+import Foundation
+import HTTPKit
+
+/// Which answers the page cache keeps, and how they are served. Only anonymous `GET`s of public
+/// pages: the cafe list and search, one cafe, its comments, everyone's recent comments. A request
+/// with a session token (or a Parse one) is never answered from it nor stored in it, so no one's
+/// private answer can reach anyone else. Every such page carries an `ETag` (If-None-Match → 304)
+/// and `Cache-Control: public, no-cache`: a CDN may keep it but must revalidate each time, since
+/// only this process hears when it changes. `X-Cache: hit | miss` says where an answer came from.
+struct CachedPages: Sendable {
+    let cache: PageCache
+
+    /// The kinds of data each cacheable route shows (`changed(_:)` names, from the notifications).
+    static let routes: [String: [String]] = [
+        "/v1/cafes": ["cafes"],
+        "/v1/cafes/{id}": ["cafes"],
+        "/v1/cafes/{id}/comments": ["cafes", "comments"],
+        "/v1/comments": ["cafes", "comments"],
+    ]
+    static let kinds = ["cafes", "comments"]
+
+    /// The request's cache key and what its page shows, or nil if it may not be cached.
+    func entry(_ request: Request) -> (key: String, kinds: [String])? {
+        guard request.method == "GET", let route = request.route, let kinds = Self.routes[route],
+              request.header("authorization") == nil, request.header("x-parse-session-token") == nil else { return nil }
+        // The path and the decoded parameters, sorted, each length-prefixed so no two requests share a key.
+        var key = "\(request.path.utf8.count):\(request.path)"
+        for (name, value) in request.query.sorted(by: { $0.key < $1.key }) {
+            key += "|\(name.utf8.count):\(name)\(value.utf8.count):\(value)"
+        }
+        return (key, kinds)
+    }
+
+    /// A stored answer (or 304 for a matching If-None-Match), nil on a miss.
+    func hit(_ request: Request) -> Response? {
+        guard let entry = entry(request), let (response, etag) = cache.lookup(entry.key) else { return nil }
+        return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "hit")
+    }
+
+    /// Answers with `respond`, storing a 200 for the next requests.
+    func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
+        guard let entry = entry(request) else { return respond(request) }
+        let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
+        let computed = respond(request)
+        guard computed.status == 200 else { return computed }
+        let etag = PageCache.etag(computed.body)
+        var response = computed
+        response.headers += [("ETag", etag), ("Cache-Control", "public, no-cache")]
+        cache.store(entry.key, response, etag: etag, shows: entry.kinds, stamp: stamp)
+        return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
+    }
+
+    private static func revalidated(_ request: Request, _ response: Response, etag: String) -> Response? {
+        guard request.ifNoneMatch(etag) else { return nil }
+        var notModified = Response(status: 304, headers: [("ETag", etag), ("Cache-Control", "public, no-cache")])
+        notModified.route = response.route
+        return notModified
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// Rendered answers kept in memory, exact rather than fresh-enough: each entry remembers the
+/// generation of every kind of data it shows (`cafes`, `comments`, …) as it was *before* the
+/// answer was computed, and is served only while none of them has moved. Whoever learns of a change
+/// (a database notification) calls `changed(_:)`; nothing expires by time. Bounded by bytes, least
+/// recently used first out. `suspend()` empties it and serves nothing until `resume()`: for when
+/// changes may have gone unheard.
+public final class PageCache: @unchecked Sendable {
+    public struct Stamp: Sendable, Equatable {
+        fileprivate let generations: [UInt64]
+        fileprivate let epoch: UInt64
+    }
+
+    public let capacityBytes: Int
+    private let kinds: [String]
+    private let lock = NSLock()
+    private var generations: [UInt64]
+    /// Bumped by `suspend` and `resume`: an answer computed across either is never stored.
+    private var epoch: UInt64 = 0
+    private var suspended = false
+    private var entries: [String: Node] = [:]
+    /// Most recently used at `head`.
+    private var head: Node?
+    private var tail: Node?
+    private(set) public var usedBytes = 0
+
+    private final class Node {
+        let key: String
+        let response: Response
+        let etag: String
+        let stamp: Stamp
+        let kinds: [Int]
+        let bytes: Int
+        var previous: Node?
+        var next: Node?
+
+        init(key: String, response: Response, etag: String, stamp: Stamp, kinds: [Int], bytes: Int) {
+            (self.key, self.response, self.etag, self.stamp, self.kinds, self.bytes) = (key, response, etag, stamp, kinds, bytes)
+        }
+    }
+
+    /// `kinds`: the names `changed(_:)` accepts.
+    public init(capacityBytes: Int, kinds: [String]) {
+        self.capacityBytes = capacityBytes
+        self.kinds = kinds
+        generations = Array(repeating: 0, count: kinds.count)
+    }
+
+    /// Take this before computing an answer; store the answer with it.
+    public func stamp() -> Stamp {
+        lock.withLock { Stamp(generations: generations, epoch: epoch) }
+    }
+
+    /// The stored answer for `key` and its ETag, if every kind it shows is unchanged since it was computed.
+    public func lookup(_ key: String) -> (response: Response, etag: String)? {
+        lock.withLock {
+            guard !suspended, let node = entries[key] else { return nil }
+            guard node.stamp.epoch == epoch, node.kinds.allSatisfy({ node.stamp.generations[$0] == generations[$0] }) else {
+                remove(node)
+                return nil
+            }
+            moveToFront(node)
+            return (node.response, node.etag)
+        }
+    }
+
+    /// Keeps an answer that shows data of `kinds`, computed after `stamp` was taken. Not kept if
+    /// anything it shows changed meanwhile, while suspended, or if it alone is over a quarter of the capacity.
+    public func store(_ key: String, _ response: Response, etag: String, shows kinds: [String], stamp: Stamp) {
+        let indexes = kinds.compactMap { self.kinds.firstIndex(of: $0) }
+        let bytes = response.body.count + key.utf8.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
+        guard capacityBytes > 0, bytes <= capacityBytes / 4 else { return }
+        lock.withLock {
+            guard !suspended, stamp.epoch == epoch, indexes.allSatisfy({ stamp.generations[$0] == generations[$0] }) else { return }
+            if let old = entries[key] { remove(old) }
+            let node = Node(key: key, response: response, etag: etag, stamp: stamp, kinds: indexes, bytes: bytes)
+            entries[key] = node
+            node.next = head
+            head?.previous = node
+            head = node
+            if tail == nil { tail = node }
+            usedBytes += bytes
+            while usedBytes > capacityBytes, let last = tail { remove(last) }
+        }
+    }
+
+    /// Something of this kind changed: answers that show it are no longer served.
+    public func changed(_ kind: String) {
+        guard let index = kinds.firstIndex(of: kind) else { return }
+        lock.withLock { generations[index] &+= 1 }
+    }
+
+    /// Everything may have changed (this process just wrote): no answer stored so far is served.
+    public func changedAll() {
+        lock.withLock { for i in generations.indices { generations[i] &+= 1 } }
+    }
+
+    /// Changes may go unheard (the notifications stopped): drop everything and store nothing.
+    public func suspend() {
+        lock.withLock {
+            suspended = true
+            epoch &+= 1
+            clear()
+        }
+    }
+
+    /// Changes are heard again; what was computed before this is not trusted.
+    public func resume() {
+        lock.withLock {
+            epoch &+= 1
+            clear()
+            suspended = false
+        }
+    }
+
+    public var isSuspended: Bool { lock.withLock { suspended } }
+    public var count: Int { lock.withLock { entries.count } }
+
+    private func clear() {
+        entries.removeAll()
+        var node = head
+        while let current = node { node = current.next; current.previous = nil; current.next = nil }
+        head = nil
+        tail = nil
+        usedBytes = 0
+    }
+
+    private func remove(_ node: Node) {
+        entries[node.key] = nil
+        node.previous?.next = node.next
+        node.next?.previous = node.previous
+        if head === node { head = node.next }
+        if tail === node { tail = node.previous }
+        node.previous = nil
+        node.next = nil
+        usedBytes -= node.bytes
+    }
+
+    private func moveToFront(_ node: Node) {
+        guard head !== node else { return }
+        node.previous?.next = node.next
+        node.next?.previous = node.previous
+        if tail === node { tail = node.previous }
+        node.previous = nil
+        node.next = head
+        head?.previous = node
+        head = node
+    }
+
+    /// A strong ETag for a body (FNV-1a, 64 bits: it only has to change when the bytes do).
+    public static func etag(_ body: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in body { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return "\"p\(String(hash, radix: 36))\""
+    }
+}
