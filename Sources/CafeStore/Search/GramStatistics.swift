@@ -29,9 +29,22 @@ public final class GramStatistics: Sendable {
     /// so a normalisation that differs here can cost speed, never a match.
     /// What a search looks up for `keywords` — each one's rarest gram, the hints `cafe_matching_ids`
     /// takes — and whether any keyword is rare, when the search looks up at once instead of walking.
+    ///
+    /// When every keyword is common, their rarest grams may still be rare together (渋谷 and 京都;
+    /// three phrases that seldom meet): estimated as if independent, the lookup intersects those.
+    /// When even that estimate is common, the rarity must come from within a keyword: the digit pairs
+    /// of a number are each in a few percent of cafes, "54321" in a few dozen. Such a keyword's hint
+    /// is then empty, which makes `cafe_matching_ids` look up all its grams and the index intersect
+    /// them. (A phrase's grams are not independent — チーズケーキ's always come together — so none
+    /// of this decides to skip the walk; it only shapes the lookup after a walk that did not fill the page.)
     public func lookup(_ keywords: [String]) -> (hints: [String], anyRare: Bool) {
-        let rarest = rarestGrams(keywords)
-        return (rarest.map(\.gram), rarest.contains { $0.frequency < Self.rareBelow })
+        let frequencies = current()
+        let grams = keywords.map { Set(Self.grams(of: $0)).map { (gram: $0, frequency: frequencies[$0] ?? 0) } }
+        let rarest = grams.map { $0.min { ($0.frequency, $0.gram) < ($1.frequency, $1.gram) } ?? ("", 0) }
+        let anyRare = rarest.contains { $0.frequency < Self.rareBelow }
+        let together = rarest.reduce(1.0) { $0 * $1.frequency }
+        if anyRare || together < Self.rareBelow { return (rarest.map(\.gram), anyRare) }
+        return (zip(grams, rarest).map { $0.count > 1 ? "" : $1.gram }, false)
     }
 
     public func rarestGrams(_ keywords: [String]) -> [(gram: String, frequency: Double)] {
