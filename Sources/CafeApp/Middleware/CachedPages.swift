@@ -50,6 +50,17 @@ struct CachedPages: Sendable {
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
     }
 
+    /// Routes whose writes can change a cached page (a log-in, a sign-up or an upload changes none).
+    static let writesThatShow = ["/v1/cafes", "/v1/comments", "/v1/admin", "/parse/classes"]
+
+    /// A client reads its own writes: what this process wrote leaves its cache before the writer
+    /// hears back (other processes learn of it by notification, within milliseconds).
+    func wrote(_ request: Request, _ response: Response) {
+        guard request.method != "GET", request.method != "HEAD", response.status < 400,
+              let route = response.route ?? request.route, Self.writesThatShow.contains(where: { route.hasPrefix($0) }) else { return }
+        cache.changedAll()
+    }
+
     private static func revalidated(_ request: Request, _ response: Response, etag: String) -> Response? {
         guard request.ifNoneMatch(etag) else { return nil }
         var notModified = Response(status: 304, headers: [("ETag", etag), ("Cache-Control", "public, no-cache")])

@@ -32,9 +32,7 @@ struct FrontDoor: Responder {
         let started = DispatchTime.now().uptimeNanoseconds
         let answer: (Request) -> Response = { request in pages?.answer(request, router.respond(to:)) ?? router.respond(to: request) }
         let response = cors.respond(request, next: answer)
-        // A client reads its own writes: what this process wrote is out of its cache before the
-        // writer hears back (other processes learn of it by notification, within milliseconds).
-        if request.method != "GET", request.method != "HEAD", response.status < 400 { pages?.cache.changedAll() }
+        pages?.wrote(request, response)
         return recorded(response, request, since: started)
     }
 
