@@ -148,9 +148,14 @@ final class ParseImportTests: ParseTestCase {
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM comments").one().decode(0, as: Int.self), 2)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM parse_object_ids WHERE kind = 'comment'").one().decode(0, as: Int.self), 2)
         try pool.query("DROP TRIGGER refuse_wagashi ON comments")
+        // Meanwhile an operator archived the cafe of the comments still to come: they arrive hidden with it.
+        let admin = try adminToken()
+        let matcha: Int64 = try pool.query("SELECT id FROM parse_object_ids WHERE object_id = 'cafeMatcha2'").one().decode(0)
+        XCTAssertEqual(try call("POST", "/v1/admin/cafes/\(matcha)/archive", token: admin).status, 200)
         let rest = try runImport("mongo", batch: 2)
         XCTAssertTrue(rest.contains("Imported: 0 users, 0 cafes, 2 comments"), rest)
-        XCTAssertEqual(try count("comments"), 4)
+        XCTAssertEqual(try count("comments"), 2, "cm03 and cm08 are on the archived cafe")
+        XCTAssertEqual(try count("hidden_comments"), 2)
         try drainOutbox()
         XCTAssertEqual(try aggregateMismatches(pool), 0)
     }

@@ -126,11 +126,12 @@ public struct ParseImportStore: Sendable {
     }
 
     /// One batch of comments with their photos (owned by their authors). The outbox trigger queues
-    /// each cafe for the worker, which computes its aggregates.
+    /// each cafe for the worker, which computes its aggregates. A comment on a cafe an operator has
+    /// archived since an earlier run is hidden with it, as the archive would have.
     public func insert(comments: [Comment]) throws -> [String: Int64] {
         try pool.transaction { tx in
             let photos = try Self.store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
-            return try Self.insert(.comment, into: "comments", comments.map(\.objectID), [
+            let ids = try Self.insert(.comment, into: "comments", comments.map(\.objectID), [
                 ("cafe_id", "bigint", comments.map { String($0.cafe.rawValue) }),
                 ("user_id", "bigint", comments.map { String($0.author.rawValue) }),
                 ("detail", "text", comments.map(\.detail)),
@@ -139,6 +140,11 @@ public struct ParseImportStore: Sendable {
                 ("created_at", "timestamptz", comments.map { PostgresTimestamp.format($0.createdAt) }),
                 ("updated_at", "timestamptz", comments.map { PostgresTimestamp.format($0.updatedAt) }),
             ], tx)
+            try HiddenComments.hide(where: """
+                m.id = ANY(\(PostgresTextArray(ids.values.map(String.init)))::bigint[])
+                AND EXISTS (SELECT 1 FROM cafes c WHERE c.id = m.cafe_id AND c.archived_at IS NOT NULL)
+                """, cause: .archive, tx)
+            return ids
         }
     }
 
