@@ -48,8 +48,9 @@ run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H
 
 # Our own raw-HTTP fuzzer: what schemathesis never sends (broken framing, separator-only and
 # non-UTF-8 headers, hostile JSON, byte flips). FUZZ_RAW_REQUESTS requests (default 50,000).
+# Tokens are base64url and may start with "-": passed as --name=value, or argparse takes them for options.
 "$venv/bin/python" tools/http_fuzz.py --port "$port" --requests "${FUZZ_RAW_REQUESTS:-50000}" --jobs 4 \
-    --user-token "$user" --admin-token "$admin" --cafe "$cafe" --comment "$comment" || failed=1
+    --user-token="$user" --admin-token="$admin" --cafe "$cafe" --comment "$comment" || failed=1
 
 # The supervisor restarts a request process that dies, so a crash shows only here.
 if grep -q '"request process died' "$work/serve.log"; then
