@@ -220,7 +220,7 @@ struct ParseImportPlan {
         if case .array(let perms)? = fields["_wperm"] { writers = perms.compactMap(\.string) }
         if case .object(let acl)? = fields["ACL"] { writers = acl.filter { $0.value.object?["write"] == .bool(true) }.map(\.key) }
         let users = writers.filter { $0 != "*" && !$0.hasPrefix("role:") }
-        if users.count == 1 { return users[0] }
+        if users.count == 1, let only = users.first { return only }
         return fields["commentUsername"]?.string.flatMap { usersByName[$0.lowercased()] }
     }
 

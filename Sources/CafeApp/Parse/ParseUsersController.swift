@@ -67,7 +67,7 @@ struct ParseUsersController: Sendable {
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
         switch try accounts.logIn(username: username, password: password, address: r.http.clientAddress) {
         case .loggedIn(let user, let token):
-            let objectID = try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+            let objectID = try importedObjectID(of: user)
             return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
         case .invalidCredentials:
             throw ParseError.invalidCredentials
@@ -88,7 +88,12 @@ struct ParseUsersController: Sendable {
     /// `User.current` refreshes itself here; Parse answers a missing token as an invalid one.
     func me(_ r: ParseRequest) throws -> Response {
         guard let user = try r.user(), let token = r.token else { throw ParseError.invalidSessionToken }
-        let objectID = try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+        let objectID = try importedObjectID(of: user)
         return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
+    }
+
+    /// The account's Parse objectId if it was imported (`cafe import-parse`), which answers then carry.
+    private func importedObjectID(of user: User) throws -> String? {
+        try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
     }
 }

@@ -38,7 +38,12 @@ public struct CafeArchive: Sendable {
     }
 
     public func find(_ id: CafeID) throws -> Entry? {
-        try pool.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue)").first.map(Self.decode)
+        try pool.statement { try Self.entry(id, $0) }
+    }
+
+    /// The cafe as the operator sees it; `locking` holds its row until the transaction ends (see `archive`).
+    private static func entry(_ id: CafeID, _ conn: Connection, locking: Bool = false) throws -> Entry? {
+        try conn.query("SELECT \(select) FROM \(from) WHERE c.id = \(id.rawValue) \(fixed: locking ? "FOR UPDATE OF c" : "")").first.map(decode)
     }
 
     /// Cafes whose name contains `text` (any case), newest first by id, `limit` after the id `after`.
@@ -58,8 +63,7 @@ public struct CafeArchive: Sendable {
     /// Archives a listed cafe. Nil if there is no such cafe; unchanged if already archived.
     public func archive(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
         try pool.transaction { tx in
-            guard let before = try tx.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue) FOR UPDATE OF c")
-                .first.map(Self.decode) else { return nil }
+            guard let before = try Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt == nil {
                 // The row lock above waited for comments being posted to this cafe (each holds a
                 // key-share lock on it) and makes new ones wait and then find it archived
@@ -68,7 +72,8 @@ public struct CafeArchive: Sendable {
                 try HiddenComments.hide(where: "m.cafe_id = \(id.rawValue)", cause: .archive, tx)
                 try tx.query("UPDATE cafes SET archived_at = now() WHERE id = \(id.rawValue)")
             }
-            return (before, try Self.decode(try tx.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue)").one()))
+            guard let after = try Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
+            return (before, after)
         }
     }
 
@@ -76,14 +81,14 @@ public struct CafeArchive: Sendable {
     /// (the move back goes through the outbox). Nil if there is no such cafe.
     public func restore(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
         try pool.transaction { tx in
-            guard let before = try tx.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue) FOR UPDATE OF c")
-                .first.map(Self.decode) else { return nil }
+            guard let before = try Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt != nil {
                 try tx.query("UPDATE cafes SET archived_at = NULL WHERE id = \(id.rawValue)")
                 try tx.query("INSERT INTO cafe_stats (cafe_id, created_at, search_text) SELECT id, created_at, search_text FROM cafes WHERE id = \(id.rawValue)")
                 try HiddenComments.restore(where: "h.cafe_id = \(id.rawValue) AND h.cause = 'archive'", tx)
             }
-            return (before, try Self.decode(try tx.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue)").one()))
+            guard let after = try Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
+            return (before, after)
         }
     }
 
@@ -104,8 +109,7 @@ public struct CafeArchive: Sendable {
     /// exactly what the operator confirmed.
     public func delete(_ id: CafeID, confirmed: Contents) throws -> DeleteOutcome {
         try pool.transaction { tx in
-            guard let entry = try tx.query("SELECT \(Self.select) FROM \(Self.from) WHERE c.id = \(id.rawValue) FOR UPDATE OF c")
-                .first.map(Self.decode) else { return .noSuchCafe }
+            guard let entry = try Self.entry(id, tx, locking: true) else { return .noSuchCafe }
             guard entry.archivedAt != nil else { return .notArchived }
             let row = try tx.query(Self.contentsSQL(id)).one()
             let contents = try Self.contents(row)
