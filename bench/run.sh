@@ -143,19 +143,32 @@ reconcile=$(printf '%.3f' "$(echo "$(date +%s.%N) - $started" | bc)")
 r=$(ratio "$reconcile" "$reference"); row "full aggregate recompute (reconcile)" "s" "$reconcile" "$reference (single UPDATE)" "ratio $r, goal <= 1.3" "$(le "$r" 1.3)"
 
 # --- 7. incremental pass -------------------------------------------------------------------------
-step "incremental pass after 1,000 comments on 1,000 cafes"
-psql "$conninfo" -Xqc "INSERT INTO comments (cafe_id, user_id, detail, star) SELECT id, $user_id, 'bench', 3 FROM cafes ORDER BY random() LIMIT 1000"
-"$cafe" worker --once > /dev/null
-pass_ms=$(psql "$conninfo" -XAtc "SELECT round(extract(epoch FROM finished_at - started_at) * 1000) FROM job_runs WHERE kind = 'pass' ORDER BY id DESC LIMIT 1")
-row "incremental pass, 1,000 dirty cafes" "ms" "$pass_ms" "-" "goal <= 100" "$(le "$pass_ms" 100)"
+step "incremental pass after 1,000 comments on 1,000 cafes, in a running worker (median of 3)"
+# Timed as production runs it: a worker that is already up (a fresh `cafe worker --once` also pays
+# for its connections and catalog caches). Its first pass (anything left over) warms it up; each
+# round then commits 1,000 comments in one statement and waits for the pass that drained them.
+"$cafe" worker --interval 0.2 > "$work/worker.log" 2>&1 &
+pids+=("$!")
+passes=()
+for round in 0 1 2 3; do
+    before=$(psql "$conninfo" -XAtc "SELECT coalesce(max(id), 0) FROM job_runs WHERE kind = 'pass'")
+    psql "$conninfo" -Xqc "INSERT INTO comments (cafe_id, user_id, detail, star) SELECT id, $user_id, 'bench', 3 FROM cafes ORDER BY random() LIMIT 1000"
+    for _ in $(seq 1 100); do
+        ms=$(psql "$conninfo" -XAtc "SELECT round(extract(epoch FROM finished_at - started_at) * 1000) FROM job_runs WHERE kind = 'pass' AND id > $before AND outbox_rows >= 1000 AND error IS NULL ORDER BY id LIMIT 1")
+        [ -n "$ms" ] && break
+        sleep 0.1
+    done
+    [ "$round" = 0 ] || passes+=("${ms:?the running worker recorded no pass}")
+done
+pass_ms=$(printf '%s\n' "${passes[@]}" | sort -n | sed -n 2p)
+row "incremental pass, 1,000 dirty cafes (a running worker, median of 3: ${passes[*]})" "ms" "$pass_ms" "-" "goal <= 100" "$(le "$pass_ms" 100)"
 
 # --- 8. the page cache under writes --------------------------------------------------------------
 step "cached list vs nginx serving the same bytes, while 50 comments a second are posted"
-# A second request process on the same database with the page cache on (the default), and a worker.
+# A second request process on the same database with the page cache on (the default); the worker
+# started for the incremental pass keeps running.
 start_serve $cached_port "$work/serve-cached.log" DATABASE_URL="$conninfo" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
 cached=http://127.0.0.1:$cached_port
-"$cafe" worker --interval 1 > "$work/worker.log" 2>&1 &
-pids+=("$!")
 curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
 python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * ${duration%s} + 4 )) > "$work/posted" &
 poster=$!

@@ -58,14 +58,52 @@ END $$;
 CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
-    SELECT array(
-        SELECT DISTINCT g FROM (
-            SELECT substr(t, i, 1) AS g FROM generate_series(1, char_length(t)) AS i
-            UNION ALL
-            SELECT substr(t, i, 2) FROM generate_series(1, char_length(t) - 1) AS i
-        ) grams
-    )
+    SELECT array(SELECT DISTINCT g FROM (SELECT unnest(c) AS g UNION ALL SELECT unnest(c[1:n - 1]) || unnest(c[2:n])) grams)
+    FROM (SELECT c, cardinality(c) AS n FROM (SELECT string_to_array(t, NULL) AS c) chars) split
 $$;
+
+CREATE FUNCTION public.cafes_bitmaps_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE ids bigint[]; grams text[];
+BEGIN
+    SELECT array_agg(o.id), array_agg(g.gram) INTO ids, grams
+    FROM old_cafes o, unnest(o.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram);
+    IF ids IS NOT NULL THEN
+        PERFORM search_bitmaps_apply('{}', '{}', ids, grams);
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.cafes_bitmaps_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE ids bigint[]; grams text[];
+BEGIN
+    SELECT array_agg(n.id), array_agg(g.gram) INTO ids, grams
+    FROM new_cafes n, unnest(n.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram);
+    IF ids IS NOT NULL THEN
+        PERFORM search_bitmaps_apply(ids, grams, '{}', '{}');
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.cafes_bitmaps_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE set_ids bigint[]; set_grams text[]; clear_ids bigint[]; clear_grams text[];
+BEGIN
+    SELECT array_agg(n.id), array_agg(g.gram) INTO set_ids, set_grams
+    FROM new_cafes n JOIN old_cafes o ON o.id = n.id, unnest(n.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram)
+    WHERE o.search_grams IS DISTINCT FROM n.search_grams AND NOT g.gram = ANY(o.search_grams);
+    SELECT array_agg(o.id), array_agg(g.gram) INTO clear_ids, clear_grams
+    FROM old_cafes o JOIN new_cafes n ON n.id = o.id, unnest(o.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram)
+    WHERE o.search_grams IS DISTINCT FROM n.search_grams AND NOT g.gram = ANY(n.search_grams);
+    IF set_ids IS NOT NULL OR clear_ids IS NOT NULL THEN
+        PERFORM search_bitmaps_apply(coalesce(set_ids, '{}'), coalesce(set_grams, '{}'), coalesce(clear_ids, '{}'), coalesce(clear_grams, '{}'));
+    END IF;
+    RETURN NULL;
+END $$;
 
 CREATE FUNCTION public.cafes_copy_search_text() RETURNS trigger
     LANGUAGE plpgsql
@@ -119,6 +157,42 @@ CREATE FUNCTION public.notify_page_change() RETURNS trigger
 BEGIN
     PERFORM pg_notify('cafe_pages', TG_ARGV[0]);
     RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], clear_ids bigint[], clear_grams text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    d_grams text[];
+    d_chunks integer[];
+    d_set bit(30720)[];
+    d_clear bit(30720)[];
+BEGIN
+    SELECT array_agg(gram ORDER BY gram, chunk), array_agg(chunk ORDER BY gram, chunk),
+           array_agg(coalesce(set_bits, B'0'::bit(30720)) ORDER BY gram, chunk), array_agg(coalesce(clear_bits, B'0'::bit(30720)) ORDER BY gram, chunk)
+    INTO d_grams, d_chunks, d_set, d_clear
+    FROM (
+        SELECT gram, chunk, bit_or(bits) FILTER (WHERE setting) AS set_bits, bit_or(bits) FILTER (WHERE NOT setting) AS clear_bits
+        FROM (
+            SELECT p.gram, (p.id / 30720)::integer AS chunk, set_bit(B'0'::bit(30720), (p.id % 30720)::integer, 1) AS bits, p.setting
+            FROM (SELECT i, g, true FROM unnest(set_ids, set_grams) AS s(i, g)
+                  UNION ALL SELECT i, g, false FROM unnest(clear_ids, clear_grams) AS c(i, g)) AS p(id, gram, setting)
+        ) pairs
+        GROUP BY gram, chunk
+    ) delta;
+    IF d_grams IS NULL THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM search_gram_bitmaps b JOIN unnest(d_grams, d_chunks) AS d(gram, chunk) USING (gram, chunk)
+    ORDER BY b.gram, b.chunk FOR UPDATE OF b;
+    UPDATE search_gram_bitmaps b SET bits = (b.bits & ~d.clear_bits) | d.set_bits
+    FROM unnest(d_grams, d_chunks, d_set, d_clear) AS d(gram, chunk, set_bits, clear_bits)
+    WHERE b.gram = d.gram AND b.chunk = d.chunk;
+    INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
+    SELECT d.gram, d.chunk, d.set_bits FROM unnest(d_grams, d_chunks, d_set) AS d(gram, chunk, set_bits)
+    WHERE bit_count(d.set_bits) > 0 AND NOT EXISTS (SELECT 1 FROM search_gram_bitmaps e WHERE e.gram = d.gram AND e.chunk = d.chunk)
+    ORDER BY d.gram, d.chunk
+    ON CONFLICT (gram, chunk) DO UPDATE SET bits = b.bits | EXCLUDED.bits;
 END $$;
 
 CREATE TABLE public.aggregation_outbox (
@@ -354,6 +428,20 @@ CREATE TABLE public.schema_migrations (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE public.search_bitmap_grams (
+    gram text NOT NULL,
+    ready boolean DEFAULT false NOT NULL,
+    next_chunk integer DEFAULT 0 NOT NULL,
+    added_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.search_gram_bitmaps (
+    gram text NOT NULL,
+    chunk integer NOT NULL,
+    bits bit(30720) NOT NULL
+);
+ALTER TABLE ONLY public.search_gram_bitmaps ALTER COLUMN bits SET STORAGE PLAIN;
+
 CREATE TABLE public.sessions (
     token_hash bytea NOT NULL,
     user_id bigint NOT NULL,
@@ -433,6 +521,12 @@ ALTER TABLE ONLY public.reconcile_requests
 ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
+ALTER TABLE ONLY public.search_bitmap_grams
+    ADD CONSTRAINT search_bitmap_grams_pkey PRIMARY KEY (gram);
+
+ALTER TABLE ONLY public.search_gram_bitmaps
+    ADD CONSTRAINT search_gram_bitmaps_pkey PRIMARY KEY (gram, chunk);
+
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (token_hash);
 
@@ -495,6 +589,12 @@ CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EAC
 
 CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
+CREATE TRIGGER cafes_bitmaps_deleted AFTER DELETE ON public.cafes REFERENCING OLD TABLE AS old_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_deleted();
+
+CREATE TRIGGER cafes_bitmaps_inserted AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_inserted();
+
+CREATE TRIGGER cafes_bitmaps_updated AFTER UPDATE ON public.cafes REFERENCING OLD TABLE AS old_cafes NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_updated();
+
 CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_copy_search_text();
 
 CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
@@ -550,6 +650,9 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_requested_by_fkey FOREIGN KEY (requested_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.search_gram_bitmaps
+    ADD CONSTRAINT search_gram_bitmaps_gram_fkey FOREIGN KEY (gram) REFERENCES public.search_bitmap_grams(gram) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

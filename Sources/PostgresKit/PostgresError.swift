@@ -75,6 +75,8 @@ public enum SQLState {
     public static let deadlockDetected = "40P01"
     /// Raised by `cafe_matching_ids` past its match limit (program_limit_exceeded).
     public static let programLimitExceeded = "54000"
+    /// A lock not granted within `lock_timeout`.
+    public static let lockNotAvailable = "55P03"
     /// A statement cancelled, here always by `statement_timeout`.
     public static let queryCanceled = "57014"
     public static let adminShutdown = "57P01"

@@ -14,8 +14,10 @@ public final class Database: Sendable {
         self.embedded = embedded
     }
 
-    /// `forAPI`: the connections answer HTTP requests, so parallel query is off (its worker
-    /// start-up costs more than the short queries it would split) and statements are bounded by
+    /// `forAPI`: the connections answer HTTP requests, so parallel query and JIT compilation are off
+    /// (a worker's start-up, or compiling a plan the planner costed high — an unbounded walk, a
+    /// lookup it thinks large — costs more than the short queries they would speed up: JIT took
+    /// 65 ms of a 10 ms search at 1M cafes) and statements are bounded by
     /// `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is not waited
     /// on). The worker's, the seed's and the migrations' long statements are not bounded.
     public static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) throws -> Database {
@@ -52,7 +54,7 @@ public final class Database: Sendable {
         return try migrator.migrate(migrations)
     }
 
-    static let apiSettings = ["max_parallel_workers_per_gather": "0"]
+    static let apiSettings = ["max_parallel_workers_per_gather": "0", "jit": "off"]
 
     /// Closes the pool, then stops the embedded server if this process started it.
     public func close() {

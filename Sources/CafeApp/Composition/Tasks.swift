@@ -59,7 +59,7 @@ extension Service {
     /// `cafe seed`: the demo data (only into an empty database: false when it is not), then
     /// `synthetic` cafes and comments, reporting (done, total) cafes to `progress`.
     public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
-                            progress: @escaping @Sendable (Int, Int) -> Void) throws -> Bool {
+                            progress: @escaping @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) throws -> Bool {
         try withDatabase(config, "cafe-seed", logger) { database in
             try config.migrator(logger: logger).migrate(database.pool)
             if demo {
@@ -67,7 +67,7 @@ extension Service {
                 try seedDemoIfEmpty(database.pool, config: config, logger: logger)
             }
             if let synthetic {
-                try DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress)
+                try DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress, indexing: indexing)
             }
             return true
         }

@@ -1,7 +1,9 @@
 import Aggregation
 import CafeStore
 import JSONLogging
+import Foundation
 import PostgresKit
+import Synchronization
 
 /// The background worker as `cafe worker` runs it, and `cafe serve` in-process on the embedded
 /// database: aggregation passes every `AGGREGATION_INTERVAL`, the full reconcile every
@@ -12,6 +14,21 @@ public enum Worker {
         let housekeeping = Housekeeping(pool: pool, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)
-                          + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() }], logger: logger)
+                          + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() },
+                             searchBitmaps(pool: pool)], logger: logger)
+    }
+
+    /// The gram bitmaps follow the statistics every 10 minutes; a gram added is built a step (about
+    /// a second of work at 1M cafes) every 2 s, so the passes beside it on this thread keep their pace.
+    static func searchBitmaps(pool: ConnectionPool) -> WorkerLoop.Job {
+        let builder = GramBitmapBuilder(pool: pool)
+        let synced = Mutex(Date.distantPast)
+        return .init(name: "search bitmaps", every: 2) { _ in
+            if synced.withLock({ -$0.timeIntervalSinceNow >= 600 }) {
+                try builder.sync()
+                synced.withLock { $0 = Date() }
+            }
+            _ = try builder.step()
+        }
     }
 }

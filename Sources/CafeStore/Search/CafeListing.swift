@@ -69,6 +69,19 @@ public struct CafeListing: Sendable {
         /// keyword (see `GramStatistics.rarestGrams`), then the page among them by primary key and
         /// a sort: one statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
         case lookup(grams: [String])
+        /// The page among the cafes the gram bitmaps allow (`GramBitmaps`), each checked by its text.
+        case candidates([Int64])
+    }
+
+    /// The exact check of the keywords against the copy of the search text beside the sort keys.
+    /// The patterns are an init plan, computed once per statement: inline, a prepared statement's
+    /// generic plan normalised every keyword again for every row (5.7 ms instead of 3.4 for 965
+    /// candidates at 1M cafes).
+    private var matching: SQL {
+        """
+        s.search_text LIKE ALL (ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) \
+        FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k))
+        """
     }
 
     func sql(_ statement: Statement) -> SQL {
@@ -79,6 +92,9 @@ public struct CafeListing: Sendable {
                 s.cafe_id = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(keywords))::text[], \
                 \(PostgresTextArray(grams))::text[], \(fixed: String(Self.lookupLimit)))))
                 """)
+        }
+        if case .candidates(let ids) = statement {
+            position.append("s.cafe_id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")
         }
         if let minStar {
             position.append("s.average_star >= \(minStar)::numeric")
@@ -102,15 +118,22 @@ public struct CafeListing: Sendable {
         }
         let descending = order.map { $0 + " DESC" }.joined(separator: ", ")
         let columns: SQL = "\(CafeColumns.select), coalesce(s.average_star, -1)::text"
-        if case .walk(let capped) = statement, !keywords.isEmpty {
-            // The walk reads only `cafe_stats` (sort keys and a copy of the search text side by
-            // side); the page's ≤ limit + 1 rows then join `cafes`. Naming the order expressions
+        // A walk, or the candidates the bitmaps allow, read only `cafe_stats` (sort keys and a copy
+        // of the search text side by side); the page's ≤ limit + 1 rows then join `cafes` (joining
+        // 965 candidates before the sort cost as much again as reading them).
+        let capped: Bool?
+        switch statement {
+        case .walk(let isCapped): capped = isCapped
+        case .candidates: capped = false
+        case .lookup: capped = nil
+        }
+        if let capped, !keywords.isEmpty {
+            // Naming the order expressions
             // in each select lets PostgreSQL see that the rows stay in index order, so it stops
             // walking as soon as the page is full instead of sorting everything walked.
             let names = order.indices.map { "o\($0)" }
             let namedOrder = names.map { "s.\($0) DESC" }.joined(separator: ", ")
             let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.average_star"
-            let matching: [SQL] = keywords.map { "s.search_text LIKE cafe_like_pattern(lower(normalize(\($0)::text, NFKC)))" }
             return """
                 SELECT \(columns)
                 FROM (
@@ -122,7 +145,7 @@ public struct CafeListing: Sendable {
                         ORDER BY \(fixed: descending)
                         \(fixed: capped ? "LIMIT \(Self.walkLimit)" : "")
                     ) s
-                    \(SQL.where(matching))
+                    WHERE \(matching)
                     ORDER BY \(fixed: namedOrder)
                     \(LiteralLimit.clause(limit + 1))
                 ) s JOIN cafes c ON c.id = s.cafe_id
@@ -150,6 +173,7 @@ extension CafeRepository {
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
         // Before taking a connection: refreshing the statistics needs one of its own.
         let (hints, rare) = statistics.lookup(listing.keywords)
+        let preferred = statistics.rarestFirst(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 if case .walk(capped: false) = statement, !listing.keywords.isEmpty {
@@ -159,6 +183,12 @@ extension CafeRepository {
             }
             if listing.keywords.isEmpty {
                 return try run(.walk(capped: false))   // no filter: a plain walk of the order's index
+            }
+            // Common keywords whose combination may be rare (two cities, the digit pairs of a
+            // number): the bitmaps of their grams bound the matches exactly, and list them if few.
+            if GramBitmaps.worthAsking(listing.keywords, anyRare: rare),
+               case .ids(let ids) = try GramBitmaps.candidates(conn, keywords: listing.keywords, preferred: preferred) {
+                return try run(.candidates(ids))
             }
             if !rare {
                 let walked = try run(.walk(capped: true))

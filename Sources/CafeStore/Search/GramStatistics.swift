@@ -47,6 +47,24 @@ public final class GramStatistics: Sendable {
         return (zip(grams, rarest).map { $0.count > 1 ? "" : $1.gram }, false)
     }
 
+    /// Every gram of `keywords` in the order `GramBitmaps` ANDs them: each keyword's rarest, then
+    /// each one's second rarest, and so on, so that a few grams already narrow by every keyword
+    /// (three phrases' first six grams are two of each, not all of two phrases).
+    func rarestFirst(_ keywords: [String]) -> [String] {
+        let frequencies = current()
+        let ranked = keywords.map { keyword in
+            Set(Self.grams(of: keyword)).sorted { (frequencies[$0] ?? 0, $0) < (frequencies[$1] ?? 0, $1) }
+        }
+        var order: [String] = []
+        var seen = Set<String>()
+        for rank in 0..<(ranked.map(\.count).max() ?? 0) {
+            for grams in ranked where rank < grams.count && seen.insert(grams[rank]).inserted {
+                order.append(grams[rank])
+            }
+        }
+        return order
+    }
+
     public func rarestGrams(_ keywords: [String]) -> [(gram: String, frequency: Double)] {
         let frequencies = current()
         return keywords.map { keyword in

@@ -70,8 +70,13 @@ extension CafeRepository {
         let cores = sql.indexableCores
         // Before taking a connection: refreshing the statistics needs one of its own.
         let (hints, rare) = cores.isEmpty ? ([], false) : statistics.lookup(cores)
+        let preferred = statistics.rarestFirst(cores)
         return try pool.withConnection { conn in
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
+            if GramBitmaps.worthAsking(cores, anyRare: rare),
+               case .ids(let ids) = try GramBitmaps.candidates(conn, keywords: cores, preferred: preferred) {
+                return try conn.queryPlannedPerCall(statement(.candidates(ids)))
+            }
             if let window, !rare {
                 let first = try conn.queryPlannedPerCall(statement(.window(table: window)))
                 if first.count == sql.query.limit { return first }

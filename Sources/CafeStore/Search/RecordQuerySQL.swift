@@ -15,6 +15,8 @@ struct RecordQuerySQL<Field: RecordField> {
         case grams
         /// Only among `cafe_matching_ids` (the search indexes, one gram per keyword looked up).
         case lookup(hints: [String])
+        /// Only among the cafes the gram bitmaps allow (`GramBitmaps`).
+        case candidates([Int64])
         /// Only among the first `CafeListing.walkLimit` records of `table` (aliased as the columns
         /// expect, e.g. `cafes c`) in the requested order, which must be an index's.
         case window(table: String)
@@ -74,6 +76,9 @@ struct RecordQuerySQL<Field: RecordField> {
                 \(fixed: idColumn) = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(indexableCores))::text[], \
                 \(PostgresTextArray(hints))::text[], \(fixed: String(CafeListing.lookupLimit)))))
                 """)
+        }
+        if case .candidates(let ids) = narrowing {
+            conditions.append("\(fixed: idColumn) = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")
         }
         return conditions
     }

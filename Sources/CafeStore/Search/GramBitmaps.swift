@@ -1,0 +1,82 @@
+import PostgresKit
+
+/// The cafes that can match keywords which are common alone, from the bitmaps of their common grams
+/// (migration 0017): the AND of those bitmaps is an exact upper bound on the matches, and when it
+/// is small its bits are the candidates, which the page then checks by their text. Two cities that
+/// never meet are then known to have no cafe in common in about a millisecond at 1M cafes, where
+/// the gram index intersects two posting lists of 125,000 (docs/performance.md).
+///
+/// The grams are taken from the keywords by PostgreSQL itself, normalised as the search text is
+/// (a gram of the keyword that has no ready bitmap is left out, which only widens the bound), so no
+/// difference between Swift's and PostgreSQL's Unicode tables can drop a match.
+public enum GramBitmaps {
+    /// Cafes per bitmap row: 3,840 bytes of bits, two rows to a page (migration 0017).
+    public static let chunkBits = 30720
+    /// The candidates are listed when there are at most this many; past it only their number is
+    /// known, and the search walks its order instead (a walk finds a page among more than ~1% of
+    /// cafes within a few thousand rows).
+    static let candidateLimit = 2_000
+    /// Bitmaps ANDed (in `GramStatistics.rarestFirst`'s order: each keyword's rarest first): four,
+    /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
+    /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
+    /// further grams add nothing to its first.
+    static func gramLimit(_ keywords: [String]) -> Int { max(4, keywords.count) }
+
+    public enum Candidates: Equatable, Sendable {
+        /// No keyword has a gram with a ready bitmap: nothing is known.
+        case unknown
+        /// At most this many cafes can match (more than `candidateLimit`).
+        case many(Int)
+        /// Only these cafes can match (sorted; possibly none).
+        case ids([Int64])
+    }
+
+    /// Whether the bitmaps can say more than the gram statistics: every keyword is common (a rare one
+    /// makes the gram index's lookup cheap) and either several keywords or one of several grams,
+    /// whose combination may be rare. One common gram alone is a walk's business.
+    static func worthAsking(_ keywords: [String], anyRare: Bool) -> Bool {
+        !anyRare && (keywords.count > 1 || keywords.contains { GramStatistics.grams(of: $0).count > 1 })
+    }
+
+    /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
+    /// grams to AND, rarest first (`GramStatistics.rarestFirst`).
+    static func candidates(_ conn: Connection, keywords: [String], preferred: [String]) throws -> Candidates {
+        let rows = try conn.query("""
+            WITH used AS (
+                SELECT b.gram FROM search_bitmap_grams b
+                WHERE b.ready AND b.gram = ANY(ARRAY(
+                    SELECT g FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k(keyword),
+                        LATERAL (SELECT lower(normalize(k.keyword, NFKC)) AS n) x,
+                        LATERAL unnest(CASE WHEN char_length(x.n) = 0 THEN '{}'::text[] WHEN char_length(x.n) <= 2 THEN ARRAY[x.n]
+                                            ELSE cafe_bigrams(x.n) END) AS g))
+                ORDER BY array_position(\(PostgresTextArray(preferred))::text[], b.gram) NULLS LAST, b.gram
+                LIMIT \(gramLimit(keywords))
+            ), anded AS (
+                SELECT m.chunk, bit_and(m.bits) AS bits FROM search_gram_bitmaps m JOIN used USING (gram)
+                GROUP BY m.chunk HAVING count(*) = (SELECT count(*) FROM used)
+            ), counted AS (
+                SELECT chunk, bits, bit_count(bits) AS n FROM anded
+            ), total AS (
+                SELECT (SELECT count(*) FROM used) AS grams, coalesce((SELECT sum(n) FROM counted), 0)::bigint AS matches
+            )
+            SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5)
+            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(candidateLimit))
+            ORDER BY c.chunk
+            """)
+        guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
+        let matches: Int = try head.decode(1)
+        guard matches <= candidateLimit else { return .many(matches) }
+        var ids: [Int64] = []
+        ids.reserveCapacity(matches)
+        for row in rows where !row.isNull(2) {
+            let chunk = Int64(try row.decode(2, as: Int.self))
+            let bits: [UInt8] = try row.decode(3)
+            for (index, byte) in bits.enumerated() where byte != 0 {
+                for bit in 0..<8 where byte & (0x80 >> UInt8(bit)) != 0 {
+                    ids.append(chunk * Int64(chunkBits) + Int64(index * 8 + bit))
+                }
+            }
+        }
+        return .ids(ids)
+    }
+}

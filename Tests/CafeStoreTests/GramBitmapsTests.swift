@@ -1,0 +1,173 @@
+@testable import CafeStore
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import Synchronization
+import XCTest
+
+/// The common grams' bitmaps (migration 0017, `GramBitmapBuilder`, `GramBitmaps`): built from the
+/// texts in Swift and kept by the triggers, they must hold exactly the cafes whose `search_grams`
+/// (PostgreSQL's own) hold each gram — for every script, combining marks and characters beyond the
+/// BMP included — and the searches that use them must give what the exact check alone gives.
+final class GramBitmapsTests: XCTestCase {
+    var db: TestDatabase!
+    var pool: ConnectionPool!
+
+    /// Pieces of text that each land in a few percent of cafes, so that their grams are common.
+    static let pieces = ["渋谷", "京都", "自家焙煎の珈琲", "ジャズ", "cafe\u{301}", "café", "ｶﾞﾚｯﾄ", "한국어 메뉴", "☕️🍰", "👨‍👩‍👧 family",
+                         "ＣＯＦＦＥＥ", "tab\there", "line\nbreak", "抹茶ラテ", "焼き菓子", "昭和レトロ", "Ǆ ǅ ǆ", "ﬁ ligature", "x\u{301}y a mark that stays"]
+
+    override func setUpWithError() throws {
+        db = try TestCluster.migratedDatabase(name)
+        pool = db.pool(maxConnections: 8)
+        // Ids from 30,000 on: the cafes straddle the first two bitmap rows (30,720 cafes a row).
+        try pool.query("SELECT setval(pg_get_serial_sequence('cafes', 'id'), 30000)")
+        try insertCafes(4000, offset: 0)
+        try pool.query("ANALYZE cafes")
+    }
+
+    override func tearDown() {
+        pool?.close()
+        db?.drop()
+    }
+
+    /// `n` cafes whose introductions combine three pieces by a hash of their number, and a number.
+    private func insertCafes(_ n: Int, offset: Int) throws {
+        try pool.query("""
+            INSERT INTO cafes (name, introduction)
+            SELECT 'Cafe ' || g, p[1 + h % cardinality(p)] || '。' || p[1 + (h / 7) % cardinality(p)] || ' ' || p[1 + (h / 61) % cardinality(p)]
+                   || ' No.' || g
+            FROM generate_series(\(offset + 1)::int, \(offset + n)::int) g,
+                 LATERAL (SELECT abs(hashint4(g)) AS h, \(PostgresTextArray(Self.pieces))::text[] AS p) x
+            """)
+    }
+
+    /// (gram, chunk) rows whose bits differ from the truth, and the bits the truth has that a row
+    /// lacks (a missing candidate: the one thing that must never happen).
+    private func mismatches() throws -> (differing: Int, missing: Int) {
+        let row = try pool.query("""
+            WITH truth AS (
+                SELECT g.gram, (c.id / 30720)::integer AS chunk, bit_or(set_bit(B'0'::bit(30720), (c.id % 30720)::integer, 1)) AS bits
+                FROM cafes c, unnest(c.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram)
+                GROUP BY 1, 2
+            )
+            SELECT count(*) FILTER (WHERE coalesce(t.bits, B'0'::bit(30720)) <> coalesce(b.bits, B'0'::bit(30720))),
+                   coalesce(sum(bit_count(coalesce(t.bits, B'0'::bit(30720)) & ~coalesce(b.bits, B'0'::bit(30720)))), 0)::bigint
+            FROM truth t FULL JOIN search_gram_bitmaps b USING (gram, chunk)
+            """).one()
+        return (try row.decode(0), try row.decode(1))
+    }
+
+    func testTheBitmapsHoldExactlyTheCafesOfEachGramAndFollowEveryWrite() throws {
+        let builder = GramBitmapBuilder(pool: pool)
+        try builder.buildAll()
+        let grams: [String] = try pool.query("SELECT gram FROM search_bitmap_grams WHERE ready").map { try $0.decode(0) }
+        XCTAssertGreaterThan(grams.count, 100)
+        for gram in ["渋谷", "\u{301}", "x\u{301}", "ガ", "한", "☕", "🍰", "\u{200D}", "👩", "coffee", "\t", "\n"].flatMap(GramStatistics.grams(of:)) {
+            XCTAssertTrue(grams.contains(gram) || gram.unicodeScalars.count > 2, "\(gram.unicodeScalars.map { String($0.value, radix: 16) }) has a bitmap")
+        }
+        XCTAssertEqual(try pool.query("SELECT count(DISTINCT chunk) FROM search_gram_bitmaps").one().decode(0, as: Int.self), 2)
+        var found = try mismatches()
+        XCTAssertEqual(found.differing, 0, "built from the texts in Swift, exactly what PostgreSQL's search_grams say")
+
+        // Every kind of write, through the triggers: new cafes (one and many), edits that change the
+        // text (grams gone, grams new), edits that leave it, and deletions.
+        try insertCafes(1, offset: 4000)
+        try insertCafes(500, offset: 4001)
+        try pool.query("UPDATE cafes SET introduction = '京都 only' WHERE id % 11 = 0")
+        try pool.query("UPDATE cafes SET introduction = introduction || ' 渋谷' WHERE id % 13 = 0")
+        try pool.query("UPDATE cafes SET publish_date = '2026-12-01' WHERE id % 17 = 0")
+        try pool.query("DELETE FROM cafes WHERE id % 19 = 0")
+        found = try mismatches()
+        XCTAssertEqual(found.differing, 0, "the triggers keep them exact")
+        try builder.buildAll()
+        XCTAssertEqual(try mismatches().differing, 0, "building again changes nothing")
+    }
+
+    func testSearchesThroughTheBitmapsGiveWhatTheExactCheckGives() throws {
+        try GramBitmapBuilder(pool: pool).buildAll()
+        let statistics = GramStatistics(pool: pool)
+        let cafes = CafeRepository(pool: pool)
+        let cases = [["渋谷", "京都"], ["渋谷", "京都", "ジャズ"], ["123"], ["No.1234"], ["抹茶ラテ", "焼き菓子", "昭和レトロ"], ["cafe\u{301}"],
+                     ["café", "珈琲"], ["ガレット"], ["ｶﾞﾚｯﾄ", "한국어"], ["☕️🍰", "family"], ["coffee", "ジャズ"], ["e\u{301}"], ["tab\there"], ["x\u{301}y", "mark"],
+                     ["ǆ", "ﬁ"], ["の珈琲", "ジャズ"], ["2", "3"]]
+        var usedTheBitmaps = 0
+        for keywords in cases {
+            let expected: [Int64] = try pool.query("""
+                SELECT c.id FROM cafes c JOIN cafe_stats s ON s.cafe_id = c.id
+                WHERE c.search_text LIKE ALL (SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) k)
+                """).map { try $0.decode(0) }
+            let candidates = try pool.withConnection {
+                try GramBitmaps.candidates($0, keywords: keywords, preferred: statistics.rarestFirst(keywords))
+            }
+            switch candidates {
+            case .ids(let ids):
+                usedTheBitmaps += 1
+                XCTAssertTrue(Set(ids).isSuperset(of: expected), "\(keywords): every match is a candidate")
+            case .many(let bound):
+                XCTAssertGreaterThanOrEqual(bound, expected.count, "\(keywords): the bound holds")
+            case .unknown:
+                XCTFail("\(keywords): every gram here is common and has a bitmap")
+            }
+            for sort in CafeSort.allCases {
+                var listing = CafeListing(keywords: keywords, sort: sort, limit: 20)
+                var seen: [Int64] = []
+                for _ in 0..<3 {   // three pages, through the cursor
+                    let page = try cafes.list(listing, statistics: statistics)
+                    seen += page.items.map(\.id.rawValue)
+                    guard let next = page.next else { break }
+                    listing.after = next
+                }
+                XCTAssertTrue(Set(expected).isSuperset(of: seen), "\(keywords) \(sort): nothing that does not match")
+                XCTAssertEqual(seen.count, min(expected.count, 60), "\(keywords) \(sort): every match, up to three pages")
+                XCTAssertEqual(Set(seen).count, seen.count, "\(keywords) \(sort): no repeats across pages")
+            }
+        }
+        XCTAssertGreaterThan(usedTheBitmaps, 5, "the cases go through the bitmaps")
+    }
+
+    func testWritersDuringABuildLoseNoBit() throws {
+        let builder = GramBitmapBuilder(pool: pool)
+        XCTAssertGreaterThan(try builder.sync().added, 100)
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let writers = DispatchGroup()
+        let pool = self.pool!
+        for lane in 0..<4 {
+            DispatchQueue.global().async(group: writers) {
+                var round = 0
+                while !stop.load(ordering: .relaxed) {
+                    round += 1
+                    do {
+                        let piece = Self.pieces[(lane * 7 + round) % Self.pieces.count]
+                        switch round % 3 {
+                        case 0:
+                            try pool.query("INSERT INTO cafes (name, introduction) VALUES (\("w\(lane)-\(round)"), \(piece + " 渋谷 No.\(round)"))")
+                        case 1:
+                            try pool.query("UPDATE cafes SET introduction = \(piece + " 京都") WHERE id = (SELECT id FROM cafes ORDER BY random() LIMIT 1)")
+                        default:
+                            try pool.transaction { tx in
+                                try tx.query("INSERT INTO cafes (name, introduction) SELECT 'batch ' || g, \(piece) || ' ' || g FROM generate_series(1, 20) g")
+                            }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+        }
+        // Build while they write, one step at a time as the worker does.
+        let deadline = Date().addingTimeInterval(20)
+        var steps = 0
+        while Date() < deadline {
+            steps += 1
+            if let progress = try builder.step(), progress.chunksLeft == 0, steps > 3 { break }
+        }
+        Thread.sleep(forTimeInterval: 0.3)   // writes after the last gram became ready
+        stop.store(true, ordering: .relaxed)
+        writers.wait()
+        XCTAssertEqual(failures.withLock { $0 }, [], "no writer was refused (no deadlock, no lock timeout)")
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM search_bitmap_grams WHERE NOT ready").one().decode(0, as: Int.self), 0)
+        XCTAssertEqual(try mismatches().missing, 0, "no cafe is missing from the bitmap of a gram it has")
+    }
+}
