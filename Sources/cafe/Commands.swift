@@ -166,20 +166,19 @@ enum Commands {
         let synthetic = try args.int("cafes").map { (cafes: $0, comments: try args.int("comments") ?? $0 * 10) }
         let progress = ProgressLine(label: "seeding", unit: "cafes")
         let started = progress.started
-        let bitmaps = ProgressLine(label: "search bitmaps", unit: "chunks")
-        var indexing = false
+        var bitmaps: ProgressLine?   // from the first chunk: its rate counts from there
         let seeded = try Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger, progress: { done, total in
             progress.update(done, of: total)
         }, indexing: { done, total in
-            if !indexing { progress.finish(); indexing = true }
-            bitmaps.update(done, of: total)
+            if bitmaps == nil { progress.finish(); bitmaps = ProgressLine(label: "search bitmaps", unit: "chunks") }
+            bitmaps?.update(done, of: total)
         })
         guard seeded else {
             print("the database is not empty; demo data is only added to an empty database")
             return 1
         }
         if let synthetic {
-            indexing ? bitmaps.finish() : progress.finish()
+            (bitmaps ?? progress).finish()
             print("added \(synthetic.cafes) cafes and \(synthetic.comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
         return 0

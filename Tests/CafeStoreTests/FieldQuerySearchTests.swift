@@ -71,6 +71,23 @@ final class FieldQuerySearchTests: XCTestCase {
         XCTAssertEqual(try expected(query(.prefix("cafe"), field: .name)).count, 0, "case-sensitive, as Parse's $regex")
     }
 
+    /// A literal made of common grams that is rare as a whole goes through the gram bitmaps' candidates,
+    /// and gives the rows the exact check gives (case-sensitive, as stored).
+    func testTheBitmapCandidatesGiveTheExactRows() throws {
+        try GramBitmapBuilder(pool: pool).buildAll()
+        let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
+        let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
+        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, keywords: cores, preferred: statistics.rarestFirst(cores)) }) else {
+            return XCTFail("the bitmaps list the candidates")
+        }
+        let want = try expected(q)
+        XCTAssertTrue(Set(ids).isSuperset(of: want))
+        XCTAssertEqual(ids, [], "known empty from the bitmaps alone")
+        XCTAssertEqual(try cafes.find(q, statistics: statistics).map(\.id.rawValue), want)
+        XCTAssertEqual(try pool.query(RecordQuerySQL(q, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .candidates(ids)))
+            .map { try $0.decode(0, as: Int64.self) }, want)
+    }
+
     /// A window of the first records in the order answers only when it holds the whole page; a
     /// page past it, or a match too rare to fill it, falls through to the lookup.
     func testTheWindowIsUsedOnlyWhenItHoldsTheWholePage() throws {

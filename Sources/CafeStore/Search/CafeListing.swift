@@ -48,6 +48,23 @@ public struct CafeListing: Sendable {
     /// Rows a keyword search walks in the requested order before it concludes the keywords are
     /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
     static let walkLimit = 4_000
+    /// The longest capped walk: 8,192 rows, 8–16 ms at 1M cafes, about what the candidates a walk
+    /// that comes back short falls back to would cost (an order can put a keyword's matches last:
+    /// a 3-digit number found 17 in the first 32,768 cafes by popularity, 62 ms).
+    static let longestWalk = 8_192
+
+    /// How far to walk for a page when at most `bound` of `cafes` match: four times the rows a page
+    /// takes on average at that density, in powers of two from `walkLimit` (few statement texts),
+    /// at most `longestWalk`. At 1M cafes a 3-digit number (4,000 matches, bound ~5,000) filled its
+    /// newest page within ~5,000 rows (6 ms), where the 4,000-row walk came back short and the gram
+    /// index's lookup took 36–48 ms.
+    static func walkCap(bound: Int, cafes: Int, limit: Int) -> Int {
+        let rowsPerPage = Double(limit + 1) * Double(max(cafes, 1)) / Double(max(bound, 1))
+        var cap = walkLimit
+        while Double(cap) < 4 * rowsPerPage && cap < longestWalk { cap *= 2 }
+        return cap
+    }
+
     /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page
     /// fast. Written into the lookup statement as a constant.
     static let lookupLimit = 50_000
@@ -62,9 +79,9 @@ public struct CafeListing: Sendable {
     /// whatever the values (the cap is a constant in the text, so the planner never takes the
     /// walk for an unbounded one); the unbounded walk is planned per call.
     enum Statement {
-        /// Follow the order's index from the cursor, reading at most `walkLimit` rows (`capped`)
+        /// Follow the order's index from the cursor, reading at most `cap` rows (nil: no cap)
         /// or all, keeping those that match. Cheap when matches are common.
-        case walk(capped: Bool)
+        case walk(cap: Int?)
         /// Every matching cafe through the search indexes, looking up the given gram of each
         /// keyword (see `GramStatistics.rarestGrams`), then the page among them by primary key and
         /// a sort: one statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
@@ -121,13 +138,13 @@ public struct CafeListing: Sendable {
         // A walk, or the candidates the bitmaps allow, read only `cafe_stats` (sort keys and a copy
         // of the search text side by side); the page's ≤ limit + 1 rows then join `cafes` (joining
         // 965 candidates before the sort cost as much again as reading them).
-        let capped: Bool?
+        let walk: (cap: Int?, Void)?
         switch statement {
-        case .walk(let isCapped): capped = isCapped
-        case .candidates: capped = false
-        case .lookup: capped = nil
+        case .walk(let cap): walk = (cap, ())
+        case .candidates: walk = (nil, ())
+        case .lookup: walk = nil
         }
-        if let capped, !keywords.isEmpty {
+        if let walk, !keywords.isEmpty {
             // Naming the order expressions
             // in each select lets PostgreSQL see that the rows stay in index order, so it stops
             // walking as soon as the page is full instead of sorting everything walked.
@@ -143,7 +160,7 @@ public struct CafeListing: Sendable {
                         FROM cafe_stats s
                         \(SQL.where(position))
                         ORDER BY \(fixed: descending)
-                        \(fixed: capped ? "LIMIT \(Self.walkLimit)" : "")
+                        \(fixed: walk.cap.map { "LIMIT \($0)" } ?? "")
                     ) s
                     WHERE \(matching)
                     ORDER BY \(fixed: namedOrder)
@@ -176,24 +193,33 @@ extension CafeRepository {
         let preferred = statistics.rarestFirst(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
-                if case .walk(capped: false) = statement, !listing.keywords.isEmpty {
+                if case .walk(cap: nil) = statement, !listing.keywords.isEmpty {
                     return try conn.queryPlannedPerCall(listing.sql(statement))
                 }
                 return try conn.query(listing.sql(statement))
             }
             if listing.keywords.isEmpty {
-                return try run(.walk(capped: false))   // no filter: a plain walk of the order's index
+                return try run(.walk(cap: nil))   // no filter: a plain walk of the order's index
             }
             // Common keywords whose combination may be rare (two cities, the digit pairs of a
-            // number): the bitmaps of their grams bound the matches exactly, and list them if few.
-            if GramBitmaps.worthAsking(listing.keywords, anyRare: rare),
-               case .ids(let ids) = try GramBitmaps.candidates(conn, keywords: listing.keywords, preferred: preferred) {
-                return try run(.candidates(ids))
+            // number): the bitmaps of their grams bound the matches exactly, and list them if few;
+            // past that the bound says how far the walk must go to fill a page.
+            var cap = CafeListing.walkLimit
+            var listed: [Int64]?
+            if GramBitmaps.worthAsking(listing.keywords, anyRare: rare) {
+                switch try GramBitmaps.candidates(conn, keywords: listing.keywords, preferred: preferred) {
+                case .ids(let ids): return try run(.candidates(ids))
+                case .many(let bound, let cafes, let ids):
+                    cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: listing.limit)
+                    listed = ids
+                case .unknown: break
+                }
             }
             if !rare {
-                let walked = try run(.walk(capped: true))
+                let walked = try run(.walk(cap: cap))
                 if walked.count > listing.limit { return walked }
             }
+            if let listed { return try run(.candidates(listed)) }
             // Rare keywords, or a rare combination of common ones: find every match through the
             // search indexes, then take the page among them by primary key (for a list of ids the
             // planner never walks the whole order instead). The search indexes are the point here:
@@ -202,7 +228,7 @@ extension CafeRepository {
             do {
                 return try run(.lookup(grams: hints))
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
-                return try run(.walk(capped: false))   // too many to sort: the walk fills the page soon
+                return try run(.walk(cap: nil))   // too many to sort: the walk fills the page soon
             }
         }
         var cafes: [Cafe] = []

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresKit
+import Synchronization
 
 /// Keeps the gram bitmaps (`GramBitmaps`, migration 0017) to the grams that are common, building a
 /// new gram's bitmaps from the stored search texts a few chunks at a time, without blocking writers
@@ -102,30 +103,56 @@ public struct GramBitmapBuilder: Sendable {
     private func build(chunks: Range<Int>, keys: GramKeys, grams: [String], on tx: Connection) throws {
         let rowBytes = GramBitmaps.chunkBits / 8
         let width = Int64(GramBitmaps.chunkBits)
-        // One row of bits per (gram, chunk), gram-major.
+        // Each chunk is read and cut on a connection and core of its own (any snapshot after the
+        // fence sees enough); then one row of bits per (gram, chunk), gram-major.
+        let scanned = Mutex([Int: (present: [Bool], bits: [UInt8])]())
+        let failure = Mutex<(any Error)?>(nil)
+        DispatchQueue.concurrentPerform(iterations: chunks.count) { offset in
+            do {
+                let first = Int64(chunks.lowerBound + offset) * width
+                var present = [Bool](repeating: false, count: grams.count)
+                var bits = [UInt8](repeating: 0, count: grams.count * rowBytes)
+                let texts = try pool.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)")
+                for row in texts {
+                    let position = Int(try row.decode(0, as: Int64.self) - first)
+                    let text: String = try row.decode(1)
+                    keys.forEachGram(in: text) { index in
+                        present[index] = true
+                        bits[index * rowBytes + position >> 3] |= 0x80 >> UInt8(position & 7)
+                    }
+                }
+                scanned.withLock { $0[offset] = (present, bits) }
+            } catch {
+                failure.withLock { $0 = error }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
         var bits = [UInt8](repeating: 0, count: grams.count * chunks.count * rowBytes)
         var present = [Bool](repeating: false, count: grams.count * chunks.count)
-        for (offset, chunk) in chunks.enumerated() {
-            let first = Int64(chunk) * width
-            let texts = try tx.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)")
-            for row in texts {
-                let position = Int(try row.decode(0, as: Int64.self) - first)
-                let text: String = try row.decode(1)
-                keys.forEachGram(in: text) { index in
-                    let slot = index * chunks.count + offset
-                    present[slot] = true
-                    bits[slot * rowBytes + position >> 3] |= 0x80 >> UInt8(position & 7)
-                }
+        for (offset, chunk) in scanned.withLock({ $0 }) {
+            for index in grams.indices where chunk.present[index] {
+                let slot = index * chunks.count + offset
+                present[slot] = true
+                bits.replaceSubrange((slot * rowBytes)..<((slot + 1) * rowBytes), with: chunk.bits[(index * rowBytes)..<((index + 1) * rowBytes)])
             }
         }
         let built = present.indices.filter { present[$0] }
+        // The bits go as one comma-separated hex string per statement, split in SQL: as an array
+        // literal of thousands of 7,680-digit elements, escaping it cost more than the build (and
+        // `substr` of one long text is a scan from its start per row).
         for batch in stride(from: 0, to: built.count, by: 256).map({ built[$0..<min($0 + 256, built.count)] }) {
+            var hex = [UInt8]()
+            hex.reserveCapacity(batch.count * (rowBytes * 2 + 1))
+            for slot in batch {
+                if !hex.isEmpty { hex.append(UInt8(ascii: ",")) }
+                Self.appendHex(bits[(slot * rowBytes)..<((slot + 1) * rowBytes)], to: &hex)
+            }
             try tx.query("""
                 INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
                 SELECT t.gram, t.chunk, ('x' || t.hex)::bit(\(fixed: String(GramBitmaps.chunkBits)))
                 FROM unnest(\(PostgresTextArray(batch.map { grams[$0 / chunks.count] }))::text[],
                             \(PostgresTextArray(batch.map { String(chunks.lowerBound + $0 % chunks.count) }))::integer[],
-                            \(PostgresTextArray(batch.map { Self.hex(bits[($0 * rowBytes)..<(($0 + 1) * rowBytes)]) }))::text[])
+                            string_to_array(\(String(decoding: hex, as: UTF8.self)), ','))
                      WITH ORDINALITY AS t(gram, chunk, hex, n)
                 JOIN search_bitmap_grams USING (gram)
                 ORDER BY t.n
@@ -134,43 +161,72 @@ public struct GramBitmapBuilder: Sendable {
         }
     }
 
-    private static func hex(_ bytes: ArraySlice<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
+    private static func appendHex(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for byte in bytes {
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 15)])
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
 /// The grams being built, keyed by their one or two Unicode scalars, and the walk that finds them in
 /// a text exactly as `cafe_short_grams` cuts it: every code point, and every two adjacent ones.
+///
+/// A build looks up every code point and pair of every cafe (~200 million lookups at 1M cafes), so
+/// the table is open addressing with a multiplicative hash, not a `Dictionary` (whose SipHash made
+/// it several times slower).
 struct GramKeys {
-    private var indexes: [UInt64: Int] = [:]
+    private let keys: [UInt64]
+    private let indexes: [Int32]
+    private let shift: UInt64
+    private static let empty = UInt64.max
 
     init(_ grams: [String]) {
+        var bits: UInt64 = 4
+        while (1 << bits) < grams.count * 4 { bits += 1 }
+        var keys = [UInt64](repeating: Self.empty, count: 1 << bits)
+        var indexes = [Int32](repeating: -1, count: 1 << bits)
+        let shift = 64 - bits
         for (index, gram) in grams.enumerated() {
             let scalars = Array(gram.unicodeScalars)
+            let key: UInt64
             switch scalars.count {
-            case 1: indexes[Self.key(scalars[0])] = index
-            case 2: indexes[Self.key(scalars[0], scalars[1])] = index
+            case 1: key = Self.key(scalars[0])
+            case 2: key = Self.key(scalars[0], scalars[1])
             default: continue   // not a gram of the search index: nothing to build
             }
+            var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
+            while keys[slot] != Self.empty && keys[slot] != key { slot = (slot + 1) & (keys.count - 1) }
+            keys[slot] = key
+            indexes[slot] = Int32(index)
         }
+        self.keys = keys
+        self.indexes = indexes
+        self.shift = shift
     }
 
     /// A lone scalar under a marker no scalar has (0x1FFFFF > U+10FFFF), a pair as two 21-bit halves.
     private static func key(_ a: Unicode.Scalar) -> UInt64 { 0x1F_FFFF << 21 | UInt64(a.value) }
     private static func key(_ a: Unicode.Scalar, _ b: Unicode.Scalar) -> UInt64 { UInt64(a.value) << 21 | UInt64(b.value) }
 
+    private func index(of key: UInt64) -> Int? {
+        var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        while true {
+            let found = keys[slot]
+            if found == key { return Int(indexes[slot]) }
+            if found == Self.empty { return nil }
+            slot = (slot + 1) & (keys.count - 1)
+        }
+    }
+
     func forEachGram(in text: String, _ body: (Int) -> Void) {
         var previous: Unicode.Scalar?
         for scalar in text.unicodeScalars {
-            if let index = indexes[Self.key(scalar)] { body(index) }
-            if let previous, let index = indexes[Self.key(previous, scalar)] { body(index) }
+            if let index = index(of: Self.key(scalar)) { body(index) }
+            if let previous, let index = index(of: Self.key(previous, scalar)) { body(index) }
             previous = scalar
         }
     }

@@ -12,10 +12,12 @@ import PostgresKit
 public enum GramBitmaps {
     /// Cafes per bitmap row: 3,840 bytes of bits, two rows to a page (migration 0017).
     public static let chunkBits = 30720
-    /// The candidates are listed when there are at most this many; past it only their number is
-    /// known, and the search walks its order instead (a walk finds a page among more than ~1% of
-    /// cafes within a few thousand rows).
+    /// Up to this many candidates, the page is taken from them at once (~3.5 µs a candidate at 1M
+    /// cafes: a primary-key lookup for its sort keys and its text check).
     static let candidateLimit = 2_000
+    /// Up to this many, they are listed too, for when a walk of the order did not fill the page (a
+    /// keyword whose matches the order puts last): still cheaper than the gram index's lookup.
+    static let listLimit = 10_000
     /// Bitmaps ANDed (in `GramStatistics.rarestFirst`'s order: each keyword's rarest first): four,
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
@@ -25,9 +27,10 @@ public enum GramBitmaps {
     public enum Candidates: Equatable, Sendable {
         /// No keyword has a gram with a ready bitmap: nothing is known.
         case unknown
-        /// At most this many cafes can match (more than `candidateLimit`).
-        case many(Int)
-        /// Only these cafes can match (sorted; possibly none).
+        /// At most `bound` of (about) `cafes` cafes can match, more than `candidateLimit`; `ids` lists
+        /// them when there are at most `listLimit`.
+        case many(bound: Int, cafes: Int, ids: [Int64]?)
+        /// Only these cafes can match (sorted; possibly none; at most `candidateLimit`).
         case ids([Int64])
     }
 
@@ -57,15 +60,16 @@ public enum GramBitmaps {
             ), counted AS (
                 SELECT chunk, bits, bit_count(bits) AS n FROM anded
             ), total AS (
-                SELECT (SELECT count(*) FROM used) AS grams, coalesce((SELECT sum(n) FROM counted), 0)::bigint AS matches
+                SELECT (SELECT count(*) FROM used) AS grams, coalesce((SELECT sum(n) FROM counted), 0)::bigint AS matches,
+                       (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'cafe_stats'::regclass) AS cafes
             )
-            SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5)
-            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(candidateLimit))
+            SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes
+            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(listLimit))
             ORDER BY c.chunk
             """)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
-        guard matches <= candidateLimit else { return .many(matches) }
+        guard matches <= listLimit else { return .many(bound: matches, cafes: try head.decode(4), ids: nil) }
         var ids: [Int64] = []
         ids.reserveCapacity(matches)
         for row in rows where !row.isNull(2) {
@@ -77,6 +81,6 @@ public enum GramBitmaps {
                 }
             }
         }
-        return .ids(ids)
+        return matches <= candidateLimit ? .ids(ids) : .many(bound: matches, cafes: try head.decode(4), ids: ids)
     }
 }

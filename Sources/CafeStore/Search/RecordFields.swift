@@ -73,9 +73,11 @@ extension CafeRepository {
         let preferred = statistics.rarestFirst(cores)
         return try pool.withConnection { conn in
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
-            if GramBitmaps.worthAsking(cores, anyRare: rare),
-               case .ids(let ids) = try GramBitmaps.candidates(conn, keywords: cores, preferred: preferred) {
-                return try conn.queryPlannedPerCall(statement(.candidates(ids)))
+            if GramBitmaps.worthAsking(cores, anyRare: rare) {
+                switch try GramBitmaps.candidates(conn, keywords: cores, preferred: preferred) {
+                case .ids(let ids), .many(_, _, let ids?): return try conn.queryPlannedPerCall(statement(.candidates(ids)))
+                case .many, .unknown: break
+                }
             }
             if let window, !rare {
                 let first = try conn.queryPlannedPerCall(statement(.window(table: window)))
