@@ -48,20 +48,19 @@ public struct CafeListing: Sendable {
     /// Rows a keyword search walks in the requested order before it concludes the keywords are
     /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
     static let walkLimit = 4_000
-    /// The longest capped walk: 8,192 rows, 8–16 ms at 1M cafes, about what the candidates a walk
-    /// that comes back short falls back to would cost (an order can put a keyword's matches last:
-    /// a 3-digit number found 17 in the first 32,768 cafes by popularity, 62 ms).
+    /// The longest capped walk: 8,192 rows (an order can put a keyword's matches last, and in
+    /// rating or popularity order every walked row is a random read: 32,768 rows found 17 cafes of
+    /// a 3-digit number by popularity in 62 ms at 1M cafes).
     static let longestWalk = 8_192
 
     /// How far to walk for a page when at most `bound` of `cafes` match: four times the rows a page
     /// takes on average at that density, in powers of two from `walkLimit` (few statement texts),
-    /// at most `longestWalk`. At 1M cafes a 3-digit number (4,000 matches, bound ~5,000) filled its
-    /// newest page within ~5,000 rows (6 ms), where the 4,000-row walk came back short and the gram
-    /// index's lookup took 36–48 ms.
+    /// at most `longestWalk`: common keywords that are rarer together than their grams say (between
+    /// `GramBitmaps.candidateLimit` and 1% of cafes) then fill their page instead of coming back short.
     static func walkCap(bound: Int, cafes: Int, limit: Int) -> Int {
         let rowsPerPage = Double(limit + 1) * Double(max(cafes, 1)) / Double(max(bound, 1))
         var cap = walkLimit
-        while Double(cap) < 4 * rowsPerPage && cap < longestWalk { cap *= 2 }
+        while Double(cap) < 4 * rowsPerPage && cap < longestWalk { cap = min(cap * 2, longestWalk) }
         return cap
     }
 
@@ -77,7 +76,7 @@ public struct CafeListing: Sendable {
     ///
     /// Which statements may keep a cached plan: a capped walk and a lookup have one good plan
     /// whatever the values (the cap is a constant in the text, so the planner never takes the
-    /// walk for an unbounded one); the unbounded walk is planned per call.
+    /// walk for an unbounded one); the unbounded walk and the candidates are planned per call.
     enum Statement {
         /// Follow the order's index from the cursor, reading at most `cap` rows (nil: no cap)
         /// or all, keeping those that match. Cheap when matches are common.
@@ -109,9 +108,6 @@ public struct CafeListing: Sendable {
                 s.cafe_id = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(keywords))::text[], \
                 \(PostgresTextArray(grams))::text[], \(fixed: String(Self.lookupLimit)))))
                 """)
-        }
-        if case .candidates(let ids) = statement {
-            position.append("s.cafe_id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")
         }
         if let minStar {
             position.append("s.average_star >= \(minStar)::numeric")
@@ -151,13 +147,21 @@ public struct CafeListing: Sendable {
             let names = order.indices.map { "o\($0)" }
             let namedOrder = names.map { "s.\($0) DESC" }.joined(separator: ", ")
             let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.average_star"
+            // The candidates are read by primary key, then sorted: left to itself, the planner
+            // walked the order's index filtering by them (97 ms for 4,000 at 1M cafes, not 17).
+            let source: SQL
+            if case .candidates(let ids) = statement {
+                source = "(SELECT * FROM cafe_stats WHERE cafe_id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[]) OFFSET 0) s"
+            } else {
+                source = "cafe_stats s"
+            }
             return """
                 SELECT \(columns)
                 FROM (
                     SELECT \(fixed: aggregates), \(fixed: names.map { "s." + $0 }.joined(separator: ", "))
                     FROM (
                         SELECT \(fixed: aggregates), s.search_text, \(fixed: zip(order, names).map { "\($0) AS \($1)" }.joined(separator: ", "))
-                        FROM cafe_stats s
+                        FROM \(source)
                         \(SQL.where(position))
                         ORDER BY \(fixed: descending)
                         \(fixed: walk.cap.map { "LIMIT \($0)" } ?? "")
@@ -193,8 +197,12 @@ extension CafeRepository {
         let preferred = statistics.rarestFirst(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
-                if case .walk(cap: nil) = statement, !listing.keywords.isEmpty {
+                switch statement {
+                case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
+                    // Planned for its values: a generic plan of the candidates, not knowing how many
+                    // there are, walked the whole popularity index filtering by them (64 ms, not 10).
                     return try conn.queryPlannedPerCall(listing.sql(statement))
+                default: break
                 }
                 return try conn.query(listing.sql(statement))
             }
@@ -205,13 +213,10 @@ extension CafeRepository {
             // number): the bitmaps of their grams bound the matches exactly, and list them if few;
             // past that the bound says how far the walk must go to fill a page.
             var cap = CafeListing.walkLimit
-            var listed: [Int64]?
             if GramBitmaps.worthAsking(listing.keywords, anyRare: rare) {
                 switch try GramBitmaps.candidates(conn, keywords: listing.keywords, preferred: preferred) {
                 case .ids(let ids): return try run(.candidates(ids))
-                case .many(let bound, let cafes, let ids):
-                    cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: listing.limit)
-                    listed = ids
+                case .many(let bound, let cafes): cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: listing.limit)
                 case .unknown: break
                 }
             }
@@ -219,7 +224,6 @@ extension CafeRepository {
                 let walked = try run(.walk(cap: cap))
                 if walked.count > listing.limit { return walked }
             }
-            if let listed { return try run(.candidates(listed)) }
             // Rare keywords, or a rare combination of common ones: find every match through the
             // search indexes, then take the page among them by primary key (for a list of ids the
             // planner never walks the whole order instead). The search indexes are the point here:

@@ -12,12 +12,11 @@ import PostgresKit
 public enum GramBitmaps {
     /// Cafes per bitmap row: 3,840 bytes of bits, two rows to a page (migration 0017).
     public static let chunkBits = 30720
-    /// Up to this many candidates, the page is taken from them at once (~3.5 µs a candidate at 1M
-    /// cafes: a primary-key lookup for its sort keys and its text check).
-    static let candidateLimit = 2_000
-    /// Up to this many, they are listed too, for when a walk of the order did not fill the page (a
-    /// keyword whose matches the order puts last): still cheaper than the gram index's lookup.
-    static let listLimit = 10_000
+    /// Up to this many candidates, the page is taken from them (~3.5 µs a candidate at 1M cafes: a
+    /// primary-key lookup for its sort keys and its text check; 10,000 cost what the gram index's
+    /// lookup of a 3-digit number did). Past it the order's walk finds a page among more than ~1%
+    /// of cafes within a few thousand rows, where no order puts them last.
+    static let candidateLimit = 10_000
     /// Bitmaps ANDed (in `GramStatistics.rarestFirst`'s order: each keyword's rarest first): four,
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
@@ -27,10 +26,9 @@ public enum GramBitmaps {
     public enum Candidates: Equatable, Sendable {
         /// No keyword has a gram with a ready bitmap: nothing is known.
         case unknown
-        /// At most `bound` of (about) `cafes` cafes can match, more than `candidateLimit`; `ids` lists
-        /// them when there are at most `listLimit`.
-        case many(bound: Int, cafes: Int, ids: [Int64]?)
-        /// Only these cafes can match (sorted; possibly none; at most `candidateLimit`).
+        /// At most `bound` of (about) `cafes` cafes can match, more than `candidateLimit`.
+        case many(bound: Int, cafes: Int)
+        /// Only these cafes can match (sorted; possibly none).
         case ids([Int64])
     }
 
@@ -64,12 +62,12 @@ public enum GramBitmaps {
                        (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'cafe_stats'::regclass) AS cafes
             )
             SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes
-            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(listLimit))
+            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(candidateLimit))
             ORDER BY c.chunk
             """)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
-        guard matches <= listLimit else { return .many(bound: matches, cafes: try head.decode(4), ids: nil) }
+        guard matches <= candidateLimit else { return .many(bound: matches, cafes: try head.decode(4)) }
         var ids: [Int64] = []
         ids.reserveCapacity(matches)
         for row in rows where !row.isNull(2) {
@@ -81,6 +79,6 @@ public enum GramBitmaps {
                 }
             }
         }
-        return matches <= candidateLimit ? .ids(ids) : .many(bound: matches, cafes: try head.decode(4), ids: ids)
+        return .ids(ids)
     }
 }

@@ -75,7 +75,7 @@ extension CafeRepository {
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
             if GramBitmaps.worthAsking(cores, anyRare: rare) {
                 switch try GramBitmaps.candidates(conn, keywords: cores, preferred: preferred) {
-                case .ids(let ids), .many(_, _, let ids?): return try conn.queryPlannedPerCall(statement(.candidates(ids)))
+                case .ids(let ids): return try conn.queryPlannedPerCall(statement(.candidates(ids)))
                 case .many, .unknown: break
                 }
             }
