@@ -45,6 +45,36 @@ final class AggregationWorkerTests: XCTestCase {
         while try outboxRows() > 0 && Date() < deadline { usleep(100_000) }
     }
 
+    /// Two `cafe worker` processes pick the common grams from the statistics and build their search
+    /// bitmaps once (the advisory lock lets one build at a time; OR-ing the same bits twice is harmless
+    /// anyway), exactly: every cafe with a gram is in its bitmap.
+    func testWorkersBuildTheSearchBitmapsFromTheStatistics() throws {
+        try pool.query("""
+            INSERT INTO cafes (name, introduction)
+            SELECT 'cafe ' || g, CASE WHEN g % 2 = 0 THEN '渋谷の珈琲' ELSE '京都の紅茶' END || ' No.' || g FROM generate_series(1, 3000) g
+            """)
+        try pool.query("ANALYZE cafes")
+        let workers = try (0..<2).map { _ in try CafeProcess(["worker", "--interval", "0.5"], environment: workerEnvironment) }
+        defer { workers.forEach { $0.signal(SIGTERM); _ = $0.waitForExit(timeout: 10) } }
+        let deadline = Date().addingTimeInterval(30)
+        let ready: SQL = "SELECT count(*) FILTER (WHERE ready)::int, count(*)::int FROM search_bitmap_grams"
+        while Date() < deadline {
+            let row = try pool.query(ready).one()
+            if try row.decode(1, as: Int.self) > 0, try row.decode(0, as: Int.self) == row.decode(1, as: Int.self) { break }
+            usleep(100_000)
+        }
+        let row = try pool.query(ready).one()
+        XCTAssertGreaterThan(try row.decode(1, as: Int.self), 10, "the common grams were chosen")
+        XCTAssertEqual(try row.decode(0, as: Int.self), try row.decode(1, as: Int.self), "and built")
+        let missing: Int = try pool.query("""
+            SELECT count(*)::int FROM cafes c, unnest(c.search_grams) AS u(gram) JOIN search_bitmap_grams g USING (gram)
+            WHERE NOT EXISTS (SELECT 1 FROM search_gram_bitmaps b WHERE b.gram = g.gram AND b.chunk = c.id / 30720
+                              AND get_bit(b.bits, (c.id % 30720)::int) = 1)
+            """).one().decode(0)
+        XCTAssertEqual(missing, 0)
+        XCTAssertEqual(try pool.query("SELECT bit_count(bits)::int FROM search_gram_bitmaps WHERE gram = '渋谷'").one().decode(0, as: Int.self), 1500)
+    }
+
     func testEightWritersTwoWorkerProcessesZeroMismatches() throws {
         let cafes = try makeCafes(50)
         let workers = try (0..<2).map { _ in try CafeProcess(["worker", "--interval", "0.2"], environment: workerEnvironment) }
