@@ -35,42 +35,29 @@ CREATE TABLE search_gram_bitmaps (
 ALTER TABLE search_gram_bitmaps ALTER COLUMN bits SET STORAGE PLAIN;
 
 -- Applies one statement's changes: (id, gram) pairs whose bit to set and pairs whose bit to clear,
--- for grams that have bitmaps. Rows are locked in (gram, chunk) order, so two statements never wait
--- on each other in a circle over rows that exist.
+-- for grams that have bitmaps, as one upsert in (gram, chunk) order. One statement, because it must
+-- be atomic against a row another writer (or the builder) is creating: an UPDATE of the rows that
+-- exist followed by an INSERT of those that do not lost the bits of a row committed in between (the
+-- four-writer test caught it), and locking in two passes let two writers wait on each other in a
+-- circle. A clear for a row that does not exist inserts an all-clear row, which changes nothing.
 CREATE FUNCTION search_bitmaps_apply(set_ids bigint[], set_grams text[], clear_ids bigint[], clear_grams text[])
-RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    d_grams text[];
-    d_chunks integer[];
-    d_set bit(30720)[];
-    d_clear bit(30720)[];
-BEGIN
-    SELECT array_agg(gram ORDER BY gram, chunk), array_agg(chunk ORDER BY gram, chunk),
-           array_agg(coalesce(set_bits, B'0'::bit(30720)) ORDER BY gram, chunk), array_agg(coalesce(clear_bits, B'0'::bit(30720)) ORDER BY gram, chunk)
-    INTO d_grams, d_chunks, d_set, d_clear
-    FROM (
-        SELECT gram, chunk, bit_or(bits) FILTER (WHERE setting) AS set_bits, bit_or(bits) FILTER (WHERE NOT setting) AS clear_bits
+RETURNS void LANGUAGE sql AS $$
+    WITH delta AS (
+        SELECT gram, chunk,
+               coalesce(bit_or(bits) FILTER (WHERE setting), B'0'::bit(30720)) AS set_bits,
+               coalesce(bit_or(bits) FILTER (WHERE NOT setting), B'0'::bit(30720)) AS clear_bits
         FROM (
             SELECT p.gram, (p.id / 30720)::integer AS chunk, set_bit(B'0'::bit(30720), (p.id % 30720)::integer, 1) AS bits, p.setting
             FROM (SELECT i, g, true FROM unnest(set_ids, set_grams) AS s(i, g)
                   UNION ALL SELECT i, g, false FROM unnest(clear_ids, clear_grams) AS c(i, g)) AS p(id, gram, setting)
         ) pairs
         GROUP BY gram, chunk
-    ) delta;
-    IF d_grams IS NULL THEN
-        RETURN;
-    END IF;
-    PERFORM 1 FROM search_gram_bitmaps b JOIN unnest(d_grams, d_chunks) AS d(gram, chunk) USING (gram, chunk)
-    ORDER BY b.gram, b.chunk FOR UPDATE OF b;
-    UPDATE search_gram_bitmaps b SET bits = (b.bits & ~d.clear_bits) | d.set_bits
-    FROM unnest(d_grams, d_chunks, d_set, d_clear) AS d(gram, chunk, set_bits, clear_bits)
-    WHERE b.gram = d.gram AND b.chunk = d.chunk;
+    )
     INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
-    SELECT d.gram, d.chunk, d.set_bits FROM unnest(d_grams, d_chunks, d_set) AS d(gram, chunk, set_bits)
-    WHERE bit_count(d.set_bits) > 0 AND NOT EXISTS (SELECT 1 FROM search_gram_bitmaps e WHERE e.gram = d.gram AND e.chunk = d.chunk)
-    ORDER BY d.gram, d.chunk
-    ON CONFLICT (gram, chunk) DO UPDATE SET bits = b.bits | EXCLUDED.bits;
-END $$;
+    SELECT gram, chunk, set_bits FROM delta ORDER BY gram, chunk
+    ON CONFLICT (gram, chunk) DO UPDATE
+    SET bits = (b.bits & ~(SELECT d.clear_bits FROM delta d WHERE d.gram = EXCLUDED.gram AND d.chunk = EXCLUDED.chunk)) | EXCLUDED.bits
+$$;
 
 CREATE FUNCTION cafes_bitmaps_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE ids bigint[]; grams text[];
