@@ -77,7 +77,7 @@ final class FieldQuerySearchTests: XCTestCase {
         try GramBitmapBuilder(pool: pool).buildAll()
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
-        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, keywords: cores, preferred: statistics.rarestFirst(cores)) }) else {
+        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, keywords: cores, preferred: statistics.lookup(cores).preferred) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)

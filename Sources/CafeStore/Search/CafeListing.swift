@@ -87,6 +87,11 @@ public struct CafeListing: Sendable {
         case lookup(grams: [String])
         /// The page among the cafes the gram bitmaps allow (`GramBitmaps`), each checked by its text.
         case candidates([Int64])
+
+        /// A walk and the candidates read `cafe_stats` alone before joining the page to `cafes`.
+        var readsStatsFirst: Bool { if case .lookup = self { false } else { true } }
+        /// The rows a walk reads at most (none for the candidates: they are few already).
+        var cap: Int? { if case .walk(let cap) = self { cap } else { nil } }
     }
 
     /// The exact check of the keywords against the copy of the search text beside the sort keys.
@@ -134,13 +139,7 @@ public struct CafeListing: Sendable {
         // A walk, or the candidates the bitmaps allow, read only `cafe_stats` (sort keys and a copy
         // of the search text side by side); the page's ≤ limit + 1 rows then join `cafes` (joining
         // 965 candidates before the sort cost as much again as reading them).
-        let walk: (cap: Int?, Void)?
-        switch statement {
-        case .walk(let cap): walk = (cap, ())
-        case .candidates: walk = (nil, ())
-        case .lookup: walk = nil
-        }
-        if let walk, !keywords.isEmpty {
+        if statement.readsStatsFirst, !keywords.isEmpty {
             // Naming the order expressions
             // in each select lets PostgreSQL see that the rows stay in index order, so it stops
             // walking as soon as the page is full instead of sorting everything walked.
@@ -164,7 +163,7 @@ public struct CafeListing: Sendable {
                         FROM \(source)
                         \(SQL.where(position))
                         ORDER BY \(fixed: descending)
-                        \(fixed: walk.cap.map { "LIMIT \($0)" } ?? "")
+                        \(fixed: statement.cap.map { "LIMIT \($0)" } ?? "")
                     ) s
                     WHERE \(matching)
                     ORDER BY \(fixed: namedOrder)
@@ -193,8 +192,7 @@ extension CafeRepository {
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let (hints, rare) = statistics.lookup(listing.keywords)
-        let preferred = statistics.rarestFirst(listing.keywords)
+        let (hints, rare, preferred) = statistics.lookup(listing.keywords)
         let rows: QueryResult = try pool.withConnection { conn in
             func run(_ statement: CafeListing.Statement) throws -> QueryResult {
                 switch statement {

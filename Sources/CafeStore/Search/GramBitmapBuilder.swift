@@ -127,31 +127,26 @@ public struct GramBitmapBuilder: Sendable {
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
-        var bits = [UInt8](repeating: 0, count: grams.count * chunks.count * rowBytes)
-        var present = [Bool](repeating: false, count: grams.count * chunks.count)
-        for (offset, chunk) in scanned.withLock({ $0 }) {
-            for index in grams.indices where chunk.present[index] {
-                let slot = index * chunks.count + offset
-                present[slot] = true
-                bits.replaceSubrange((slot * rowBytes)..<((slot + 1) * rowBytes), with: chunk.bits[(index * rowBytes)..<((index + 1) * rowBytes)])
-            }
+        let chunkBits = scanned.withLock { $0 }
+        // Gram-major: every chunk of the first gram, then of the next.
+        let built = grams.indices.flatMap { index in
+            chunks.indices.compactMap { offset in chunkBits[offset]?.present[index] == true ? (index, offset) : nil }
         }
-        let built = present.indices.filter { present[$0] }
         // The bits go as one comma-separated hex string per statement, split in SQL: as an array
         // literal of thousands of 7,680-digit elements, escaping it cost more than the build (and
         // `substr` of one long text is a scan from its start per row).
         for batch in stride(from: 0, to: built.count, by: 256).map({ built[$0..<min($0 + 256, built.count)] }) {
             var hex = [UInt8]()
             hex.reserveCapacity(batch.count * (rowBytes * 2 + 1))
-            for slot in batch {
+            for (index, offset) in batch {
                 if !hex.isEmpty { hex.append(UInt8(ascii: ",")) }
-                Self.appendHex(bits[(slot * rowBytes)..<((slot + 1) * rowBytes)], to: &hex)
+                if let bits = chunkBits[offset]?.bits { Self.appendHex(bits[(index * rowBytes)..<((index + 1) * rowBytes)], to: &hex) }
             }
             try tx.query("""
                 INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
                 SELECT t.gram, t.chunk, ('x' || t.hex)::bit(\(fixed: String(GramBitmaps.chunkBits)))
-                FROM unnest(\(PostgresTextArray(batch.map { grams[$0 / chunks.count] }))::text[],
-                            \(PostgresTextArray(batch.map { String(chunks.lowerBound + $0 % chunks.count) }))::integer[],
+                FROM unnest(\(PostgresTextArray(batch.map { grams[$0.0] }))::text[],
+                            \(PostgresTextArray(batch.map { String(chunks.lowerBound + $0.1) }))::integer[],
                             string_to_array(\(String(decoding: hex, as: UTF8.self)), ','))
                      WITH ORDINALITY AS t(gram, chunk, hex, n)
                 JOIN search_bitmap_grams USING (gram)
@@ -191,13 +186,10 @@ struct GramKeys {
         var indexes = [Int32](repeating: -1, count: 1 << bits)
         let shift = 64 - bits
         for (index, gram) in grams.enumerated() {
-            let scalars = Array(gram.unicodeScalars)
-            let key: UInt64
-            switch scalars.count {
-            case 1: key = Self.key(scalars[0])
-            case 2: key = Self.key(scalars[0], scalars[1])
-            default: continue   // not a gram of the search index: nothing to build
-            }
+            let scalars = gram.unicodeScalars
+            // A gram of the search index is one or two code points; anything else has nothing to build.
+            guard let first = scalars.first, let last = scalars.last, scalars.count <= 2 else { continue }
+            let key = scalars.count == 1 ? Self.key(first) : Self.key(first, last)
             var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
             while keys[slot] != Self.empty && keys[slot] != key { slot = (slot + 1) & (keys.count - 1) }
             keys[slot] = key

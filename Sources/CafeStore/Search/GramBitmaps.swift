@@ -17,7 +17,7 @@ public enum GramBitmaps {
     /// lookup of a 3-digit number did). Past it the order's walk finds a page among more than ~1%
     /// of cafes within a few thousand rows, where no order puts them last.
     static let candidateLimit = 10_000
-    /// Bitmaps ANDed (in `GramStatistics.rarestFirst`'s order: each keyword's rarest first): four,
+    /// Bitmaps ANDed (in the order of `GramStatistics.lookup`'s `preferred`: each keyword's rarest first): four,
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
     /// further grams add nothing to its first.
@@ -40,7 +40,7 @@ public enum GramBitmaps {
     }
 
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
-    /// grams to AND, rarest first (`GramStatistics.rarestFirst`).
+    /// grams to AND, rarest first (`GramStatistics.lookup`).
     static func candidates(_ conn: Connection, keywords: [String], preferred: [String]) throws -> Candidates {
         let rows = try conn.query("""
             WITH used AS (

@@ -37,32 +37,29 @@ public final class GramStatistics: Sendable {
     /// is then empty, which makes `cafe_matching_ids` look up all its grams and the index intersect
     /// them. (A phrase's grams are not independent — チーズケーキ's always come together — so none
     /// of this decides to skip the walk; it only shapes the lookup after a walk that did not fill the page.)
-    public func lookup(_ keywords: [String]) -> (hints: [String], anyRare: Bool) {
+    ///
+    /// `preferred` is every gram of the keywords in the order `GramBitmaps` ANDs them: each keyword's
+    /// rarest, then each one's second rarest, and so on, so that a few grams already narrow by every
+    /// keyword (three phrases' first six grams are two of each, not all of two phrases).
+    public func lookup(_ keywords: [String]) -> (hints: [String], anyRare: Bool, preferred: [String]) {
         let frequencies = current()
-        let grams = keywords.map { Set(Self.grams(of: $0)).map { (gram: $0, frequency: frequencies[$0] ?? 0) } }
-        let rarest = grams.map { $0.min { ($0.frequency, $0.gram) < ($1.frequency, $1.gram) } ?? ("", 0) }
-        let anyRare = rarest.contains { $0.frequency < Self.rareBelow }
-        let together = rarest.reduce(1.0) { $0 * $1.frequency }
-        if anyRare || together < Self.rareBelow { return (rarest.map(\.gram), anyRare) }
-        return (zip(grams, rarest).map { $0.count > 1 ? "" : $1.gram }, false)
-    }
-
-    /// Every gram of `keywords` in the order `GramBitmaps` ANDs them: each keyword's rarest, then
-    /// each one's second rarest, and so on, so that a few grams already narrow by every keyword
-    /// (three phrases' first six grams are two of each, not all of two phrases).
-    func rarestFirst(_ keywords: [String]) -> [String] {
-        let frequencies = current()
+        // Each keyword's distinct grams, the rarest first.
         let ranked = keywords.map { keyword in
-            Set(Self.grams(of: keyword)).sorted { (frequencies[$0] ?? 0, $0) < (frequencies[$1] ?? 0, $1) }
+            Set(Self.grams(of: keyword)).map { (gram: $0, frequency: frequencies[$0] ?? 0) }
+                .sorted { ($0.frequency, $0.gram) < ($1.frequency, $1.gram) }
         }
-        var order: [String] = []
+        var preferred: [String] = []
         var seen = Set<String>()
         for rank in 0..<(ranked.map(\.count).max() ?? 0) {
-            for grams in ranked where rank < grams.count && seen.insert(grams[rank]).inserted {
-                order.append(grams[rank])
+            for grams in ranked where rank < grams.count && seen.insert(grams[rank].gram).inserted {
+                preferred.append(grams[rank].gram)
             }
         }
-        return order
+        let rarest = ranked.map { $0.first ?? ("", 0) }
+        let anyRare = rarest.contains { $0.frequency < Self.rareBelow }
+        let together = rarest.reduce(1.0) { $0 * $1.frequency }
+        if anyRare || together < Self.rareBelow { return (rarest.map(\.gram), anyRare, preferred) }
+        return (zip(ranked, rarest).map { $0.count > 1 ? "" : $1.gram }, false, preferred)
     }
 
     public func rarestGrams(_ keywords: [String]) -> [(gram: String, frequency: Double)] {

@@ -69,8 +69,7 @@ extension CafeRepository {
                           _ statement: (RecordQuerySQL<CafeField>.Narrowing) -> SQL) throws -> QueryResult {
         let cores = sql.indexableCores
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let (hints, rare) = cores.isEmpty ? ([], false) : statistics.lookup(cores)
-        let preferred = statistics.rarestFirst(cores)
+        let (hints, rare, preferred) = cores.isEmpty ? ([], false, []) : statistics.lookup(cores)
         return try pool.withConnection { conn in
             if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
             if GramBitmaps.worthAsking(cores, anyRare: rare) {
