@@ -10,7 +10,7 @@ FUZZ_DEPS  := curl
 BROWSER_DEPS := chromium chromium-driver fonts-ipafont-gothic
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test deps build release bench overload fuzz clean
+.PHONY: run test deps build release bench overload fuzz cluster clean
 
 run: deps release
 	.build/release/cafe serve --seed-demo
@@ -53,6 +53,12 @@ fuzz: deps
 	@tools/ensure-packages $(FUZZ_DEPS)
 	$(SWIFT) build --product cafe
 	tools/fuzz.sh
+
+# A primary, a streaming standby, two API processes, two workers and nginx in front, on this machine
+# (tools/cluster.sh); prints the URL, Ctrl-C stops it. CLUSTER_DIR, CLUSTER_PORT (8080).
+cluster: deps release
+	@tools/ensure-packages nginx-light curl
+	tools/cluster.sh
 
 clean:
 	rm -rf .build

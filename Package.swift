@@ -36,7 +36,7 @@ let package = Package(
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging"]),
 
-        .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "CafeTestSupport"]),
+        .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CafeTestSupport"]),
         .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"]),
         .testTarget(name: "CafeDomainTests", dependencies: ["CafeDomain"]),
         .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),

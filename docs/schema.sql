@@ -430,7 +430,8 @@ CREATE TABLE public.sessions (
     token_hash bytea NOT NULL,
     user_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone NOT NULL
+    expires_at timestamp with time zone NOT NULL,
+    last_write_lsn pg_lsn
 );
 
 CREATE TABLE public.users (

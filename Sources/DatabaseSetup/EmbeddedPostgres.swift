@@ -26,9 +26,17 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         public var durability: Bool
         public var superuser: String
         public var startTimeout: TimeInterval
+        /// A primary's connection string: the directory is then a streaming standby of it, copied
+        /// by `pg_basebackup -R` on first use and read-only (`hot_standby_feedback` on, so that its
+        /// reads are not cancelled by the primary's vacuum).
+        public var standbyOf: String?
+        /// More server settings (`-c name=value`), e.g. `recovery_min_apply_delay` for a standby.
+        public var settings: [String: String]
 
         public init(dataDirectory: URL, database: String = "cafe", durability: Bool = true,
-                    superuser: String = "cafe", startTimeout: TimeInterval = 60) {
+                    superuser: String = "cafe", startTimeout: TimeInterval = 60, standbyOf: String? = nil, settings: [String: String] = [:]) {
+            self.standbyOf = standbyOf
+            self.settings = settings
             self.dataDirectory = dataDirectory.standardizedFileURL
             self.database = database
             self.durability = durability
@@ -70,7 +78,8 @@ public final class EmbeddedPostgres: @unchecked Sendable {
             logger.debug("attaching to running embedded PostgreSQL", [("dir", options.dataDirectory.path)])
         }
         try server.waitUntilReady()
-        try server.createDatabase(options.database, ifMissing: true)
+        // A standby has the primary's databases, and cannot create any.
+        if options.standbyOf == nil { try server.createDatabase(options.database, ifMissing: true) }
         return server
     }
 
@@ -131,8 +140,24 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         if FileManager.default.fileExists(atPath: dir.appendingPathComponent("PG_VERSION").path) { return }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try account.takeOwnership(of: dir)
-        logger.info("initialising embedded PostgreSQL", [("dir", dir.path)])
         let bin = try Self.binDirectory()
+        if let primary = options.standbyOf {
+            logger.info("copying the primary for a standby", [("dir", dir.path)])
+            // A fast checkpoint: the default spreads it over minutes.
+            let status = try run(bin.appendingPathComponent("pg_basebackup").path,
+                                 ["-D", dir.path, "-R", "--checkpoint=fast", "-X", "stream", "-d", primary],
+                                 dieWithParent: false, waitForExit: true)
+            guard status == 0 else {
+                try? FileManager.default.removeItem(at: dir)
+                throw launchError("pg_basebackup failed with status \(status); see \(logFile.path)")
+            }
+            // The primary's socket lives in its directory, so the copy holds its lock file.
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] where entry.hasPrefix(".s.PGSQL.") {
+                try? FileManager.default.removeItem(at: dir.appendingPathComponent(entry))
+            }
+            return
+        }
+        logger.info("initialising embedded PostgreSQL", [("dir", dir.path)])
         let status = try run(bin.appendingPathComponent("initdb").path, [
             "-D", dir.path, "-E", "UTF8", "--locale=C.UTF-8", "-U", options.superuser,
             "--auth=trust", "--no-instructions",
@@ -157,6 +182,8 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         if !options.durability {
             args += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
         }
+        if options.standbyOf != nil { args += ["-c", "hot_standby=on", "-c", "hot_standby_feedback=on"] }
+        args += options.settings.sorted { $0.key < $1.key }.flatMap { ["-c", "\($0.key)=\($0.value)"] }
         let pid = try run(bin.appendingPathComponent("postgres").path, args, dieWithParent: true, waitForExit: false)
         ownedPID = pid
         logger.info("embedded PostgreSQL started", [("pid", String(pid)), ("dir", dir)])

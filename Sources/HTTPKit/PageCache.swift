@@ -10,6 +10,9 @@ public final class PageCache: @unchecked Sendable {
     public struct Stamp: Sendable, Equatable {
         fileprivate let generations: [UInt64]
         fileprivate let epoch: UInt64
+        /// The newest position (in the database's log) a change was heard at: an answer computed
+        /// for this stamp must reflect at least that, wherever it reads (a read replica may lag).
+        public let floor: UInt64
     }
 
     public let capacityBytes: Int
@@ -18,6 +21,7 @@ public final class PageCache: @unchecked Sendable {
     private var generations: [UInt64]
     /// Bumped by `suspend` and `resume`: an answer computed across either is never stored.
     private var epoch: UInt64 = 0
+    private var floor: UInt64 = 0
     private var suspended = false
     private var entries: [String: Node] = [:]
     /// Most recently used at `head`.
@@ -49,7 +53,7 @@ public final class PageCache: @unchecked Sendable {
 
     /// Take this before computing an answer; store the answer with it.
     public func stamp() -> Stamp {
-        lock.withLock { Stamp(generations: generations, epoch: epoch) }
+        lock.withLock { Stamp(generations: generations, epoch: epoch, floor: floor) }
     }
 
     /// The stored answer for `key` and its ETag, if every kind it shows is unchanged since it was computed.
@@ -85,15 +89,23 @@ public final class PageCache: @unchecked Sendable {
         }
     }
 
-    /// Something of this kind changed: answers that show it are no longer served.
-    public func changed(_ kind: String) {
+    /// Something of this kind changed, committed at or before `position` (0: unknown): answers
+    /// that show it are no longer served, and the next ones must reflect `position`.
+    public func changed(_ kind: String, at position: UInt64 = 0) {
         guard let index = kinds.firstIndex(of: kind) else { return }
-        lock.withLock { generations[index] &+= 1 }
+        lock.withLock {
+            floor = max(floor, position)
+            generations[index] &+= 1
+        }
     }
 
-    /// Everything may have changed (this process just wrote): no answer stored so far is served.
-    public func changedAll() {
-        lock.withLock { for i in generations.indices { generations[i] &+= 1 } }
+    /// Everything may have changed (this process just wrote, committed at or before `position`):
+    /// no answer stored so far is served.
+    public func changedAll(at position: UInt64 = 0) {
+        lock.withLock {
+            floor = max(floor, position)
+            for i in generations.indices { generations[i] &+= 1 }
+        }
     }
 
     /// Changes may go unheard (the notifications stopped): drop everything and store nothing.
@@ -105,9 +117,10 @@ public final class PageCache: @unchecked Sendable {
         }
     }
 
-    /// Changes are heard again; what was computed before this is not trusted.
-    public func resume() {
+    /// Changes are heard again since `position`; what was computed before this is not trusted.
+    public func resume(at position: UInt64 = 0) {
         lock.withLock {
+            floor = max(floor, position)
             epoch &+= 1
             clear()
             suspended = false

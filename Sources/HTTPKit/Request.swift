@@ -18,6 +18,9 @@ public struct Request: Sendable {
     /// Set by middleware for a POST that changes nothing (a Parse query sent as a POST): it is
     /// neither rate-limited as a write nor made idempotent.
     public var readsOnly = false
+    /// The least position in the database's log a read for this request must reflect (0: any),
+    /// set by whoever knows of a change the answer must show (the page cache; see `PublicReads`).
+    public var readFloor: UInt64 = 0
     /// Where the router found the request line leads, once it has looked; and whether the route's
     /// admission checks have run.
     var routing: Routing?

@@ -65,6 +65,13 @@ public final class ConnectionPool: @unchecked Sendable {
     /// pool on this thread, it is that transaction's connection.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         if let ambient = ambientConnection { return try body(ambient) }
+        if let scope = redirectingScope { return try scope.run { try $0.withConnectionHere(body) } }
+        return try withConnectionHere(body)
+    }
+
+    /// `withConnection` on this pool itself, whatever read scope the thread is in.
+    func withConnectionHere<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let ambient = ambientConnection { return try body(ambient) }
         let connection = try acquire()
         defer { release(connection) }
         return try body(connection)
@@ -77,7 +84,13 @@ public final class ConnectionPool: @unchecked Sendable {
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
         if let ambient = ambientConnection { return try ambient.transaction(body) }
-        return try withConnection { connection in
+        if let scope = redirectingScope { return try scope.run { try $0.transactionHere(body) } }
+        return try transactionHere(body)
+    }
+
+    func transactionHere<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let ambient = ambientConnection { return try ambient.transaction(body) }
+        return try withConnectionHere { connection in
             try connection.transaction { tx in
                 try Self.$ambient.withValue(Ambient(pool: ObjectIdentifier(self), connection: tx)) { try body(tx) }
             }
@@ -90,7 +103,22 @@ public final class ConnectionPool: @unchecked Sendable {
     @discardableResult
     public func statement<T>(_ body: (Connection) throws -> T) throws -> T {
         if let ambient = ambientConnection { return try ambient.transaction(body) }
-        return try withConnection(body)
+        if let scope = redirectingScope { return try scope.run { try $0.withConnectionHere(body) } }
+        return try withConnectionHere(body)
+    }
+
+    /// Inside `ReadReplicas.reading`: where this thread's uses of the primary's pools go instead.
+    struct ReadRedirect: @unchecked Sendable {   // only ever read on the thread that set it
+        let sources: Set<ObjectIdentifier>
+        let scope: ReadScope
+    }
+
+    @TaskLocal static var readScope: ReadRedirect?
+
+    /// The read scope that redirects this pool's uses, if any.
+    private var redirectingScope: ReadScope? {
+        guard let redirect = Self.readScope, redirect.sources.contains(ObjectIdentifier(self)) else { return nil }
+        return redirect.scope
     }
 
     private struct Ambient: @unchecked Sendable {   // only ever read on the thread that set it

@@ -83,6 +83,11 @@ public enum SQLState {
     public static let crashShutdown = "57P02"
     public static let cannotConnectNow = "57P03"
     public static let duplicateDatabase = "42P04"
+    /// A write on a standby (read-only: it is in recovery).
+    public static let readOnlyTransaction = "25006"
+    /// Also how a standby cancels a query that conflicts with the WAL it replays.
+    public static let serializationFailure = "40001"
+    public static let databaseDropped = "57P04"
     /// A NUL in text (PostgreSQL's text cannot hold one).
     public static let characterNotInRepertoire = "22021"
     public static let inFailedTransaction = "25P02"

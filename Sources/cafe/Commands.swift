@@ -23,6 +23,7 @@ enum Commands {
           seed      Fill the database with demo data or synthetic cafes
           import-parse  Bring a Parse app's users, cafes, comments and photos across from its export
           admin     Administrative tasks (create-user)
+          database  Run the embedded PostgreSQL alone (a primary, or a streaming standby of one)
 
         Run `cafe <command> --help` for a command's options.
         Environment: DATABASE_URL (unset: embedded PostgreSQL in CAFE_DATA_DIR, default .cafe/pgdata),
@@ -116,6 +117,33 @@ enum Commands {
             if let error = run.error { line += ", ERROR \(error)" }
             print(line + "  [\(run.worker)]")
         }
+    }
+
+    // MARK: database
+
+    static let databaseHelp = """
+        Usage: cafe database [--standby-of CONNINFO]
+
+          (no option)             run the embedded PostgreSQL on $CAFE_DATA_DIR until SIGTERM or SIGINT
+          --standby-of CONNINFO   make that directory a streaming standby of the primary CONNINFO names (copied
+                                  with pg_basebackup -R on first use), read-only, for DATABASE_READ_URLS
+
+        Prints the connection string for DATABASE_URL or DATABASE_READ_URLS. Its socket is in the
+        directory: processes on this machine only (see "Running on more than one machine" in the README).
+        """
+
+    static func database(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["standby-of"], boolean: ["help"])
+        if args.has("help") { print(databaseHelp); return 0 }
+        guard config.databaseURL == nil else { throw Arguments.Invalid(description: "cafe database runs the embedded server: unset DATABASE_URL") }
+        let shutdown = ShutdownSignal()
+        let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, standbyOf: args["standby-of"]),
+                                                logger: logger.with("component", "embedded-postgres"))
+        FileHandle.standardOutput.write(Data((server.conninfo() + "\n").utf8))
+        logger.info(args["standby-of"] == nil ? "database running" : "standby running", [("conninfo", server.conninfo())])
+        shutdown.wait()
+        server.stop()
+        return 0
     }
 
     // MARK: migrate

@@ -14,6 +14,8 @@ public final class Application: Sendable {
     public let server: HTTPServer
     public let migrator: Migrator
     private let heavyQueries: ConnectionPool
+    /// The standbys public reads go to; nil without `DATABASE_READ_URLS`.
+    private let replicas: ReadReplicas?
     /// Keeps the page cache exact; nil with `PAGE_CACHE_BYTES=0`.
     private let pageCacheListener: PageCacheListener?
     public let pageCache: PageCache?
@@ -52,13 +54,30 @@ public final class Application: Sendable {
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
         let upload = RouteCost(lane: queries, maxBodyBytes: configuration.maxBodyBytes)
         // The route groups: each route belongs to one, which says what runs around it and how its errors read.
+        // Heavy /parse queries (see `QueryBudget`) on connections of their own.
+        heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
+                                            acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
+                                            settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
+                                            preparedStatementLimit: pool.configuration.preparedStatementLimit),
+                                      logger: Logger(label: "db.pool", minimum: configuration.logLevel))
+        // Public reads on the standbys (DATABASE_READ_URLS), heavy ones included; see `PublicReads`.
+        let replicas = configuration.databaseReadURLs.isEmpty ? nil
+            : ReadReplicas(.init(standbys: configuration.databaseReadURLs, maxLag: configuration.maxReplicaLag), primary: pool,
+                           alsoRedirecting: [heavyQueries], logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
+        self.replicas = replicas
+        let publicReads = PublicReads(replicas: replicas, sessions: sessions, routes: [
+            "GET /v1/cafes", "GET /v1/cafes/{id}", "GET /v1/cafes/{id}/comments", "GET /v1/comments", "GET /v1/files/{id}",
+            "GET /parse/classes/{className}", "GET /parse/classes/{className}/{objectId}", "GET /parse/files/{appId}/{name}",
+        ])
+        let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
-                                        + MetricsController(requests: requestMetrics, pool: pool, server: serverReference, token: configuration.metricsToken).routes
+                                        + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, server: serverReference,
+                                                            token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
         let parseFiles = ParseFilesController(context: parse, files: files)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
-                                   renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
+                                   middleware: [publicReads], renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
@@ -67,15 +86,9 @@ public final class Application: Sendable {
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
-        let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [IdempotentWrites(pool: pool, sessions: sessions)],
+        let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [publicReads, commitPositions, IdempotentWrites(pool: pool, sessions: sessions)],
                             renderError: problems, cost: json(queries),
                             costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })
-        // Heavy /parse queries (see `QueryBudget`) on connections of their own.
-        heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
-                                            acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
-                                            settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
-                                            preparedStatementLimit: pool.configuration.preparedStatementLimit),
-                                      logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
                                        queueLimit: configuration.queryBudget.heavyQueue,
                                        timeBudget: configuration.queryBudget.heavyShare > 0
@@ -88,7 +101,8 @@ public final class Application: Sendable {
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts, objectIDs: objectIDs).routes + parseClasses.routes + parseFiles.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
                                   admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
-                                  middleware: [IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
+                                  middleware: [publicReads, commitPositions,
+                                               IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   costOverrides: CredentialRoutes.hashingCost(among: parseRoutes, json(hashing))
                                       .merging(["POST /parse/files/{name}": upload]) { $1 })
@@ -115,6 +129,7 @@ public final class Application: Sendable {
     public func migrate() throws -> [Int] { try database.migrate(migrator) }
 
     public func start() throws {
+        replicas?.start()
         pageCacheListener?.start()
         try server.start()
     }
@@ -123,6 +138,7 @@ public final class Application: Sendable {
     public func shutdown() {
         server.shutdown()
         pageCacheListener?.stop()
+        replicas?.close()
         heavyQueries.close()
         database.close()
     }

@@ -9,6 +9,11 @@ import PostgresKit
 public struct Configuration: Sendable {
     /// `DATABASE_URL` (URL or keyword string). Unset: start the embedded PostgreSQL.
     public var databaseURL: String?
+    /// `DATABASE_READ_URLS`: read-only standbys of that database (comma-separated URLs or keyword
+    /// strings), which answer the public reads (see `ReadReplicas`). Empty: every read goes to the primary.
+    public var databaseReadURLs: [String]
+    /// `DB_MAX_REPLICA_LAG` (default 5): seconds of WAL a standby may be behind and still answer reads.
+    public var maxReplicaLag: Double
     /// `CAFE_DATA_DIR`: the embedded cluster's directory (default `.cafe/pgdata`, or one under
     /// `/var/lib/cafe/` when root's `postgres` account cannot reach that; see `dataDirectoryNote`).
     public var dataDirectory: URL
@@ -109,6 +114,8 @@ public struct Configuration: Sendable {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        databaseReadURLs = (environment["DATABASE_READ_URLS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty }
+        maxReplicaLag = max(0, environment["DB_MAX_REPLICA_LAG"].flatMap { Double($0) } ?? 5)
         if let configured = environment["CAFE_DATA_DIR"].flatMap({ $0.isEmpty ? nil : $0 }) {
             dataDirectory = URL(fileURLWithPath: configured)
         } else if databaseURL != nil {

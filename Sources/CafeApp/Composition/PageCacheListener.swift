@@ -6,7 +6,8 @@ import PostgresKit
 /// Keeps a `PageCache` exact: a connection of its own `LISTEN`s on `cafe_pages` (migration 0016)
 /// and marks each kind of data changed as its notification arrives. Until it listens, and whenever
 /// its connection is lost, the cache is emptied and bypassed (changes may have gone unheard); it
-/// reconnects by itself. The notifications come from the primary (a standby delivers none).
+/// reconnects by itself. The notifications come from the primary (a standby delivers none), and each carries the primary's
+/// log position when heard, which a standby must have replayed to fill the cache (`PageCache.Stamp.floor`).
 final class PageCacheListener: @unchecked Sendable {
     static let channel = "cafe_pages"
     private let conninfo: String
@@ -45,13 +46,16 @@ final class PageCacheListener: @unchecked Sendable {
             do {
                 let connection = try Connection(conninfo: conninfo, applicationName: "cafe-page-cache")
                 try connection.query("LISTEN cafe_pages")
-                cache.resume()   // after LISTEN: nothing computed before it is trusted
+                cache.resume(at: try Self.position(connection))   // after LISTEN: nothing computed before it is trusted
                 logger.debug("page cache listening")
                 backoff = 0.2
                 while !shouldStop {
-                    for notification in try connection.notifications(waitingUpTo: 0.5) where notification.channel == Self.channel {
-                        cache.changed(notification.payload)
-                    }
+                    let heard = try connection.notifications(waitingUpTo: 0.5).filter { $0.channel == Self.channel }
+                    guard !heard.isEmpty else { continue }
+                    // Read after the notifications arrived, so at or past their commits: answers
+                    // computed from now on must reflect it, even when a standby computes them.
+                    let position = try Self.position(connection)
+                    for notification in heard { cache.changed(notification.payload, at: position) }
                 }
             } catch {
                 cache.suspend()
@@ -61,5 +65,11 @@ final class PageCacheListener: @unchecked Sendable {
             }
         }
         cache.suspend()
+    }
+
+    /// The primary's current log position.
+    private static func position(_ connection: Connection) throws -> UInt64 {
+        let text = try connection.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self)
+        return WALPosition(text)?.value ?? 0
     }
 }

@@ -11,6 +11,7 @@ import Synchronization
 struct MetricsController: Sendable {
     let requests: RequestMetrics
     let pool: ConnectionPool
+    let replicas: ReadReplicas?
     let server: ServerReference
     let token: String?
 
@@ -35,6 +36,15 @@ struct MetricsController: Sendable {
             Prometheus.gauge("cafe_lane_requests", "Requests on each work lane, running or waiting for a thread.",
                              lanes.flatMap { [("lane=\"\($0.0)\",state=\"running\"", Double($0.1.running)),
                                               ("lane=\"\($0.0)\",state=\"waiting\"", Double($0.1.waiting))] }, into: &out)
+        }
+        if let replicas {
+            let targets = replicas.statistics
+            Prometheus.gauge("cafe_db_reads_total", "Public reads answered by each database (since this process started).", type: "counter",
+                             targets.map { ("target=\"\($0.name)\"", Double($0.reads)) }, into: &out)
+            Prometheus.gauge("cafe_db_standby_healthy", "1 while a standby answers reads (reachable, in recovery, within DB_MAX_REPLICA_LAG).",
+                             targets.dropFirst().map { ("target=\"\($0.name)\"", $0.healthy ? 1 : 0) }, into: &out)
+            Prometheus.gauge("cafe_db_standby_lag_seconds", "How far each reachable standby is behind the primary.",
+                             targets.dropFirst().compactMap { t in t.lagSeconds.map { ("target=\"\(t.name)\"", $0) } }, into: &out)
         }
         databaseMetrics(into: &out)
         processMetrics(into: &out)

@@ -12,9 +12,9 @@ struct CORSPolicy: Sendable {
     static let allowedHeaders: Set<String> = [
         "authorization", "content-type", "idempotency-key", "if-none-match", "x-request-id",
         "x-parse-application-id", "x-parse-session-token", "x-parse-client-key", "x-parse-rest-api-key",
-        "x-parse-installation-id", "x-parse-client-version", "x-parse-request-id",
+        "x-parse-installation-id", "x-parse-client-version", "x-parse-request-id", "x-min-lsn",
     ]
-    static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed"
+    static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed, X-Commit-LSN"
 
     func respond(_ request: Request, next: (Request) -> Response) -> Response {
         guard let origin = request.header("origin") else { return next(request) }

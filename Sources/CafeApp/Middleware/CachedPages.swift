@@ -1,5 +1,6 @@
 import Foundation
 import HTTPKit
+import PostgresKit
 
 /// Which answers the page cache keeps, and how they are served. Only anonymous `GET`s of public
 /// pages: the cafe list and search, one cafe, its comments, everyone's recent comments. A request
@@ -21,8 +22,10 @@ struct CachedPages: Sendable {
 
     /// The request's cache key and what its page shows, or nil if it may not be cached.
     func entry(_ request: Request) -> (key: String, kinds: [String])? {
+        // A client that names a write it must see (X-Min-LSN) may be ahead of what this process has heard.
         guard request.method == "GET", let route = request.route, let kinds = Self.routes[route],
-              request.header("authorization") == nil, request.header("x-parse-session-token") == nil else { return nil }
+              request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
+              request.header(PublicReads.minimumPositionHeader) == nil else { return nil }
         // The path and the decoded parameters, sorted, each length-prefixed so no two requests share a key.
         var key = "\(request.path.utf8.count):\(request.path)"
         for (name, value) in request.query.sorted(by: { $0.key < $1.key }) {
@@ -41,6 +44,8 @@ struct CachedPages: Sendable {
     func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
         guard let entry = entry(request) else { return respond(request) }
         let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
+        var request = request
+        request.readFloor = max(request.readFloor, stamp.floor)   // a standby that has not replayed a change heard of may not answer
         let computed = respond(request)
         guard computed.status == 200 else { return computed }
         let etag = PageCache.etag(computed.body)
@@ -58,7 +63,7 @@ struct CachedPages: Sendable {
     func wrote(_ request: Request, _ response: Response) {
         guard request.method != "GET", request.method != "HEAD", response.status < 400,
               let route = response.route ?? request.route, Self.writesThatShow.contains(where: { route.hasPrefix($0) }) else { return }
-        cache.changedAll()
+        cache.changedAll(at: response.header(CommitPositions.header).flatMap { WALPosition($0)?.value } ?? 0)
     }
 
     private static func revalidated(_ request: Request, _ response: Response, etag: String) -> Response? {

@@ -22,12 +22,40 @@ public struct SessionRepository: Sendable {
     }
 
     /// The user behind a live (unexpired, unrevoked) token, unless an operator blocked them.
+    /// On the primary even inside a public read: a session created a moment ago may not have
+    /// reached a standby.
     public func user(forToken token: String) throws -> User? {
         guard Tokens.isWellFormed(token) else { return nil }
-        return try pool.query("""
-            SELECT \(UserColumns.select) FROM sessions s JOIN users u ON u.id = s.user_id
-            WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
-            """).first.map { try UserColumns.decode($0) }
+        return try ReadReplicas.onPrimary {
+            try pool.query("""
+                SELECT \(UserColumns.select) FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
+                """).first.map { try UserColumns.decode($0) }
+        }
+    }
+
+    /// Records that the session's client just had a write committed, and returns a WAL position
+    /// at or past that commit (nil for no such session). Its own commit is not waited for
+    /// (`synchronous_commit` off): it only routes reads, and a crash of the primary that loses it
+    /// lets the session's next reads reach a standby still catching up.
+    public func noteWrite(token: String) throws -> WALPosition? {
+        guard Tokens.isWellFormed(token) else { return nil }
+        return try pool.transaction { tx in
+            try tx.execute(script: "SET LOCAL synchronous_commit = off")
+            return try tx.query("""
+                UPDATE sessions SET last_write_lsn = pg_current_wal_insert_lsn()
+                WHERE token_hash = \(Tokens.sha256(token)) RETURNING last_write_lsn::text
+                """).first.flatMap { WALPosition(try $0.decode(0, as: String.self)) }
+        }
+    }
+
+    /// The position `noteWrite` last recorded for the session, read on the primary; nil for none.
+    public func lastWrite(token: String) throws -> WALPosition? {
+        guard Tokens.isWellFormed(token) else { return nil }
+        return try ReadReplicas.onPrimary {
+            try pool.query("SELECT last_write_lsn::text FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
+                .first.flatMap { try $0.decode(0, as: String?.self) }.flatMap { WALPosition($0) }
+        }
     }
 
     public func revoke(token: String) throws {

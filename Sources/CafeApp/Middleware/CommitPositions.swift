@@ -1,0 +1,38 @@
+import CafeStore
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Every successful write answers `X-Commit-LSN`: a position in the primary's log at or past its
+/// commit. A client that sends it back as `X-Min-LSN` reads its write on any replica
+/// (`PublicReads`). With read replicas, it is also recorded on the client's session, for clients
+/// that send nothing back (the Parse SDKs).
+///
+/// Taken after the write's answer is final and never fails it: the write has committed.
+struct CommitPositions: Middleware {
+    static let header = "X-Commit-LSN"
+    let pool: ConnectionPool
+    let sessions: SessionRepository
+    /// Record the position on the session too (there are read replicas).
+    let recordOnSessions: Bool
+    let logger: Logger
+
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        let response = next(request)
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly, (200..<300).contains(response.status) else {
+            return response
+        }
+        do {
+            let position: WALPosition?
+            if recordOnSessions, let token = IdempotentWrites.sessionToken(request), let recorded = try sessions.noteWrite(token: token) {
+                position = recorded
+            } else {
+                position = WALPosition(try pool.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self))
+            }
+            return position.map { response.adding(header: Self.header, $0.description) } ?? response
+        } catch {
+            logger.warning("no commit position for a write's answer", [("error", String(describing: error))])
+            return response
+        }
+    }
+}

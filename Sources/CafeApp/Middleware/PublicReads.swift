@@ -1,0 +1,40 @@
+import CafeStore
+import HTTPKit
+import PostgresKit
+
+/// Sends the public reads (listings, search, one cafe, comments, photos, `/parse` queries and gets)
+/// to a read replica when there are any (`DATABASE_READ_URLS`, see `ReadReplicas`); everything
+/// else — writes, log-ins, sessions, a user's own pages, the console — stays on the primary.
+///
+/// Read-your-writes: a read must reflect
+/// - the position the client names in `X-Min-LSN` (the `X-Commit-LSN` of its last write; the web
+///   client sends it by itself), and
+/// - the last write of the session it sends, if any (recorded by `CommitPositions`): so the Parse
+///   SDKs, which send no such header, still read their own writes without the app changing;
+/// - for the page cache, the last change it heard of (`Request.readFloor`).
+/// A standby that has not replayed that far does not answer it; the primary does.
+struct PublicReads: Middleware {
+    static let minimumPositionHeader = "x-min-lsn"
+    /// nil: no standbys; the header is still checked, so a client's mistake shows everywhere alike.
+    let replicas: ReadReplicas?
+    let sessions: SessionRepository
+    /// `METHOD /pattern` of the public reads; a POST the Parse facade marks as a query counts as a GET.
+    let routes: Set<String>
+
+    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        let method = request.readsOnly ? "GET" : request.method
+        guard let route = request.route, routes.contains("\(method) \(route)") else { return next(request) }
+        var floor = WALPosition(value: request.readFloor)
+        if let named = request.header(Self.minimumPositionHeader) {
+            guard let position = WALPosition(named.trimming(.whitespaces)) else {
+                throw Problem.badRequest("invalid_min_lsn", "X-Min-LSN must be a log position as X-Commit-LSN gives it, e.g. 0/16B3748.")
+            }
+            floor = max(floor, position)
+        }
+        guard let replicas else { return next(request) }
+        if let token = IdempotentWrites.sessionToken(request), let written = try sessions.lastWrite(token: token) {
+            floor = max(floor, written)
+        }
+        return try replicas.reading(atLeast: floor) { next(request) }
+    }
+}

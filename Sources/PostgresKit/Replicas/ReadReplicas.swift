@@ -1,0 +1,195 @@
+import Foundation
+import JSONLogging
+import Synchronization
+
+/// Read-only standbys (`DATABASE_READ_URLS`) beside the primary, and the choice of where a public
+/// read runs. `reading(atLeast:)` runs its body with every use of the primary's pools redirected to
+/// a standby that is healthy and has replayed at least the given WAL position; with none, on the
+/// primary. A standby that fails during the body (down, restarting, shutting down, cancelling for a
+/// recovery conflict, or refusing a write because it is read-only) is left, and the whole body runs
+/// again on the primary: a read has no effect to undo, and no answer is ever a standby's error.
+///
+/// Health comes from `ReplicaMonitor`, every `checkInterval`; a standby is skipped while it does not
+/// answer, is no longer in recovery (promoted: it follows no one), or lags more than `maxLag`.
+public final class ReadReplicas: Sendable {
+    public struct Configuration: Sendable {
+        /// Standbys' connection strings, in order; their pools copy the primary pool's settings.
+        public var standbys: [String]
+        /// Seconds of WAL a standby may be behind and still answer reads (`DB_MAX_REPLICA_LAG`).
+        public var maxLag: TimeInterval
+        public var checkInterval: TimeInterval
+
+        public init(standbys: [String], maxLag: TimeInterval = 5, checkInterval: TimeInterval = 1) {
+            self.standbys = standbys
+            self.maxLag = maxLag
+            self.checkInterval = checkInterval
+        }
+    }
+
+    public let configuration: Configuration
+    /// Where writes, sessions and transactions go, and where reads go when no standby may answer.
+    public let primary: ConnectionPool
+    /// The primary's pools whose uses a read scope redirects (the regular and the heavy-query pool).
+    private let redirected: Set<ObjectIdentifier>
+    let standbys: [Standby]
+    private let monitor: ReplicaMonitor
+    private let nextStandby = Atomic<Int>(0)
+    private let primaryReads = Atomic<Int>(0)
+    private let logger: Logger
+
+    public init(_ configuration: Configuration, primary: ConnectionPool, alsoRedirecting others: [ConnectionPool] = [],
+                logger: Logger = Logger(label: "db.replicas")) {
+        self.configuration = configuration
+        self.primary = primary
+        self.logger = logger
+        redirected = Set(([primary] + others).map(ObjectIdentifier.init))
+        standbys = configuration.standbys.enumerated().map { index, conninfo in
+            var settings = primary.configuration
+            settings.conninfo = conninfo
+            settings.applicationName += "-read"
+            return Standby(name: "standby\(index + 1)", pool: ConnectionPool(settings, logger: logger))
+        }
+        monitor = ReplicaMonitor(primary: primary.configuration.conninfo, standbys: standbys, maxLag: configuration.maxLag,
+                                 interval: configuration.checkInterval, logger: logger)
+    }
+
+    /// Starts following the standbys' health (a first check runs before it returns).
+    public func start() { monitor.start() }
+
+    public func close() {
+        monitor.stop()
+        for standby in standbys { standby.pool.close() }
+    }
+
+    /// Runs `body` as a public read that must reflect every commit up to `floor`: on a standby
+    /// that has replayed that far, else on the primary. Nested calls join the outer scope.
+    public func reading<T>(atLeast floor: WALPosition = .zero, _ body: () throws -> T) throws -> T {
+        if ConnectionPool.readScope != nil { return try body() }
+        let scope = ReadScope(replicas: self, floor: floor)
+        return try ConnectionPool.$readScope.withValue(ConnectionPool.ReadRedirect(sources: redirected, scope: scope)) { try body() }
+    }
+
+    /// Runs `body` on the primary even inside a read scope: for what must see the latest commit
+    /// (a session created a moment ago, a log-in's throttle).
+    public static func onPrimary<T>(_ body: () throws -> T) rethrows -> T {
+        try ConnectionPool.$readScope.withValue(nil) { try body() }
+    }
+
+    /// The standby a read at `floor` may use, or nil for the primary: round robin over the healthy
+    /// ones known to have replayed `floor`; failing that, one healthy standby asked now.
+    func standby(for floor: WALPosition) -> Standby? {
+        let healthy = standbys.filter { $0.state.withLock { $0.healthy } }
+        guard !healthy.isEmpty else { return nil }
+        let start = nextStandby.add(1, ordering: .relaxed).oldValue & Int.max
+        let ordered = (0..<healthy.count).map { healthy[(start + $0) % healthy.count] }
+        if let caughtUp = ordered.first(where: { $0.state.withLock { $0.replayed } >= floor }) { return caughtUp }
+        for candidate in ordered {
+            guard let replayed = try? candidate.pool.withConnection({ try $0.query("SELECT pg_last_wal_replay_lsn()::text").one().decode(0, as: String?.self) })
+            else {
+                candidate.markDown("replay position unreadable", logger: logger)
+                continue
+            }
+            guard let position = WALPosition(replayed) else { continue }
+            candidate.sawReplay(position)
+            if position >= floor { return candidate }
+        }
+        return nil
+    }
+
+    func noteFallback(from standby: Standby, _ error: PostgresError) {
+        // Read-only refusals and recovery conflicts say nothing about the standby's health.
+        let healthy = error.sqlState == SQLState.readOnlyTransaction || error.sqlState == SQLState.serializationFailure
+        if error.sqlState == SQLState.readOnlyTransaction {
+            logger.warning("a read scope tried to write; answered by the primary", [("standby", standby.name), ("error", String(describing: error))])
+        }
+        if !healthy { standby.markDown(String(describing: error), logger: logger) }
+    }
+
+    func countPrimaryRead() { primaryReads.add(1, ordering: .relaxed) }
+
+    /// Reads answered by each target, and each standby's state, for `/metrics`.
+    public var statistics: [(name: String, reads: Int, healthy: Bool, lagSeconds: Double?)] {
+        [("primary", primaryReads.load(ordering: .relaxed), true, 0)] + standbys.map { standby in
+            let state = standby.state.withLock { $0 }
+            return (standby.name, standby.reads.load(ordering: .relaxed), state.healthy, state.lag)
+        }
+    }
+
+    /// Whether a database error means the standby cannot answer this read, so the primary should.
+    static func meansStandbyCannotAnswer(_ error: PostgresError) -> Bool {
+        error.kind == .unavailable || error.kind == .poolTimeout || error.sqlState.map {
+            $0.hasPrefix("08") || [SQLState.adminShutdown, SQLState.crashShutdown, SQLState.cannotConnectNow, SQLState.databaseDropped,
+                                   SQLState.readOnlyTransaction, SQLState.serializationFailure].contains($0)
+        } ?? false
+    }
+}
+
+/// One standby: its pool and what the monitor (or a failed read) last learnt of it.
+final class Standby: Sendable {
+    struct State: Sendable {
+        /// Answering, in recovery and within the lag limit. False until the first check.
+        var healthy = false
+        var replayed = WALPosition.zero
+        var lag: Double?
+    }
+
+    let name: String
+    let pool: ConnectionPool
+    let state = Mutex(State())
+    let reads = Atomic<Int>(0)
+
+    init(name: String, pool: ConnectionPool) {
+        self.name = name
+        self.pool = pool
+    }
+
+    func sawReplay(_ position: WALPosition) {
+        state.withLock { $0.replayed = max($0.replayed, position) }
+    }
+
+    func markDown(_ reason: String, logger: Logger) {
+        let wasHealthy = state.withLock { s in defer { s.healthy = false }; return s.healthy }
+        if wasHealthy { logger.warning("standby skipped", [("standby", name), ("reason", reason)]) }
+    }
+}
+
+/// The read of one request: where it runs is decided at its first use of the database and kept.
+/// Used by the request's thread only.
+final class ReadScope: @unchecked Sendable {
+    private let replicas: ReadReplicas
+    private let floor: WALPosition
+    private var target: Standby??   // nil: not chosen yet; .some(nil): the primary
+    private var depth = 0
+
+    init(replicas: ReadReplicas, floor: WALPosition) {
+        self.replicas = replicas
+        self.floor = floor
+    }
+
+    /// Runs `operation` on the chosen pool. Only the outermost use falls back to the primary: an
+    /// inner one belongs to the outer one's connection or transaction, which is re-run as a whole.
+    func run<T>(_ operation: (ConnectionPool) throws -> T) throws -> T {
+        if target == nil { target = .some(replicas.standby(for: floor)) }
+        guard let standby = target ?? nil else {
+            if depth == 0 { replicas.countPrimaryRead() }
+            return try nested { try operation(replicas.primary) }
+        }
+        guard depth == 0 else { return try nested { try operation(standby.pool) } }
+        do {
+            let result = try nested { try operation(standby.pool) }
+            standby.reads.add(1, ordering: .relaxed)
+            return result
+        } catch let error as PostgresError where ReadReplicas.meansStandbyCannotAnswer(error) {
+            replicas.noteFallback(from: standby, error)
+            target = .some(nil)
+            replicas.countPrimaryRead()
+            return try nested { try operation(replicas.primary) }
+        }
+    }
+
+    private func nested<T>(_ body: () throws -> T) rethrows -> T {
+        depth += 1
+        defer { depth -= 1 }
+        return try body()
+    }
+}

@@ -1,0 +1,100 @@
+import CafeTestSupport
+import DatabaseSetup
+import Foundation
+import JSONLogging
+import PostgresKit
+import XCTest
+
+/// A real primary and a real streaming standby (`pg_basebackup -R`), both through the embedded
+/// launcher: reads go to the standby, writes and sessions' reads stay on the primary, a floor the
+/// standby has not replayed sends the read to the primary, and a stopped standby costs no error.
+final class ReadReplicasTests: XCTestCase {
+    func testWALPositionsParseStrictly() {
+        XCTAssertEqual(WALPosition("16/B374D848")?.value, 0x16_B374_D848)
+        XCTAssertEqual(WALPosition("0/0"), .zero)
+        XCTAssertEqual(WALPosition("16/B374D848")?.description, "16/B374D848")
+        for bad in ["", "/", "0/", "/0", "+1/0", "-1/0", "1/2/3", "123456789/0", "0x1/0", "g/0", " 1/0", "１/0"] {
+            XCTAssertNil(WALPosition(bad), bad)
+        }
+    }
+
+    func testReadsGoToTheStandbyUntilItCannotAnswer() throws {
+        let root = TestCluster.root.appendingPathComponent("replicas-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "test.replicas", minimum: .warning)
+        let primary = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("primary"), durability: false), logger: logger)
+        defer { primary.stop() }
+        let pool = ConnectionPool(.init(conninfo: primary.conninfo()))
+        defer { pool.close() }
+        try pool.query("CREATE TABLE t (id int PRIMARY KEY)")
+        var standby: EmbeddedPostgres? = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
+                                                                          standbyOf: primary.conninfo()), logger: logger)
+        defer { standby?.stop() }
+        let replicas = ReadReplicas(.init(standbys: [standby!.conninfo()], maxLag: 5, checkInterval: 0.2), primary: pool, logger: logger)
+        replicas.start()
+        defer { replicas.close() }
+
+        func whoAnswers(atLeast floor: WALPosition = .zero) throws -> Bool {   // true: the standby
+            try replicas.reading(atLeast: floor) { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
+        }
+        XCTAssertTrue(try whoAnswers())
+        XCTAssertFalse(try ReadReplicas.onPrimary { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) })
+        XCTAssertFalse(try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self), "outside a read scope: the primary")
+
+        // A write inside a read scope is refused by the standby and done by the primary, once.
+        try replicas.reading { try pool.query("INSERT INTO t VALUES (1)") }
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self), 1)
+
+        // Read-your-writes: a floor past what the standby has is answered by the primary.
+        let far = WALPosition(value: UInt64(Int64.max))
+        XCTAssertFalse(try whoAnswers(atLeast: far))
+        try pool.query("INSERT INTO t VALUES (2)")
+        let written = try XCTUnwrap(WALPosition(try pool.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self)))
+        let seen = try replicas.reading(atLeast: written) { try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self) }
+        XCTAssertEqual(seen, 2, "a read at the write's position sees it, wherever it ran")
+
+        // The standby stops: reads go on, on the primary, without an error.
+        standby?.stop()
+        standby = nil
+        for _ in 0..<20 { XCTAssertFalse(try whoAnswers()) }
+        let reads = replicas.statistics
+        XCTAssertGreaterThan(reads[1].reads, 0, "the standby answered reads")
+        XCTAssertFalse(reads[1].healthy)
+
+        // It comes back: reads return to it once the monitor sees it.
+        standby = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
+                                                   standbyOf: primary.conninfo()), logger: logger)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !(try whoAnswers()) { usleep(100_000) }
+        XCTAssertTrue(try whoAnswers(), "reads return to the restarted standby")
+    }
+
+    func testAStandbyHeldBackOnPurposeIsSkipped() throws {
+        let root = TestCluster.root.appendingPathComponent("delayed-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "test.replicas", minimum: .warning)
+        let primary = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("primary"), durability: false), logger: logger)
+        defer { primary.stop() }
+        let pool = ConnectionPool(.init(conninfo: primary.conninfo()))
+        defer { pool.close() }
+        try pool.query("CREATE TABLE t (id int)")
+        let delayed = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("delayed"), durability: false,
+                                                       standbyOf: primary.conninfo(), settings: ["recovery_min_apply_delay": "1h"]),
+                                                 logger: logger)
+        defer { delayed.stop() }
+        let replicas = ReadReplicas(.init(standbys: [delayed.conninfo()], maxLag: 1, checkInterval: 0.2), primary: pool, logger: logger)
+        replicas.start()
+        defer { replicas.close() }
+        // The primary keeps writing; within the lag limit and two checks the standby is skipped.
+        let deadline = Date().addingTimeInterval(4)
+        while Date() < deadline {
+            try pool.query("INSERT INTO t VALUES (1)")
+            usleep(100_000)
+        }
+        for _ in 0..<10 {
+            XCTAssertFalse(try replicas.reading { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) })
+        }
+        XCTAssertFalse(replicas.statistics[1].healthy)
+        XCTAssertGreaterThan(replicas.statistics[1].lagSeconds ?? 0, 1)
+    }
+}
