@@ -16,11 +16,23 @@ export const session = {
   clear() { localStorage.removeItem('token'); localStorage.removeItem('user'); },
 };
 
+// Read-your-writes behind read replicas: every write answers X-Commit-LSN; sending the newest one
+// back as X-Min-LSN keeps later reads from a standby that has not replayed it (README, "Read replicas").
+const position = (lsn) => { const [hi, lo] = lsn.split('/'); return BigInt(`0x${hi}`) * 4294967296n + BigInt(`0x${lo}`); };
+function noteCommit(lsn) {
+  if (!/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/.test(lsn || '')) return;
+  const seen = sessionStorage.getItem('minLSN');
+  if (!seen || position(lsn) > position(seen)) sessionStorage.setItem('minLSN', lsn);
+}
+
 export async function api(method, path, body) {
   const headers = {};
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const minLSN = sessionStorage.getItem('minLSN');
+  if (minLSN) headers['X-Min-LSN'] = minLSN;
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  noteCommit(response.headers.get('X-Commit-LSN'));
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) {
@@ -41,6 +53,7 @@ export function uploadPhoto(file, onProgress) {
     xhr.onload = () => {
       let data = null;
       try { data = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+      noteCommit(xhr.getResponseHeader('X-Commit-LSN'));
       if (xhr.status === 201) resolve(data); else reject(new ApiError(xhr.status, data));
     };
     xhr.onerror = () => reject(new ApiError(0, { detail: 'network error' }));
