@@ -9,6 +9,17 @@ import XCTest
 /// launcher: reads go to the standby, writes and sessions' reads stay on the primary, a floor the
 /// standby has not replayed sends the read to the primary, and a stopped standby costs no error.
 final class ReadReplicasTests: XCTestCase {
+    let logger = Logger(label: "test.replicas", minimum: .warning)
+
+    /// A primary of its own (the standbys copy all of it) with a table `t`, and a pool on it.
+    private func startPrimary(_ label: String) throws -> (URL, EmbeddedPostgres, ConnectionPool) {
+        let root = TestCluster.root.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
+        let primary = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("primary"), durability: false), logger: logger)
+        let pool = ConnectionPool(.init(conninfo: primary.conninfo()))
+        try pool.query("CREATE TABLE t (id int PRIMARY KEY)")
+        return (root, primary, pool)
+    }
+
     func testWALPositionsParseStrictly() {
         XCTAssertEqual(WALPosition("16/B374D848")?.value, 0x16_B374_D848)
         XCTAssertEqual(WALPosition("0/0"), .zero)
@@ -19,14 +30,8 @@ final class ReadReplicasTests: XCTestCase {
     }
 
     func testReadsGoToTheStandbyUntilItCannotAnswer() throws {
-        let root = TestCluster.root.appendingPathComponent("replicas-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let logger = Logger(label: "test.replicas", minimum: .warning)
-        let primary = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("primary"), durability: false), logger: logger)
-        defer { primary.stop() }
-        let pool = ConnectionPool(.init(conninfo: primary.conninfo()))
-        defer { pool.close() }
-        try pool.query("CREATE TABLE t (id int PRIMARY KEY)")
+        let (root, primary, pool) = try startPrimary("replicas")
+        defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
         var standby: EmbeddedPostgres? = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
                                                                           standbyOf: primary.conninfo()), logger: logger)
         defer { standby?.stop() }
@@ -70,14 +75,8 @@ final class ReadReplicasTests: XCTestCase {
     }
 
     func testAStandbyHeldBackOnPurposeIsSkipped() throws {
-        let root = TestCluster.root.appendingPathComponent("delayed-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let logger = Logger(label: "test.replicas", minimum: .warning)
-        let primary = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("primary"), durability: false), logger: logger)
-        defer { primary.stop() }
-        let pool = ConnectionPool(.init(conninfo: primary.conninfo()))
-        defer { pool.close() }
-        try pool.query("CREATE TABLE t (id int)")
+        let (root, primary, pool) = try startPrimary("delayed")
+        defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
         let delayed = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("delayed"), durability: false,
                                                        standbyOf: primary.conninfo(), settings: ["recovery_min_apply_delay": "1h"]),
                                                  logger: logger)
@@ -88,7 +87,7 @@ final class ReadReplicasTests: XCTestCase {
         // The primary keeps writing; within the lag limit and two checks the standby is skipped.
         let deadline = Date().addingTimeInterval(4)
         while Date() < deadline {
-            try pool.query("INSERT INTO t VALUES (1)")
+            try pool.query("INSERT INTO t VALUES (\(Int(Date().timeIntervalSince1970 * 1000) % 1_000_000_000))")
             usleep(100_000)
         }
         for _ in 0..<10 {
