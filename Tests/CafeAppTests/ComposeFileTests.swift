@@ -7,12 +7,12 @@ final class ComposeFileTests: XCTestCase {
     func testServicesCommandsAndSettingsAreThere() throws {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docker-compose.yml"), encoding: .utf8)
         let services = try XCTUnwrap(try MiniYAML.parse(text)["services"] as? [String: Any])
-        XCTAssertEqual(Set(services.keys), ["db", "migrate", "api", "worker"])
+        XCTAssertEqual(Set(services.keys), ["db", "db-standby", "migrate", "api", "worker", "lb"])
 
         let db = try XCTUnwrap(services["db"] as? [String: Any])
         XCTAssertEqual(db["image"] as? String, "postgres:15")
         XCTAssertNotNil(db["healthcheck"] as? [String: Any])
-        XCTAssertEqual((db["volumes"] as? [Any])?.count, 1)
+        XCTAssertEqual((db["volumes"] as? [Any])?.count, 2, "the data and the script that admits the standby")
 
         func command(_ name: String) -> [String] { (services[name] as? [String: Any])?["command"] as? [String] ?? [] }
         XCTAssertEqual(command("migrate").first, "migrate")
@@ -26,6 +26,22 @@ final class ComposeFileTests: XCTestCase {
             XCTAssertNotNil(dependsOn?["db"], name)
         }
         XCTAssertNil((services["api"] as? [String: Any])?["container_name"], "a fixed container name would prevent replicas")
+
+        // Read replicas: the standby streams from db, the API reads from it, nginx is in front.
+        let standby = try XCTUnwrap(services["db-standby"] as? [String: Any])
+        XCTAssertEqual(standby["image"] as? String, "postgres:15")
+        XCTAssertTrue(command("db-standby").joined(separator: " ").contains("pg_basebackup -h db -U cafe -D $$PGDATA -R"))
+        XCTAssertNotNil((standby["depends_on"] as? [String: Any])?["db"])
+        let apiEnvironment = (services["api"] as? [String: Any])?["environment"] as? [String: Any]
+        XCTAssertEqual(apiEnvironment?["DATABASE_READ_URLS"] as? String, "postgres://cafe:cafe@db-standby:5432/cafe")
+        XCTAssertNil((services["worker"] as? [String: Any])?["environment"].flatMap { ($0 as? [String: Any])?["DATABASE_READ_URLS"] },
+                     "the worker writes: primary only")
+        let lb = try XCTUnwrap(services["lb"] as? [String: Any])
+        XCTAssertEqual(lb["ports"] as? [String], ["8080:8080"])
+        let nginx = try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/nginx.conf"), encoding: .utf8)
+        XCTAssertTrue(nginx.contains("server api:8080"))
+        let replication = try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/db-replication.sh"), encoding: .utf8)
+        XCTAssertTrue(replication.contains("host replication cafe"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent("Dockerfile").path))
     }
 
