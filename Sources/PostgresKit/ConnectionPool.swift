@@ -64,8 +64,7 @@ public final class ConnectionPool: @unchecked Sendable {
     /// Lends a connection to `body` and takes it back afterwards. Inside a `transaction` of this
     /// pool on this thread, it is that transaction's connection.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        if let ambient = ambientConnection { return try body(ambient) }
-        if let scope = redirectingScope { return try scope.run { try $0.withConnectionHere(body) } }
+        if ambientConnection == nil, let scope = redirectingScope { return try scope.run { try $0.withConnectionHere(body) } }
         return try withConnectionHere(body)
     }
 
@@ -83,8 +82,7 @@ public final class ConnectionPool: @unchecked Sendable {
     /// savepoint of it: atomic on its own, and its failure leaves the outer one usable.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        if let ambient = ambientConnection { return try ambient.transaction(body) }
-        if let scope = redirectingScope { return try scope.run { try $0.transactionHere(body) } }
+        if ambientConnection == nil, let scope = redirectingScope { return try scope.run { try $0.transactionHere(body) } }
         return try transactionHere(body)
     }
 

@@ -11,7 +11,7 @@ final class CommitPositionsAPITests: APITestCase {
         let created = try call("POST", "/v1/cafes", json: #"{"name":"Positions","catchCopy":"c","introduction":"i"}"#, token: admin)
         XCTAssertEqual(created.status, 201, created.text)
         let position = try XCTUnwrap(created.headers["x-commit-lsn"].flatMap { WALPosition($0) }, created.text)
-        let current = try XCTUnwrap(WALPosition(try app.database.pool.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self)))
+        let current = try app.database.pool.withConnection(WALPosition.current)
         XCTAssertLessThanOrEqual(position, current)
         XCTAssertGreaterThan(position, .zero)
 

@@ -54,7 +54,7 @@ final class ReadReplicasTests: XCTestCase {
         let far = WALPosition(value: UInt64(Int64.max))
         XCTAssertFalse(try whoAnswers(atLeast: far))
         try pool.query("INSERT INTO t VALUES (2)")
-        let written = try XCTUnwrap(WALPosition(try pool.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self)))
+        let written = try pool.withConnection(WALPosition.current)
         let seen = try replicas.reading(atLeast: written) { try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self) }
         XCTAssertEqual(seen, 2, "a read at the write's position sees it, wherever it ran")
 

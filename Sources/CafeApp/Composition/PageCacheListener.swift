@@ -46,7 +46,7 @@ final class PageCacheListener: @unchecked Sendable {
             do {
                 let connection = try Connection(conninfo: conninfo, applicationName: "cafe-page-cache")
                 try connection.query("LISTEN cafe_pages")
-                cache.resume(at: try Self.position(connection))   // after LISTEN: nothing computed before it is trusted
+                cache.resume(at: try WALPosition.current(connection).value)   // after LISTEN: nothing computed before it is trusted
                 logger.debug("page cache listening")
                 backoff = 0.2
                 while !shouldStop {
@@ -54,8 +54,8 @@ final class PageCacheListener: @unchecked Sendable {
                     guard !heard.isEmpty else { continue }
                     // Read after the notifications arrived, so at or past their commits: answers
                     // computed from now on must reflect it, even when a standby computes them.
-                    let position = try Self.position(connection)
-                    for notification in heard { cache.changed(notification.payload, at: position) }
+                    let position = try WALPosition.current(connection)
+                    for notification in heard { cache.changed(notification.payload, at: position.value) }
                 }
             } catch {
                 cache.suspend()
@@ -65,11 +65,5 @@ final class PageCacheListener: @unchecked Sendable {
             }
         }
         cache.suspend()
-    }
-
-    /// The primary's current log position.
-    private static func position(_ connection: Connection) throws -> UInt64 {
-        let text = try connection.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self)
-        return WALPosition(text)?.value ?? 0
     }
 }

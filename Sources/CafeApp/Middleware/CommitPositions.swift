@@ -23,13 +23,13 @@ struct CommitPositions: Middleware {
             return response
         }
         do {
-            let position: WALPosition?
+            let position: WALPosition
             if recordOnSessions, let token = IdempotentWrites.sessionToken(request), let recorded = try sessions.noteWrite(token: token) {
                 position = recorded
             } else {
-                position = WALPosition(try pool.query("SELECT pg_current_wal_insert_lsn()::text").one().decode(0, as: String.self))
+                position = try pool.withConnection(WALPosition.current)
             }
-            return position.map { response.adding(header: Self.header, $0.description) } ?? response
+            return response.adding(header: Self.header, position.description)
         } catch {
             logger.warning("no commit position for a write's answer", [("error", String(describing: error))])
             return response

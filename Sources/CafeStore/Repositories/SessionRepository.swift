@@ -44,8 +44,8 @@ public struct SessionRepository: Sendable {
             try tx.execute(script: "SET LOCAL synchronous_commit = off")
             return try tx.query("""
                 UPDATE sessions SET last_write_lsn = pg_current_wal_insert_lsn()
-                WHERE token_hash = \(Tokens.sha256(token)) RETURNING last_write_lsn::text
-                """).first.flatMap { WALPosition(try $0.decode(0, as: String.self)) }
+                WHERE token_hash = \(Tokens.sha256(token)) RETURNING last_write_lsn
+                """).first.map { try $0.decode(0) }
         }
     }
 
@@ -53,8 +53,8 @@ public struct SessionRepository: Sendable {
     public func lastWrite(token: String) throws -> WALPosition? {
         guard Tokens.isWellFormed(token) else { return nil }
         return try ReadReplicas.onPrimary {
-            try pool.query("SELECT last_write_lsn::text FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
-                .first.flatMap { try $0.decode(0, as: String?.self) }.flatMap { WALPosition($0) }
+            try pool.query("SELECT last_write_lsn FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
+                .first.flatMap { try $0.decode(0, as: WALPosition?.self) }
         }
     }
 

@@ -84,12 +84,12 @@ public final class ReadReplicas: Sendable {
         let ordered = (0..<healthy.count).map { healthy[(start + $0) % healthy.count] }
         if let caughtUp = ordered.first(where: { $0.state.withLock { $0.replayed } >= floor }) { return caughtUp }
         for candidate in ordered {
-            guard let replayed = try? candidate.pool.withConnection({ try $0.query("SELECT pg_last_wal_replay_lsn()::text").one().decode(0, as: String?.self) })
+            // Unreachable, or no replay position (NULL: not a standby): skipped.
+            guard let position = try? candidate.pool.withConnection({ try $0.query("SELECT pg_last_wal_replay_lsn()").one().decode(0, as: WALPosition?.self) })
             else {
                 candidate.markDown("replay position unreadable", logger: logger)
                 continue
             }
-            guard let position = WALPosition(replayed) else { continue }
             candidate.sawReplay(position)
             if position >= floor { return candidate }
         }
@@ -158,7 +158,11 @@ final class Standby: Sendable {
 final class ReadScope: @unchecked Sendable {
     private let replicas: ReadReplicas
     private let floor: WALPosition
-    private var target: Standby??   // nil: not chosen yet; .some(nil): the primary
+    private enum Target {
+        case undecided, primary, standby(Standby)
+    }
+
+    private var target = Target.undecided
     private var depth = 0
 
     init(replicas: ReadReplicas, floor: WALPosition) {
@@ -169,8 +173,8 @@ final class ReadScope: @unchecked Sendable {
     /// Runs `operation` on the chosen pool. Only the outermost use falls back to the primary: an
     /// inner one belongs to the outer one's connection or transaction, which is re-run as a whole.
     func run<T>(_ operation: (ConnectionPool) throws -> T) throws -> T {
-        if target == nil { target = .some(replicas.standby(for: floor)) }
-        guard let standby = target ?? nil else {
+        if case .undecided = target { target = replicas.standby(for: floor).map(Target.standby) ?? .primary }
+        guard case .standby(let standby) = target else {
             if depth == 0 { replicas.countPrimaryRead() }
             return try nested { try operation(replicas.primary) }
         }
@@ -181,7 +185,7 @@ final class ReadScope: @unchecked Sendable {
             return result
         } catch let error as PostgresError where ReadReplicas.meansStandbyCannotAnswer(error) {
             replicas.noteFallback(from: standby, error)
-            target = .some(nil)
+            target = .primary
             replicas.countPrimaryRead()
             return try nested { try operation(replicas.primary) }
         }

@@ -82,8 +82,7 @@ final class ReplicaMonitor: @unchecked Sendable {
             let connection = try primaryConnection ?? Connection(conninfo: primaryConninfo, connectTimeoutSeconds: 2,
                                                                  applicationName: "cafe-replica-monitor", queryTimeout: 2)
             primaryConnection = connection
-            let text = try connection.query("SELECT pg_current_wal_lsn()::text").one().decode(0, as: String.self)
-            return WALPosition(text)
+            return try connection.query("SELECT pg_current_wal_lsn()").one().decode(0)
         } catch {
             primaryConnection = nil
             logger.debug("replica monitor cannot read the primary's position", [("error", String(describing: error))])
@@ -98,11 +97,11 @@ final class ReplicaMonitor: @unchecked Sendable {
                                                                          applicationName: "cafe-replica-monitor", queryTimeout: 2)
             standbyConnections[index] = connection
             let row = try connection.query("""
-                SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,
+                SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn(),
                        extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8
                 """).one()
             guard try row.decode(0, as: Bool.self) else { return (false, nil, nil, "not in recovery: it is a primary now") }
-            guard let replayed = try row.decode(1, as: String?.self).flatMap({ WALPosition($0) }) else {
+            guard let replayed = try row.decode(1, as: WALPosition?.self) else {
                 return (false, nil, nil, "no replay position yet")
             }
             let lag = self.lag(replayed: replayed, now: now, lastCommitAge: try row.decode(2, as: Double?.self))

@@ -25,4 +25,17 @@ public struct WALPosition: Comparable, Hashable, Sendable, CustomStringConvertib
     public static func < (a: WALPosition, b: WALPosition) -> Bool { a.value < b.value }
 
     public static let zero = WALPosition(value: 0)
+
+    /// The primary's insert position: at or past every commit made so far (also one that has not
+    /// reached the disk yet, under `synchronous_commit = off`).
+    public static func current(_ connection: Connection) throws -> WALPosition {
+        try connection.query("SELECT pg_current_wal_insert_lsn()").one().decode(0)
+    }
+}
+
+/// A `pg_lsn` column: PostgreSQL writes it as the same two hexadecimal halves.
+extension WALPosition: PostgresDecodable {
+    public init?(postgresText bytes: UnsafeBufferPointer<UInt8>) {
+        self.init(String(decoding: bytes, as: UTF8.self))
+    }
 }
