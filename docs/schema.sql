@@ -257,8 +257,10 @@ CREATE TABLE public.cafes (
 '::text) || introduction), NFKC)))) STORED,
     archived_at timestamp with time zone,
     CONSTRAINT cafes_catch_copy_check CHECK ((char_length(catch_copy) <= 200)),
+    CONSTRAINT cafes_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT cafes_introduction_check CHECK ((char_length(introduction) <= 5000)),
-    CONSTRAINT cafes_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100)))
+    CONSTRAINT cafes_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100))),
+    CONSTRAINT cafes_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
 );
 ALTER TABLE ONLY public.cafes ALTER COLUMN search_grams SET STATISTICS 1000;
 
@@ -292,8 +294,10 @@ CREATE TABLE public.comments (
     image_id bigint,
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT comments_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT comments_detail_check CHECK (((char_length(detail) >= 1) AND (char_length(detail) <= 2000))),
-    CONSTRAINT comments_star_check CHECK (((star >= 1) AND (star <= 3)))
+    CONSTRAINT comments_star_check CHECK (((star >= 1) AND (star <= 3))),
+    CONSTRAINT comments_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
 );
 
 ALTER TABLE public.comments ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -314,6 +318,7 @@ CREATE TABLE public.files (
     bytes bytea NOT NULL,
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     name text,
+    CONSTRAINT files_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT files_name_check CHECK ((char_length(name) <= 128)),
     CONSTRAINT files_size_check CHECK ((size >= 0))
 );
@@ -338,7 +343,9 @@ CREATE TABLE public.hidden_comments (
     updated_at timestamp with time zone NOT NULL,
     hidden_at timestamp with time zone DEFAULT now() NOT NULL,
     cause text NOT NULL,
-    CONSTRAINT hidden_comments_cause_check CHECK ((cause = ANY (ARRAY['moderation'::text, 'block'::text, 'archive'::text])))
+    CONSTRAINT hidden_comments_cause_check CHECK ((cause = ANY (ARRAY['moderation'::text, 'block'::text, 'archive'::text]))),
+    CONSTRAINT hidden_comments_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+    CONSTRAINT hidden_comments_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
 );
 
 CREATE TABLE public.idempotency_keys (
@@ -446,6 +453,8 @@ CREATE TABLE public.users (
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     blocked_at timestamp with time zone,
     CONSTRAINT users_age_check CHECK (((age >= 0) AND (age <= 150))),
+    CONSTRAINT users_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+    CONSTRAINT users_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT users_username_check CHECK (((char_length(username) >= 3) AND (char_length(username) <= 40)))
 );
 

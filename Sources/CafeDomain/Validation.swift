@@ -1,3 +1,5 @@
+import Foundation
+
 /// Field-level validation failures, collected so a client learns about every bad field at once.
 public struct ValidationError: Error, Sendable, Equatable {
     public struct Field: Sendable, Equatable {
@@ -80,4 +82,13 @@ public enum CommentRules {
     public static let detailLength = 1...2000
     /// A report's reason (`comment_reports.reason`).
     public static let reportReasonLength = 1...500
+}
+
+/// The times the service stores (`createdAt`, `updatedAt` of accounts, cafes, comments and photos):
+/// the years 1 to 9999 in UTC, which ISO-8601's four-digit years write and read back. PostgreSQL's
+/// own range is wider (to 294276 AD); the columns' CHECKs (migration 0020) hold them to this one, so
+/// no stored value can fail a page that shows it. The Parse import skips a row outside it.
+public enum TimestampRules {
+    /// 0001-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z.
+    public static let storable = Date(timeIntervalSince1970: -62_135_596_800)..<Date(timeIntervalSince1970: 253_402_300_800)
 }

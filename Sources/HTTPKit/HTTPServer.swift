@@ -37,11 +37,14 @@ public final class HTTPServer: @unchecked Sendable {
         public var shutdownGracePeriod: TimeInterval
         /// A socket already listening (a supervisor's, inherited), served instead of binding host:port.
         public var listenSocket: Int32?
+        /// The reverse proxies whose forwarded client addresses are believed (`TRUSTED_PROXIES`).
+        public var trustedProxies: TrustedProxies
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
                     connectionsPerAddress: Int = 256, idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10,
                     responseWriteTimeoutSeconds: Int = 120, maxBodyBytes: Int = 1 << 20,
-                    shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil) {
+                    shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil, trustedProxies: TrustedProxies = .none) {
+            self.trustedProxies = trustedProxies
             self.connectionsPerAddress = max(0, connectionsPerAddress)
             self.responseWriteTimeoutSeconds = responseWriteTimeoutSeconds
             self.host = host
@@ -253,11 +256,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
                             on: connection, requestID: requestID, closing: true)
     }
     var address = [CChar](repeating: 0, count: 64)
-    let client = cafe_mhd_client_address(connection, &address, address.count) == 0
+    let peer = cafe_mhd_client_address(connection, &address, address.count) == 0
         ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
+    let client = IPAddress(peer).map { server.configuration.trustedProxies.client(peer: $0, headers: headers).description } ?? peer
     var request = Request(method: state.method, path: state.path,
                           query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
-                          headers: headers, body: state.body, requestID: requestID, clientAddress: client)
+                          headers: headers, body: state.body, requestID: requestID, clientAddress: client, peerAddress: peer)
     state.body = []
     if let routing = state.routing { request.apply(routing) }
     if let refusal = server.responder.admit(&request) {
@@ -392,7 +396,7 @@ extension HTTPServer {
     fileprivate func logged(_ response: Response, _ request: Request, _ state: RequestState) -> Response {
         if logger.isEnabled(.debug) {
             let micros = (MonotonicClock.nanoseconds() - state.started) / 1000
-            logger.debug("request", [("request_id", request.requestID), ("method", request.method), ("path", request.path),
+            logger.debug("request", [("request_id", request.requestID), ("client", request.clientAddress), ("method", request.method), ("path", request.path),
                                      ("status", String(response.status)), ("duration_us", String(micros))])
         }
         return response
@@ -416,6 +420,9 @@ private let connectionHandler: MHD_NotifyConnectionCallback = { cls, connection,
 }
 
 /// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
+/// List headers whose repeated lines are joined rather than the first kept: who forwarded the request.
+private let forwardingHeaders: Set<String> = ["x-forwarded-for", "forwarded"]
+
 private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
     final class Box { var values: [String: String] = [:]; let lower: Bool; init(_ lower: Bool) { self.lower = lower } }
     let box = Box(lowercasingKeys)
@@ -425,7 +432,13 @@ private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasi
             let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
             var name = String(cString: key)
             if box.lower { name = name.lowercased() }
-            if box.values[name] == nil { box.values[name] = value.map { String(cString: $0) } ?? "" }
+            let text = value.map { String(cString: $0) } ?? ""
+            if let first = box.values[name] {
+                // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).
+                if box.lower && forwardingHeaders.contains(name) { box.values[name] = first + ", " + text }
+            } else {
+                box.values[name] = text
+            }
             return .YES
         }, Unmanaged.passUnretained(box).toOpaque())
     }

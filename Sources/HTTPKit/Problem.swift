@@ -87,3 +87,10 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
         return response
     }
 }
+
+/// An error whose answer the server holds before sending it (see `Response.hold`), whatever format renders it.
+public protocol HeldAnswer: Error {
+    var hold: Double { get }
+}
+
+extension Problem: HeldAnswer {}

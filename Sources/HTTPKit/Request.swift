@@ -10,7 +10,13 @@ public struct Request: Sendable {
     public let headers: [String: String]
     public let body: [UInt8]
     public let requestID: String
+    /// The client's address: the TCP peer, or behind a trusted proxy the address it forwarded
+    /// (see `TrustedProxies`). For logs and the audit log.
     public let clientAddress: String
+    /// What counts one client in rate limits and log-in hold-offs: the address, an IPv6 one as its /64.
+    public let clientKey: String
+    /// The TCP peer itself (a trusted proxy's address when there is one in front).
+    public let peerAddress: String
     /// Values of `{name}` segments of the matched route, filled in by the router.
     public internal(set) var pathParameters: [String: String] = [:]
     /// The route pattern that matched (e.g. `/v1/cafes/{id}`), for logs and metrics.
@@ -27,7 +33,7 @@ public struct Request: Sendable {
     var admitted = false
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-                body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1") {
+                body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1", peerAddress: String? = nil) {
         self.method = method
         self.path = path
         self.query = query
@@ -35,6 +41,8 @@ public struct Request: Sendable {
         self.body = body
         self.requestID = requestID
         self.clientAddress = clientAddress
+        self.clientKey = IPAddress(clientAddress)?.clientKey ?? clientAddress
+        self.peerAddress = peerAddress ?? clientAddress
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }

@@ -247,7 +247,7 @@ public struct RouteGroup: Sendable {
     /// the format, the hold is the server's).
     func render(_ error: any Error, _ request: Request) -> Response {
         var response = renderError(error, request)
-        response.hold = (error as? Problem)?.hold ?? 0
+        response.hold = (error as? any HeldAnswer)?.hold ?? 0
         return response
     }
 

@@ -21,6 +21,7 @@ public final class Application: Sendable {
     public let pageCache: PageCache?
 
     public init(configuration: Configuration, database: Database) throws {
+        try configuration.validate()
         self.configuration = configuration
         self.database = database
         let logger = Logger(label: "http", minimum: configuration.logLevel)
@@ -33,15 +34,17 @@ public final class Application: Sendable {
         let archive = CafeArchive(pool: pool)
         let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
         let comments = CommentRepository(pool: pool)
+        let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
         let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let gramStatistics = GramStatistics(pool: pool)
-        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL, sessions: sessions)
+        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
+                                 allowedHosts: configuration.allowedHosts, sessions: sessions)
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
-                                    reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute) : nil,
-                                    writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute) : nil,
-                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute) : nil,
+                                    reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
+                                    writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
+                                    logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     hold: configuration.rateLimitHold)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
@@ -80,7 +83,7 @@ public final class Application: Sendable {
                                    middleware: [publicReads], renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
-            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors).routes
+            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
@@ -94,7 +97,7 @@ public final class Application: Sendable {
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let objectIDs = ParseObjectIDs(pool: pool)
-        let parseClasses = ParseClassesController(context: parse, administration: administration, files: files, gramStatistics: gramStatistics,
+        let parseClasses = ParseClassesController(context: parse, administration: administration, deletion: deletion, files: files, gramStatistics: gramStatistics,
                                                   objectIDs: objectIDs,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
@@ -119,7 +122,8 @@ public final class Application: Sendable {
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
-                                  maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket),
+                                  maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket,
+                                  trustedProxies: configuration.trustedProxies),
                             logger: logger, lanes: [queries, hashing, heavyLane], responder: front)
         serverReference.set(server)
     }

@@ -88,6 +88,15 @@ public struct Configuration: Sendable {
     /// `RATE_LIMIT_READS` (default 1200), `RATE_LIMIT_WRITES` (default 120) and `RATE_LIMIT_LOGINS`
     /// (default 10): requests a minute per client address; 0 turns a limit off.
     public var readsPerMinute: Int
+    /// `TRUSTED_PROXIES`: reverse proxies whose forwarded client address is believed. Default none.
+    public var trustedProxies: TrustedProxies = .none
+    /// `ALLOWED_HOSTS`: `Host` values absolute URLs may be built from without `PUBLIC_URL`.
+    public var allowedHosts: AllowedHosts { allowedHostList.map(AllowedHosts.init) ?? .defaults(listenHost: host) }
+    public var allowedHostList: [String]?
+    /// `RATE_LIMIT_TRACKED_CLIENTS`: clients each rate limit remembers at most (see `RateLimiter`).
+    public var rateLimitTrackedClients: Int
+    /// Values that cannot be used, each naming its variable; `validate()` refuses to start with any.
+    public var invalid: [String] = []
     /// `RATE_LIMIT_EXEMPT`: client addresses (comma-separated) no rate limit applies to. Default none.
     public var rateLimitExempt: Set<String>
     public var writesPerMinute: Int
@@ -164,12 +173,27 @@ public struct Configuration: Sendable {
         readsPerMinute = int("RATE_LIMIT_READS") ?? 1200
         rateLimitExempt = Set((environment["RATE_LIMIT_EXEMPT"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
         writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
+        rateLimitTrackedClients = max(1_000, int("RATE_LIMIT_TRACKED_CLIENTS") ?? 100_000)
+        do {
+            trustedProxies = try TrustedProxies(parsing: environment["TRUSTED_PROXIES"] ?? "")
+        } catch {
+            invalid.append(error.description)
+        }
         loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
         rateLimitHold = max(0, environment["RATE_LIMIT_HOLD"].flatMap { Double($0) } ?? 1)
         aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1
         reconcileInterval = environment["RECONCILE_INTERVAL"].flatMap { Double($0) } ?? 3600
         metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
+        allowedHostList = environment["ALLOWED_HOSTS"].flatMap { value in
+            let entries = value.split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty }
+            return entries.isEmpty ? nil : entries
+        }
+    }
+
+    /// Refuses a configuration with a value that cannot be used, naming the variable.
+    public func validate() throws {
+        if !invalid.isEmpty { throw ConfigurationError(message: invalid.joined(separator: "; ")) }
     }
 
     /// The migrations directory: configured, or the first `migrations/` found in the working

@@ -17,6 +17,7 @@ public enum Service {
     /// Runs the supervisor until `waitForShutdown` returns, then stops the request process (letting
     /// its requests in flight finish), the worker and the database.
     public static func supervise(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
+        try config.validate()
         let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
         defer { database.close() }
         if config.migrateOnStart {

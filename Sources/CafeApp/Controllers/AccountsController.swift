@@ -24,16 +24,18 @@ struct AccountsController: Sendable {
 
     func logIn(_ request: Request) throws -> Response {
         let body = try request.decodeJSON(LoginBody.self, allowedFields: LoginBody.fields)
-        switch try accounts.logIn(username: body.username, password: body.password, address: request.clientAddress) {
+        switch try accounts.logIn(username: body.username, password: body.password, address: request.clientKey) {
         case .loggedIn(let user, let token):
             return .json(201) { $0.session(user: user, token: token) }
         case .lockedOut(let wait):
             throw Problem(status: 429, code: "too_many_attempts", title: "Too many attempts",
                           detail: "Too many failed logins for this username from this address; try again in \(wait) s.",
                           headers: [("Retry-After", String(wait))])
-        case .invalidCredentials:
-            throw Problem(status: 401, code: "invalid_credentials", title: "Invalid credentials",
-                          detail: "The username or password is wrong.")
+        case .invalidCredentials(let hold):
+            var wrong = Problem(status: 401, code: "invalid_credentials", title: "Invalid credentials",
+                                detail: "The username or password is wrong.")
+            wrong.hold = hold
+            throw wrong
         case .blocked:
             throw Problem(status: 403, code: "account_blocked", title: "Account blocked",
                           detail: "An operator has blocked this account.")

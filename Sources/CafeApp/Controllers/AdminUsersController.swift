@@ -53,7 +53,7 @@ struct AdminUsersController: Sendable {
             comments = try request.decodeJSON(UnblockBody.self, allowedFields: UnblockBody.fields).restoreComments ?? false
         }
         let (account, moved) = try pool.transaction { _ -> (AccountAdministration.Account, Int) in
-            let change = try accounts.setBlocked(id, blocked, comments: comments).orThrow(Problem.notFound("No such user."))
+            let change = try Self.refusals { try accounts.setBlocked(id, blocked, comments: comments, by: admin.id) }.orThrow(Problem.notFound("No such user."))
             var changes: [AuditEntry.Change] = []
             if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
                 changes.append(.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked)))
@@ -78,10 +78,9 @@ struct AdminUsersController: Sendable {
         let admin = try auth.admin(request)
         let id = try Self.userID(request)
         let account = try pool.transaction { _ -> AccountAdministration.Account in
-            switch try accounts.setAdmin(id, grant).orThrow(Problem.notFound("No such user.")) {
+            switch try Self.refusals({ try accounts.setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {
             case .lastAdmin:
-                throw Problem(status: 409, code: "last_admin", title: "Conflict",
-                              detail: "This is the last admin who can log in; grant the right to another account first.")
+                throw Self.lastAdmin
             case .unchanged(let account):
                 return account
             case .changed(let account):
@@ -91,6 +90,20 @@ struct AdminUsersController: Sendable {
             }
         }
         return .json { $0.account(account) }
+    }
+
+    static let lastAdmin = Problem(status: 409, code: "last_admin", title: "Conflict",
+                                   detail: "This would leave no admin who can log in; grant the right to another account first.")
+
+    /// A change of who administers, its refusals as answers.
+    static func refusals<T>(_ change: () throws -> T) throws -> T {
+        do {
+            return try change()
+        } catch AccountAdministration.Refusal.lastAdmin {
+            throw lastAdmin
+        } catch AccountAdministration.Refusal.notAnAdmin {
+            throw ErrorMapping.forbidden("Your account is no longer an administrator who can log in.")
+        }
     }
 
     static func userID(_ request: Request) throws -> UserID {

@@ -9,6 +9,7 @@ struct CommentsController: Sendable {
     let cafes: CafeRepository
     let auth: Authenticator
     let cursors: PageCursors
+    let deletion: CommentDeletion
 
     var routes: [(method: String, pattern: String, handler: Handler)] {
         [
@@ -85,7 +86,7 @@ struct CommentsController: Sendable {
     func delete(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         do {
-            try comments.delete(try Self.commentID(request), by: user.id, asAdmin: user.isAdmin)
+            try deletion.delete(try Self.commentID(request), by: user)
         } catch StoreError.forbidden {
             throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
         }

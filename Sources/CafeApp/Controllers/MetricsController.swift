@@ -1,13 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CafeStore
 import Foundation
 import HTTPKit
 import PostgresKit
 import Synchronization
 
 /// `GET /metrics` in the Prometheus text format. With `METRICS_TOKEN` set, only for
-/// `Authorization: Bearer <METRICS_TOKEN>`.
+/// `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time); without it, only for a
+/// scraper on this machine that connects directly (a loopback peer, and no proxy's forwarding
+/// headers): 404 for everyone else, as if there were no such route.
 struct MetricsController: Sendable {
     let requests: RequestMetrics
     let pool: ConnectionPool
@@ -17,10 +20,21 @@ struct MetricsController: Sendable {
 
     var routes: [(method: String, pattern: String, handler: Handler)] { [("GET", "/metrics", metrics)] }
 
+    /// A process on this machine talking to the service itself, not through a proxy on it.
+    static func isLocalScraper(_ request: Request) -> Bool {
+        guard request.header("x-forwarded-for") == nil, request.header("forwarded") == nil,
+              let peer = IPAddress(request.peerAddress) else { return false }
+        return peer.isLoopback
+    }
+
     func metrics(_ request: Request) throws -> Response {
-        if let token, Authenticator.bearerToken(request) != token {
-            throw Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Send the metrics token as a bearer token.",
-                          headers: [("WWW-Authenticate", "Bearer")])
+        if let token {
+            guard let given = Authenticator.bearerToken(request), Tokens.equal(given, token) else {
+                throw Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Send the metrics token as a bearer token.",
+                              headers: [("WWW-Authenticate", "Bearer")])
+            }
+        } else if !Self.isLocalScraper(request) {
+            throw Problem.notFound("No route for \(request.path).")
         }
         var out = ""
         requests.render(into: &out)

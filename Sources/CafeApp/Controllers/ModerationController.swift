@@ -122,6 +122,9 @@ struct ModerationController: Sendable {
             let outcome = try moderation.restore(id)
             switch outcome {
             case .notHidden: throw Problem.notFound("No hidden comment has this id.")
+            case .authorBlocked:
+                throw Problem(status: 409, code: "author_blocked", title: "Conflict",
+                              detail: "Its author is blocked: unblock the account with restoreComments to bring it back.")
             case .visible, .waitsForCafe:
                 try audit.record(actor: admin.id, action: "comment.restore", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "hidden", before: "true", after: outcome == .visible ? "false" : "until its cafe is restored")])

@@ -61,10 +61,13 @@ struct ParseExport: Sendable {
         }
     }
 
-    /// The bytes of `files/NAME`, nil if there is no such file (a name never leaves `files/`).
-    func fileBytes(named name: String) -> [UInt8]? {
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return nil }
-        return FileManager.default.contents(atPath: directory.appendingPathComponent("files").appendingPathComponent(name).path).map { [UInt8]($0) }
+    /// `files/NAME`, nil if there is no such file (a name never leaves `files/`).
+    func file(named name: String) -> ExportedFile? {
+        guard !name.isEmpty, !name.contains("/"), !name.utf8.contains(0), name != ".", name != ".." else { return nil }
+        let path = directory.appendingPathComponent("files").appendingPathComponent(name).path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              attributes[.type] as? FileAttributeType == .typeRegular, let size = (attributes[.size] as? NSNumber)?.intValue else { return nil }
+        return ExportedFile(path: path, size: size)
     }
 
     struct Unreadable: Error {
@@ -174,4 +177,27 @@ struct ParseExport: Sendable {
     }
 
     static func iso(_ date: Date) -> String { Timestamp.format(date) }
+}
+
+/// A file of the export's `files/`: its size known, its bytes read only when asked for.
+struct ExportedFile: Sendable {
+    let path: String
+    let size: Int
+
+    /// The first `count` bytes (enough to tell an image's format), or nil if it cannot be read.
+    func prefix(_ count: Int) -> [UInt8]? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: count)).map { [UInt8]($0 ?? Data()) }
+    }
+
+    struct Unreadable: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "cannot read \(path)" }
+    }
+
+    func bytes() throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw Unreadable(path: path) }
+        return [UInt8](data)
+    }
 }

@@ -18,6 +18,10 @@ struct ParseImport {
     let logger: Logger
 
     static let defaultBatchSize = 1_000
+    /// Photo bytes one batch reads and writes at most (a batch of one row may exceed it by that row's
+    /// photo): photos are read from `files/` only as their batch is written, so memory holds about
+    /// this much of them whatever the size of the export.
+    static let photoBytesPerBatch = 64 * 1024 * 1024
 
     struct Report {
         let dryRun: Bool
@@ -65,12 +69,12 @@ struct ParseImport {
             progress(done, total)
         }
         var cafeIDs = known.cafes
-        for batch in plan.cafes.chunked(batchSize) {
+        for batch in plan.cafes.chunked(batchSize, bytes: { $0.photo?.size ?? 0 }, limit: Self.photoBytesPerBatch) {
             cafeIDs.merge(try store.insert(cafes: Array(batch))) { $1 }
             done += batch.count
             progress(done, total)
         }
-        for batch in plan.comments.chunked(batchSize) {
+        for batch in plan.comments.chunked(batchSize, bytes: { $0.photo?.size ?? 0 }, limit: Self.photoBytesPerBatch) {
             let rows = batch.compactMap { c -> ParseImportStore.Comment? in
                 guard let cafe = Self.id(c.cafe, cafeIDs), let author = Self.id(c.author, userIDs) else { return nil }
                 return .init(objectID: c.objectID, cafe: CafeID(rawValue: cafe), author: UserID(rawValue: author), detail: c.detail,
@@ -109,6 +113,23 @@ struct ParseImport {
 
 extension Array {
     func chunked(_ size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: Swift.max(1, size)).map { self[$0..<Swift.min($0 + Swift.max(1, size), count)] }
+        chunked(size, bytes: { _ in 0 }, limit: 0)
+    }
+
+    /// Runs of at most `size` elements whose `bytes` add up to at most `limit` (a run holds at least one).
+    func chunked(_ size: Int, bytes: (Element) -> Int, limit: Int) -> [ArraySlice<Element>] {
+        var runs: [ArraySlice<Element>] = []
+        var start = startIndex
+        var total = 0
+        for index in indices {
+            let weight = bytes(self[index])
+            if index > start, index - start >= Swift.max(1, size) || (limit > 0 && total + weight > limit) {
+                runs.append(self[start..<index])
+                (start, total) = (index, 0)
+            }
+            total += weight
+        }
+        if start < endIndex { runs.append(self[start..<endIndex]) }
+        return runs
     }
 }

@@ -53,8 +53,9 @@ struct ParseImportPlan {
     static let userFields: Set<String> = ["username", "email", "emailVerified", "age", "ACL", "authData", "sessionToken", "_hashed_password", "_wperm"]
     static let cafeFields: Set<String> = ["name", "catchCopy", "IntroduceDetail", "IntroductionDetail", "CafeImage", "publishDate",
                                           "commentSum", "commentAmount", "ACL", "_wperm"]
+    /// `user`: the comment's author, a pointer to a `_User` (see `author`).
     static let commentFields: Set<String> = ["CafeMasterObjectId", "CafeCommentDetail", "CafeCommentStar", "CafeCommentImage",
-                                             "commentUsername", "ACL", "_wperm"]
+                                             "commentUsername", "user", "ACL", "_wperm"]
 
     init(_ export: ParseExport, known: Known) {
         let objects = export.classFiles.flatMap(\.objects)
@@ -71,13 +72,16 @@ struct ParseImportPlan {
             let why: String
             if name.count > 128 {
                 why = "\(field) names a file whose name is longer than 128 characters"
-            } else if let bytes = export.fileBytes(named: name) {
-                if let format = ImageFormat.detect(bytes) {
-                    let found = ParseImportStore.Photo(name: name, format: format, bytes: bytes)
+            } else if let file = export.file(named: name) {
+                if file.size > ImageFormat.maxBytes {
+                    why = "\(field) \(name) is \(file.size) bytes, more than an upload may be (\(ImageFormat.maxBytes))"
+                } else if let format = file.prefix(16).flatMap(ImageFormat.detect) {
+                    let found = ParseImportStore.Photo(name: name, format: format, size: file.size, load: file.bytes)
                     photos[name] = found
                     return .success(found)
+                } else {
+                    why = "\(field) \(name) is not a PNG, JPEG, WebP or GIF image"
                 }
-                why = "\(field) \(name) is not a PNG, JPEG, WebP or GIF image"
             } else {
                 why = "\(field) \(name) is missing from files/"
             }
@@ -89,7 +93,12 @@ struct ParseImportPlan {
                 return "objectId \(object.objectID) is not a Parse objectId (letters and digits, not only digits)"
             }
             if object.fields.values.contains(where: \.containsNUL) { return "a text holds U+0000, which cannot be stored" }
-            let unknown = object.fields.keys.filter { !allowed.contains($0) && !Self.isAuthorPointer(object.fields[$0]) }.sorted()
+            for (name, date) in [("createdAt", object.createdAt), ("updatedAt", object.updatedAt)] {
+                if let date, !TimestampRules.storable.contains(date) {
+                    return "\(name) \(ParseExport.iso(date)) is outside the years 1–9999 this service stores"
+                }
+            }
+            let unknown = object.fields.keys.filter { !allowed.contains($0) }.sorted()
             return unknown.isEmpty ? nil : "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", "))"
         }
 
@@ -119,9 +128,17 @@ struct ParseImportPlan {
             if known.accounts[key] != nil { skip("username \"\(username)\" is taken by an account already here"); continue }
             userIDsByName[key] = id
             var hash = object.fields["_hashed_password"]?.string
-            if let h = hash, !(h.hasPrefix("$2a$") || h.hasPrefix("$2b$") || h.hasPrefix("$2y$")) {
-                notes.append(Problem(className: "_User", objectID: id, message: "the password hash is not bcrypt: the account cannot log in"))
-                hash = nil
+            if let h = hash {
+                if let cost = PasswordHasher.bcryptCost(h) {
+                    if cost > PasswordHasher.maxBcryptCost {
+                        notes.append(Problem(className: "_User", objectID: id, message: "the password hash's bcrypt cost \(cost) is above "
+                                             + "\(PasswordHasher.maxBcryptCost) (each check would take seconds to hours): left out, the account cannot log in"))
+                        hash = nil
+                    }
+                } else {
+                    notes.append(Problem(className: "_User", objectID: id, message: "the password hash is not bcrypt: the account cannot log in"))
+                    hash = nil
+                }
             }
             if hash == nil { withoutPassword += 1 }
             var email = object.fields["email"]?.string
@@ -186,8 +203,9 @@ struct ParseImportPlan {
                   !detail.allSatisfy(\.isWhitespace) else {
                 skip("CafeCommentDetail must be 1–2000 characters, not only spaces"); continue
             }
+            guard f["user"] == nil || Self.isAuthorPointer(f["user"]) else { skip("user is not a pointer to a _User"); continue }
             guard let authorID = Self.author(f, usersByName: userIDsByName) else {
-                skip("names no author (no pointer to a _User, no single writer in its ACL, no known commentUsername)"); continue
+                skip("names no author (no user pointer, no single writer in its ACL, no known commentUsername)"); continue
             }
             let author: Reference
             if plannedUsers.contains(authorID) { author = .planned(authorID) }
@@ -209,13 +227,12 @@ struct ParseImportPlan {
         init(_ text: String) { self.text = text }
     }
 
-    /// The author's objectId: a pointer to a `_User`, else the only user its ACL lets write, else the
-    /// account of the export whose username is `commentUsername`. Never an account that was here
-    /// before: a name alone must not hand someone else's comment to whoever holds that name here.
+    /// The author's objectId: the `user` pointer to a `_User` (mongoexport's `_p_user`), else the only
+    /// user its ACL lets write, else the account of the export whose username is `commentUsername`.
+    /// No other field is read for it (another pointer is an unknown field), and never an account that
+    /// was here before: a name alone must not hand someone else's comment to whoever holds that name here.
     static func author(_ fields: [String: JSONValue], usersByName: [String: String]) -> String? {
-        for key in fields.keys.sorted() where isAuthorPointer(fields[key]) {
-            if let id = fields[key]?.object?["objectId"]?.string { return id }
-        }
+        if isAuthorPointer(fields["user"]), let id = fields["user"]?.object?["objectId"]?.string { return id }
         var writers: [String] = []
         if case .array(let perms)? = fields["_wperm"] { writers = perms.compactMap(\.string) }
         if case .object(let acl)? = fields["ACL"] { writers = acl.filter { $0.value.object?["write"] == .bool(true) }.map(\.key) }

@@ -33,6 +33,23 @@ extension ParseImport.Report {
         let (wrong, compared) = wrongAggregates
         out.append("Aggregates: commentSum and commentAmount are \(dryRun ? "to be counted" : "counted") from the imported comments, "
                    + "never copied; the export had them wrong for \(wrong) of the \(compared) cafes that carried them.")
-        return out.joined(separator: "\n")
+        // Names, ids and messages come from the export: a control character in one must not drive the terminal.
+        return out.map(Self.terminalSafe).joined(separator: "\n")
+    }
+
+    /// Control characters (C0, DEL, C1: an escape sequence starts with one) and the marks that
+    /// reorder or hide text (bidirectional overrides, line separators) written as `\u{1B}`.
+    static func terminalSafe(_ line: String) -> String {
+        var safe = ""
+        for scalar in line.unicodeScalars {
+            let v = scalar.value
+            if v < 0x20 || (0x7F...0x9F).contains(v) || (0x200E...0x200F).contains(v) || (0x2028...0x202E).contains(v)
+                || (0x2066...0x2069).contains(v) {
+                safe += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                safe.unicodeScalars.append(scalar)
+            }
+        }
+        return safe
     }
 }

@@ -11,27 +11,37 @@ import PostgresKit
 struct CachedPages: Sendable {
     let cache: PageCache
 
-    /// The kinds of data each cacheable route shows (`changed(_:)` names, from the notifications).
-    static let routes: [String: [String]] = [
-        "/v1/cafes": ["cafes"],
-        "/v1/cafes/{id}": ["cafes"],
-        "/v1/cafes/{id}/comments": ["cafes", "comments"],
-        "/v1/comments": ["cafes", "comments"],
+    /// A cacheable route: the kinds of data it shows (`changed(_:)` names, from the notifications) and
+    /// the query parameters it declares (as the OpenAPI document does), in the order the key takes
+    /// them. Any other parameter is left out of the key — the handler ignores it too — so a client
+    /// adding `?junk=N` gets the page everyone gets and cannot push the popular pages out.
+    struct Page: Sendable {
+        let shows: [String]
+        let parameters: [String]
+    }
+
+    static let routes: [String: Page] = [
+        "/v1/cafes": Page(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"]),
+        "/v1/cafes/{id}": Page(shows: ["cafes"], parameters: []),
+        "/v1/cafes/{id}/comments": Page(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
+        "/v1/comments": Page(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
     ]
     static let kinds = ["cafes", "comments"]
 
     /// The request's cache key and what its page shows, or nil if it may not be cached.
     func entry(_ request: Request) -> (key: String, kinds: [String])? {
         // A client that names a write it must see (X-Min-LSN) may be ahead of what this process has heard.
-        guard request.method == "GET", let route = request.route, let kinds = Self.routes[route],
+        guard request.method == "GET", let route = request.route, let page = Self.routes[route],
               request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
               request.header(PublicReads.minimumPositionHeader) == nil else { return nil }
-        // The path and the decoded parameters, sorted, each length-prefixed so no two requests share a key.
+        // The path and the declared parameters present, in their order, each length-prefixed so no two
+        // requests share a key.
         var key = "\(request.path.utf8.count):\(request.path)"
-        for (name, value) in request.query.sorted(by: { $0.key < $1.key }) {
+        for name in page.parameters {
+            guard let value = request.query[name] else { continue }
             key += "|\(name.utf8.count):\(name)\(value.utf8.count):\(value)"
         }
-        return (key, kinds)
+        return (key, page.shows)
     }
 
     /// A stored answer (or 304 for a matching If-None-Match), nil on a miss.
@@ -61,7 +71,8 @@ struct CachedPages: Sendable {
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
     /// hears back (other processes learn of it by notification, within milliseconds).
     func wrote(_ request: Request, _ response: Response) {
-        guard request.method != "GET", request.method != "HEAD", response.status < 400,
+        // A read sent as a POST (a Parse query with `_method: GET`) changes nothing.
+        guard request.method != "GET", request.method != "HEAD", !request.readsOnly, response.status < 400,
               let route = response.route ?? request.route, Self.writesThatShow.contains(where: { route.hasPrefix($0) }) else { return }
         cache.changedAll(at: response.header(CommitPositions.header).flatMap { WALPosition($0)?.value } ?? 0)
     }

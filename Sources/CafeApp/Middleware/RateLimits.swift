@@ -5,8 +5,8 @@ import HTTPKit
 /// of the per-(username, address) hold-off, which an attacker spraying usernames never trips).
 /// Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
 /// `RATE_LIMIT_READS` / `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off.
-/// The address is the TCP peer: behind a reverse proxy, every client shares the proxy's bucket, so
-/// raise the limits there. Log-ins are recognised by the matched route, so `/v1/sessions/` or
+/// A client is `Request.clientKey`: its address (behind a proxy named in `TRUSTED_PROXIES`, the one
+/// the proxy forwarded), an IPv6 client counted by its /64. Log-ins are recognised by the matched route, so `/v1/sessions/` or
 /// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
 /// An admission check: decided on the thread that read the request, so a flood's refusals never
 /// wait for (or take the place of) a lane.
@@ -28,7 +28,7 @@ struct RateLimits: Admission {
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = CredentialRoutes.logIns.contains(CredentialRoutes.key(request.method, request.route))
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
-            guard let limiter, let wait = limiter.take(request.clientAddress) else { continue }
+            guard let limiter, let wait = limiter.take(request.clientKey) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
                                   headers: [("Retry-After", String(wait))])

@@ -9,6 +9,7 @@ import PostgresKit
 struct ParseClassesController: Sendable {
     let context: ParseContext
     let administration: CafeAdministration
+    let deletion: CommentDeletion
     let files: FileRepository
     let gramStatistics: GramStatistics
     /// Imported objects answer to their Parse objectIds (`cafe import-parse`).
@@ -234,7 +235,7 @@ struct ParseClassesController: Sendable {
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)
-            try storeOutcomes { try comments.delete(CommentID(rawValue: id), by: user.id, asAdmin: user.isAdmin) }
+            try storeOutcomes { try deletion.delete(CommentID(rawValue: id), by: user) }
         }
         return .json { w in w.object {} }
     }

@@ -5,8 +5,10 @@ import HTTPKit
 /// What every /parse handler shares: the application id check, the session, Parse's error format.
 struct ParseContext: Sendable {
     let appID: String
-    /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header.
+    /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header when it is one
+    /// of `allowedHosts`, else they are relative (`/parse/files/…`).
     let publicURL: String?
+    let allowedHosts: AllowedHosts
     let sessions: SessionRepository
 
     /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
@@ -16,8 +18,10 @@ struct ParseContext: Sendable {
         { request in try body(try ParseRequest(request, context: self, fileBody: fileBody)) }
     }
 
+    /// The start of an absolute URL, or "" for a relative one.
     func baseURL(_ request: Request) -> String {
-        publicURL ?? "http://\(request.header("host") ?? "localhost")"
+        if let publicURL { return publicURL }
+        return allowedHosts.allowed(request.header("host")).map { "http://\($0)" } ?? ""
     }
 }
 

@@ -3,11 +3,13 @@ import HTTPKit
 /// An error as the Parse SDKs expect it: `{"code": n, "error": "…"}` with Parse's codes, so the
 /// original apps' error handling keeps working. Status follows Parse Server: 404 for 101, 403 for
 /// a wrong application id, 500 for 1, 400 otherwise.
-struct ParseError: Error, Sendable {
+struct ParseError: HeldAnswer, Sendable {
     let code: Int
     let message: String
     var status: Int
     var headers: [(String, String)] = []
+    /// Seconds the answer is held before it is sent (a wrong password's, see `AccountService.logIn`).
+    var hold: Double = 0
     /// Parse Server answers a wrong application id with `{"error":"unauthorized"}`, no code.
     private var hasCode = true
 

@@ -65,12 +65,14 @@ struct ParseUsersController: Sendable {
         let password = r.http.method == "GET" ? r.http.query["password"] : r.body?["password"]?.string
         guard let username, !username.isEmpty else { throw ParseError(200, "username/email is required.") }
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try accounts.logIn(username: username, password: password, address: r.http.clientAddress) {
+        switch try accounts.logIn(username: username, password: password, address: r.http.clientKey) {
         case .loggedIn(let user, let token):
             let objectID = try importedObjectID(of: user)
             return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
-        case .invalidCredentials:
-            throw ParseError.invalidCredentials
+        case .invalidCredentials(let hold):
+            var wrong = ParseError.invalidCredentials
+            wrong.hold = hold
+            throw wrong
         case .blocked:
             throw ParseError.forbidden("An operator has blocked this account.")
         case .lockedOut(let wait):

@@ -1,5 +1,6 @@
 import CafeDomain
 import CafeStore
+import Dispatch
 import PostgresKit
 
 /// Sign-up and log-in as both APIs (/v1 and /parse) perform them; each answers in its own format.
@@ -11,7 +12,8 @@ struct AccountService: Sendable {
 
     enum LogIn {
         case loggedIn(User, token: String)
-        case invalidCredentials
+        /// Held this many seconds before it is answered (`PasswordHasher.slowestVerification`).
+        case invalidCredentials(hold: Double)
         /// Too many failures for this username lately; retry after this many seconds.
         case lockedOut(retryAfter: Int)
         /// The password is right, but an operator blocked the account.
@@ -37,10 +39,11 @@ struct AccountService: Sendable {
 
     /// `address`: the client's, which with the username keys the failure count (see `LoginThrottle`).
     func logIn(username: String, password: String, address: String) throws -> LogIn {
+        let started = DispatchTime.now().uptimeNanoseconds
         // The right password, and whether the account is blocked.
         let outcome = try throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
             let found = try users.credentials(username: username)
-            // Verify against a dummy hash when the user does not exist, so timing does not reveal accounts.
+            // Verify against a dummy hash when the user does not exist; the answer's hold does the rest.
             let valid = PasswordHasher.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
             guard valid, let found else { return nil }
             // A Parse Server bcrypt hash (an imported account) becomes argon2id now that the password is known.
@@ -52,7 +55,9 @@ struct AccountService: Sendable {
         switch outcome {
         case .passed(let found) where found.blocked: return .blocked
         case .passed(let found): return .loggedIn(found.user, token: try sessions.create(for: found.user.id))
-        case .failed: return .invalidCredentials
+        case .failed:
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            return .invalidCredentials(hold: max(0, PasswordHasher.slowestVerification - elapsed))
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }
     }

@@ -19,6 +19,33 @@ public struct AccountAdministration: Sendable {
         case lastAdmin
     }
 
+    /// Why a change of who administers was refused.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// It would leave no admin who can log in.
+        case lastAdmin
+        /// The operator asking is no longer an admin who can log in (blocked, or the right revoked a
+        /// moment ago by another operator).
+        case notAnAdmin
+    }
+
+    /// Every change of who can administer — a block, an unblock, a grant, a revoke (and any later
+    /// deletion of accounts) — runs under this one lock, checks that the operator asking is still an
+    /// admin who can log in, and after its change that one such admin is left: however they
+    /// interleave, no sequence of them leaves none.
+    static func administering<T>(by actor: UserID, _ tx: Connection, _ change: () throws -> T) throws -> T {
+        try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('cafe admins', 0))")
+        guard try admins(tx, withActor: actor) else { throw Refusal.notAnAdmin }
+        let result = try change()
+        guard try admins(tx, withActor: nil) else { throw Refusal.lastAdmin }
+        return result
+    }
+
+    /// Whether an admin who can log in remains (and, with `actor`, whether it is one).
+    private static func admins(_ tx: Connection, withActor actor: UserID?) throws -> Bool {
+        let who: SQL = actor.map { "AND u.id = \($0.rawValue)" } ?? ""
+        return !(try tx.query("SELECT 1 FROM users u WHERE u.is_admin AND u.blocked_at IS NULL \(who) LIMIT 1").isEmpty)
+    }
+
     private static let select: SQL = "\(UserColumns.select), u.blocked_at"
 
     private static func decode(_ row: Row) throws -> Account {
@@ -36,9 +63,11 @@ public struct AccountAdministration: Sendable {
 
     /// Blocks or unblocks; a block also ends every session of the account in the same transaction.
     /// With `comments`, a block also hides every comment of the account and an unblock brings back
-    /// the ones a block hid (`commentsMoved` says how many). Nil for no such account.
-    public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false) throws -> (before: Account, after: Account, commentsMoved: Int)? {
-        try pool.transaction { tx in
+    /// the ones a block hid (`commentsMoved` says how many). Nil for no such account. `Refusal`
+    /// when it would leave no admin who can log in, or `actor` is no longer one.
+    public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false, by actor: UserID) throws
+        -> (before: Account, after: Account, commentsMoved: Int)? {
+        try pool.transaction { tx in try Self.administering(by: actor, tx) {
             guard let before = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                 return nil
             }
@@ -53,24 +82,22 @@ public struct AccountAdministration: Sendable {
                 moved = try blocked ? moderation.hideAll(of: id, tx) : moderation.restoreBlocked(of: id, tx)
             }
             return (before, after, moved)
-        }
+        } }
     }
 
-    /// Grants or revokes the admin right; never revokes the last admin who can log in (the admins
-    /// are locked while it counts them, so two revoking each other cannot both pass). Nil for no such account.
-    public func setAdmin(_ id: UserID, _ admin: Bool) throws -> RoleChange? {
-        try pool.transaction { tx in
-            let admins = try tx.query("SELECT u.id, u.blocked_at IS NULL FROM users u WHERE u.is_admin ORDER BY u.id FOR UPDATE")
-            guard let current = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
-                return nil
-            }
-            if current.user.isAdmin == admin { return .unchanged(current) }
-            if !admin {
-                var others = 0
-                for row in admins where try row.decode(0, as: Int64.self) != id.rawValue && row.decode(1, as: Bool.self) { others += 1 }
-                if others == 0 { return .lastAdmin }
-            }
-            return .changed(try Self.decode(try tx.query("UPDATE users u SET is_admin = \(admin) WHERE u.id = \(id.rawValue) RETURNING \(Self.select)").one()))
+    /// Grants or revokes the admin right; never revokes the last admin who can log in (see
+    /// `administering`). Nil for no such account; `Refusal.notAnAdmin` when `actor` no longer is one.
+    public func setAdmin(_ id: UserID, _ admin: Bool, by actor: UserID) throws -> RoleChange? {
+        do {
+            return try pool.transaction { tx in try Self.administering(by: actor, tx) { () -> RoleChange? in
+                guard let current = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
+                    return nil
+                }
+                if current.user.isAdmin == admin { return .unchanged(current) }
+                return .changed(try Self.decode(try tx.query("UPDATE users u SET is_admin = \(admin) WHERE u.id = \(id.rawValue) RETURNING \(Self.select)").one()))
+            } }
+        } catch Refusal.lastAdmin {
+            return .lastAdmin
         }
     }
 }

@@ -97,13 +97,18 @@ public struct CommentRepository: Sendable {
         }
     }
 
-    /// The author, or an admin when `asAdmin`, may delete.
-    public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) throws {
+    /// The author, or an admin when `asAdmin`, may delete; the comment as it was.
+    @discardableResult
+    public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) throws -> Comment {
         try pool.transaction { tx in
-            let deleted = try tx.query("DELETE FROM comments WHERE id = \(id.rawValue) AND (user_id = \(user.rawValue) OR \(asAdmin)::bool)")
-            guard deleted.affectedRows == 1 else {
+            let deleted = try tx.query("""
+                WITH m AS (DELETE FROM comments WHERE id = \(id.rawValue) AND (user_id = \(user.rawValue) OR \(asAdmin)::bool) RETURNING *)
+                SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
+                """)
+            guard let row = deleted.first else {
                 throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
             }
+            return try CommentColumns.decode(row)
         }
     }
 

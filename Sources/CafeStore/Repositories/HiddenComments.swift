@@ -19,18 +19,21 @@ enum HiddenComments {
     }
 
     /// Brings back the hidden comments matching `condition` (over `hidden_comments h`). One whose
-    /// cafe is archived stays hidden until the cafe is restored (its cause becomes `archive`).
-    /// Returns how many are visible again.
+    /// author is blocked never comes back this way: its cause becomes `block`, so that only the
+    /// author's unblock (with `restoreComments`) can return it. One whose cafe is archived stays
+    /// hidden until the cafe is restored (its cause becomes `archive`). Returns how many are visible again.
     @discardableResult
     static func restore(where condition: SQL, _ tx: Connection) throws -> Int {
+        let authorBlocked: SQL = "EXISTS (SELECT 1 FROM users u WHERE u.id = h.user_id AND u.blocked_at IS NOT NULL)"
+        try tx.query("UPDATE hidden_comments h SET cause = 'block' WHERE \(condition) AND \(authorBlocked)")
         try tx.query("""
             UPDATE hidden_comments h SET cause = 'archive'
-            WHERE \(condition) AND NOT EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
+            WHERE \(condition) AND NOT \(authorBlocked) AND NOT EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
             """)
         return try tx.query("""
             WITH moved AS (
                 DELETE FROM hidden_comments h
-                WHERE \(condition) AND EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
+                WHERE \(condition) AND NOT \(authorBlocked) AND EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
                 RETURNING h.*
             )
             INSERT INTO comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at) OVERRIDING SYSTEM VALUE

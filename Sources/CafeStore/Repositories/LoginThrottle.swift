@@ -8,8 +8,10 @@ import PostgresKit
 /// failures; an attacker spraying one name from many addresses is bounded by the per-address
 /// log-in rate limit and by the cost of argon2id.
 ///
-/// A check and the failure it may record are one step (`attempt`): concurrent attempts at the
-/// same name from the same address take their turn, so none passes the check on a stale count.
+/// Every attempt is counted as a failure before its password is checked (under the pair's lock, in a
+/// short transaction of its own), and forgotten with the pair's others when it succeeds: concurrent
+/// attempts at one name from one address each see the ones before them, so none passes the check on a
+/// stale count, and no password is ever hashed inside an open transaction.
 public struct LoginThrottle: Sendable {
     let pool: ConnectionPool
     public let limit: Int
@@ -28,21 +30,21 @@ public struct LoginThrottle: Sendable {
         case wait(Int)
     }
 
-    /// Runs `verify` unless attempts at `username` from `address` are being held off; a nil from
-    /// it is a failure, recorded. Everything `verify` does with the pool joins this step's
-    /// transaction; on success the pair's failures are forgotten.
+    /// Runs `verify` (outside any transaction) unless attempts at `username` from `address` are
+    /// being held off; a nil from it is a failure, already recorded. On success the pair's failures
+    /// are forgotten.
     public func attempt<T: Sendable>(username: String, address: String, _ verify: () throws -> T?) throws -> Outcome<T> {
-        try pool.transaction { tx in
-            // One attempt at a time per pair (the lock goes with the transaction).
+        let wait: Int? = try pool.transaction { tx in
+            // One reservation at a time per pair (the lock goes with the transaction).
             try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
-            if let wait = try retryAfter(username: username, address: address) { return .wait(wait) }
-            guard let value = try verify() else {
-                try tx.query("INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address))")
-                return .failed
-            }
-            try tx.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
-            return .passed(value)
+            if let wait = try retryAfter(username: username, address: address) { return wait }
+            try tx.query("INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address))")
+            return nil
         }
+        if let wait { return .wait(wait) }
+        guard let value = try verify() else { return .failed }
+        try pool.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
+        return .passed(value)
     }
 
     /// Seconds until another attempt is allowed, or nil if attempts are allowed now.

@@ -110,13 +110,17 @@ public struct Moderation: Sendable {
         case visible
         /// Its cafe is archived: it comes back with the cafe.
         case waitsForCafe
+        /// Its author is blocked: it comes back only with the author's unblock (`restoreComments`).
+        case authorBlocked
         case notHidden
     }
 
     public func restore(_ comment: CommentID) throws -> RestoreOutcome {
         try pool.transaction { tx in
             guard !(try tx.query("SELECT 1 FROM hidden_comments WHERE id = \(comment.rawValue) FOR UPDATE").isEmpty) else { return .notHidden }
-            return try HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 ? .visible : .waitsForCafe
+            if try HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 { return .visible }
+            let cause: String = try tx.query("SELECT cause FROM hidden_comments WHERE id = \(comment.rawValue)").one().decode(0)
+            return cause == HiddenComments.Cause.block.rawValue ? .authorBlocked : .waitsForCafe
         }
     }
 
@@ -131,9 +135,12 @@ public struct Moderation: Sendable {
         }
     }
 
-    /// Hides every visible comment of an author (a block's "hide their comments"); how many.
+    /// Hides every visible comment of an author (a block's "hide their comments"); how many. Those
+    /// already hidden with an archived cafe are the block's too from now on, so that restoring the
+    /// cafe does not bring them back.
     func hideAll(of user: UserID, _ tx: Connection) throws -> Int {
-        try HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
+        try tx.query("UPDATE hidden_comments SET cause = 'block' WHERE user_id = \(user.rawValue) AND cause = 'archive'")
+        return try HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
     }
 
     /// Brings back the comments a block hid; how many are visible again.

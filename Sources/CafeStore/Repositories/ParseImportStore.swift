@@ -27,13 +27,17 @@ public struct ParseImportStore: Sendable {
         }
     }
 
+    /// A photo of the export, read only when its batch is written (`load`), so that memory holds
+    /// one batch's photos at most, never the export's.
     public struct Photo: Sendable {
         /// The Parse File's name, which is also its name in the export's `files/`.
         public let name: String
         public let format: ImageFormat
-        public let bytes: [UInt8]
-        public init(name: String, format: ImageFormat, bytes: [UInt8]) {
-            (self.name, self.format, self.bytes) = (name, format, bytes)
+        /// Its size in bytes, as the plan found it (batches are cut by it).
+        public let size: Int
+        public let load: @Sendable () throws -> [UInt8]
+        public init(name: String, format: ImageFormat, size: Int, load: @escaping @Sendable () throws -> [UInt8]) {
+            (self.name, self.format, self.size, self.load) = (name, format, size, load)
         }
     }
 
@@ -178,11 +182,12 @@ public struct ParseImportStore: Sendable {
             ids[try row.decode(0)] = try row.decode(1)
         }
         for (photo, owner) in photos where ids[photo.name] == nil {
+            let bytes = try photo.load()
             let id: Int64 = try tx.query("""
                 WITH f AS (
                     INSERT INTO files (owner_id, content_type, size, sha256, bytes, name)
-                    VALUES (\(owner?.rawValue), \(photo.format.contentType), \(photo.bytes.count), \(Tokens.sha256(photo.bytes))::bytea,
-                            \(photo.bytes)::bytea, \(String(photo.name.suffix(128))))
+                    VALUES (\(owner?.rawValue), \(photo.format.contentType), \(bytes.count), \(Tokens.sha256(bytes))::bytea,
+                            \(bytes)::bytea, \(String(photo.name.suffix(128))))
                     RETURNING id
                 )
                 INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'file', \(photo.name), id FROM f RETURNING id

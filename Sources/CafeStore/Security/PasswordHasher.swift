@@ -1,5 +1,6 @@
 import CCrypt
 import CSodium
+import Dispatch
 
 /// argon2id password hashes in libsodium's self-describing string format (`$argon2id$v=19$m=…`).
 /// Cost: 2 passes over 19 MiB (OWASP's argon2id baseline); a hash stays cheap enough to serve
@@ -7,6 +8,8 @@ import CSodium
 ///
 /// Accounts imported from Parse Server keep its bcrypt hashes (`$2a$`/`$2b$`/`$2y$`, checked by
 /// libxcrypt) until their first successful log-in, which replaces them with argon2id (`needsRehash`).
+/// A bcrypt hash costlier than `maxBcryptCost` is never computed (libxcrypt would take cost 31, about
+/// 39 hours of a thread): it matches no password, and the import refuses it.
 public enum PasswordHasher {
     static let opsLimit: UInt64 = 2
     static let memLimit: Int = 19 * 1024 * 1024
@@ -26,10 +29,37 @@ public enum PasswordHasher {
         return out.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
-    /// Constant-time verification (done inside libsodium, or libxcrypt for bcrypt).
+    /// The costliest bcrypt hash verified (2^12 rounds: ~0.3 s here; Parse Server's default is 10).
+    public static let maxBcryptCost = 12
+
+    /// Constant-time verification (done inside libsodium, or libxcrypt for bcrypt). A hash that is
+    /// neither a usable bcrypt nor an argon2id one (an imported account without a password, `!`) is
+    /// verified against `dummyHash` and fails, so it costs what a real one does.
     public static func verify(_ password: String, against hash: String) -> Bool {
         precondition(ready, "libsodium failed to initialise")
-        if isBcrypt(hash) { return verifyBcrypt(password, against: hash) }
+        if isBcrypt(hash) {
+            guard let cost = bcryptCost(hash), cost <= maxBcryptCost else {
+                _ = verifyArgon2(password, against: dummyHash)
+                return false
+            }
+            return verifyBcrypt(password, against: hash)
+        }
+        guard hash.hasPrefix("$argon2id$") else {
+            _ = verifyArgon2(password, against: dummyHash)
+            return false
+        }
+        return verifyArgon2(password, against: hash)
+    }
+
+    /// The cost of a well-formed bcrypt hash (`$2b$10$` + 53 characters), nil for anything else.
+    public static func bcryptCost(_ hash: String) -> Int? {
+        let parts = hash.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, ["2a", "2b", "2y"].contains(parts[1]), parts[2].count == 2,
+              let cost = Int(parts[2]), (4...31).contains(cost), parts[3].utf8.count == 53 else { return nil }
+        return cost
+    }
+
+    private static func verifyArgon2(_ password: String, against hash: String) -> Bool {
         let bytes = password.utf8CString
         return bytes.withUnsafeBufferPointer {
             crypto_pwhash_argon2id_str_verify(hash, $0.baseAddress!, UInt64($0.count - 1)) == 0
@@ -70,4 +100,29 @@ public enum PasswordHasher {
 extension PasswordHasher {
     /// A valid hash of a random password, for equal-time verification of unknown usernames.
     public static let dummyHash: String = (try? hash(randomPassword())) ?? ""
+}
+
+extension PasswordHasher {
+    /// How long the costliest accepted verification takes here (argon2id, or bcrypt at
+    /// `maxBcryptCost`), measured once per process (~0.4 s, the first time it is asked). A wrong
+    /// password is answered no sooner than this after its check began, whatever the account (none,
+    /// one without a password, argon2id, bcrypt of any accepted cost): the time of the answer tells
+    /// nothing of which it was. The answer is held by the server's timers, not by a sleeping thread.
+    public static let slowestVerification: Double = {
+        var data = crypt_data()
+        var setting = [CChar](repeating: 0, count: Int(CRYPT_GENSALT_OUTPUT_SIZE))
+        let bcrypt: String? = withUnsafeMutableBytes(of: &data) { buffer in
+            guard crypt_gensalt_rn("$2b$", UInt(maxBcryptCost), nil, 0, &setting, Int32(setting.count)) != nil,
+                  let result = crypt_rn(randomPassword(), setting, buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            return String(cString: result)
+        }
+        let probe = randomPassword()
+        var slowest = 0.0
+        for hash in [dummyHash, bcrypt ?? dummyHash, dummyHash, bcrypt ?? dummyHash] {
+            let started = DispatchTime.now().uptimeNanoseconds
+            _ = verify(probe, against: hash)
+            slowest = max(slowest, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        }
+        return slowest * 1.25
+    }()
 }

@@ -2,7 +2,7 @@ import CSodium
 import CafeDomain
 
 /// Session tokens: random, URL-safe, and stored only as their SHA-256.
-enum Tokens {
+public enum Tokens {
     private static let ready: Bool = sodium_init() >= 0
 
     /// 32 random bytes, base64url without padding (43 characters).
@@ -20,6 +20,12 @@ enum Tokens {
     }
 
     static func sha256(_ token: String) -> [UInt8] { sha256(Array(token.utf8)) }
+
+    /// Whether two secrets are equal, in time that depends on neither (their digests are compared
+    /// with libsodium's constant-time comparison, so not even their lengths show).
+    public static func equal(_ given: String, _ expected: String) -> Bool {
+        sodium_memcmp(sha256(given), sha256(expected), Int(crypto_hash_sha256_bytes())) == 0
+    }
 
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         precondition(ready)
