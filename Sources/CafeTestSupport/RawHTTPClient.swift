@@ -65,7 +65,8 @@ public final class RawHTTPClient {
 
     /// Sends one request; `Content-Length` is added when there is a body.
     public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws -> Response {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\n"
+        if !headers.keys.contains(where: { $0.lowercased() == "host" }) { head += "Host: localhost\r\n" }
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"

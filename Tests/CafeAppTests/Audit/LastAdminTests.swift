@@ -1,0 +1,79 @@
+import CafeTestSupport
+import Foundation
+import XCTest
+
+/// No interleaving of blocks and revokes leaves no admin who can log in (issue 28, finding 2).
+final class LastAdminTests: APITestCase {
+    private func admins(_ n: Int) throws -> [(id: String, token: String)] {
+        try (0..<n).map { i in
+            let account = try signUp("adm\(i)_\(UUID().uuidString.prefix(6))")
+            try pool.query("UPDATE users SET is_admin = true WHERE id = \(Int64(account.id) ?? 0)")
+            return account
+        }
+    }
+
+    private func usableAdmins() throws -> Int {
+        try pool.query("SELECT count(*)::int FROM users WHERE is_admin AND blocked_at IS NULL").one().decode(0)
+    }
+
+    /// Runs both requests at the same moment; their statuses.
+    private func together(_ a: @escaping @Sendable () throws -> Int, _ b: @escaping @Sendable () throws -> Int) -> [Int] {
+        let results = UnsafeSendableBox([0, 0])
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for (i, work) in [a, b].enumerated() {
+            DispatchQueue.global().async(group: group) {
+                start.wait()
+                results.value[i] = (try? work()) ?? -1
+            }
+        }
+        start.signal(); start.signal()
+        group.wait()
+        return results.value
+    }
+
+    func testTwoAdminsBlockingEachOtherAtOnceLeaveOne() throws {
+        let port = app.server.port
+        for _ in 0..<8 {
+            try pool.query("UPDATE users SET is_admin = false")
+            let pair = try admins(2)
+            let (a, b) = (pair[0], pair[1])
+            let statuses = together({ try RawHTTPClient(port: port).request("POST", "/v1/admin/users/\(b.id)/block",
+                                                                                 headers: ["Authorization": "Bearer \(a.token)"]).status },
+                                    { try RawHTTPClient(port: port).request("POST", "/v1/admin/users/\(a.id)/block",
+                                                                                 headers: ["Authorization": "Bearer \(b.token)"]).status })
+            XCTAssertEqual(statuses.filter { $0 == 200 }.count, 1, "\(statuses)")
+            XCTAssertEqual(try usableAdmins(), 1)
+        }
+    }
+
+    func testABlockRacingARevokeLeavesOne() throws {
+        let port = app.server.port
+        for _ in 0..<8 {
+            try pool.query("UPDATE users SET is_admin = false")
+            let pair = try admins(2)
+            let (a, b) = (pair[0], pair[1])
+            _ = together({ try RawHTTPClient(port: port).request("POST", "/v1/admin/users/\(b.id)/block",
+                                                                  headers: ["Authorization": "Bearer \(a.token)"]).status },
+                         { try RawHTTPClient(port: port).request("DELETE", "/v1/admin/users/\(a.id)/admin",
+                                                                  headers: ["Authorization": "Bearer \(b.token)"]).status })
+            XCTAssertEqual(try usableAdmins(), 1)
+        }
+    }
+
+    func testBlockingTheLastOtherAdminIsRefusedOnlyWhenNoneWouldRemain() throws {
+        let pair = try admins(2)
+        try pool.query("UPDATE users SET blocked_at = now() WHERE id = \(Int64(pair[1].id) ?? 0)")
+        // A blocked admin's revocation by the last usable one is fine; blocking the last usable one is not possible
+        // (it cannot block itself), and a blocked admin cannot act.
+        XCTAssertEqual(try call("DELETE", "/v1/admin/users/\(pair[1].id)/admin", token: pair[0].token).status, 200)
+        assertProblem(try call("DELETE", "/v1/admin/users/\(pair[0].id)/admin", token: pair[0].token), 409, "last_admin")
+        XCTAssertEqual(try usableAdmins(), 1)
+    }
+}
+
+/// A value threads may write to at distinct indices (the test joins them before reading).
+final class UnsafeSendableBox<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}
