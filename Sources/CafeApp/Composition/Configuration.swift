@@ -150,6 +150,7 @@ public struct Configuration: Sendable {
         uploadQuotaBytes = quota > 0 ? quota : nil
         let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
         queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
+                                  maxSortRows: max(0, int("QUERY_MAX_SORT_ROWS") ?? 10_000),
                                   anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,
                                   heavyConcurrency: max(1, int("QUERY_HEAVY_CONCURRENCY") ?? 1), heavyQueue: max(0, int("QUERY_HEAVY_QUEUE") ?? 0),
                                   heavyShare: environment["QUERY_HEAVY_SHARE"].flatMap { Double($0) } ?? 0.25,

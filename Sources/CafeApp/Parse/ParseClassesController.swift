@@ -76,6 +76,7 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
+            try q.checkSort(estimate: { try cafes.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
             return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics)
                 let count = q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil
@@ -84,6 +85,7 @@ struct ParseClassesController: Sendable {
             }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
+            try q.checkSort(estimate: { try comments.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
             return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
                 let count = q.count ? try stores.comments.count(q.query) : nil

@@ -9,6 +9,8 @@ struct ParseQuery<Field: RecordField> {
     /// `keys`: only these fields (plus objectId, createdAt, updatedAt) are returned.
     var keys: Set<String>?
     var excludeKeys: Set<String> = []
+    /// The fields of `order` no index keeps in order, by their Parse names.
+    var unindexedOrder: [String] = []
 
     static var maxLimit: Int { 1000 }
 
@@ -18,6 +20,19 @@ struct ParseQuery<Field: RecordField> {
     /// 50,000), and an ordinary app sends many.
     var isHeavy: Bool {
         count || query.skip + query.limit > 1000
+    }
+
+    /// Whether its order needs a sort of what matches that may be costly: an order no index keeps,
+    /// without an equality that leaves few records (see `QueryBudget.maxSortRows`).
+    var sortNeedsEstimate: Bool { !query.orderIsIndexed && !query.boundedByEquality }
+
+    /// Refuses a sort of more records than the budget allows, given the planner's `estimate`.
+    func checkSort(estimate: () throws -> Int, budget: QueryBudget, indexed: String) throws {
+        guard sortNeedsEstimate else { return }
+        let rows = try estimate()
+        guard rows > budget.maxSortRows else { return }
+        throw ParseError.invalidQuery("Ordering by \(unindexedOrder.joined(separator: ", ")) needs a sort of about \(rows) records, more than \(budget.maxSortRows) (QUERY_MAX_SORT_ROWS): "
+                                      + "narrow the query (an equality on objectId or CafeMasterObjectId) or order by \(indexed), which an index keeps in order.")
     }
 
     /// The parameters of a GET query as JSON values: `where` (and JSON-array `order`/`keys`) parsed.
@@ -56,11 +71,8 @@ struct ParseQuery<Field: RecordField> {
         }
         for (name, descending) in try Self.list(params["order"], "order").map({ $0.hasPrefix("-") ? (String($0.dropFirst()), true) : ($0, false) }) {
             guard let (field, type) = fields[name], type != .file else { throw ParseError.invalidQuery("Cannot order by \(name).") }
-            guard field.isIndexedOrder else {
-                let indexed = fields.filter { $0.value.field.isIndexedOrder }.keys.sorted().joined(separator: " or ")
-                throw ParseError.invalidQuery("Cannot order by \(name): a query may be ordered only by \(indexed), which an index keeps in order.")
-            }
             query.order.append((field, descending))
+            if !field.isIndexedOrder { unindexedOrder.append(name) }
         }
         query.limit = min(try Self.integer(params["limit"], "limit") ?? 100, Self.maxLimit)
         query.skip = try Self.integer(params["skip"], "skip") ?? 0

@@ -8,7 +8,10 @@ import HTTPKit
 ///
 /// - `skip` at most `QUERY_MAX_SKIP` (default 10,000): PostgreSQL reads and drops every skipped row.
 /// - `$in`/`$nin` with at most `QUERY_MAX_IN` values (default 100).
-/// - `order` only on fields an index keeps in order (`createdAt`, `objectId`).
+/// - `order` by any field when an index keeps it (`createdAt`, `objectId`), or when an equality on a
+///   selective field bounds the query (one cafe's comments), or when the planner expects at most
+///   `QUERY_MAX_SORT_ROWS` (default 10,000) records to sort; otherwise refused, by the cost of the
+///   sort, not by the shape of the query.
 /// - text (`$regex`) only where the search index narrows it, or with an equality on `objectId`
 ///   (or a comment's `CafeMasterObjectId`).
 /// - without a session, `QUERY_ANONYMOUS_TIMEOUT` seconds (default 1; 0 turns it off) of
@@ -23,6 +26,7 @@ import HTTPKit
 struct QueryBudget: Sendable {
     var maxSkip = 10_000
     var maxInValues = 100
+    var maxSortRows = 10_000
     var anonymousTimeout: TimeInterval? = 1
     var heavyConcurrency = 1
     var heavyQueue = 0

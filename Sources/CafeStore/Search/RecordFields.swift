@@ -65,6 +65,12 @@ extension CafeRepository {
         }.one().decode(0)
     }
 
+    /// How many cafes the planner expects the query's conditions to leave (nothing is read).
+    public func estimatedRows(_ query: RecordQuery<CafeField>) throws -> Int {
+        let sql = RecordQuerySQL(query, idColumn: "c.id").estimate(from: CafeColumns.from)
+        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
+    }
+
     private func narrowed(_ sql: RecordQuerySQL<CafeField>, statistics: GramStatistics, window: String?,
                           _ statement: (RecordQuerySQL<CafeField>.Narrowing) -> SQL) throws -> QueryResult {
         let cores = sql.indexableCores
@@ -95,6 +101,12 @@ extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) throws -> [Comment] {
         let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
         return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.map(CommentColumns.decode)
+    }
+
+    /// How many comments the planner expects the query's conditions to leave (nothing is read).
+    public func estimatedRows(_ query: RecordQuery<CommentField>) throws -> Int {
+        let sql = RecordQuerySQL(query, idColumn: "m.id").estimate(from: CommentColumns.from)
+        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CommentField>.planRows) ?? Int.max
     }
 
     public func count(_ query: RecordQuery<CommentField>) throws -> Int {

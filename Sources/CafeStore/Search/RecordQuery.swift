@@ -64,14 +64,21 @@ extension RecordField {
 
 extension RecordQuery {
 
+    /// An equality on a selective field (an id, a comment's cafe) leaves few records, found by an index.
+    public var boundedByEquality: Bool {
+        constraints.contains {
+            if case .compare(let field, .equal, let value) = $0, field.column.selective, value != .null { true } else { false }
+        }
+    }
+
+    /// Whether the order is one an index keeps, so its first records are read without a sort.
+    public var orderIsIndexed: Bool { order.allSatisfy { $0.field.isIndexedOrder } }
+
     /// The field of a text constraint that would read every record: neither the search index can
     /// narrow it (the field is not in the search text, or nothing of the literal is safe to look up)
     /// nor an equality on a selective field bounds the query. Nil when there is none.
     public var unnarrowedTextField: Field? {
-        let bounded = constraints.contains {
-            if case .compare(let field, .equal, let value) = $0, field.column.selective, value != .null { true } else { false }
-        }
-        if bounded { return nil }
+        if boundedByEquality { return nil }
         for case .text(let field, let match) in constraints {
             if field.column.inSearchText && SubstringPrefilter.indexableCore(of: match.literal) != nil { continue }
             return field

@@ -45,6 +45,17 @@ struct RecordQuerySQL<Field: RecordField> {
         return "SELECT \(columns) FROM \(from) \(SQL.where(conditions)) ORDER BY \(fixed: order) LIMIT \(query.limit) OFFSET \(query.skip)"
     }
 
+    /// The planner's estimate of the records the query's conditions leave (`EXPLAIN`, nothing run).
+    func estimate(from: SQL) -> SQL {
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM \(from) \(SQL.where(whereConditions(.none)))"
+    }
+
+    /// The top plan's row estimate from `EXPLAIN (FORMAT JSON)`'s text (its first "Plan Rows").
+    static func planRows(_ explained: String) -> Int? {
+        guard let key = explained.range(of: "\"Plan Rows\":") else { return nil }
+        return Int(explained[key.upperBound...].drop { $0 == " " }.prefix { $0.isNumber })
+    }
+
     func count(from: SQL, narrowing: Narrowing = .none) -> SQL {
         "SELECT count(*) FROM \(from) \(SQL.where(whereConditions(narrowing)))"
     }
@@ -58,8 +69,7 @@ struct RecordQuerySQL<Field: RecordField> {
         return order.joined(separator: ", ")
     }
 
-    /// True when the requested order can be walked along an index, so reading its first rows is cheap.
-    var orderIsIndexed: Bool { query.order.allSatisfy { $0.field.column.indexedOrder } }
+    var orderIsIndexed: Bool { query.orderIsIndexed }
 
     /// The parts of the query's literal texts the search index can look up (see `SubstringPrefilter`).
     var indexableCores: [String] {
