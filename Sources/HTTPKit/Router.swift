@@ -117,6 +117,27 @@ public final class Router: Sendable {
         return response
     }
 
+    /// Answers a request made inside another (an entry of `/parse/batch`): routed and let in by its
+    /// group's admission checks (rate limits) as any request, then its handler, without the group's
+    /// middleware, which ran once around the request that holds it (idempotency, read-your-writes,
+    /// the commit position). On the caller's thread; never throws.
+    public func respondNested(to request: Request) -> Response {
+        var request = request
+        let routing = route(method: request.method, path: request.path)
+        request.apply(routing)
+        guard let index = routing.index else {
+            let failure = routing.failure ?? Problem.notFound("No route for \(request.path).")
+            return routing.group.map { groups[$0].render(failure, request) } ?? unmatched(failure, request)
+        }
+        let group = groups[routes[index].group]
+        do {
+            for check in group.admission { try check.admit(&request) }
+            return try routes[index].handler(request)
+        } catch {
+            return group.render(error, request)
+        }
+    }
+
     /// The request's routing, found now if the server has not.
     private func routed(_ request: inout Request) -> Routing {
         if let routing = request.routing { return routing }
@@ -167,7 +188,7 @@ public final class Router: Sendable {
     }
 
     /// The path with empty and `.` segments dropped and `..` resolved (RFC 3986's dot segments).
-    static func canonical(_ path: String) -> String {
+    public static func canonical(_ path: String) -> String {
         if isCanonical(path) { return path }   // nearly every request: no allocation
         var kept: [Substring] = []
         for segment in split(path) {

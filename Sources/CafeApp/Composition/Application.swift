@@ -101,7 +101,10 @@ public final class Application: Sendable {
                                                   objectIDs: objectIDs,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
                                                   heavyLane: heavyLane)
+        let routerReference = RouterReference()
+        let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts, objectIDs: objectIDs).routes + parseClasses.routes + parseFiles.routes
+            + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
                                   admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
                                   middleware: [publicReads, commitPositions,
@@ -111,6 +114,7 @@ public final class Application: Sendable {
                                       .merging(["POST /parse/files/{name}": upload]) { $1 })
         router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
+        routerReference.set(router)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
         pageCacheListener = cache.map { PageCacheListener(conninfo: pool.configuration.conninfo, cache: $0, logger: logger) }

@@ -93,6 +93,8 @@ public struct Configuration: Sendable {
     /// `ALLOWED_HOSTS`: `Host` values absolute URLs may be built from without `PUBLIC_URL`.
     public var allowedHosts: AllowedHosts { allowedHostList.map(AllowedHosts.init) ?? .defaults(listenHost: host) }
     public var allowedHostList: [String]?
+    /// `PARSE_BATCH_MAX`: requests one `POST /parse/batch` may hold.
+    public var parseBatchMax: Int
     /// `RATE_LIMIT_TRACKED_CLIENTS`: clients each rate limit remembers at most (see `RateLimiter`).
     public var rateLimitTrackedClients: Int
     /// Values that cannot be used, each naming its variable; `validate()` refuses to start with any.
@@ -175,6 +177,7 @@ public struct Configuration: Sendable {
         rateLimitExempt = Set((environment["RATE_LIMIT_EXEMPT"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
         writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
         rateLimitTrackedClients = max(1_000, int("RATE_LIMIT_TRACKED_CLIENTS") ?? 100_000)
+        parseBatchMax = max(1, int("PARSE_BATCH_MAX") ?? 50)
         do {
             trustedProxies = try TrustedProxies(parsing: environment["TRUSTED_PROXIES"] ?? "")
         } catch {

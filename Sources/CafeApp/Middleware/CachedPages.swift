@@ -66,7 +66,7 @@ struct CachedPages: Sendable {
     }
 
     /// Routes whose writes can change a cached page (a log-in, a sign-up or an upload changes none).
-    static let writesThatShow = ["/v1/cafes", "/v1/comments", "/v1/admin", "/parse/classes"]
+    static let writesThatShow = ["/v1/cafes", "/v1/comments", "/v1/admin", "/parse/classes", "/parse/batch"]
 
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
     /// hears back (other processes learn of it by notification, within milliseconds).

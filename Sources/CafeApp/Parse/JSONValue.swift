@@ -61,3 +61,22 @@ indirect enum JSONValue: Decodable, Equatable, Sendable {
         }
     }
 }
+
+extension JSONValue {
+    /// The value written as JSON (for a body made here, such as a batch entry's).
+    var bytes: [UInt8] {
+        let data = (try? JSONSerialization.data(withJSONObject: foundationValue, options: [.fragmentsAllowed])) ?? Data("null".utf8)
+        return [UInt8](data)
+    }
+
+    private var foundationValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .number(let n): n.rounded() == n && abs(n) < 1e15 ? Int(n) as Any : n as Any
+        case .string(let s): s
+        case .array(let a): a.map(\.foundationValue)
+        case .object(let o): o.mapValues(\.foundationValue)
+        }
+    }
+}

@@ -89,6 +89,11 @@ struct ParseQueryDetection: Admission {
     let routes: Set<String>
 
     func admit(_ request: inout Request) throws {
+        // A batch of queries alone changes nothing either.
+        if request.method == "POST", request.route == ParseBatchController.path, ParseBatchController.onlyReads(request.body) {
+            request.readsOnly = true
+            return
+        }
         guard request.method == "POST", let route = request.route, routes.contains(route),
               JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" else { return }
         request.readsOnly = true
