@@ -3,7 +3,7 @@
 #   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets, a real browser)
 
 SWIFT    ?= swift
-APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev postgresql pkg-config
+APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev postgresql pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client
 FUZZ_DEPS  := curl
 # Headless Chromium for the web client's tests, and a Japanese font so its pages render as people see them.

@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
+        // ICU's uspoof (Debian libicu-dev) behind a header with no ICU types (see its header).
+        .target(name: "CUsernameSpoof", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
 
         .target(name: "JSONLogging", swiftSettings: release),
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
@@ -28,7 +30,7 @@ let package = Package(
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "CCrypt", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
         .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),

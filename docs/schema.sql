@@ -452,6 +452,7 @@ CREATE TABLE public.users (
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     blocked_at timestamp with time zone,
+    username_skeleton text,
     CONSTRAINT users_age_check CHECK (((age >= 0) AND (age <= 150))),
     CONSTRAINT users_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT users_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
@@ -572,6 +573,8 @@ CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at)
 CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
 
 CREATE UNIQUE INDEX users_username_lower_key ON public.users USING btree (lower(username));
+
+CREATE INDEX users_username_skeleton_idx ON public.users USING btree (username_skeleton);
 
 CREATE TRIGGER audit_changes_no_change BEFORE DELETE OR UPDATE ON public.audit_changes FOR EACH ROW EXECUTE FUNCTION public.audit_is_append_only();
 

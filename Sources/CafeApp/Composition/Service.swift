@@ -24,6 +24,14 @@ public enum Service {
             _ = try database.migrate(try config.migrator(logger: Logger(label: "db.migrate", minimum: config.logLevel)))
         }
         if config.seedDemo { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
+        // Accounts made before usernames had skeletons (migration 0021), or by SQL of another program.
+        // (With --no-migrate before 0021 there is no such column yet: nothing to fill.)
+        do {
+            let filled = try UserRepository(pool: database.pool).fillSkeletons()
+            if filled > 0 { logger.info("username skeletons filled", [("accounts", String(filled))]) }
+        } catch {
+            logger.warning("username skeletons not filled", [("error", String(describing: error))])
+        }
         let socket = cafe_listen(config.host == "*" ? nil : config.host, config.port, 1024)
         guard socket >= 0 else { throw ServiceError("cannot listen on \(config.host):\(config.port): \(String(cString: strerror(errno)))") }
         defer { close(socket) }

@@ -46,7 +46,7 @@ struct ParseImportPlan {
         var users: [String: Int64] = [:]
         var cafes: [String: Int64] = [:]
         var comments: [String: Int64] = [:]
-        /// Accounts here by lower-cased username (imported or not): their names are taken.
+        /// Accounts here by the confusable skeleton of their usernames (imported or not): those names are taken.
         var accounts: [String: Int64] = [:]
     }
 
@@ -102,8 +102,9 @@ struct ParseImportPlan {
             return unknown.isEmpty ? nil : "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.joined(separator: ", "))"
         }
 
-        // Accounts. Usernames that differ only in case are one account here: the oldest keeps it.
+        // Accounts. Usernames that differ only in case, or look the same, are one account here: the oldest keeps it.
         var userIDsByName: [String: String] = [:]   // lower-cased username → objectId planned
+        var userIDsBySkeleton: [String: String] = [:]
         var plannedUsers: Set<String> = []
         let userObjects = objects.filter { $0.className == "_User" }
             .sorted { ($0.createdAt ?? .distantFuture, $0.objectID) < ($1.createdAt ?? .distantFuture, $1.objectID) }
@@ -122,11 +123,17 @@ struct ParseImportPlan {
                 skip("username \"\(username)\" must be 3–40 characters without spaces"); continue
             }
             let key = username.lowercased()
+            let skeleton = UsernameSpoofing.skeleton(username) ?? key
             if let first = userIDsByName[key] {
                 skip("username \"\(username)\" is the same as that of \(first) when case is ignored; not merged"); continue
             }
-            if known.accounts[key] != nil { skip("username \"\(username)\" is taken by an account already here"); continue }
+            if let first = userIDsBySkeleton[skeleton] {
+                skip("username \"\(username)\" looks the same as that of \(first) (UTS #39 confusables); not merged"); continue
+            }
+            if !UsernameSpoofing.isAllowed(username) { skip("username \"\(username)\" \(AccountService.spoofMessage)"); continue }
+            if known.accounts[skeleton] != nil { skip("username \"\(username)\" is taken by an account already here (or one that looks the same)"); continue }
             userIDsByName[key] = id
+            userIDsBySkeleton[skeleton] = id
             var hash = object.fields["_hashed_password"]?.string
             if let h = hash {
                 if let cost = PasswordHasher.bcryptCost(h) {

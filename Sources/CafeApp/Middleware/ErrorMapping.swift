@@ -22,7 +22,7 @@ enum ErrorMapping {
         case StoreError.forbidden:
             return forbidden("You may only change your own comments.")
         case StoreError.usernameTaken:
-            return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username is already in use.")
+            return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username, or one that looks the same, is already in use.")
         case StoreError.invalidReference(let field):
             return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
         case StoreError.uploadQuotaExceeded(let limit, let wait):

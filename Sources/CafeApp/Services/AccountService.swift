@@ -62,10 +62,13 @@ struct AccountService: Sendable {
         }
     }
 
+    static let spoofMessage = "mixes scripts in a way that can pass for another name (one script, or Latin with one that is not Cyrillic or Greek; no invisible characters)"
+
     /// The sign-up rules, reported per field.
     private static func validate(username: String, password: String, email: String?, age: Int?) throws {
         var v = Validator()
         v.check(AccountRules.isValidUsername(username), "username", "must be 3–40 letters, digits, _ . or -")
+        v.check(UsernameSpoofing.isAllowed(username), "username", Self.spoofMessage)
         v.length(password, "password", AccountRules.passwordLength)
         if let email { v.check(AccountRules.isValidEmail(email), "email", "is not a valid email address") }
         if let age { v.check(AccountRules.ageRange.contains(age), "age", "must be from 0 to 150") }

@@ -86,14 +86,16 @@ public struct ParseImportStore: Sendable {
         return found
     }
 
-    /// Accounts already here by lower-cased username.
+    /// Accounts already here by the confusable skeleton of their names (`UsernameSpoofing`), for these names.
     public func accounts(named usernames: [String]) throws -> [String: Int64] {
         guard !usernames.isEmpty else { return [:] }
+        try UserRepository(pool: pool).fillSkeletons()
+        let skeletons = usernames.map { UsernameSpoofing.skeleton($0) ?? $0.lowercased() }
         var found: [String: Int64] = [:]
         for row in try pool.query("""
-            SELECT lower(username), id FROM users WHERE lower(username) = ANY(\(PostgresTextArray(usernames.map { $0.lowercased() }))::text[])
+            SELECT username_skeleton, id FROM users WHERE username_skeleton = ANY(\(PostgresTextArray(skeletons))::text[])
             """) {
-            found[try row.decode(0)] = try row.decode(1)
+            found[try row.decode("username_skeleton")] = try row.decode("id")
         }
         return found
     }
@@ -103,6 +105,7 @@ public struct ParseImportStore: Sendable {
         try pool.transaction { tx in
             try Self.insert(.user, into: "users", users.map(\.objectID), [
                 ("username", "text", users.map(\.username)),
+                ("username_skeleton", "text", users.map { UsernameSpoofing.skeleton($0.username) ?? $0.username.lowercased() }),
                 ("password_hash", "text", users.map { $0.passwordHash ?? "!" }),   // "!" matches no password
                 ("email", "text", users.map(\.email)),
                 ("email_verified", "bool", users.map { String($0.emailVerified) }),

@@ -24,17 +24,49 @@ public struct UserRepository: Sendable {
     }
 
     /// Inserts the account; `StoreError.usernameTaken` on a duplicate (regardless of case).
+    /// Also when its confusable skeleton is another account's (`UsernameSpoofing`): a name that
+    /// looks the same is taken too. Two sign-ups of look-alike names take turns on the skeleton's lock.
     public func create(_ new: NewUser) throws -> User {
+        let skeleton = UsernameSpoofing.skeleton(new.username) ?? new.username.lowercased()
         do {
             // A statement of its own (a savepoint in a caller's transaction): a duplicate leaves that transaction usable.
             return try pool.statement { conn in
-                try UserColumns.decode(try conn.query("""
-                INSERT INTO users AS u (username, password_hash, email, age, is_admin) VALUES (\(new.username), \(new.passwordHash), \(new.email), \(new.age), \(new.isAdmin))
+                try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('username ' || \(skeleton), 0))")
+                guard try conn.query("SELECT 1 FROM users WHERE username_skeleton = \(skeleton) LIMIT 1").isEmpty else {
+                    throw StoreError.usernameTaken
+                }
+                return try UserColumns.decode(try conn.query("""
+                INSERT INTO users AS u (username, password_hash, email, age, is_admin, username_skeleton)
+                VALUES (\(new.username), \(new.passwordHash), \(new.email), \(new.age), \(new.isAdmin), \(skeleton))
                 RETURNING \(UserColumns.select)
                 """).one())
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw StoreError.usernameTaken
+        }
+    }
+
+    /// Gives every account without a skeleton its own (those made before migration 0021, or by
+    /// SQL of another program), in batches; how many. Run by `cafe serve` and the import at start.
+    @discardableResult
+    public func fillSkeletons(batch: Int = 1_000) throws -> Int {
+        var filled = 0
+        while true {
+            let rows = try pool.query("SELECT id, username FROM users WHERE username_skeleton IS NULL ORDER BY id LIMIT \(batch)")
+            if rows.isEmpty { return filled }
+            var ids: [String] = []
+            var skeletons: [String?] = []
+            for row in rows {
+                ids.append(String(try row.decode("id", as: Int64.self)))
+                let name: String = try row.decode("username")
+                skeletons.append(UsernameSpoofing.skeleton(name) ?? name.lowercased())
+            }
+            try pool.query("""
+                UPDATE users u SET username_skeleton = s.skeleton
+                FROM unnest(\(PostgresTextArray(ids))::bigint[], \(PostgresTextArray(skeletons))::text[]) AS s(id, skeleton)
+                WHERE u.id = s.id
+                """)
+            filled += rows.count
         }
     }
 
