@@ -16,9 +16,10 @@ run: deps release
 	.build/release/cafe serve --seed-demo
 
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
-# Then the web client in headless Chromium against a real server (tools/browser-tests.sh).
+# Then the web client in headless Chromium against a real server (tools/browser-tests.sh). nginx for
+# ClusterLoginTests, which runs `make cluster`'s script with its load balancer in front.
 test: deps
-	@tools/ensure-packages $(BROWSER_DEPS)
+	@tools/ensure-packages $(BROWSER_DEPS) nginx-light curl
 	$(SWIFT) test --disable-swift-testing
 	tools/browser-tests.sh
 

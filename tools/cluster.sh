@@ -3,13 +3,14 @@
 # standby (Debian's PostgreSQL, `pg_basebackup -R`, through `cafe database`), two `cafe serve` that
 # read from the standby (DATABASE_READ_URLS), two `cafe worker` on the primary, and nginx in front.
 # Prints the URL; Ctrl-C stops everything. CLUSTER_DIR holds the data and the logs (kept between
-# runs), CLUSTER_PORT the load balancer's port (the API processes take the two after it).
+# runs), CLUSTER_PORT the load balancer's port (the API processes take the two after it), CAFE_BIN the
+# binary (the release build; ClusterLoginTests runs this script on its debug build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ]; then default_dir=/var/lib/cafe/cluster; else default_dir=.cafe/cluster; fi
 DIR=$(realpath -m "${CLUSTER_DIR:-$default_dir}")
 PORT=${CLUSTER_PORT:-8080}
-BIN=$PWD/.build/release/cafe
+BIN=${CAFE_BIN:-$PWD/.build/release/cafe}
 mkdir -p "$DIR"
 chmod 755 "$DIR"   # the postgres account must reach the data directories inside
 pids=()
@@ -38,8 +39,9 @@ wait_for "$DIR/standby.log" '^host='
 STANDBY=$(grep -m1 '^host=' "$DIR/standby.log")
 
 export DATABASE_URL=$PRIMARY DATABASE_READ_URLS=$STANDBY
-# Behind one load balancer every client has its address: per-address limits would be shared by all.
-export RATE_LIMIT_EXEMPT=127.0.0.1
+# The load balancer is the only trusted proxy: its X-Forwarded-For names each client, so rate limits
+# and log-in hold-offs count clients, not the balancer.
+export TRUSTED_PROXIES=127.0.0.1
 echo "API processes and workers…"
 start api1 "$BIN" serve --port $((PORT + 1)) --seed-demo
 wait_for "$DIR/api1.log" '"msg":"serving"'
@@ -71,6 +73,7 @@ http {
             proxy_set_header Connection "";
             proxy_set_header Host \$http_host;
             proxy_set_header X-Forwarded-For \$remote_addr;
+            proxy_set_header Forwarded "";
             proxy_next_upstream error timeout;
         }
     }

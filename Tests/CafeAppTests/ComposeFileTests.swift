@@ -40,6 +40,13 @@ final class ComposeFileTests: XCTestCase {
         XCTAssertEqual(lb["ports"] as? [String], ["8080:8080"])
         let nginx = try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/nginx.conf"), encoding: .utf8)
         XCTAssertTrue(nginx.contains("server api:8080"))
+        // The API believes forwarded addresses from the balancer alone, whose address is fixed, and
+        // the balancer replaces what a client wrote there; absolute URLs come from PUBLIC_URL.
+        let lbAddress = ((lb["networks"] as? [String: Any])?["default"] as? [String: Any])?["ipv4_address"] as? String
+        XCTAssertNotNil(lbAddress)
+        XCTAssertEqual(apiEnvironment?["TRUSTED_PROXIES"] as? String, lbAddress)
+        XCTAssertNotNil(apiEnvironment?["PUBLIC_URL"] as? String)
+        XCTAssertTrue(nginx.contains("proxy_set_header X-Forwarded-For $remote_addr;"))
         let replication = try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/db-replication.sh"), encoding: .utf8)
         XCTAssertTrue(replication.contains("host replication cafe"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent("Dockerfile").path))

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// `make cluster` as it runs (tools/cluster.sh: a primary, a standby, two API processes, two workers,
+/// nginx in front): five wrong passwords through the balancer from one client do not lock the account
+/// for another client, and the per-client limits count each client, not the balancer (issue 28).
+final class ClusterLoginTests: XCTestCase {
+    func testWrongPasswordsThroughTheBalancerHoldOffOnlyTheirClient() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else {
+            throw XCTSkip("nginx is not installed (make test installs nginx-light)")
+        }
+        let directory = TestCluster.root.appendingPathComponent("make-cluster-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try Self.freePortRun(3)
+        let script = Process()
+        script.executableURL = repositoryRoot.appendingPathComponent("tools/cluster.sh")
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DATABASE_URL")
+        environment["CAFE_BIN"] = CafeProcess.binary.path
+        environment["CLUSTER_DIR"] = directory.path
+        environment["CLUSTER_PORT"] = String(port)
+        environment["MIGRATIONS_DIR"] = repositoryRoot.appendingPathComponent("migrations").path
+        script.environment = environment
+        let output = Mutex("")
+        let pipe = Pipe()
+        script.standardOutput = pipe
+        script.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try script.run()
+        defer {
+            script.terminate()   // the script stops every process of the cluster on SIGTERM
+            script.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(120)
+        while !output.withLock({ $0.contains("Ctrl-C stops it.") }) {
+            guard script.isRunning, Date() < deadline else {
+                return XCTFail("the cluster did not start:\n\(output.withLock { $0 })")
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let lb = UInt16(port)
+        func logIn(_ password: String, from source: String) throws -> RawHTTPClient.Response {
+            try RawHTTPClient(port: lb, from: source).request("POST", "/v1/sessions", json: #"{"username":"victim_c","password":"\#(password)"}"#)
+        }
+        let signUp = try RawHTTPClient(port: lb, from: "127.0.0.4").request("POST", "/v1/users", json: #"{"username":"victim_c","password":"the right one!"}"#)
+        XCTAssertEqual(signUp.status, 201, signUp.text)
+        for _ in 0..<5 { XCTAssertEqual(try logIn("wrong", from: "127.0.0.2").status, 401) }
+        let held = try logIn("the right one!", from: "127.0.0.2")
+        XCTAssertEqual(held.status, 429, "the attacking client itself is held off: \(held.text)")
+        let owner = try logIn("the right one!", from: "127.0.0.3")
+        XCTAssertEqual(owner.status, 201, "the owner, from another client, logs in: \(owner.text)")
+        // The balancer is no longer exempt: a client's log-in limit (10 a minute, in each of the two
+        // API processes) is its own. Names never tried before, so the hold-off is not what answers.
+        var codes: [String] = []
+        for n in 0..<25 {
+            let r = try RawHTTPClient(port: lb, from: "127.0.0.5").request("POST", "/v1/sessions", json: #"{"username":"sprayed_\#(n)","password":"x"}"#)
+            codes.append(r.json()["code"] as? String ?? "\(r.status)")
+        }
+        XCTAssertTrue(codes.contains("rate_limited"), "\(codes)")
+        XCTAssertEqual(try logIn("the right one!", from: "127.0.0.6").status, 201, "another client is not limited")
+    }
+
+    /// `count` consecutive free ports (the balancer's and the two API processes' after it).
+    static func freePortRun(_ count: Int) throws -> Int {
+        for _ in 0..<50 {
+            let base = Int.random(in: 20_000..<40_000)
+            let free = (0..<count).allSatisfy { offset in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(fd) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(base + offset).bigEndian)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+                }
+            }
+            if free { return base }
+        }
+        throw XCTSkip("no run of \(count) free ports")
+    }
+}
