@@ -213,7 +213,9 @@ CREATE TABLE public.audit_log (
     actor_id bigint NOT NULL,
     action text NOT NULL,
     object_type text NOT NULL,
-    object_id text NOT NULL
+    object_id text NOT NULL,
+    address text,
+    CONSTRAINT audit_log_address_check CHECK ((char_length(address) <= 64))
 );
 
 ALTER TABLE public.audit_log ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (

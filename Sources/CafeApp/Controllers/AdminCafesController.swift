@@ -47,7 +47,7 @@ struct AdminCafesController: Sendable {
     func setArchived(_ request: Request, _ archived: Bool) throws -> Response {
         let admin = try auth.admin(request)
         let id = try CafesController.cafeID(request)
-        let change = try (archived ? administration.archive(id, by: admin) : administration.restore(id, by: admin))
+        let change = try (archived ? administration.archive(id, by: AuditActor(admin.id, address: request.clientAddress)) : administration.restore(id, by: AuditActor(admin.id, address: request.clientAddress)))
             .orThrow(Problem.notFound("No such cafe."))
         return .json { $0.adminCafe(change.after, contents: nil) }
     }
@@ -66,7 +66,7 @@ struct AdminCafesController: Sendable {
         let (comments, photos) = (count("comments"), count("photos"))
         try v.finish()
         guard let comments, let photos else { throw ValidationError(field: "comments", message: "required") }   // reported above
-        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: admin) {
+        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: AuditActor(admin.id, address: request.clientAddress)) {
         case .deleted:
             return .noContent()
         case .noSuchCafe:

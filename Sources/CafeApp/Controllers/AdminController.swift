@@ -34,6 +34,7 @@ struct AdminController: Sendable {
                         w.field("id", entry.actorID.description)
                         w.field("username", entry.actorUsername)
                     }
+                    w.field("address", entry.address)
                     w.field("action", entry.action)
                     w.field("objectType", entry.objectType)
                     w.field("objectId", entry.objectID)
@@ -83,7 +84,7 @@ struct AdminController: Sendable {
         let admin = try auth.admin(request)
         try pool.transaction { _ in
             try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
-            try audit.record(actor: admin.id, action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
+            try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
         }
         return .json(202) { w in w.object { w.field("status", "requested") } }
     }

@@ -86,7 +86,7 @@ struct CommentsController: Sendable {
     func delete(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         do {
-            try deletion.delete(try Self.commentID(request), by: user)
+            try deletion.delete(try Self.commentID(request), by: user, from: request.clientAddress)
         } catch StoreError.forbidden {
             throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
         }

@@ -10,20 +10,20 @@ struct CafeAdministration: Sendable {
     let archive: CafeArchive
     let audit: AuditLog
 
-    func create(_ new: CafeRepository.NewCafe, by actor: User) throws -> Cafe {
+    func create(_ new: CafeRepository.NewCafe, by actor: AuditActor) throws -> Cafe {
         try pool.transaction { _ in
             let cafe = try cafes.create(new)
-            try audit.record(actor: actor.id, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
+            try audit.record(actor: actor, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
                              changes: Self.changes(from: nil, to: cafe))
             return cafe
         }
     }
 
-    func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: User) throws -> Cafe {
+    func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: AuditActor) throws -> Cafe {
         try pool.transaction { _ in
             let before = try cafes.find(id)
             let cafe = try cafes.update(id, changes)
-            try audit.record(actor: actor.id, action: "cafe.update", objectType: "cafe", objectID: id.description,
+            try audit.record(actor: actor, action: "cafe.update", objectType: "cafe", objectID: id.description,
                              changes: Self.changes(from: before, to: cafe))
             return cafe
         }
@@ -31,19 +31,19 @@ struct CafeAdministration: Sendable {
 
     /// Takes a cafe out of every listing with its comments (`DELETE /v1/cafes/{id}` and `/parse`
     /// deletes archive; see `CafeArchive`). Nil for no such cafe.
-    func archive(_ id: CafeID, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+    func archive(_ id: CafeID, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
         try setArchived(id, true, by: actor)
     }
 
-    func restore(_ id: CafeID, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+    func restore(_ id: CafeID, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
         try setArchived(id, false, by: actor)
     }
 
-    private func setArchived(_ id: CafeID, _ archived: Bool, by actor: User) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+    private func setArchived(_ id: CafeID, _ archived: Bool, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
         try pool.transaction { _ in
             guard let change = try archived ? archive.archive(id) : archive.restore(id) else { return nil }
             if (change.before.archivedAt == nil) != (change.after.archivedAt == nil) {
-                try audit.record(actor: actor.id, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
+                try audit.record(actor: actor, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
                                  objectID: id.description,
                                  changes: [.init(field: "archived", before: String(!archived), after: String(archived))])
             }
@@ -52,12 +52,12 @@ struct CafeAdministration: Sendable {
     }
 
     /// Deletes an archived cafe for good, with what the operator confirmed would go.
-    func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: User) throws -> CafeArchive.DeleteOutcome {
+    func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: AuditActor) throws -> CafeArchive.DeleteOutcome {
         try pool.transaction { _ in
             let before = try archive.find(id)
             let outcome = try archive.delete(id, confirmed: confirmed)
             if case .deleted(let contents) = outcome {
-                try audit.record(actor: actor.id, action: "cafe.delete", objectType: "cafe", objectID: id.description,
+                try audit.record(actor: actor, action: "cafe.delete", objectType: "cafe", objectID: id.description,
                                  changes: Self.changes(from: before?.cafe, to: nil) + [
                                     .init(field: "comments", before: String(contents.comments), after: nil),
                                     .init(field: "photos", before: String(contents.photos), after: nil),

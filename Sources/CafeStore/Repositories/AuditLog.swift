@@ -21,10 +21,22 @@ public struct AuditEntry: Sendable, Equatable {
     public let at: Date
     public let actorID: UserID
     public let actorUsername: String
+    /// The client address the action came from (nil for entries older than migration 0022).
+    public let address: String?
     public let action: String
     public let objectType: String
     public let objectID: String
     public let changes: [Change]
+}
+
+/// Who did an operator action, and from where (`Request.clientAddress`).
+public struct AuditActor: Sendable {
+    public let id: UserID
+    public let address: String?
+    public init(_ id: UserID, address: String?) {
+        self.id = id
+        self.address = address
+    }
 }
 
 /// The append-only record of operator actions (migration 0012 refuses any change to it). An entry is
@@ -35,11 +47,11 @@ public struct AuditLog: Sendable {
     public init(pool: ConnectionPool) { self.pool = pool }
 
     /// Records an action; joins the caller's transaction.
-    public func record(actor: UserID, action: String, objectType: String, objectID: String, changes: [AuditEntry.Change]) throws {
+    public func record(actor: AuditActor, action: String, objectType: String, objectID: String, changes: [AuditEntry.Change]) throws {
         try pool.transaction { tx in
             let id: Int64 = try tx.query("""
-                INSERT INTO audit_log (actor_id, action, object_type, object_id)
-                VALUES (\(actor.rawValue), \(action), \(objectType), \(objectID)) RETURNING id
+                INSERT INTO audit_log (actor_id, action, object_type, object_id, address)
+                VALUES (\(actor.id.rawValue), \(action), \(objectType), \(objectID), \(actor.address.map { String($0.prefix(64)) })) RETURNING id
                 """).one().decode(0)
             for change in changes {
                 try tx.query("INSERT INTO audit_changes (audit_id, field, before, after) VALUES (\(id), \(change.field), \(change.before), \(change.after))")
@@ -51,14 +63,14 @@ public struct AuditLog: Sendable {
     public func page(before: Int64?, limit: Int) throws -> (entries: [AuditEntry], more: Bool) {
         let older: SQL = before.map { "WHERE a.id < \($0)" } ?? ""
         let rows = try pool.query("""
-            SELECT a.id, a.at, a.actor_id, u.username, a.action, a.object_type, a.object_id
+            SELECT a.id, a.at, a.actor_id, u.username, a.action, a.object_type, a.object_id, a.address
             FROM audit_log a JOIN users u ON u.id = a.actor_id \(older)
             ORDER BY a.id DESC LIMIT \(limit + 1)
             """)
-        var heads: [(id: Int64, at: Date, actor: Int64, username: String, action: String, type: String, object: String)] = []
+        var heads: [(id: Int64, at: Date, actor: Int64, username: String, action: String, type: String, object: String, address: String?)] = []
         for row in rows.prefix(limit) {
-            heads.append((try row.decode(0), try row.decode(1), try row.decode(2), try row.decode(3), try row.decode(4),
-                          try row.decode(5), try row.decode(6)))
+            heads.append((try row.decode("id"), try row.decode("at"), try row.decode("actor_id"), try row.decode("username"), try row.decode("action"),
+                          try row.decode("object_type"), try row.decode("object_id"), try row.decode("address", as: String?.self)))
         }
         var changes: [Int64: [AuditEntry.Change]] = [:]
         if !heads.isEmpty {
@@ -69,7 +81,7 @@ public struct AuditLog: Sendable {
             }
         }
         let entries = heads.map {
-            AuditEntry(id: $0.id, at: $0.at, actorID: UserID(rawValue: $0.actor), actorUsername: $0.username, action: $0.action,
+            AuditEntry(id: $0.id, at: $0.at, actorID: UserID(rawValue: $0.actor), actorUsername: $0.username, address: $0.address, action: $0.action,
                        objectType: $0.type, objectID: $0.object, changes: changes[$0.id] ?? [])
         }
         return (entries, rows.count > limit)

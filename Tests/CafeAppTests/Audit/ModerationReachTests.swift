@@ -23,6 +23,7 @@ final class ModerationReachTests: ParseTestCase {
         XCTAssertEqual(try call("DELETE", "/v1/comments/\(ids[2])", token: author.token).status, 204, "the author's own: no operator action")
         let deletions = try auditEntries(admin).filter { $0["action"] as? String == "comment.delete" }
         XCTAssertEqual(deletions.compactMap { $0["objectId"] as? String }.sorted(), [ids[0], ids[1]].sorted())
+        XCTAssertEqual(deletions.compactMap { $0["address"] as? String }, ["127.0.0.1", "127.0.0.1"])
         let texts = deletions.flatMap { ($0["changes"] as? [[String: Any]] ?? []).filter { $0["field"] as? String == "detail" } }
             .compactMap { $0["before"] as? String }
         XCTAssertEqual(texts.sorted(), ["first words", "second words"])

@@ -23,6 +23,16 @@ final class TrustedProxyTests: APITestCase {
         XCTAssertEqual(try logIn("victim_p", "the right one!", client: "2001:db8:1:3::1").status, 201)
     }
 
+    func testTheAuditLogKeepsTheForwardedAddress() throws {
+        let admin = try adminToken()
+        let created = try call("POST", "/v1/cafes", json: #"{"name":"Audited","catchCopy":"c","introduction":"i"}"#, token: admin,
+                               headers: ["X-Forwarded-For": "2001:db8::42"])
+        XCTAssertEqual(created.status, 201, created.text)
+        let entry = (try call("GET", "/v1/admin/audit", token: admin).json()["items"] as? [[String: Any]])?.first
+        XCTAssertEqual(entry?["action"] as? String, "cafe.create")
+        XCTAssertEqual(entry?["address"] as? String, "2001:db8::42")
+    }
+
     func testForwardedAddressesFromAnUntrustedPeerAreIgnored() throws {
         try signUp("victim_q", password: "the right one!")
         // 127.0.0.2 is not a trusted proxy: whatever it says, it is one client.
