@@ -188,7 +188,8 @@ struct ExportedFile: Sendable {
     func prefix(_ count: Int) -> [UInt8]? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        return (try? handle.read(upToCount: count)).map { [UInt8]($0 ?? Data()) }
+        guard let data = try? handle.read(upToCount: count) else { return nil }
+        return [UInt8](data)
     }
 
     struct Unreadable: Error, CustomStringConvertible {
