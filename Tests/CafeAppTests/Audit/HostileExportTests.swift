@@ -72,10 +72,12 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertEqual(try pool.query("SELECT password_hash FROM users WHERE username = 'costly'").one().decode(0, as: String.self), "!")
         // One stored before this check (an older import) costs a wrong log-in no more than any other.
         try pool.query("UPDATE users SET password_hash = '$2b$16$gcPmGZYBzNUHk1lpaJ9BtOKtaMmZrQiNNOwgIQyDD4R7cSh0yNTtS' WHERE username = 'costly'")
+        // The first wrong password of a process measures what the slowest accepted check takes; not this one.
+        XCTAssertEqual(try call("POST", "/v1/sessions", json: #"{"username": "alice_h", "password": "warm up"}"#).status, 401)
         let started = Date()
         let r = try call("POST", "/v1/sessions", json: #"{"username": "costly", "password": "right password"}"#)
         XCTAssertEqual(r.status, 401, r.text)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "cost 16 takes 4.5 s here; it must not be computed")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "cost 16 takes 4.5 s here; it must not be computed")
     }
 
     /// Finding 7: a photo over the upload limit is skipped; photos are read per batch, not held for the run.
