@@ -131,7 +131,10 @@ public final class HTTPServer: @unchecked Sendable {
         let abandoned = inFlight.load(ordering: .acquiring)
         // libmicrohttpd aborts when stopped with a connection suspended: answer the ones still on a
         // lane now, and let it send those answers before it stops.
-        if suspensions.resumeAll(with: Problem.shuttingDown.response) > 0 {
+        let refusal = { [responder] (state: RequestState) -> Response in
+            state.request.map { responder.refuse($0, with: .shuttingDown) } ?? Problem.shuttingDown.response
+        }
+        if suspensions.resumeAll(with: refusal) > 0 {
             let sent = Date().addingTimeInterval(1)
             while inFlight.load(ordering: .acquiring) > 0 && Date() < sent { usleep(5_000) }
         }
@@ -173,6 +176,8 @@ final class RequestState: @unchecked Sendable {
     /// Where the request line leads, found once the headers are in.
     var routing: Routing?
     var maxBodyBytes = 0
+    /// The request, while it waits on a lane: what a refusal at shutdown is rendered for.
+    var request: Request?
     /// The request line, copied out of libmicrohttpd once, on the first call.
     var method = ""
     var path = ""
@@ -204,24 +209,20 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         state.maxBodyBytes = min(routing.cost.maxBodyBytes ?? server.configuration.maxBodyBytes, server.configuration.maxBodyBytes)
         conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
+        // Refusals decided before the body is read, each in the route's format, with CORS and metrics.
+        var refusal: Problem?
         if server.draining.load(ordering: .acquiring) {
-            state.answered = true
-            return server.queue(Problem.shuttingDown.response,
-                                on: connection, requestID: RequestID.next(), closing: true)
-        }
-        if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
-            state.answered = true
-            return server.queue(Problem.unavailable("too_many_connections", "The server has too many open connections; retry.", retryAfter: 1).response,
-                                on: connection, requestID: RequestID.next(), closing: true)
-        }
-        if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-           let declared = Int(String(cString: length)), declared > state.maxBodyBytes {
+            refusal = Problem.shuttingDown
+        } else if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
+            refusal = Problem.unavailable("too_many_connections", "The server has too many open connections; retry.", retryAfter: 1)
+        } else if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+                  let declared = Int(String(cString: length)), declared > state.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
-            state.answered = true
-            return server.queue(Problem.payloadTooLarge(limit: state.maxBodyBytes).response,
-                                on: connection, requestID: RequestID.next(), closing: true)
+            refusal = Problem.payloadTooLarge(limit: state.maxBodyBytes)
         }
-        return .YES
+        guard let refusal else { return .YES }
+        state.answered = true
+        return server.refuse(refusal, connection, state)
     }
     let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
 
@@ -249,21 +250,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     state.answered = true
     server.connections.handling(cafe_mhd_connection_fd(connection))
 
-    let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
-    let requestID = RequestID.accept(headers["x-request-id"])
-    if state.tooLarge {
-        return server.queue(Problem.payloadTooLarge(limit: state.maxBodyBytes).response,
-                            on: connection, requestID: requestID, closing: true)
-    }
-    var address = [CChar](repeating: 0, count: 64)
-    let peer = cafe_mhd_client_address(connection, &address, address.count) == 0
-        ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
-    let client = IPAddress(peer).map { server.configuration.trustedProxies.client(peer: $0, headers: headers).description } ?? peer
-    var request = Request(method: state.method, path: state.path,
-                          query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
-                          headers: headers, body: state.body, requestID: requestID, clientAddress: client, peerAddress: peer)
+    if state.tooLarge { return server.refuse(Problem.payloadTooLarge(limit: state.maxBodyBytes), connection, state) }
+    var request = server.request(connection, state)
+    let requestID = request.requestID
     state.body = []
-    if let routing = state.routing { request.apply(routing) }
     if let refusal = server.responder.admit(&request) {
         guard refusal.hold > 0 else {
             return server.queue(server.logged(refusal, request, state), on: connection, requestID: requestID, closing: false)
@@ -281,9 +271,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     state.requestID = requestID
     // Suspended before the job is queued, so the lane never resumes it first.
     guard server.suspensions.suspend(connection, state) else {
-        return server.queue(Problem.shuttingDown.response,
+        return server.queue(server.logged(server.responder.refuse(request, with: .shuttingDown), request, state),
                             on: connection, requestID: requestID, closing: true)
     }
+    state.request = request
     let suspended = SuspendedConnection(connection: connection)
     let accepted = lane.submit { release in
         let answer = server.answer(request, state)
@@ -360,7 +351,7 @@ final class Suspensions: @unchecked Sendable {
 
     /// Answers every connection still suspended with `response` (closing it), refuses further
     /// suspensions, and says how many there were. Returns once no resumption is under way.
-    func resumeAll(with response: Response) -> Int {
+    func resumeAll(with response: (RequestState) -> Response) -> Int {
         closed.store(true, ordering: .releasing)
         var stranded: [(OpaquePointer, RequestState)] = []
         for shard in shards {
@@ -371,7 +362,7 @@ final class Suspensions: @unchecked Sendable {
         }
         while resuming.load(ordering: .acquiring) > 0 { usleep(100) }
         for (connection, state) in stranded {
-            state.response = response
+            state.response = response(state)
             state.closing = true
             MHD_resume_connection(connection)
         }
@@ -387,6 +378,29 @@ extension HTTPServer {
         holding.asyncAfter(deadline: .now() + min(response.hold, 60)) { [suspensions] in
             suspensions.resume(suspended.connection, with: response)
         }
+    }
+
+    /// The request as handlers see it, from what libmicrohttpd has read (the body so far, if any).
+    fileprivate func request(_ connection: OpaquePointer, _ state: RequestState) -> Request {
+        let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
+        var address = [CChar](repeating: 0, count: 64)
+        let peer = cafe_mhd_client_address(connection, &address, address.count) == 0
+            ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
+        let client = IPAddress(peer).map { configuration.trustedProxies.client(peer: $0, headers: headers).description } ?? peer
+        var request = Request(method: state.method, path: state.path,
+                              query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
+                              headers: headers, body: state.body, requestID: RequestID.accept(headers["x-request-id"]),
+                              clientAddress: client, peerAddress: peer)
+        if let routing = state.routing { request.apply(routing) }
+        return request
+    }
+
+    /// A refusal the server decides itself (too large, too many connections, shutting down), answered
+    /// through the responder as any other: in the route's format, with CORS headers, counted in the
+    /// metrics; the connection is closed after it.
+    fileprivate func refuse(_ problem: Problem, _ connection: OpaquePointer, _ state: RequestState) -> MHD_Result {
+        let request = request(connection, state)
+        return queue(logged(responder.refuse(request, with: problem), request, state), on: connection, requestID: request.requestID, closing: true)
     }
 
     fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {

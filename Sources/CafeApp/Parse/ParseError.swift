@@ -55,7 +55,7 @@ struct ParseError: HeldAnswer, Sendable {
         case (404, _): self = .objectNotFound
         case (405, _): self.init(1, problem.detail ?? "Method not allowed.", status: 405)   // Parse has no code of its own
         case (422, _): self.init(159, problem.detail ?? "Duplicate request.", status: 422)   // Parse's DUPLICATE_REQUEST
-        case (413, _): self.init(130, problem.detail ?? "The request body is too large.")
+        case (413, _): self.init(130, problem.detail ?? "The request body is too large.", status: 413)
         case (429, _): self.init(155, problem.detail ?? "Too many requests.", status: 429)   // Parse's REQUEST_LIMIT_EXCEEDED
         case (503, _): self.init(1, problem.detail ?? "Service unavailable.", status: 503)
         default: self.init(1, "Internal server error.", status: problem.status >= 500 ? problem.status : 400)
