@@ -21,10 +21,24 @@ public struct AggregationStatus: Sendable {
     public let lagSeconds: Double
     public let recentRuns: [Run]
 
-    public static func read(_ pool: ConnectionPool, limit: Int = 20) throws -> AggregationStatus {
-        let backlog = try pool.query("""
-            SELECT count(*)::int, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
+    /// Rows waiting in the outbox, and the age in seconds of the oldest (0 when empty).
+    public static func backlog(_ pool: ConnectionPool) throws -> (rows: Int, lagSeconds: Double) {
+        let row = try pool.query("""
+            SELECT count(*)::int AS rows, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 AS lag
+            FROM aggregation_outbox
             """).one()
+        return (try row.decode("rows"), try row.decode("lag"))
+    }
+
+    /// The recorded runs (kept 7 days) counted by kind and by whether they failed.
+    public static func runCounts(_ pool: ConnectionPool) throws -> [(kind: String, failed: Bool, count: Int)] {
+        try pool.query("""
+            SELECT kind, error IS NOT NULL AS failed, count(*)::int AS n FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2
+            """).map { (try $0.decode("kind"), try $0.decode("failed"), try $0.decode("n")) }
+    }
+
+    public static func read(_ pool: ConnectionPool, limit: Int = 20) throws -> AggregationStatus {
+        let backlog = try backlog(pool)
         let runs = try pool.query("""
             SELECT id, kind, worker, started_at, finished_at, outbox_rows, cafes_touched, drift_found, error
             FROM job_runs ORDER BY started_at DESC, id DESC LIMIT \(limit)
@@ -33,7 +47,7 @@ public struct AggregationStatus: Sendable {
                 finishedAt: try row.decode(4, as: Date?.self), outboxRows: try row.decode(5), cafesTouched: try row.decode(6),
                 driftFound: try row.decode(7, as: Int?.self), error: try row.decode(8, as: String?.self))
         }
-        return AggregationStatus(outboxRows: try backlog.decode(0), lagSeconds: try backlog.decode(1), recentRuns: runs)
+        return AggregationStatus(outboxRows: backlog.rows, lagSeconds: backlog.lagSeconds, recentRuns: runs)
     }
 
     /// Asks the workers for a reconcile (they take it on their next tick).

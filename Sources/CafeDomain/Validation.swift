@@ -14,7 +14,7 @@ public struct ValidationError: Error, Sendable, Equatable {
 
 /// Accumulates failures; `finish()` throws if there were any.
 public struct Validator {
-    private var fields: [ValidationError.Field] = []
+    fileprivate var fields: [ValidationError.Field] = []
     public init() {}
 
     public mutating func fail(_ field: String, _ message: String) {
@@ -91,4 +91,56 @@ public enum CommentRules {
 public enum TimestampRules {
     /// 0001-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z.
     public static let storable = Date(timeIntervalSince1970: -62_135_596_800)..<Date(timeIntervalSince1970: 253_402_300_800)
+}
+
+/// What each API calls the fields the cafe and comment rules check, so that one check serves them
+/// all and each reports in its own names (`/v1`'s `introduction` is Parse's `IntroduceDetail`).
+public struct CafeFieldNames: Sendable {
+    public let name, catchCopy, introduction, publishDate: String
+
+    public static let v1 = CafeFieldNames(name: "name", catchCopy: "catchCopy", introduction: "introduction", publishDate: "publishDate")
+    public static let parse = CafeFieldNames(name: "name", catchCopy: "catchCopy", introduction: "IntroduceDetail", publishDate: "publishDate")
+}
+
+public struct CommentFieldNames: Sendable {
+    public let detail, star: String
+
+    public static let v1 = CommentFieldNames(detail: "detail", star: "star")
+    public static let parse = CommentFieldNames(detail: "CafeCommentDetail", star: "CafeCommentStar")
+}
+
+extension CafeRules {
+    /// The cafe rules for the values given (nil: not given, nothing to check), failures in `names`.
+    public static func check(name: String?, catchCopy: String?, introduction: String?, publishDate: String?,
+                             names: CafeFieldNames, _ v: inout Validator) {
+        v.length(name, names.name, nameLength)
+        v.notBlank(name, names.name)
+        v.length(catchCopy, names.catchCopy, catchCopyLength)
+        v.length(introduction, names.introduction, introductionLength)
+        v.length(publishDate, names.publishDate, publishDateLength)
+    }
+}
+
+extension CommentRules {
+    public static let starMessage = "must be an integer from 1 to 3"
+
+    /// The comment rules for the values given (nil: not given), failures in `names`; the star as
+    /// one, nil when it was not given or is not one (reported).
+    public static func check(detail: String?, star: Int??, names: CommentFieldNames, _ v: inout Validator) -> Star? {
+        v.length(detail, names.detail, detailLength)
+        v.notBlank(detail, names.detail)
+        guard case .some(let given) = star else { return nil }
+        guard let value = given, let star = Star(value) else {
+            v.fail(names.star, starMessage)
+            return nil
+        }
+        return star
+    }
+}
+
+extension Validator {
+    /// The failures so far, one line ("field message; field message"), or nil for none.
+    public var summary: String? {
+        fields.isEmpty ? nil : fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+    }
 }

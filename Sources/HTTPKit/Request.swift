@@ -27,6 +27,12 @@ public struct Request: Sendable {
     /// The least position in the database's log a read for this request must reflect (0: any),
     /// set by whoever knows of a change the answer must show (the page cache; see `PublicReads`).
     public var readFloor: UInt64 = 0
+    /// The session token the request carries, wherever its API carries it, found by the group's
+    /// first admission check (`SessionTokens`); nil for none.
+    public var sessionToken: String?
+    /// What the group's authentication step resolved that token to, once per request (nil: no
+    /// token, or one that names no live session); every later step reads it, none looks it up again.
+    public var session: (any Sendable)?
     /// Where the router found the request line leads, once it has looked; and whether the route's
     /// admission checks have run.
     var routing: Routing?
@@ -46,6 +52,9 @@ public struct Request: Sendable {
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// What the matched route declared about itself (`Endpoint`); none before routing or for no route.
+    public var traits: RouteTraits { routing?.traits ?? RouteTraits() }
 
     /// Takes the router's findings: the canonical path, the matched pattern and its parameters.
     mutating func apply(_ routing: Routing) {

@@ -9,6 +9,9 @@ public struct Response: Sendable {
     /// thread: for a refusal to a client over its limit, so that one that ignores `Retry-After` and
     /// asks again at once costs one answer a hold instead of as many as it can send.
     public var hold: Double = 0
+    /// For a write, a position in the database's log at or past its commit (`X-Commit-LSN` says the
+    /// same to the client): what this process's page cache must not serve anything older than.
+    public var commitPosition: UInt64?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

@@ -18,6 +18,8 @@ public final class Router: Sendable {
         let handler: Handler
         let group: Int
         let cost: RouteCost
+        /// What the route declared about itself (`Endpoint`).
+        public let traits: RouteTraits
     }
 
     enum Segment: Sendable, Equatable {
@@ -37,7 +39,8 @@ public final class Router: Sendable {
         var built: [Route] = []
         var statics: [String: [String: Int]] = [:]
         for (g, group) in groups.enumerated() {
-            for (method, pattern, handler) in group.routes {
+            for endpoint in group.routes {
+                let (method, pattern) = (endpoint.method, endpoint.pattern)
                 let segments = Self.split(pattern).map { s -> Segment in
                     s.hasPrefix("{") && s.hasSuffix("}") ? .parameter(String(s.dropFirst().dropLast())) : .literal(String(s))
                 }
@@ -45,8 +48,12 @@ public final class Router: Sendable {
                 if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
                     statics[pattern, default: [:]][method] = built.count
                 }
-                built.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, group: g,
-                                   cost: group.costOverrides["\(method) \(pattern)"] ?? group.cost))
+                let cost = endpoint.traits.lane.map { lane -> RouteCost in
+                    guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) runs on \(lane), which its group has not") }
+                    return cost
+                } ?? group.cost
+                built.append(Route(method: method, pattern: pattern, segments: segments, handler: endpoint.handler, group: g,
+                                   cost: cost, traits: endpoint.traits))
             }
         }
         self.routes = built
@@ -62,7 +69,8 @@ public final class Router: Sendable {
         let path = Self.canonical(path)
         do {
             let (index, parameters) = try match(method: method, path: path)
-            return Routing(path: path, index: index, pattern: routes[index].pattern, parameters: parameters, cost: routes[index].cost)
+            return Routing(path: path, index: index, pattern: routes[index].pattern, parameters: parameters, cost: routes[index].cost,
+                           traits: routes[index].traits)
         } catch {
             // A 405 names a pattern of the path, so that it is answered in that route's group's format.
             return Routing(path: path, failure: error.problem, pattern: error.pattern,
@@ -239,29 +247,25 @@ public protocol Middleware: Sendable {
 public struct RouteGroup: Sendable {
     public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
 
-    public let routes: [(method: String, pattern: String, handler: Handler)]
+    public let routes: [Endpoint]
     /// Run first, in order, on the reading thread (see `Admission`).
     public let admission: [any Admission]
     public let middleware: [any Middleware]
     /// Answers an error a handler or a middleware of this group threw.
     public let renderError: ErrorRenderer
-    /// What the group's routes may cost, and the routes that differ (`"POST /v1/sessions"` → the
-    /// password-hashing lane; `"POST /v1/files"` → a photo-sized body).
+    /// What the group's routes may cost, and what each lane a route may declare means here
+    /// (`.hashing` → the password-hashing lane; `.upload` → a photo-sized body).
     public let cost: RouteCost
-    public let costOverrides: [String: RouteCost]
+    public let lanes: [RouteTraits.Lane: RouteCost]
 
-    public init(routes: [(method: String, pattern: String, handler: Handler)], admission: [any Admission] = [],
-                middleware: [any Middleware] = [], renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(),
-                costOverrides: [String: RouteCost] = [:]) {
+    public init(routes: [Endpoint], admission: [any Admission] = [], middleware: [any Middleware] = [],
+                renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), lanes: [RouteTraits.Lane: RouteCost] = [:]) {
         self.routes = routes
         self.admission = admission
         self.middleware = middleware
         self.renderError = renderError
         self.cost = cost
-        self.costOverrides = costOverrides
-        for key in costOverrides.keys {
-            precondition(routes.contains { "\($0.method) \($0.pattern)" == key }, "cost override for an unknown route \(key)")
-        }
+        self.lanes = lanes
     }
 
     /// The answer to an error in the group's format, held as long as the problem says (whatever
@@ -304,6 +308,8 @@ public struct Routing: Sendable {
     var group: Int?
     /// What serving it may cost: its lane and body limit.
     public let cost: RouteCost
+    /// What the matched route declared (none for an unmatched request).
+    var traits = RouteTraits()
 }
 
 /// What the server asks of what answers its requests, in this order: where a request line leads

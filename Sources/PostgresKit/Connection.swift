@@ -56,9 +56,10 @@ public final class Connection: @unchecked Sendable {
     /// A statement of the open transaction failed; only a rollback (to a savepoint) helps.
     public var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
-    /// Cheap liveness check before reuse (one non-blocking poll, no round trip). An idle connection
-    /// has nothing to read — we use no LISTEN/NOTIFY — so readable means the server sent its
-    /// farewell ("terminating connection") or closed the socket: a restart or a terminated backend.
+    /// Cheap liveness check before reuse (one non-blocking poll, no round trip). An idle pooled
+    /// connection has nothing to read — pooled connections never LISTEN (the page cache's listener has
+    /// a connection of its own) — so readable means the server sent its farewell ("terminating
+    /// connection") or closed the socket: a restart or a terminated backend.
     func isAlive() -> Bool {
         guard !isBroken else { return false }
         var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)

@@ -12,6 +12,11 @@ let config = Configuration()
 let logger = Logger(label: "cafe", minimum: config.logLevel)
 var arguments = Array(CommandLine.arguments.dropFirst())
 let command = arguments.isEmpty ? "--help" : arguments.removeFirst()
+// A setting the service cannot use stops every command at once, naming the variable (EX_CONFIG).
+if !config.invalid.isEmpty, !["--help", "-h", "help"].contains(command) {
+    FileHandle.standardError.write(Data(("cafe: " + config.invalid.joined(separator: "\ncafe: ") + "\n").utf8))
+    exit(78)
+}
 
 let status: Int32
 do {

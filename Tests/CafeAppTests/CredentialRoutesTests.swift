@@ -2,16 +2,17 @@
 import CafeTestSupport
 import XCTest
 
-/// The routes named as taking a password or handing out a session are routes the application has,
-/// and each hashes on the password-hashing lane: a renamed route cannot silently leave the log-in
+/// The routes that take a password or hand out a session say so in their declarations, and each of
+/// them hashes on the password-hashing lane: a renamed or new log-in cannot silently leave the log-in
 /// rate limit, the hashing lane, or the idempotency exclusion.
 final class CredentialRoutesTests: APITestCase {
-    func testEveryCredentialRouteExistsAndHashesOnItsLane() {
-        let routes = Set(app.router.routes.map { "\($0.method) \($0.pattern)" })
-        for key in CredentialRoutes.sessions {
-            XCTAssertTrue(routes.contains(key), "\(key) is a route")
-        }
-        for key in CredentialRoutes.hashing {
+    func testEveryCredentialRouteIsDeclaredAndHashesOnItsLane() {
+        let declared = Dictionary(uniqueKeysWithValues: app.router.routes.compactMap { route in
+            route.traits.credentials.map { ("\(route.method) \(route.pattern)", $0) }
+        })
+        XCTAssertEqual(declared, ["POST /v1/sessions": .logIn, "GET /parse/login": .logIn, "POST /parse/login": .logIn,
+                                  "POST /v1/users": .signUp, "POST /parse/users": .signUp, "POST /parse/logout": .endsSession])
+        for (key, kind) in declared where kind != .endsSession {
             let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
             XCTAssertEqual(app.router.route(method: parts[0], path: parts[1]).cost.lane?.configuration.name, "password-hashing", key)
         }

@@ -21,6 +21,20 @@ final class OpenAPITests: APITestCase {
         XCTAssertEqual(documented.subtracting(routed), [], "documented operations with no route")
     }
 
+    /// A route declares a photo-sized body exactly where the document says it takes image bytes.
+    func testUploadRoutesAreTheDocumentsImageBodies() throws {
+        let paths = try XCTUnwrap(try call("GET", "/openapi.json").json()["paths"] as? [String: [String: Any]])
+        var documented = Set<String>()
+        for (path, item) in paths {
+            for (method, operation) in item {
+                let content = ((operation as? [String: Any])?["requestBody"] as? [String: Any])?["content"] as? [String: Any] ?? [:]
+                if content.keys.contains(where: { $0.hasPrefix("image/") }) { documented.insert("\(method.uppercased()) \(path)") }
+            }
+        }
+        let declared = Set(app.router.routes.filter { $0.traits.lane == .upload }.map { "\($0.method) \($0.pattern)" })
+        XCTAssertEqual(declared, documented)
+    }
+
     func testEveryReferencedSchemaExists() throws {
         let text = try call("GET", "/openapi.json").text
         let schemas = Set(((try call("GET", "/openapi.json").json()["components"] as? [String: Any])?["schemas"] as? [String: Any] ?? [:]).keys)

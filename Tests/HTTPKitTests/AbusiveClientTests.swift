@@ -16,11 +16,11 @@ final class AbusiveClientTests: XCTestCase {
         let problems = RouteGroup.problems(logger: logger)
         let big = [UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20)
         let group = RouteGroup(routes: [
-            ("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
-            ("GET", "/big", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
-            ("POST", "/small", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
-            ("POST", "/upload", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
-        ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), costOverrides: ["POST /upload": RouteCost(maxBodyBytes: 1 << 20)])
+            Endpoint("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            Endpoint("GET", "/big", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
+            Endpoint("POST", "/small", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            Endpoint("POST", "/upload", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }).lane(.upload),
+        ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), lanes: [.upload: RouteCost(maxBodyBytes: 1 << 20)])
         let router = Router(groups: [group], unmatched: problems, unmatchedCost: RouteCost(maxBodyBytes: 1024))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
                                   idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,

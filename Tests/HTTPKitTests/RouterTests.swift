@@ -12,11 +12,11 @@ final class RouterTests: XCTestCase {
             error is DatabaseDown ? .unavailable("database_unavailable", "down", retryAfter: 2) : nil
         })
         return Router(groups: [RouteGroup(routes: [
-            ("GET", "/v1/cafes", { _ in .json { w in w.value("list") } }),
-            ("GET", "/v1/cafes/{id}", { req in .json { w in w.value("cafe " + (try! req.pathParameter("id"))) } }),
-            ("PATCH", "/v1/cafes/{id}", { _ in .noContent() }),
-            ("GET", "/v1/cafes/{id}/comments", { req in .json { w in w.value("comments " + (try! req.pathParameter("id"))) } }),
-            ("GET", "/down", { _ in throw DatabaseDown() }),
+            Endpoint("GET", "/v1/cafes", { _ in .json { w in w.value("list") } }),
+            Endpoint("GET", "/v1/cafes/{id}", { req in .json { w in w.value("cafe " + (try! req.pathParameter("id"))) } }),
+            Endpoint("PATCH", "/v1/cafes/{id}", { _ in .noContent() }),
+            Endpoint("GET", "/v1/cafes/{id}/comments", { req in .json { w in w.value("comments " + (try! req.pathParameter("id"))) } }),
+            Endpoint("GET", "/down", { _ in throw DatabaseDown() }),
         ], renderError: problems)], unmatched: problems)
     }
 
@@ -84,9 +84,9 @@ final class RouterTests: XCTestCase {
         let logger = Logger(label: "t", minimum: .error)
         let plain: RouteGroup.ErrorRenderer = { error, _ in Response(status: 418, body: Array("plain \(error is Problem)".utf8)) }
         let router = Router(groups: [
-            RouteGroup(routes: [("GET", "/a/{id}", { _ in .noContent() }), ("POST", "/a/{id}", { _ in throw Problem.notFound() })],
+            RouteGroup(routes: [Endpoint("GET", "/a/{id}", { _ in .noContent() }), Endpoint("POST", "/a/{id}", { _ in throw Problem.notFound() })],
                        middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: RouteGroup.problems(logger: logger)),
-            RouteGroup(routes: [("GET", "/b", { _ in .noContent() })], renderError: plain),
+            RouteGroup(routes: [Endpoint("GET", "/b", { _ in .noContent() })], renderError: plain),
         ], unmatched: RouteGroup.problems(logger: logger))
         XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1/")).status, 204)
         XCTAssertEqual(router.respond(to: Request(method: "POST", path: "/a/1")).status, 404)
@@ -101,7 +101,7 @@ final class RouterTests: XCTestCase {
 
 extension Router {
     /// For the server tests: one group of routes, problem+json errors, no middleware.
-    static func single(_ routes: [(method: String, pattern: String, handler: Handler)], logger: Logger) -> Router {
+    static func single(_ routes: [Endpoint], logger: Logger) -> Router {
         let problems = RouteGroup.problems(logger: logger)
         return Router(groups: [RouteGroup(routes: routes, renderError: problems)], unmatched: problems)
     }

@@ -20,18 +20,18 @@ final class ServerTests: XCTestCase {
     override func setUpWithError() throws {
         let release = slowRelease
         let router = Router.single([
-            ("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
-            ("POST", "/greet", { req in
+            Endpoint("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            Endpoint("POST", "/greet", { req in
                 let body = try req.decodeJSON(Greeting.self, allowedFields: ["name", "count"])
                 return Response.json(201) { w in w.object { w.field("greeting", "hello \(body.name)"); w.field("count", body.count) } }
             }),
-            ("GET", "/cafes/{id}/comments", { req in
+            Endpoint("GET", "/cafes/{id}/comments", { req in
                 Response.json { w in w.object { w.field("id", try? req.pathParameter("id")); w.field("q", req.query["q"]); w.field("route", req.route) } }
             }),
-            ("DELETE", "/cafes/{id}/comments", { _ in .noContent() }),
-            ("GET", "/boom", { _ in throw Unexpected() }),
-            ("GET", "/slow", { _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
-            ("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            Endpoint("DELETE", "/cafes/{id}/comments", { _ in .noContent() }),
+            Endpoint("GET", "/boom", { _ in throw Unexpected() }),
+            Endpoint("GET", "/slow", { _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
+            Endpoint("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
         ], logger: Logger(label: "test", minimum: .error))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 4, idleTimeoutSeconds: 2, maxBodyBytes: 1024),
                             logger: Logger(label: "test", minimum: .error), responder: router)

@@ -16,8 +16,8 @@ final class WorkLaneTests: XCTestCase {
         let (release, started) = (release, started)
         let logger = Logger(label: "test", minimum: .error)
         let problems = RouteGroup.problems(logger: logger)
-        let cheap = RouteGroup(routes: [("GET", "/healthz", { _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
-        let costly = RouteGroup(routes: [("GET", "/slow/{n}", { req in
+        let cheap = RouteGroup(routes: [Endpoint("GET", "/healthz", { _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
+        let costly = RouteGroup(routes: [Endpoint("GET", "/slow/{n}", { req in
             started.signal()
             release.wait()
             let n = try req.pathParameter("n")

@@ -28,7 +28,7 @@ public final class Application: Sendable {
         migrator = try configuration.migrator(logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
         let pool = database.pool
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
-        let auth = Authenticator(sessions: sessions)
+        let auth = Authenticator()
         let cafes = CafeRepository(pool: pool)
         let audit = AuditLog(pool: pool)
         let archive = CafeArchive(pool: pool)
@@ -68,10 +68,8 @@ public final class Application: Sendable {
             : ReadReplicas(.init(standbys: configuration.databaseReadURLs, maxLag: configuration.maxReplicaLag), primary: pool,
                            alsoRedirecting: [heavyQueries], logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
         self.replicas = replicas
-        let publicReads = PublicReads(replicas: replicas, sessions: sessions, routes: [
-            "GET /v1/cafes", "GET /v1/cafes/{id}", "GET /v1/cafes/{id}/comments", "GET /v1/comments", "GET /v1/files/{id}",
-            "GET /parse/classes/{className}", "GET /parse/classes/{className}/{objectId}", "GET /parse/files/{appId}/{name}",
-        ])
+        let publicReads = PublicReads(replicas: replicas)
+        let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, server: serverReference,
@@ -80,7 +78,7 @@ public final class Application: Sendable {
                                     renderError: problems)
         let parseFiles = ParseFilesController(context: parse, files: files)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
-                                   middleware: [publicReads], renderError: problems, costOverrides: ["GET /parse/files/{appId}/{name}": RouteCost(lane: queries)])
+                                   middleware: [publicReads], renderError: problems, lanes: [.query: RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
@@ -89,9 +87,9 @@ public final class Application: Sendable {
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
-        let v1 = RouteGroup(routes: v1Routes, admission: [rateLimits], middleware: [publicReads, commitPositions, IdempotentWrites(pool: pool, sessions: sessions)],
-                            renderError: problems, cost: json(queries),
-                            costOverrides: CredentialRoutes.hashingCost(among: v1Routes, json(hashing)).merging(["POST /v1/files": upload]) { $1 })
+        let v1 = RouteGroup(routes: v1Routes, admission: [SessionTokens.v1, rateLimits],
+                            middleware: [authentication, publicReads, commitPositions, IdempotentWrites(pool: pool)],
+                            renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
                                        queueLimit: configuration.queryBudget.heavyQueue,
                                        timeBudget: configuration.queryBudget.heavyShare > 0
@@ -106,12 +104,11 @@ public final class Application: Sendable {
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts, objectIDs: objectIDs).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
-                                  admission: [ParseQueryDetection(routes: Set(parseClasses.routes.map(\.pattern))), rateLimits],
-                                  middleware: [publicReads, commitPositions,
-                                               IdempotentWrites(pool: pool, sessions: sessions, requestIDHeader: "x-parse-request-id")],
+                                  admission: [SessionTokens.parse, ReadOnlyDetection(), rateLimits],
+                                  middleware: [authentication, publicReads, commitPositions,
+                                               IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
-                                  costOverrides: CredentialRoutes.hashingCost(among: parseRoutes, json(hashing))
-                                      .merging(["POST /parse/files/{name}": upload]) { $1 })
+                                  lanes: [.hashing: json(hashing), .upload: upload])
         router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         routerReference.set(router)

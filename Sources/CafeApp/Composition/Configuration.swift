@@ -122,12 +122,15 @@ public struct Configuration: Sendable {
     /// `cafe serve` runs the worker in-process on the embedded database (`--no-worker` turns it off).
     public var inProcessWorker = true
 
+    /// Every variable is read here, and only here; a value it cannot use is recorded in `invalid`
+    /// (see `EnvironmentReader`), which `validate()` refuses.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        func int(_ key: String) -> Int? { environment[key].flatMap { Int($0) } }
-        databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        databaseReadURLs = (environment["DATABASE_READ_URLS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty }
-        maxReplicaLag = max(0, environment["DB_MAX_REPLICA_LAG"].flatMap { Double($0) } ?? 5)
-        if let configured = environment["CAFE_DATA_DIR"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        var env = EnvironmentReader(environment)
+        let large = Int.max / 4
+        databaseURL = env.string("DATABASE_URL")
+        databaseReadURLs = env.list("DATABASE_READ_URLS")
+        maxReplicaLag = env.seconds("DB_MAX_REPLICA_LAG", 5, 0...86_400)
+        if let configured = env.string("CAFE_DATA_DIR") {
             dataDirectory = URL(fileURLWithPath: configured)
         } else if databaseURL != nil {
             dataDirectory = URL(fileURLWithPath: ".cafe/pgdata")   // unused: no embedded database, nothing to check
@@ -136,63 +139,66 @@ public struct Configuration: Sendable {
             dataDirectory = fallback.directory
             dataDirectoryNote = fallback.reason
         }
-        host = environment["HOST"] ?? "127.0.0.1"
-        port = environment["PORT"].flatMap { UInt16($0) } ?? 8080
-        logLevel = environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
-        httpThreads = int("HTTP_THREADS") ?? 8
-        queryThreads = max(1, int("QUERY_THREADS") ?? 8)
-        queryQueue = max(0, int("QUERY_QUEUE") ?? 256)
-        hashThreads = max(1, int("HASH_THREADS") ?? ProcessInfo.processInfo.activeProcessorCount / 2)
-        hashQueue = max(0, int("HASH_QUEUE") ?? 32)
-        hashNiceness = Int32(min(max(int("HASH_NICE") ?? 10, 0), 19))
-        databasePoolSize = int("DB_POOL_SIZE") ?? (queryThreads + hashThreads + 2)
-        preparedStatementLimit = max(1, int("DB_PREPARED_STATEMENTS") ?? 256)
-        pageCacheBytes = max(0, int("PAGE_CACHE_BYTES") ?? 64 * 1024 * 1024)
-        let quota: Int = int("UPLOAD_QUOTA_BYTES") ?? 100 * 1024 * 1024
+        host = env.string("HOST") ?? "127.0.0.1"
+        port = UInt16(env.int("PORT", 8080, 0...65_535))
+        logLevel = env.logLevel("LOG_LEVEL")
+        httpThreads = env.int("HTTP_THREADS", 8, 1...1024)
+        queryThreads = env.int("QUERY_THREADS", 8, 1...1024)
+        queryQueue = env.int("QUERY_QUEUE", 256, 0...1_000_000)
+        hashThreads = env.int("HASH_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...1024)
+        hashQueue = env.int("HASH_QUEUE", 32, 0...1_000_000)
+        hashNiceness = Int32(env.int("HASH_NICE", 10, 0...19))
+        databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
+        preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
+        pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)
+        let quota = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
         uploadQuotaBytes = quota > 0 ? quota : nil
-        let anonymousTimeout: Double = environment["QUERY_ANONYMOUS_TIMEOUT"].flatMap { Double($0) } ?? 1
-        queryBudget = QueryBudget(maxSkip: max(0, int("QUERY_MAX_SKIP") ?? 10_000), maxInValues: max(1, int("QUERY_MAX_IN") ?? 100),
-                                  maxSortRows: max(0, int("QUERY_MAX_SORT_ROWS") ?? 10_000),
+        let anonymousTimeout = env.seconds("QUERY_ANONYMOUS_TIMEOUT", 1, 0...86_400)
+        queryBudget = QueryBudget(maxSkip: env.int("QUERY_MAX_SKIP", 10_000, 0...large), maxInValues: env.int("QUERY_MAX_IN", 100, 1...1_000_000),
+                                  maxSortRows: env.int("QUERY_MAX_SORT_ROWS", 10_000, 0...large),
                                   anonymousTimeout: anonymousTimeout > 0 ? anonymousTimeout : nil,
-                                  heavyConcurrency: max(1, int("QUERY_HEAVY_CONCURRENCY") ?? 1), heavyQueue: max(0, int("QUERY_HEAVY_QUEUE") ?? 0),
-                                  heavyShare: environment["QUERY_HEAVY_SHARE"].flatMap { Double($0) } ?? 0.25,
-                                  heavyBurst: environment["QUERY_HEAVY_BURST"].flatMap { Double($0) } ?? 1)
-        databaseAcquireTimeout = environment["DB_ACQUIRE_TIMEOUT"].flatMap { Double($0) } ?? 5
-        databaseQueryTimeout = environment["DB_QUERY_TIMEOUT"].flatMap { Double($0) } ?? 5
-        maxBodyBytes = int("MAX_BODY_BYTES") ?? 5 * 1024 * 1024 + 64 * 1024
-        maxJSONBodyBytes = max(1024, int("MAX_JSON_BODY_BYTES") ?? 64 * 1024)
-        connectionsPerAddress = max(0, int("HTTP_CONNECTIONS_PER_ADDRESS") ?? 256)
-        responseWriteTimeoutSeconds = max(1, int("HTTP_WRITE_TIMEOUT") ?? 120)
-        idleTimeoutSeconds = int("HTTP_IDLE_TIMEOUT") ?? 30
-        requestReadTimeoutSeconds = int("HTTP_REQUEST_TIMEOUT") ?? 10
-        connectionLimit = int("HTTP_CONNECTION_LIMIT") ?? 4096
-        migrationsDirectory = environment["MIGRATIONS_DIR"].map { URL(fileURLWithPath: $0) }
-        webDirectory = environment["WEB_DIR"].map { URL(fileURLWithPath: $0) }
-        openAPIFile = environment["OPENAPI_FILE"].map { URL(fileURLWithPath: $0) }
+                                  heavyConcurrency: env.int("QUERY_HEAVY_CONCURRENCY", 1, 1...1024),
+                                  heavyQueue: env.int("QUERY_HEAVY_QUEUE", 0, 0...1_000_000),
+                                  heavyShare: env.seconds("QUERY_HEAVY_SHARE", 0.25, 0...1024),
+                                  heavyBurst: env.seconds("QUERY_HEAVY_BURST", 1, 0...86_400))
+        databaseAcquireTimeout = env.seconds("DB_ACQUIRE_TIMEOUT", 5, 0...86_400)
+        databaseQueryTimeout = env.seconds("DB_QUERY_TIMEOUT", 5, 0...86_400)
+        maxBodyBytes = env.int("MAX_BODY_BYTES", 5 * 1024 * 1024 + 64 * 1024, 1024...(1 << 31))
+        maxJSONBodyBytes = env.int("MAX_JSON_BODY_BYTES", 64 * 1024, 1024...(1 << 30))
+        connectionsPerAddress = env.int("HTTP_CONNECTIONS_PER_ADDRESS", 256, 0...1_000_000)
+        responseWriteTimeoutSeconds = env.int("HTTP_WRITE_TIMEOUT", 120, 1...86_400)
+        idleTimeoutSeconds = env.int("HTTP_IDLE_TIMEOUT", 30, 0...86_400)
+        requestReadTimeoutSeconds = env.int("HTTP_REQUEST_TIMEOUT", 10, 0...86_400)
+        connectionLimit = env.int("HTTP_CONNECTION_LIMIT", 4096, 1...1_000_000)
+        migrationsDirectory = env.string("MIGRATIONS_DIR").map { URL(fileURLWithPath: $0) }
+        webDirectory = env.string("WEB_DIR").map { URL(fileURLWithPath: $0) }
+        openAPIFile = env.string("OPENAPI_FILE").map { URL(fileURLWithPath: $0) }
         embeddedDurability = true
-        sessionLifetime = (environment["SESSION_TTL_DAYS"].flatMap { Double($0) } ?? 30) * 86_400
-        parseAppID = environment["PARSE_APP_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "cafe"
-        corsOrigins = Set((environment["CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
-        readsPerMinute = int("RATE_LIMIT_READS") ?? 1200
-        rateLimitExempt = Set((environment["RATE_LIMIT_EXEMPT"] ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty })
-        writesPerMinute = int("RATE_LIMIT_WRITES") ?? 120
-        rateLimitTrackedClients = max(1_000, int("RATE_LIMIT_TRACKED_CLIENTS") ?? 100_000)
-        parseBatchMax = max(1, int("PARSE_BATCH_MAX") ?? 50)
+        sessionLifetime = env.seconds("SESSION_TTL_DAYS", 30, 0.000_01...36_500) * 86_400
+        parseAppID = env.string("PARSE_APP_ID") ?? "cafe"
+        corsOrigins = Set(env.list("CORS_ORIGINS"))
+        readsPerMinute = env.int("RATE_LIMIT_READS", 1200, 0...large)
+        rateLimitExempt = Set(env.list("RATE_LIMIT_EXEMPT"))
+        writesPerMinute = env.int("RATE_LIMIT_WRITES", 120, 0...large)
+        loginsPerMinute = env.int("RATE_LIMIT_LOGINS", 10, 0...large)
+        rateLimitTrackedClients = env.int("RATE_LIMIT_TRACKED_CLIENTS", 100_000, 1_000...100_000_000)
+        rateLimitHold = env.seconds("RATE_LIMIT_HOLD", 1, 0...60)
+        parseBatchMax = env.int("PARSE_BATCH_MAX", 50, 1...1000)
         do {
-            trustedProxies = try TrustedProxies(parsing: environment["TRUSTED_PROXIES"] ?? "")
+            trustedProxies = try TrustedProxies(parsing: env.string("TRUSTED_PROXIES") ?? "")
         } catch {
-            invalid.append(error.description)
+            env.refuse(error.description)
         }
-        loginsPerMinute = int("RATE_LIMIT_LOGINS") ?? 10
-        rateLimitHold = max(0, environment["RATE_LIMIT_HOLD"].flatMap { Double($0) } ?? 1)
-        aggregationInterval = environment["AGGREGATION_INTERVAL"].flatMap { Double($0) } ?? 1
-        reconcileInterval = environment["RECONCILE_INTERVAL"].flatMap { Double($0) } ?? 3600
-        metricsToken = environment["METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        publicURL = environment["PUBLIC_URL"].flatMap { $0.isEmpty ? nil : String($0.trimming(["/"])) }
-        allowedHostList = environment["ALLOWED_HOSTS"].flatMap { value in
-            let entries = value.split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty }
-            return entries.isEmpty ? nil : entries
+        aggregationInterval = env.seconds("AGGREGATION_INTERVAL", 1, 0.001...86_400)
+        reconcileInterval = env.seconds("RECONCILE_INTERVAL", 3600, 1...(86_400 * 365))
+        metricsToken = env.string("METRICS_TOKEN")
+        publicURL = env.string("PUBLIC_URL").map { String($0.trimming(["/"])) }
+        if let url = publicURL, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.contains(where: \.isWhitespace) {
+            env.refuse("PUBLIC_URL: \"\(url)\" is not an http:// or https:// URL")
         }
+        let hosts = env.list("ALLOWED_HOSTS")
+        allowedHostList = hosts.isEmpty ? nil : hosts
+        invalid = env.invalid
     }
 
     /// Refuses a configuration with a value that cannot be used, naming the variable.

@@ -51,7 +51,7 @@ extension Service {
 
     /// Applies the pending migrations; the versions applied.
     public static func migrate(_ config: Configuration, logger: Logger) throws -> [Int] {
-        try withDatabase(config, "cafe-migrate", logger) { try config.migrator(logger: logger).migrate($0.pool) }
+        try withDatabase(config, "cafe-migrate", logger) { try $0.migrate(config.migrator(logger: logger)) }
     }
 
     // MARK: seed
@@ -61,7 +61,7 @@ extension Service {
     public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
                             progress: @escaping @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) throws -> Bool {
         try withDatabase(config, "cafe-seed", logger) { database in
-            try config.migrator(logger: logger).migrate(database.pool)
+            _ = try database.migrate(config.migrator(logger: logger))
             if demo {
                 guard try DemoData(pool: database.pool).isEmpty() else { return false }
                 try seedDemoIfEmpty(database.pool, config: config, logger: logger)
@@ -80,7 +80,7 @@ extension Service {
     public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) throws -> User {
         try withDatabase(config, "cafe-admin", logger) { database in
             let pool = database.pool
-            try config.migrator(logger: logger).migrate(pool)
+            _ = try database.migrate(config.migrator(logger: logger))
             let accounts = AccountService(pool: pool, users: UserRepository(pool: pool),
                                           sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool))
             return try accounts.create(username: username, password: password, isAdmin: isAdmin)
@@ -100,7 +100,8 @@ extension Service {
     public static func importParse(_ config: Configuration, directory: URL, dryRun: Bool, batchSize: Int, logger: Logger,
                                    progress: @escaping (_ done: Int, _ total: Int) -> Void) throws -> String {
         try withDatabase(config, "cafe-import", logger) { database in
-            try ParseImport(pool: database.pool, batchSize: batchSize, logger: logger)
+            _ = try database.migrate(config.migrator(logger: logger))
+            return try ParseImport(pool: database.pool, batchSize: batchSize, logger: logger)
                 .run(directory: directory, dryRun: dryRun, progress: progress).summary
         }
     }

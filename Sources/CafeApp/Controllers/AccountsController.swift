@@ -7,12 +7,12 @@ struct AccountsController: Sendable {
     let accounts: AccountService
     let auth: Authenticator
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("POST", "/v1/users", signUp),
-            ("GET", "/v1/users/me", me),
-            ("POST", "/v1/sessions", logIn),
-            ("DELETE", "/v1/sessions/current", logOut),
+            Endpoint("POST", "/v1/users", signUp).credentials(.signUp),
+            Endpoint("GET", "/v1/users/me", me),
+            Endpoint("POST", "/v1/sessions", logIn).credentials(.logIn),
+            Endpoint("DELETE", "/v1/sessions/current", logOut),
         ]
     }
 
@@ -44,7 +44,7 @@ struct AccountsController: Sendable {
 
     func logOut(_ request: Request) throws -> Response {
         _ = try auth.user(request)
-        if let token = Authenticator.bearerToken(request) { try accounts.sessions.revoke(token: token) }
+        if let token = request.liveSession?.token { try accounts.sessions.revoke(token: token) }
         return .noContent()
     }
 

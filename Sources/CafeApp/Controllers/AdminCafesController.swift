@@ -10,13 +10,13 @@ struct AdminCafesController: Sendable {
     let archive: CafeArchive
     let administration: CafeAdministration
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/v1/admin/cafes", search),
-            ("GET", "/v1/admin/cafes/{id}", show),
-            ("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, true) }),
-            ("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, false) }),
-            ("DELETE", "/v1/admin/cafes/{id}", delete),
+            Endpoint("GET", "/v1/admin/cafes", search),
+            Endpoint("GET", "/v1/admin/cafes/{id}", show),
+            Endpoint("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, true) }).changes("cafes", "comments"),
+            Endpoint("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, false) }).changes("cafes", "comments"),
+            Endpoint("DELETE", "/v1/admin/cafes/{id}", delete).changes("cafes", "comments"),
         ]
     }
 

@@ -10,11 +10,11 @@ struct AdminController: Sendable {
     let auth: Authenticator
     let audit: AuditLog
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/v1/admin/jobs", jobs),
-            ("POST", "/v1/admin/aggregates/reconcile", requestReconcile),
-            ("GET", "/v1/admin/audit", auditLog),
+            Endpoint("GET", "/v1/admin/jobs", jobs),
+            Endpoint("POST", "/v1/admin/aggregates/reconcile", requestReconcile),
+            Endpoint("GET", "/v1/admin/audit", auditLog),
         ]
     }
 

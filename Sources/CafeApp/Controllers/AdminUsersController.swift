@@ -12,13 +12,13 @@ struct AdminUsersController: Sendable {
     let accounts: AccountAdministration
     let audit: AuditLog
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/v1/admin/users", search),
-            ("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, true) }),
-            ("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, false) }),
-            ("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, true) }),
-            ("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, false) }),
+            Endpoint("GET", "/v1/admin/users", search),
+            Endpoint("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, true) }).changes("comments"),
+            Endpoint("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, false) }).changes("comments"),
+            Endpoint("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, true) }),
+            Endpoint("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, false) }),
         ]
     }
 

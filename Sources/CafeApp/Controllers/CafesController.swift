@@ -10,13 +10,13 @@ struct CafesController: Sendable {
     let cursors: PageCursors
     let gramStatistics: GramStatistics
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/v1/cafes", list),
-            ("POST", "/v1/cafes", create),
-            ("GET", "/v1/cafes/{id}", show),
-            ("PATCH", "/v1/cafes/{id}", update),
-            ("DELETE", "/v1/cafes/{id}", delete),
+            Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"]),
+            Endpoint("POST", "/v1/cafes", create).changes("cafes"),
+            Endpoint("GET", "/v1/cafes/{id}", show).publicRead().cached(shows: ["cafes"]),
+            Endpoint("PATCH", "/v1/cafes/{id}", update).changes("cafes"),
+            Endpoint("DELETE", "/v1/cafes/{id}", delete).changes("cafes", "comments"),
         ]
     }
 
@@ -40,11 +40,8 @@ struct CafesController: Sendable {
         let admin = try auth.admin(request)
         let body = try request.decodeJSON(NewCafeBody.self, allowedFields: NewCafeBody.fields)
         var v = Validator()
-        v.length(body.name, "name", CafeRules.nameLength)
-        v.notBlank(body.name, "name")
-        v.length(body.catchCopy, "catchCopy", CafeRules.catchCopyLength)
-        v.length(body.introduction, "introduction", CafeRules.introductionLength)
-        v.length(body.publishDate, "publishDate", CafeRules.publishDateLength)
+        CafeRules.check(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction, publishDate: body.publishDate,
+                        names: .v1, &v)
         let image = v.fileID(body.imageId)
         try v.finish()
         let cafe = try administration.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
@@ -60,11 +57,8 @@ struct CafesController: Sendable {
         for (field, patch) in [("name", body.name), ("catchCopy", body.catchCopy), ("introduction", body.introduction)] {
             if case .null = patch { v.fail(field, "cannot be null") }
         }
-        v.length(body.name.value, "name", CafeRules.nameLength)
-        v.notBlank(body.name.value, "name")
-        v.length(body.catchCopy.value, "catchCopy", CafeRules.catchCopyLength)
-        v.length(body.introduction.value, "introduction", CafeRules.introductionLength)
-        v.length(body.publishDate.value, "publishDate", CafeRules.publishDateLength)
+        CafeRules.check(name: body.name.value, catchCopy: body.catchCopy.value, introduction: body.introduction.value,
+                        publishDate: body.publishDate.value, names: .v1, &v)
         var changes = CafeRepository.CafeChanges(name: body.name.value, catchCopy: body.catchCopy.value, introduction: body.introduction.value)
         changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }

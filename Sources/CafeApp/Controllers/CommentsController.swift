@@ -11,13 +11,13 @@ struct CommentsController: Sendable {
     let cursors: PageCursors
     let deletion: CommentDeletion
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/v1/comments", recent),
-            ("GET", "/v1/cafes/{id}/comments", list),
-            ("POST", "/v1/cafes/{id}/comments", create),
-            ("PATCH", "/v1/comments/{id}", update),
-            ("DELETE", "/v1/comments/{id}", delete),
+            Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
+            Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
+            Endpoint("POST", "/v1/cafes/{id}/comments", create).changes("comments"),
+            Endpoint("PATCH", "/v1/comments/{id}", update).changes("comments"),
+            Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),
         ]
     }
 
@@ -50,14 +50,10 @@ struct CommentsController: Sendable {
         let cafe = try CafesController.cafeID(request)
         let body = try request.decodeJSON(NewCommentBody.self, allowedFields: NewCommentBody.fields)
         var v = Validator()
-        v.length(body.detail, "detail", CommentRules.detailLength)
-        v.notBlank(body.detail, "detail")
-        let starRule = "must be an integer from 1 to 3"
-        let star = Star(body.star.value)
-        v.check(star != nil, "star", starRule)
+        let star = CommentRules.check(detail: body.detail, star: .some(body.star.value), names: .v1, &v)
         let image = v.fileID(body.imageId)
         try v.finish()
-        guard let star else { throw ValidationError(field: "star", message: starRule) }   // reported above; never a trap
+        guard let star else { throw ValidationError(field: "star", message: CommentRules.starMessage) }   // reported above; never a trap
         do {
             let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
             return Response.json(201) { $0.comment(comment) }
@@ -73,13 +69,10 @@ struct CommentsController: Sendable {
         var v = Validator()
         if case .null = body.detail { v.fail("detail", "cannot be null") }
         if case .null = body.star { v.fail("star", "cannot be null") }
-        v.length(body.detail.value, "detail", CommentRules.detailLength)
-        v.notBlank(body.detail.value, "detail")
-        let star = body.star.value.map { Star($0.value) }
-        if case .some(nil) = star { v.fail("star", "must be an integer from 1 to 3") }
+        let star = CommentRules.check(detail: body.detail.value, star: body.star.value.map { .some($0.value) }, names: .v1, &v)
         let image = v.fileChange(body.imageId)
         try v.finish()
-        let comment = try comments.update(id, by: user.id, detail: body.detail.value, star: star ?? nil, imageID: image)
+        let comment = try comments.update(id, by: user.id, detail: body.detail.value, star: star, imageID: image)
         return .json { $0.comment(comment) }
     }
 

@@ -7,10 +7,10 @@ struct FilesController: Sendable {
     let files: FileRepository
     let auth: Authenticator
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("POST", "/v1/files", upload),
-            ("GET", "/v1/files/{id}", download),
+            Endpoint("POST", "/v1/files", upload).lane(.upload),
+            Endpoint("GET", "/v1/files/{id}", download).publicRead(),
         ]
     }
 

@@ -16,10 +16,10 @@ final class HealthController: Sendable {
         self.migrator = migrator
     }
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/healthz", { _ in Self.ok }),
-            ("GET", "/readyz", { [self] _ in try ready() }),
+            Endpoint("GET", "/healthz", { _ in Self.ok }),
+            Endpoint("GET", "/readyz", { [self] _ in try ready() }),
         ]
     }
 

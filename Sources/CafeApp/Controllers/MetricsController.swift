@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Aggregation
 import CafeStore
 import Foundation
 import HTTPKit
@@ -18,7 +19,7 @@ struct MetricsController: Sendable {
     let server: ServerReference
     let token: String?
 
-    var routes: [(method: String, pattern: String, handler: Handler)] { [("GET", "/metrics", metrics)] }
+    var routes: [Endpoint] { [Endpoint("GET", "/metrics", metrics)] }
 
     /// A process on this machine talking to the service itself, not through a proxy on it.
     static func isLocalScraper(_ request: Request) -> Bool {
@@ -70,19 +71,14 @@ struct MetricsController: Sendable {
     /// process). Runs are kept 7 days, so these are gauges over that window, not counters.
     private func databaseMetrics(into out: inout String) {
         do {
-            let outbox = try pool.query("""
-                SELECT count(*)::bigint, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 FROM aggregation_outbox
-                """).one()
-            let runs = try pool.query("""
-                SELECT kind, CASE WHEN error IS NULL THEN 'ok' ELSE 'error' END, count(*)::bigint FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2
-                """)
+            let outbox = try AggregationStatus.backlog(pool)
+            let runs = try AggregationStatus.runCounts(pool)
             Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 1)], into: &out)
-            Prometheus.gauge("cafe_outbox_rows", "Comment changes not yet aggregated.", [("", Double(try outbox.decode(0, as: Int64.self)))], into: &out)
+            Prometheus.gauge("cafe_outbox_rows", "Comment changes not yet aggregated.", [("", Double(outbox.rows))], into: &out)
             Prometheus.gauge("cafe_outbox_lag_seconds", "Age of the oldest unaggregated comment change (0 when none).",
-                             [("", try outbox.decode(1, as: Double.self))], into: &out)
+                             [("", outbox.lagSeconds)], into: &out)
             Prometheus.gauge("cafe_worker_runs", "Aggregation passes that did work and reconciles, by result, over the last 7 days.",
-                             try runs.map { ("kind=\"\(try $0.decode(0, as: String.self))\",result=\"\(try $0.decode(1, as: String.self))\"",
-                                             Double(try $0.decode(2, as: Int64.self))) }, into: &out)
+                             runs.map { ("kind=\"\($0.kind)\",result=\"\($0.failed ? "error" : "ok")\"", Double($0.count)) }, into: &out)
         } catch {
             Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 0)], into: &out)
         }

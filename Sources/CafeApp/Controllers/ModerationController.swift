@@ -14,15 +14,15 @@ struct ModerationController: Sendable {
     let audit: AuditLog
     let cursors: PageCursors
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("POST", "/v1/comments/{id}/reports", report),
-            ("GET", "/v1/users/me/comments", ownComments),
-            ("GET", "/v1/admin/users/{id}/comments", userComments),
-            ("GET", "/v1/admin/reports", queue),
-            ("POST", "/v1/admin/comments/{id}/hide", hide),
-            ("POST", "/v1/admin/comments/{id}/restore", restore),
-            ("POST", "/v1/admin/comments/{id}/dismiss", dismiss),
+            Endpoint("POST", "/v1/comments/{id}/reports", report),
+            Endpoint("GET", "/v1/users/me/comments", ownComments),
+            Endpoint("GET", "/v1/admin/users/{id}/comments", userComments),
+            Endpoint("GET", "/v1/admin/reports", queue),
+            Endpoint("POST", "/v1/admin/comments/{id}/hide", hide).changes("comments"),
+            Endpoint("POST", "/v1/admin/comments/{id}/restore", restore).changes("comments"),
+            Endpoint("POST", "/v1/admin/comments/{id}/dismiss", dismiss),
         ]
     }
 

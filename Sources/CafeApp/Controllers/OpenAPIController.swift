@@ -11,8 +11,8 @@ struct OpenAPIController: Sendable {
         body = file.flatMap { try? Data(contentsOf: $0) }.map { [UInt8]($0) }
     }
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
-        [("GET", "/openapi.json", { [body] _ in
+    var routes: [Endpoint] {
+        [Endpoint("GET", "/openapi.json", { [body] _ in
             guard let body else { throw Problem.notFound("The API description is not installed (no openapi/openapi.json; set OPENAPI_FILE).") }
             return Response.json(200, body)
         })]

@@ -46,8 +46,8 @@ struct WebClientController: Sendable {
         self.assets = assets
     }
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
-        [("GET", "/", page), ("GET", "/admin", page), ("GET", "/assets/{name}", asset)]
+    var routes: [Endpoint] {
+        [Endpoint("GET", "/", page), Endpoint("GET", "/admin", page), Endpoint("GET", "/assets/{name}", asset)]
     }
 
     func page(_ request: Request) throws -> Response {

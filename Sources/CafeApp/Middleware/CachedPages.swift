@@ -11,28 +11,17 @@ import PostgresKit
 struct CachedPages: Sendable {
     let cache: PageCache
 
-    /// A cacheable route: the kinds of data it shows (`changed(_:)` names, from the notifications) and
-    /// the query parameters it declares (as the OpenAPI document does), in the order the key takes
-    /// them. Any other parameter is left out of the key — the handler ignores it too — so a client
-    /// adding `?junk=N` gets the page everyone gets and cannot push the popular pages out.
-    struct Page: Sendable {
-        let shows: [String]
-        let parameters: [String]
-    }
-
-    static let routes: [String: Page] = [
-        "/v1/cafes": Page(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"]),
-        "/v1/cafes/{id}": Page(shows: ["cafes"], parameters: []),
-        "/v1/cafes/{id}/comments": Page(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
-        "/v1/comments": Page(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
-    ]
+    /// What a route's page shows and which query parameters make its key are declared with the
+    /// route (`Endpoint.cached(shows:parameters:)`). Any other parameter is left out of the key — the
+    /// handler ignores it too — so a client adding `?junk=N` gets the page everyone gets and cannot
+    /// push the popular pages out.
     static let kinds = ["cafes", "comments"]
 
     /// The request's cache key and what its page shows, or nil if it may not be cached.
     func entry(_ request: Request) -> (key: String, kinds: [String])? {
         // A client that names a write it must see (X-Min-LSN) may be ahead of what this process has heard.
-        guard request.method == "GET", let route = request.route, let page = Self.routes[route],
-              request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
+        guard request.method == "GET", let page = request.traits.page,
+              request.sessionToken == nil, request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
               request.header(PublicReads.minimumPositionHeader) == nil else { return nil }
         // The path and the declared parameters present, in their order, each length-prefixed so no two
         // requests share a key.
@@ -65,16 +54,14 @@ struct CachedPages: Sendable {
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
     }
 
-    /// Routes whose writes can change a cached page (a log-in, a sign-up or an upload changes none).
-    static let writesThatShow = ["/v1/cafes", "/v1/comments", "/v1/admin", "/parse/classes", "/parse/batch"]
-
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
     /// hears back (other processes learn of it by notification, within milliseconds).
     func wrote(_ request: Request, _ response: Response) {
-        // A read sent as a POST (a Parse query with `_method: GET`) changes nothing.
+        // Only a write whose route declares what it changes (`Endpoint.changes`): a log-in, an upload, a
+        // report or a reconcile request changes no page. A read sent as a POST changes nothing.
         guard request.method != "GET", request.method != "HEAD", !request.readsOnly, response.status < 400,
-              let route = response.route ?? request.route, Self.writesThatShow.contains(where: { route.hasPrefix($0) }) else { return }
-        cache.changedAll(at: response.header(CommitPositions.header).flatMap { WALPosition($0)?.value } ?? 0)
+              !request.traits.changes.isEmpty else { return }
+        cache.changedAll(at: response.commitPosition ?? 0)
     }
 
     private static func revalidated(_ request: Request, _ response: Response, etag: String) -> Response? {

@@ -24,12 +24,14 @@ struct CommitPositions: Middleware {
         }
         do {
             let position: WALPosition
-            if recordOnSessions, let token = IdempotentWrites.sessionToken(request), let recorded = try sessions.noteWrite(token: token) {
+            if recordOnSessions, let token = request.liveSession?.token, let recorded = try sessions.noteWrite(token: token) {
                 position = recorded
             } else {
                 position = try pool.withConnection(WALPosition.current)
             }
-            return response.adding(header: Self.header, position.description)
+            var answered = response.adding(header: Self.header, position.description)
+            answered.commitPosition = position.value
+            return answered
         } catch {
             logger.warning("no commit position for a write's answer", [("error", String(describing: error))])
             return response

@@ -16,27 +16,25 @@ import PostgresKit
 /// routes that create sessions: their answers hold a token, which is never stored.
 struct IdempotentWrites: Middleware {
     let pool: ConnectionPool
-    let sessions: SessionRepository
     /// The header taken as the key when there is no `Idempotency-Key` (`X-Parse-Request-Id` on /parse).
     let requestIDHeader: String?
     private let keys: IdempotencyRepository
 
-    init(pool: ConnectionPool, sessions: SessionRepository, requestIDHeader: String? = nil) {
+    init(pool: ConnectionPool, requestIDHeader: String? = nil) {
         self.pool = pool
         self.keys = IdempotencyRepository(pool: pool)
-        self.sessions = sessions
         self.requestIDHeader = requestIDHeader
     }
 
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        guard request.method == "POST", !request.readsOnly, !CredentialRoutes.sessions.contains(CredentialRoutes.key(request.method, request.route)),
+        guard request.method == "POST", !request.readsOnly, request.traits.credentials == nil,
               let key = request.header("idempotency-key") ?? requestIDHeader.flatMap(request.header) else {
             return next(request)
         }
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
         }
-        guard let user = try Self.sessionToken(request).flatMap({ try sessions.user(forToken: $0) }) else { return next(request) }
+        guard let user = request.user else { return next(request) }
         let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
         do {
             return try pool.transaction { _ in
@@ -80,9 +78,5 @@ struct IdempotentWrites: Middleware {
         } catch let failed as Failed {
             return failed.response
         }
-    }
-
-    static func sessionToken(_ request: Request) -> String? {
-        Authenticator.bearerToken(request) ?? request.header("x-parse-session-token")
     }
 }

@@ -17,13 +17,19 @@ struct PublicReads: Middleware {
     static let minimumPositionHeader = "x-min-lsn"
     /// nil: no standbys; the header is still checked, so a client's mistake shows everywhere alike.
     let replicas: ReadReplicas?
-    let sessions: SessionRepository
-    /// `METHOD /pattern` of the public reads; a POST the Parse facade marks as a query counts as a GET.
-    let routes: Set<String>
+
+    /// Whether the matched route declared itself a public read (`Endpoint.publicRead`); a POST the
+    /// Parse facade marks as a query counts when its route says so.
+    static func isPublicRead(_ request: Request) -> Bool {
+        switch request.traits.publicRead {
+        case .always: true
+        case .whenReadOnly: request.readsOnly
+        case .never: false
+        }
+    }
 
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        let method = request.readsOnly ? "GET" : request.method
-        guard let route = request.route, routes.contains("\(method) \(route)") else { return next(request) }
+        guard Self.isPublicRead(request) else { return next(request) }
         var floor = WALPosition(value: request.readFloor)
         if let named = request.header(Self.minimumPositionHeader) {
             guard let position = WALPosition(named.trimming(.whitespaces)) else {
@@ -32,9 +38,7 @@ struct PublicReads: Middleware {
             floor = max(floor, position)
         }
         guard let replicas else { return next(request) }
-        if let token = IdempotentWrites.sessionToken(request), let written = try sessions.lastWrite(token: token) {
-            floor = max(floor, written)
-        }
+        if let written = request.liveSession?.lastWrite { floor = max(floor, written) }
         return try replicas.reading(atLeast: floor) { next(request) }
     }
 }

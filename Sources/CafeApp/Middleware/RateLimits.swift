@@ -26,7 +26,7 @@ struct RateLimits: Admission {
     func admit(_ request: inout Request) throws {
         if exempt.contains(request.clientAddress) { return }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
-        let isLogin = CredentialRoutes.logIns.contains(CredentialRoutes.key(request.method, request.route))
+        let isLogin = request.traits.credentials == .logIn
         for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientKey) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",

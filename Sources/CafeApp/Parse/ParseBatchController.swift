@@ -24,7 +24,9 @@ struct ParseBatchController: Sendable {
 
     static let path = "/parse/batch"
 
-    var routes: [(method: String, pattern: String, handler: Handler)] { [("POST", Self.path, context.handler(batch))] }
+    var routes: [Endpoint] {
+        [Endpoint("POST", Self.path, context.handler(batch)).readsOnly(when: Self.onlyReads).changes("cafes", "comments")]
+    }
 
     struct Entry {
         let method: String
@@ -60,7 +62,7 @@ struct ParseBatchController: Sendable {
     }
 
     /// Whether every entry only reads (so the batch changes nothing); false for a body that is no batch.
-    static func onlyReads(_ body: [UInt8]) -> Bool {
+    @Sendable static func onlyReads(_ body: [UInt8]) -> Bool {
         guard case .array(let requests)? = JSONValue.parse(body)?.object?["requests"], !requests.isEmpty else { return false }
         return requests.allSatisfy { $0.object?["method"]?.string?.uppercased() == "GET" }
     }
@@ -105,8 +107,11 @@ struct ParseBatchController: Sendable {
             body["_method"] = .string("GET")
             method = "POST"
         }
-        return Request(method: method, path: entry.path, headers: headers, body: body.isEmpty ? [] : JSONValue.object(body).bytes,
-                       requestID: "\(r.http.requestID).\(index)", clientAddress: r.http.clientAddress, peerAddress: r.http.peerAddress)
+        var request = Request(method: method, path: entry.path, headers: headers, body: body.isEmpty ? [] : JSONValue.object(body).bytes,
+                              requestID: "\(r.http.requestID).\(index)", clientAddress: r.http.clientAddress, peerAddress: r.http.peerAddress)
+        // The batch's session, found once for all of them.
+        request.session = r.http.session
+        return request
     }
 
     /// `[{"success": …} | {"error": {"code", "error"}}, …]` in order.

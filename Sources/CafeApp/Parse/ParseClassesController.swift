@@ -37,22 +37,23 @@ struct ParseClassesController: Sendable {
         }
     }
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("GET", "/parse/classes/{className}", context.handler(query)),
-            ("POST", "/parse/classes/{className}", context.handler { r in r.method == "GET" ? try query(r) : try create(r) }),
-            ("GET", "/parse/classes/{className}/{objectId}", context.handler(get)),
-            ("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)),
-            ("DELETE", "/parse/classes/{className}/{objectId}", context.handler(delete)),
+            Endpoint("GET", "/parse/classes/{className}", context.handler(query)).publicRead(),
+            Endpoint("POST", "/parse/classes/{className}", context.handler { r in r.method == "GET" ? try query(r) : try create(r) })
+                .publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).changes("cafes", "comments"),
+            Endpoint("GET", "/parse/classes/{className}/{objectId}", context.handler(get)).publicRead(),
+            Endpoint("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)).changes("cafes", "comments"),
+            Endpoint("DELETE", "/parse/classes/{className}/{objectId}", context.handler(delete)).changes("cafes", "comments"),
             // The JS SDK sends every call as a POST naming the method in `_method`.
-            ("POST", "/parse/classes/{className}/{objectId}", context.handler { r in
+            Endpoint("POST", "/parse/classes/{className}/{objectId}", context.handler { r in
                 switch r.method {
                 case "GET": try get(r)
                 case "PUT": try update(r)
                 case "DELETE": try delete(r)
                 default: throw ParseError(107, "POST to an object needs _method GET, PUT or DELETE.")
                 }
-            }),
+            }).publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).changes("cafes", "comments"),
         ]
     }
 
@@ -101,7 +102,9 @@ struct ParseClassesController: Sendable {
     private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) throws -> Response {
         guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
         let stores = heavy
-        guard let response = try heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
+        // The lane's thread reads where this request reads (a standby, with its floor).
+        let scope = ReadReplicas.currentScope
+        guard let response = try heavyLane.run({ try ReadReplicas.continuing(scope) { try withinTime(anonymous: anonymous, stores) { try answer(stores) } } }) else {
             var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
                                               + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
             refusal.hold = 1   // a client that retries at once waits out its Retry-After here

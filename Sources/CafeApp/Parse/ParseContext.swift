@@ -34,7 +34,6 @@ struct ParseRequest {
     let body: [String: JSONValue]?
     /// `_method` of a POST body when present (`GET` turns a POST into a query), else the HTTP method.
     let method: String
-    private let sessionToken: String?
 
     init(_ request: Request, context: ParseContext, fileBody: Bool) throws {
         http = request
@@ -49,13 +48,13 @@ struct ParseRequest {
             if JSONValue.object(body).containsNUL { throw ParseError.validation("Text must not contain the NUL character.") }
         }
         method = request.method == "POST" ? (body?["_method"]?.string?.uppercased() ?? "POST") : request.method
-        sessionToken = request.header("x-parse-session-token") ?? body?["_SessionToken"]?.string
     }
 
-    /// The session's user; nil without a token; 209 for a token that is not (or no longer) valid.
+    /// The session's user (as the group's authentication step found it); nil without a token; 209
+    /// for a token that is not (or no longer) valid.
     func user() throws -> User? {
-        guard let sessionToken else { return nil }
-        guard let user = try context.sessions.user(forToken: sessionToken) else { throw ParseError.invalidSessionToken }
+        guard http.sessionToken != nil else { return nil }
+        guard let user = http.user else { throw ParseError.invalidSessionToken }
         return user
     }
 
@@ -72,7 +71,7 @@ struct ParseRequest {
         return user
     }
 
-    var token: String? { sessionToken }
+    var token: String? { http.sessionToken }
 
     /// The body's members, minus the SDK's request metadata (`_method`, `_ApplicationId`…).
     var bodyParameters: [String: JSONValue] {
@@ -80,22 +79,13 @@ struct ParseRequest {
     }
 }
 
-/// Marks a POST that is really a query (`"_method":"GET"`, as ParseSwift sends every find, count
-/// and get) as reading only: it changes nothing, so it is neither rate-limited as a write nor made
-/// idempotent. Only on `routes`, the class routes: elsewhere `_method` does not turn a write into a read.
-/// An admission check (before the rate limits, which count a query as a read): it only reads the
-/// body, which is already in memory and at most `MAX_JSON_BODY_BYTES`.
-struct ParseQueryDetection: Admission {
-    let routes: Set<String>
-
-    func admit(_ request: inout Request) throws {
-        // A batch of queries alone changes nothing either.
-        if request.method == "POST", request.route == ParseBatchController.path, ParseBatchController.onlyReads(request.body) {
-            request.readsOnly = true
-            return
-        }
-        guard request.method == "POST", let route = request.route, routes.contains(route),
-              JSONValue.parse(request.body)?.object?["_method"]?.string?.uppercased() == "GET" else { return }
-        request.readsOnly = true
+extension ParseRequest {
+    /// Whether a POST body makes the request a query (`"_method":"GET"`, as ParseSwift sends every
+    /// find, count and get): it changes nothing, so it is neither rate-limited as a write nor made
+    /// idempotent, and may be answered by a read replica. Declared on the class routes
+    /// (`Endpoint.readsOnly(when:)`); elsewhere `_method` does not turn a write into a read. Read by
+    /// an admission check (`ReadOnlyDetection`): the body is already in memory, at most `MAX_JSON_BODY_BYTES`.
+    @Sendable static func isQuery(_ body: [UInt8]) -> Bool {
+        JSONValue.parse(body)?.object?["_method"]?.string?.uppercased() == "GET"
     }
 }

@@ -9,14 +9,14 @@ struct ParseFilesController: Sendable {
     let context: ParseContext
     let files: FileRepository
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
-        [("POST", "/parse/files/{name}", context.handler(fileBody: true, upload))]
+    var routes: [Endpoint] {
+        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload)]
     }
 
     /// Fetched by image views with no Parse headers, like Parse Server's file URLs: outside the
     /// Parse envelope, answered like the web client's files.
-    var downloadRoutes: [(method: String, pattern: String, handler: Handler)] {
-        [("GET", "/parse/files/{appId}/{name}", download)]
+    var downloadRoutes: [Endpoint] {
+        [Endpoint("GET", "/parse/files/{appId}/{name}", download).publicRead().lane(.query)]
     }
 
     func upload(_ r: ParseRequest) throws -> Response {

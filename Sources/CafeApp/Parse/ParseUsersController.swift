@@ -9,13 +9,13 @@ struct ParseUsersController: Sendable {
     let accounts: AccountService
     let objectIDs: ParseObjectIDs
 
-    var routes: [(method: String, pattern: String, handler: Handler)] {
+    var routes: [Endpoint] {
         [
-            ("POST", "/parse/users", context.handler(signUp)),
-            ("GET", "/parse/users/me", context.handler(me)),
-            ("GET", "/parse/login", context.handler(logIn)),
-            ("POST", "/parse/login", context.handler(logIn)),
-            ("POST", "/parse/logout", context.handler(logOut)),
+            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp),
+            Endpoint("GET", "/parse/users/me", context.handler(me)),
+            Endpoint("GET", "/parse/login", context.handler(logIn)).credentials(.logIn),
+            Endpoint("POST", "/parse/login", context.handler(logIn)).credentials(.logIn),
+            Endpoint("POST", "/parse/logout", context.handler(logOut)).credentials(.endsSession),
         ]
     }
 

@@ -103,11 +103,8 @@ struct ParseCafeWrite {
             throw ParseValues.mismatch(ParseClass.cafe.rawValue, "publishDate", expected: .string, got: value)
         }
         var v = Validator()
-        v.length(changes.name, "name", CafeRules.nameLength)
-        v.notBlank(changes.name, "name")
-        v.length(changes.catchCopy, "catchCopy", CafeRules.catchCopyLength)
-        v.length(changes.introduction, "IntroduceDetail", CafeRules.introductionLength)
-        v.length(changes.publishDate ?? nil, "publishDate", CafeRules.publishDateLength)
+        CafeRules.check(name: changes.name, catchCopy: changes.catchCopy, introduction: changes.introduction,
+                        publishDate: changes.publishDate ?? nil, names: .parse, &v)
         if current == nil { v.check(changes.name != nil, "name", "is required") }
         try v.finish()
     }
@@ -147,8 +144,7 @@ struct ParseCommentWrite {
             v.check(detail != nil, "CafeCommentDetail", "is required")
             v.check(star != nil, "CafeCommentStar", "is required")
         }
-        v.length(detail, "CafeCommentDetail", CommentRules.detailLength)
-        v.notBlank(detail, "CafeCommentDetail")
+        _ = CommentRules.check(detail: detail, star: nil, names: .parse, &v)
         try v.finish()
     }
 

@@ -2,11 +2,10 @@ import CafeDomain
 import CafeStore
 import HTTPKit
 
-/// Resolves `Authorization: Bearer <token>` to the session's user. Permissions are decided here
-/// and in the stores, never by anything the client claims about itself.
+/// The logged-in user of a `/v1` request, as the group's authentication step resolved its
+/// `Authorization: Bearer <token>` (`Authentication`). Permissions are decided here and in the
+/// stores, never by anything the client claims about itself.
 struct Authenticator: Sendable {
-    let sessions: SessionRepository
-
     static let unauthorized = Problem(status: 401, code: "unauthorized", title: "Unauthorized",
                                       detail: "Log in and send the session token as Authorization: Bearer <token>.",
                                       headers: [("WWW-Authenticate", "Bearer")])
@@ -20,7 +19,7 @@ struct Authenticator: Sendable {
 
     /// The logged-in user, or 401.
     func user(_ request: Request) throws -> User {
-        guard let token = Self.bearerToken(request), let user = try sessions.user(forToken: token) else { throw Self.unauthorized }
+        guard let user = request.user else { throw Self.unauthorized }
         return user
     }
 
@@ -28,7 +27,7 @@ struct Authenticator: Sendable {
     func admin(_ request: Request) throws -> User {
         let user = try user(request)
         guard user.isAdmin else {
-            throw Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "Only administrators may manage cafes.")
+            throw Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "Only administrators may do this.")
         }
         return user
     }

@@ -45,7 +45,6 @@ struct PageCursors: Sendable {
     }
 }
 
-/// `limit` (1…100) from the query string.
 /// The cursor of an operator listing ordered by id: the last id seen (these lists are for admins,
 /// and an id says nothing they cannot see).
 enum IDCursor {
@@ -56,6 +55,7 @@ enum IDCursor {
     }
 }
 
+/// `limit` (1…100) from the query string.
 enum PageLimit {
     static func parse(_ request: Request, default value: Int) throws -> Int {
         guard let raw = request.query["limit"] else { return value }

@@ -21,16 +21,26 @@ public struct SessionRepository: Sendable {
         return token
     }
 
-    /// The user behind a live (unexpired, unrevoked) token, unless an operator blocked them.
+    /// A live session, as one lookup finds it for a whole request: its token, its user, and the
+    /// position of its client's last write (`noteWrite`), which its reads must reflect.
+    public struct Session: Sendable {
+        public let token: String
+        public let user: User
+        public let lastWrite: WALPosition?
+    }
+
+    /// The session behind a live (unexpired, unrevoked) token, unless an operator blocked its user.
     /// On the primary even inside a public read: a session created a moment ago may not have
     /// reached a standby.
-    public func user(forToken token: String) throws -> User? {
+    public func session(forToken token: String) throws -> Session? {
         guard Tokens.isWellFormed(token) else { return nil }
         return try ReadReplicas.onPrimary {
             try pool.query("""
-                SELECT \(UserColumns.select) FROM sessions s JOIN users u ON u.id = s.user_id
+                SELECT \(UserColumns.select), s.last_write_lsn FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
-                """).first.map { try UserColumns.decode($0) }
+                """).first.map { row in
+                    Session(token: token, user: try UserColumns.decode(row), lastWrite: try row.decode("last_write_lsn", as: WALPosition?.self))
+                }
         }
     }
 
@@ -46,15 +56,6 @@ public struct SessionRepository: Sendable {
                 UPDATE sessions SET last_write_lsn = pg_current_wal_insert_lsn()
                 WHERE token_hash = \(Tokens.sha256(token)) RETURNING last_write_lsn
                 """).first.map { try $0.decode(0) }
-        }
-    }
-
-    /// The position `noteWrite` last recorded for the session, read on the primary; nil for none.
-    public func lastWrite(token: String) throws -> WALPosition? {
-        guard Tokens.isWellFormed(token) else { return nil }
-        return try ReadReplicas.onPrimary {
-            try pool.query("SELECT last_write_lsn FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
-                .first.flatMap { try $0.decode(0, as: WALPosition?.self) }
         }
     }
 

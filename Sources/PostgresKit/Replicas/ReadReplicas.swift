@@ -6,8 +6,10 @@ import Synchronization
 /// read runs. `reading(atLeast:)` runs its body with every use of the primary's pools redirected to
 /// a standby that is healthy and has replayed at least the given WAL position; with none, on the
 /// primary. A standby that fails during the body (down, restarting, shutting down, cancelling for a
-/// recovery conflict, or refusing a write because it is read-only) is left, and the whole body runs
-/// again on the primary: a read has no effect to undo, and no answer is ever a standby's error.
+/// recovery conflict, or refusing a write because it is read-only) is left: the pool use that failed
+/// (a connection's or a transaction's whole work, never part of one) runs again on the primary, and so
+/// does every later use in the body. A read has no effect to undo, and no answer is ever a standby's error.
+/// A transaction inside a read scope is a read-only transaction on the standby.
 ///
 /// Health comes from `ReplicaMonitor`, every `checkInterval`; a standby is skipped while it does not
 /// answer, is no longer in recovery (promoted: it follows no one), or lags more than `maxLag`.
@@ -67,6 +69,21 @@ public final class ReadReplicas: Sendable {
         if ConnectionPool.readScope != nil { return try body() }
         let scope = ReadScope(replicas: self, floor: floor)
         return try ConnectionPool.$readScope.withValue(ConnectionPool.ReadRedirect(sources: redirected, scope: scope)) { try body() }
+    }
+
+    /// This thread's read scope (none outside `reading`), for work another thread does on its behalf
+    /// while this one waits for it (a heavy query's lane): that thread runs it `continuing` the scope,
+    /// so its reads go where this request's go. Never used by two threads at once: the one that
+    /// handed it over waits.
+    public struct CarriedScope: @unchecked Sendable {
+        let redirect: ConnectionPool.ReadRedirect?
+    }
+
+    public static var currentScope: CarriedScope { CarriedScope(redirect: ConnectionPool.readScope) }
+
+    /// Runs `body` in a scope carried from the thread that waits for it.
+    public static func continuing<T>(_ scope: CarriedScope, _ body: () throws -> T) rethrows -> T {
+        try ConnectionPool.$readScope.withValue(scope.redirect) { try body() }
     }
 
     /// Runs `body` on the primary even inside a read scope: for what must see the latest commit

@@ -1,0 +1,85 @@
+/// A route as its controller declares it: method, pattern, handler, and every fact about it that a
+/// layer around the handler acts on (`RouteTraits`). The declaration is the one place those facts
+/// live: middleware and admission checks read them from the matched route (`Request.traits`), never
+/// from tables keyed by path.
+///
+///     Endpoint("GET", "/v1/cafes/{id}", get).publicRead().cached(shows: ["cafes"])
+///     Endpoint("POST", "/v1/sessions", logIn).credentials(.logIn)
+public struct Endpoint: Sendable {
+    public let method: String
+    public let pattern: String
+    public let handler: Handler
+    public private(set) var traits = RouteTraits()
+
+    public init(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        self.method = method
+        self.pattern = pattern
+        self.handler = handler
+    }
+
+    private func with(_ change: (inout RouteTraits) -> Void) -> Endpoint {
+        var copy = self
+        change(&copy.traits)
+        return copy
+    }
+
+    /// A public read: it may be answered by a read replica (`.always`), or only once an admission
+    /// check has marked the request as reading (`.whenReadOnly`: a Parse query sent as a `POST`).
+    public func publicRead(_ when: RouteTraits.PublicRead = .always) -> Endpoint { with { $0.publicRead = when } }
+
+    /// An anonymous answer the page cache may keep: the kinds of data it shows (its page is dropped
+    /// when one changes) and the query parameters the route reads, the only ones in its key.
+    public func cached(shows kinds: [String], parameters: [String] = []) -> Endpoint {
+        with { $0.page = .init(shows: kinds, parameters: parameters) }
+    }
+
+    /// A write that changes these kinds of data, so that this process's cached pages showing them are
+    /// dropped before the writer hears back. A write that declares none (a report, a log-in) empties nothing.
+    public func changes(_ kinds: String...) -> Endpoint { with { $0.changes = kinds } }
+
+    /// Takes a password or hands out a session: hashed on the password-hashing lane (but `.endsSession`),
+    /// a log-in counted by the log-in rate limit, and an answer never stored for an idempotent replay.
+    public func credentials(_ kind: RouteTraits.Credentials) -> Endpoint {
+        with {
+            $0.credentials = kind
+            if kind != .endsSession { $0.lane = .hashing }
+        }
+    }
+
+    /// Where it runs and how large a body it takes, when not as its group's other routes.
+    public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
+
+    /// A `POST` that only reads when `reads` says so of its body (a Parse query with `_method: GET`).
+    public func readsOnly(when reads: @escaping @Sendable ([UInt8]) -> Bool) -> Endpoint { with { $0.readsOnlyWhen = reads } }
+}
+
+/// What a route declares about itself (see `Endpoint`).
+public struct RouteTraits: Sendable {
+    public enum PublicRead: Sendable { case never, always, whenReadOnly }
+
+    public enum Credentials: Sendable, Equatable { case logIn, signUp, endsSession }
+
+    /// A cost other than the group's: the group says what each means (`RouteGroup.lanes`).
+    public enum Lane: Sendable, Hashable {
+        /// A password hash: the hashing lane.
+        case hashing
+        /// A photo-sized body, on the query lane.
+        case upload
+        /// The query lane, in a group whose routes are otherwise cheap.
+        case query
+    }
+
+    public struct Page: Sendable {
+        public let shows: [String]
+        public let parameters: [String]
+    }
+
+    public var publicRead = PublicRead.never
+    public var page: Page?
+    public var changes: [String] = []
+    public var credentials: Credentials?
+    public var lane: Lane?
+    public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+
+    public init() {}
+}

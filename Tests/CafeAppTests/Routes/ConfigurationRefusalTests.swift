@@ -1,0 +1,31 @@
+import CafeApp
+import CafeTestSupport
+import Foundation
+import XCTest
+
+/// A setting the service cannot use stops it at start, naming the variable and what it takes,
+/// instead of a silent default (issue 29).
+final class ConfigurationRefusalTests: XCTestCase {
+    func testPort80aExitsNamingPort() throws {
+        let environment = CafeProcess.environment(dataDirectory: TestCluster.root.appendingPathComponent("unused-\(UUID().uuidString.prefix(6))"),
+                                                  extra: ["PORT": "80a"])
+        let (status, output) = try CafeProcess.run(["serve"], environment: environment, timeout: 20)
+        XCTAssertEqual(status, 78, output)
+        XCTAssertTrue(output.contains(#"PORT: "80a" is not a whole number from 0 to 65535"#), output)
+    }
+
+    func testEveryKindOfValueIsChecked() {
+        let config = Configuration(environment: [
+            "HTTP_THREADS": "0", "DB_QUERY_TIMEOUT": "soon", "LOG_LEVEL": "verbose", "RATE_LIMIT_HOLD": "-1",
+            "TRUSTED_PROXIES": "10.0.0.0/40", "PUBLIC_URL": "cafe.example.com", "QUERY_MAX_IN": "1e3",
+        ])
+        let named = config.invalid.map { String($0.prefix { $0 != ":" }) }
+        XCTAssertEqual(Set(named), ["HTTP_THREADS", "DB_QUERY_TIMEOUT", "LOG_LEVEL", "RATE_LIMIT_HOLD", "TRUSTED_PROXIES", "PUBLIC_URL", "QUERY_MAX_IN"],
+                       "\(config.invalid)")
+        XCTAssertThrowsError(try config.validate())
+        let fine = Configuration(environment: ["PORT": "0", "QUERY_HEAVY_SHARE": "0.05", "PUBLIC_URL": "https://cafe.example.com/", "DATABASE_URL": ""])
+        XCTAssertEqual(fine.invalid, [])
+        XCTAssertEqual(fine.publicURL, "https://cafe.example.com")
+        XCTAssertNil(fine.databaseURL, "empty is unset")
+    }
+}
