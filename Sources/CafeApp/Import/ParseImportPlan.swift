@@ -170,15 +170,14 @@ struct ParseImportPlan {
             if known.cafes[id] != nil { alreadyImported["CafeMaster", default: 0] += 1; continue }
             if let problem = check(object, allowed: Self.cafeFields) { skip(problem); continue }
             let f = object.fields
-            guard let name = f["name"]?.string, CafeRules.nameLength.contains(name.count), !name.allSatisfy(\.isWhitespace) else {
-                skip("name must be 1–100 characters"); continue
-            }
+            let name = f["name"]?.string ?? ""
             let catchCopy = f["catchCopy"]?.string ?? ""
             let introduction = f["IntroduceDetail"]?.string ?? f["IntroductionDetail"]?.string ?? ""
-            guard CafeRules.catchCopyLength.contains(catchCopy.count) else { skip("catchCopy is longer than 200 characters"); continue }
-            guard CafeRules.introductionLength.contains(introduction.count) else { skip("IntroduceDetail is longer than 5000 characters"); continue }
             let publishDate = f["publishDate"].flatMap { $0.string ?? ParseExport.date($0).map(ParseExport.iso) }
-            guard CafeRules.publishDateLength.contains(publishDate?.count ?? 0) else { skip("publishDate is longer than 40 characters"); continue }
+            // The rules a cafe written through /parse meets, in its field names.
+            var rules = Validator()
+            CafeRules.check(name: name, catchCopy: catchCopy, introduction: introduction, publishDate: publishDate, names: .parse, &rules)
+            if let problem = rules.summary { skip(problem); continue }
             let image: ParseImportStore.Photo?
             switch photo(f["CafeImage"], "CafeImage") {
             case .success(let p): image = p
@@ -206,10 +205,10 @@ struct ParseImportPlan {
             guard let n = f["CafeCommentStar"]?.integer, let star = Star(n) else {
                 skip("CafeCommentStar \(Self.describe(f["CafeCommentStar"])) is not 1, 2 or 3"); continue
             }
-            guard let detail = f["CafeCommentDetail"]?.string, CommentRules.detailLength.contains(detail.count),
-                  !detail.allSatisfy(\.isWhitespace) else {
-                skip("CafeCommentDetail must be 1–2000 characters, not only spaces"); continue
-            }
+            let detail = f["CafeCommentDetail"]?.string ?? ""
+            var rules = Validator()
+            _ = CommentRules.check(detail: detail, star: nil, names: .parse, &rules)
+            if let problem = rules.summary { skip(problem); continue }
             guard f["user"] == nil || Self.isAuthorPointer(f["user"]) else { skip("user is not a pointer to a _User"); continue }
             guard let authorID = Self.author(f, usersByName: userIDsByName) else {
                 skip("names no author (no user pointer, no single writer in its ACL, no known commentUsername)"); continue

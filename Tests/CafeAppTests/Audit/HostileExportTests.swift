@@ -97,6 +97,23 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertEqual(try pool.query("SELECT size FROM files").one().decode(0, as: Int.self), 108)
     }
 
+    /// The import checks cafes and comments by the rules `/parse` writes meet (one validation, issue
+    /// 29): lengths in code points, as the tables' CHECKs count, so a name of 100 accented letters
+    /// written with combining marks (200 code points) is a listed row, not a failed batch.
+    func testTheImportUsesTheRulesOfAWrite() throws {
+        try users()
+        let combining = String(repeating: "e\u{301}", count: 100)
+        try write("CafeMaster.json", [
+            #"{"_id": "cafeLong001", "name": "\#(combining)"}"#,
+            #"{"_id": "cafeBlank01", "name": "   "}"#,
+            #"{"_id": "cafeFine001", "name": "Fine"}"#,
+        ])
+        let summary = try runImport()
+        XCTAssertTrue(summary.contains("CafeMaster cafeLong001: name must be 1–100 characters"), summary)
+        XCTAssertTrue(summary.contains("CafeMaster cafeBlank01: name must not be blank"), summary)
+        XCTAssertEqual(try count("cafes"), 1)
+    }
+
     /// Finding 8: what the export says reaches the terminal with its control characters escaped.
     func testControlCharactersFromTheExportArePrintedEscaped() throws {
         try users()
