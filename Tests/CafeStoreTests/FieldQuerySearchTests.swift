@@ -15,8 +15,8 @@ final class FieldQuerySearchTests: XCTestCase {
     override func setUpWithError() throws {
         db = try TestCluster.migratedDatabase(name)
         pool = db.pool()
-        cafes = CafeRepository(pool: pool)
         statistics = GramStatistics(pool: pool)
+        cafes = CafeRepository(pool: pool, search: SearchPlanner(statistics: statistics))
         // 3,000 cafes: 珈琲 in every other one (common), ホットサンド in every 500th (rare),
         // "Cafe" at the start of every third name (case-sensitive: "cafe" never).
         try pool.query("""
@@ -62,10 +62,10 @@ final class FieldQuerySearchTests: XCTestCase {
                 XCTAssertEqual(got, want, "\(q.constraints) \(narrowing)")
             }
             // The window answers only with a whole page, and then with exactly the right one.
-            let window = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c"))).map { try $0.decode(0, as: Int64.self) }
+            let window = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).map { try $0.decode(0, as: Int64.self) }
             if window.count == q.limit { XCTAssertEqual(window, want, "\(q.constraints) window") }
-            XCTAssertEqual(try cafes.find(q, statistics: statistics).map(\.id.rawValue), want, "\(q.constraints)")
-            XCTAssertEqual(try cafes.count(q, statistics: statistics), try pool.query(sql.count(from: CafeColumns.from)).one().decode(0, as: Int.self))
+            XCTAssertEqual(try cafes.find(q).map(\.id.rawValue), want, "\(q.constraints)")
+            XCTAssertEqual(try cafes.count(q), try pool.query(sql.count(from: CafeColumns.from)).one().decode(0, as: Int.self))
         }
         XCTAssertEqual(try expected(query(.contains("ホットサンド"), limit: 100)).count, 6)
         XCTAssertEqual(try expected(query(.prefix("cafe"), field: .name)).count, 0, "case-sensitive, as Parse's $regex")
@@ -83,7 +83,7 @@ final class FieldQuerySearchTests: XCTestCase {
         let want = try expected(q)
         XCTAssertTrue(Set(ids).isSuperset(of: want))
         XCTAssertEqual(ids, [], "known empty from the bitmaps alone")
-        XCTAssertEqual(try cafes.find(q, statistics: statistics).map(\.id.rawValue), want)
+        XCTAssertEqual(try cafes.find(q).map(\.id.rawValue), want)
         XCTAssertEqual(try pool.query(RecordQuerySQL(q, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .candidates(ids)))
             .map { try $0.decode(0, as: Int64.self) }, want)
     }
@@ -94,12 +94,12 @@ final class FieldQuerySearchTests: XCTestCase {
         let inWindow = query(.contains("珈琲"), limit: 50)
         let sql = RecordQuerySQL(inWindow, idColumn: "c.id")
         XCTAssertTrue(sql.orderIsIndexed)
-        XCTAssertEqual(try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c"))).count, 50)
+        XCTAssertEqual(try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).count, 50)
         let pastIt = query(.contains("珈琲"), skip: 1_480, limit: 50)   // 1,500 matches: the window holds 20 of this page
-        XCTAssertEqual(try cafes.find(pastIt, statistics: statistics).map(\.id.rawValue), try expected(pastIt))
+        XCTAssertEqual(try cafes.find(pastIt).map(\.id.rawValue), try expected(pastIt))
         let rare = query(.contains("ホットサンド"), limit: 50)
-        XCTAssertLessThan(try pool.query(RecordQuerySQL(rare, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c"))).count, 50)
-        XCTAssertEqual(try cafes.find(rare, statistics: statistics).count, 6)
+        XCTAssertLessThan(try pool.query(RecordQuerySQL(rare, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).count, 50)
+        XCTAssertEqual(try cafes.find(rare).count, 6)
     }
 
     /// Counting many matches goes through the gram index, never a read of every row.
@@ -124,7 +124,7 @@ final class FieldQuerySearchTests: XCTestCase {
                                                                                          narrowing: .lookup(hints: ["珈琲"])))) {
             XCTAssertEqual(($0 as? PostgresError)?.sqlState, SQLState.programLimitExceeded)
         }
-        XCTAssertEqual(try cafes.find(many, statistics: statistics).map(\.id.rawValue), try expected(many))
-        XCTAssertEqual(try cafes.count(many, statistics: statistics), CafeListing.lookupLimit + 1_500)
+        XCTAssertEqual(try cafes.find(many).map(\.id.rawValue), try expected(many))
+        XCTAssertEqual(try cafes.count(many), CafeListing.lookupLimit + 1_500)
     }
 }

@@ -87,7 +87,7 @@ final class GramBitmapsTests: XCTestCase {
     func testSearchesThroughTheBitmapsGiveWhatTheExactCheckGives() throws {
         try GramBitmapBuilder(pool: pool).buildAll()
         let statistics = GramStatistics(pool: pool)
-        let cafes = CafeRepository(pool: pool)
+        let cafes = CafeRepository(pool: pool, search: SearchPlanner(statistics: statistics))
         let cases = [["渋谷", "京都"], ["渋谷", "京都", "ジャズ"], ["123"], ["No.1234"], ["抹茶ラテ", "焼き菓子", "昭和レトロ"], ["cafe\u{301}"],
                      ["café", "珈琲"], ["ガレット"], ["ｶﾞﾚｯﾄ", "한국어"], ["☕️🍰", "family"], ["coffee", "ジャズ"], ["e\u{301}"], ["tab\there"], ["x\u{301}y", "mark"],
                      ["ǆ", "ﬁ"], ["の珈琲", "ジャズ"], ["2", "3"]]
@@ -113,7 +113,7 @@ final class GramBitmapsTests: XCTestCase {
                 var listing = CafeListing(keywords: keywords, sort: sort, limit: 20)
                 var seen: [Int64] = []
                 for _ in 0..<3 {   // three pages, through the cursor
-                    let page = try cafes.list(listing, statistics: statistics)
+                    let page = try cafes.list(listing)
                     seen += page.items.map(\.id.rawValue)
                     guard let next = page.next else { break }
                     listing.after = next

@@ -29,7 +29,9 @@ public final class Application: Sendable {
         let pool = database.pool
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator()
-        let cafes = CafeRepository(pool: pool)
+        // The one search planner, its gram statistics shared by every search of this process.
+        let search = SearchPlanner(pool: pool)
+        let cafes = CafeRepository(pool: pool, search: search)
         let audit = AuditLog(pool: pool)
         let archive = CafeArchive(pool: pool)
         let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
@@ -38,7 +40,6 @@ public final class Application: Sendable {
         let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
-        let gramStatistics = GramStatistics(pool: pool)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts, sessions: sessions)
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
@@ -80,7 +81,7 @@ public final class Application: Sendable {
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
                                    middleware: [publicReads], renderError: problems, lanes: [.query: RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
-            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, gramStatistics: gramStatistics).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(files: files, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
@@ -95,9 +96,9 @@ public final class Application: Sendable {
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let objectIDs = ParseObjectIDs(pool: pool)
-        let parseClasses = ParseClassesController(context: parse, administration: administration, deletion: deletion, files: files, gramStatistics: gramStatistics,
+        let parseClasses = ParseClassesController(context: parse, administration: administration, deletion: deletion, files: files,
                                                   objectIDs: objectIDs,
-                                                  budget: configuration.queryBudget, regular: .init(pool: pool), heavy: .init(pool: heavyQueries),
+                                                  budget: configuration.queryBudget, regular: .init(pool: pool, search: search), heavy: .init(pool: heavyQueries, search: search),
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
         let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)

@@ -8,7 +8,6 @@ struct CafesController: Sendable {
     let administration: CafeAdministration
     let auth: Authenticator
     let cursors: PageCursors
-    let gramStatistics: GramStatistics
 
     var routes: [Endpoint] {
         [
@@ -26,7 +25,7 @@ struct CafesController: Sendable {
                                   minStar: try SearchQuery.minStar(request.query["minStar"]),
                                   after: try cursors.decodeCafe(request.query["cursor"], sort: sort),
                                   limit: try PageLimit.parse(request, default: 20))
-        let page = try cafes.list(listing, statistics: gramStatistics)
+        let page = try cafes.list(listing)
         let next = try page.next.map { try cursors.encode($0, sort: sort) }
         return .json { w in w.page(page.items, next: next) { w.cafe($0) } }
     }

@@ -11,7 +11,6 @@ struct ParseClassesController: Sendable {
     let administration: CafeAdministration
     let deletion: CommentDeletion
     let files: FileRepository
-    let gramStatistics: GramStatistics
     /// Imported objects answer to their Parse objectIds (`cafe import-parse`).
     let objectIDs: ParseObjectIDs
     let budget: QueryBudget
@@ -30,9 +29,9 @@ struct ParseClassesController: Sendable {
         let comments: CommentRepository
         let pool: ConnectionPool
 
-        init(pool: ConnectionPool) {
+        init(pool: ConnectionPool, search: SearchPlanner) {
             self.pool = pool
-            cafes = CafeRepository(pool: pool)
+            cafes = CafeRepository(pool: pool, search: search)
             comments = CommentRepository(pool: pool)
         }
     }
@@ -79,8 +78,8 @@ struct ParseClassesController: Sendable {
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
             try q.checkSort(estimate: { try cafes.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
             return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
-                let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query, statistics: gramStatistics)
-                let count = q.count ? try stores.cafes.count(q.query, statistics: gramStatistics) : nil
+                let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
+                let count = q.count ? try stores.cafes.count(q.query) : nil
                 let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
                 return results(items, count: count) { writer.cafe($0, $1) }
             }

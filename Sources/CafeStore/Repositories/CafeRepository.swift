@@ -5,7 +5,13 @@ import PostgresKit
 /// Cafes and their aggregates (read from `cafe_stats`; only the aggregation worker writes those).
 public struct CafeRepository: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    /// How keyword searches are tried (`list`, `find`); one per process shares its statistics.
+    let search: SearchPlanner
+
+    public init(pool: ConnectionPool, search: SearchPlanner? = nil) {
+        self.pool = pool
+        self.search = search ?? SearchPlanner(pool: pool)
+    }
 
     public struct NewCafe: Sendable {
         public var name: String

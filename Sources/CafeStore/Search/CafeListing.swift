@@ -190,47 +190,26 @@ extension CafeRepository {
     /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
-    public func list(_ listing: CafeListing, statistics: GramStatistics) throws -> (items: [Cafe], next: CafeSortKey?) {
-        // Before taking a connection: refreshing the statistics needs one of its own.
-        let (hints, rare, preferred) = statistics.lookup(listing.keywords)
-        let rows: QueryResult = try pool.withConnection { conn in
-            func run(_ statement: CafeListing.Statement) throws -> QueryResult {
-                switch statement {
-                case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
-                    // Planned for its values: a generic plan of the candidates, not knowing how many
-                    // there are, walked the whole popularity index filtering by them (64 ms, not 10).
-                    return try conn.queryPlannedPerCall(listing.sql(statement))
-                default: break
-                }
+    public func list(_ listing: CafeListing) throws -> (items: [Cafe], next: CafeSortKey?) {
+        let rows: QueryResult = try search.run(listing.keywords, on: pool, walkable: true, limit: listing.limit,
+                                               filled: { $0.count > listing.limit }) { conn, step in
+            let statement: CafeListing.Statement = switch step {
+            case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
+            case .candidates(let ids): .candidates(ids)
+            case .walk(let cap): .walk(cap: cap)
+            // Find every match through the search indexes, then take the page among them by primary
+            // key (for a list of ids the planner never walks the whole order instead). The indexes are
+            // the point: the planner, assuming keywords independent, may otherwise expect so many
+            // matches that it scans the table (`cafe_matching_ids` forbids that).
+            case .lookup(let hints): .lookup(grams: hints)
+            }
+            switch statement {
+            case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
+                // Planned for its values: a generic plan of the candidates, not knowing how many
+                // there are, walked the whole popularity index filtering by them (64 ms, not 10).
+                return try conn.queryPlannedPerCall(listing.sql(statement))
+            default:
                 return try conn.query(listing.sql(statement))
-            }
-            if listing.keywords.isEmpty {
-                return try run(.walk(cap: nil))   // no filter: a plain walk of the order's index
-            }
-            // Common keywords whose combination may be rare (two cities, the digit pairs of a
-            // number): the bitmaps of their grams bound the matches exactly, and list them if few;
-            // past that the bound says how far the walk must go to fill a page.
-            var cap = CafeListing.walkLimit
-            if GramBitmaps.worthAsking(listing.keywords, anyRare: rare) {
-                switch try GramBitmaps.candidates(conn, keywords: listing.keywords, preferred: preferred) {
-                case .ids(let ids): return try run(.candidates(ids))
-                case .many(let bound, let cafes): cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: listing.limit)
-                case .unknown: break
-                }
-            }
-            if !rare {
-                let walked = try run(.walk(cap: cap))
-                if walked.count > listing.limit { return walked }
-            }
-            // Rare keywords, or a rare combination of common ones: find every match through the
-            // search indexes, then take the page among them by primary key (for a list of ids the
-            // planner never walks the whole order instead). The search indexes are the point here:
-            // the planner, assuming keywords independent, may otherwise expect so many matches
-            // that it scans the table (`cafe_matching_ids` forbids that).
-            do {
-                return try run(.lookup(grams: hints))
-            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
-                return try run(.walk(cap: nil))   // too many to sort: the walk fills the page soon
             }
         }
         var cafes: [Cafe] = []

@@ -40,17 +40,21 @@ public enum CommentField: RecordField {
 }
 
 extension CafeRepository {
-    /// Cafes matching a field query: the `/parse` facade's search, on the same engine as `list`
-    /// (see `CafeListing`). Literal texts are narrowed by the search indexes — `cafe_matching_ids`,
-    /// one rare gram per literal from `GramStatistics` — and then checked exactly as stored. When
-    /// the statistics say every literal is common and the order has an index, the first records
-    /// in that order are tried first: a common match fills a page there. More matches than the
-    /// lookup takes, and the exact check alone runs, planned per call (a walk of the order fills a
-    /// page soon). Every path returns the same rows.
-    public func find(_ query: RecordQuery<CafeField>, statistics: GramStatistics) throws -> [Cafe] {
+    /// Cafes matching a field query: the `/parse` facade's search, on the same planner as `list`
+    /// (`SearchPlanner`). Literal texts are narrowed by the search indexes and then checked exactly
+    /// as stored; when the order has an index, common literals are tried among its first records,
+    /// where they fill a page. Every path returns the same rows.
+    public func find(_ query: RecordQuery<CafeField>) throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        let result = try narrowed(sql, statistics: statistics, window: sql.orderIsIndexed ? "cafes c" : nil) {
-            sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: $0)
+        let result: QueryResult = try search.run(sql.indexableCores, on: pool, walkable: sql.orderIsIndexed, limit: query.limit,
+                                                 filled: { $0.count == query.limit }) { conn, step in
+            let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
+            case .everything: .none
+            case .candidates(let ids): .candidates(ids)
+            case .walk(let cap): .window(table: "cafes c", cap: cap)
+            case .lookup(let hints): .lookup(hints: hints)
+            }
+            return try conn.queryPlannedPerCall(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing))
         }
         return try result.map(CafeColumns.decode)
     }
@@ -58,7 +62,7 @@ extension CafeRepository {
     /// Counted through a bitmap of the gram index, in one statement: it is exact (the rows are
     /// checked), and cheap for rare and common literals alike — a lookup would stop at its limit
     /// just where counts are largest.
-    public func count(_ query: RecordQuery<CafeField>, statistics: GramStatistics) throws -> Int {
+    public func count(_ query: RecordQuery<CafeField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
         return try pool.withConnection { conn in
             try conn.queryPlannedPerCall(sql.count(from: CafeColumns.from, narrowing: sql.indexableCores.isEmpty ? .none : .grams))
@@ -69,31 +73,6 @@ extension CafeRepository {
     public func estimatedRows(_ query: RecordQuery<CafeField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id").estimate(from: CafeColumns.from)
         return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
-    }
-
-    private func narrowed(_ sql: RecordQuerySQL<CafeField>, statistics: GramStatistics, window: String?,
-                          _ statement: (RecordQuerySQL<CafeField>.Narrowing) -> SQL) throws -> QueryResult {
-        let cores = sql.indexableCores
-        // Before taking a connection: refreshing the statistics needs one of its own.
-        let (hints, rare, preferred) = cores.isEmpty ? ([], false, []) : statistics.lookup(cores)
-        return try pool.withConnection { conn in
-            if cores.isEmpty { return try conn.queryPlannedPerCall(statement(.none)) }
-            if GramBitmaps.worthAsking(cores, anyRare: rare) {
-                switch try GramBitmaps.candidates(conn, keywords: cores, preferred: preferred) {
-                case .ids(let ids): return try conn.queryPlannedPerCall(statement(.candidates(ids)))
-                case .many, .unknown: break
-                }
-            }
-            if let window, !rare {
-                let first = try conn.queryPlannedPerCall(statement(.window(table: window)))
-                if first.count == sql.query.limit { return first }
-            }
-            do {
-                return try conn.queryPlannedPerCall(statement(.lookup(hints: hints)))
-            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
-                return try conn.queryPlannedPerCall(statement(.none))
-            }
-        }
     }
 }
 

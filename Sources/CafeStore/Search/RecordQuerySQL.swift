@@ -17,9 +17,9 @@ struct RecordQuerySQL<Field: RecordField> {
         case lookup(hints: [String])
         /// Only among the cafes the gram bitmaps allow (`GramBitmaps`).
         case candidates([Int64])
-        /// Only among the first `CafeListing.walkLimit` records of `table` (aliased as the columns
-        /// expect, e.g. `cafes c`) in the requested order, which must be an index's.
-        case window(table: String)
+        /// Only among the first `cap` records of `table` (aliased as the columns expect, e.g.
+        /// `cafes c`) in the requested order, which must be an index's.
+        case window(table: String, cap: Int)
     }
 
     init(_ query: RecordQuery<Field>, idColumn: String) {
@@ -31,14 +31,14 @@ struct RecordQuerySQL<Field: RecordField> {
     func select(_ columns: SQL, from: SQL, narrowing: Narrowing = .none) -> SQL {
         let order = orderBy
         var conditions = whereConditions(narrowing)
-        if case .window(let table) = narrowing {
+        if case .window(let table, let cap) = narrowing {
             // Walk the order's index for at most `walkLimit` records, keeping those whose text
             // matches, and stop once the page is full: the inner rows stay in index order, so
             // PostgreSQL needs no sort to take the first `skip + limit` of them.
             let text = query.constraints.filter { if case .text = $0 { true } else { false } }.flatMap { condition($0, narrowing: .none) }
             conditions.append("""
                 \(fixed: idColumn) IN (SELECT \(fixed: idColumn) FROM (SELECT * FROM \(fixed: table) ORDER BY \(fixed: order) \
-                \(fixed: "LIMIT \(CafeListing.walkLimit)")) \(fixed: table.split(separator: " ").last.map(String.init) ?? "") \
+                \(fixed: "LIMIT \(cap)")) \(fixed: table.split(separator: " ").last.map(String.init) ?? "") \
                 \(SQL.where(text)) ORDER BY \(fixed: order) LIMIT \(query.skip + query.limit))
                 """)
         }

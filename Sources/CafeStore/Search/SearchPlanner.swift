@@ -1,0 +1,60 @@
+import PostgresKit
+
+/// The one search planner, for `/v1`'s listings (`CafeListing`) and `/parse`'s field queries alike:
+/// it owns the gram statistics and the bitmaps and decides, per call, which way a keyword search is
+/// tried; the caller only turns each step into its own SQL. Every step returns the same rows — they
+/// differ only in cost — so results never depend on the statistics.
+///
+/// The ladder: no keyword — everything, in the order's index. Common keywords whose combination may
+/// be rare (two cities, a number's digit pairs) — the bitmaps of their grams bound the matches
+/// exactly and list them when few (`candidates`), else say how far a walk must go. Common keywords —
+/// walk the order's first rows (`walk`), when the caller can, and keep the page if it filled. Rare
+/// ones, or a walk that came back short — look every match up in the search indexes (`lookup`);
+/// past `CafeListing.lookupLimit` matches, everything again (a walk fills a page soon).
+public struct SearchPlanner: Sendable {
+    let statistics: GramStatistics
+
+    public init(statistics: GramStatistics) { self.statistics = statistics }
+
+    public init(pool: ConnectionPool) { self.init(statistics: GramStatistics(pool: pool)) }
+
+    public enum Step: Sendable {
+        /// No narrowing: the whole order (a listing's plain walk, a field query's exact check alone).
+        case everything
+        /// Only among these cafes, which the bitmaps allow.
+        case candidates([Int64])
+        /// The order's first `cap` rows, keeping those that match.
+        case walk(cap: Int)
+        /// Every match through the search indexes, looking up each keyword's given gram.
+        case lookup(hints: [String])
+    }
+
+    /// Runs the steps for `keywords` on one connection of `pool` until one answers: `filled` says
+    /// whether a walk's answer is the whole page (else the search goes on); `walkable` whether the
+    /// caller can walk its order at all.
+    func run<R>(_ keywords: [String], on pool: ConnectionPool, walkable: Bool, limit: Int,
+                filled: (R) -> Bool, _ step: (Connection, Step) throws -> R) throws -> R {
+        guard !keywords.isEmpty else { return try pool.withConnection { try step($0, .everything) } }
+        // Before taking a connection: refreshing the statistics needs one of its own.
+        let (hints, rare, preferred) = statistics.lookup(keywords)
+        return try pool.withConnection { conn in
+            var cap = CafeListing.walkLimit
+            if GramBitmaps.worthAsking(keywords, anyRare: rare) {
+                switch try GramBitmaps.candidates(conn, keywords: keywords, preferred: preferred) {
+                case .ids(let ids): return try step(conn, .candidates(ids))
+                case .many(let bound, let cafes): cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: limit)
+                case .unknown: break
+                }
+            }
+            if walkable && !rare {
+                let walked = try step(conn, .walk(cap: cap))
+                if filled(walked) { return walked }
+            }
+            do {
+                return try step(conn, .lookup(hints: hints))
+            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
+                return try step(conn, .everything)
+            }
+        }
+    }
+}
