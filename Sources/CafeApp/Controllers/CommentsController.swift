@@ -15,16 +15,22 @@ struct CommentsController: Sendable {
         [
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
             Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
+            Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
             Endpoint("POST", "/v1/cafes/{id}/comments", create).changes("comments"),
             Endpoint("PATCH", "/v1/comments/{id}", update).changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),
         ]
     }
 
-    func list(_ request: Request) throws -> Response {
+    func list(_ request: Request) throws -> Response { try list(request, withImage: false, defaultLimit: 100) }
+
+    /// A cafe's comments that show a photo, newest first: the cafe's own photo wall.
+    func photos(_ request: Request) throws -> Response { try list(request, withImage: true, defaultLimit: 20) }
+
+    private func list(_ request: Request, withImage: Bool, defaultLimit: Int) throws -> Response {
         let cafe = try CafesController.cafeID(request)
         let after = try cursors.decodeComment(request.query["cursor"])
-        let result = try comments.list(cafe: cafe, after: after, limit: try PageLimit.parse(request, default: 100))
+        let result = try comments.list(cafe: cafe, withImage: withImage, after: after, limit: try PageLimit.parse(request, default: defaultLimit))
         // An empty first page may mean "no such cafe": tell the two apart only when needed.
         if result.items.isEmpty && after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
         let next = try result.next.map { try cursors.encode($0) }

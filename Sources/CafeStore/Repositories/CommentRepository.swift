@@ -17,18 +17,20 @@ public struct CommentRepository: Sendable {
     /// cafe and a quiet one want different plans, and a bound LIMIT is what keeps PostgreSQL planning
     /// this statement for each cafe. Kept for all cafes, the plan made for the average one (fetch its
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
-    public func list(cafe: CafeID, after: Keyset?, limit: Int) throws -> Page<Comment> {
+    /// `withImage`: only those that show a photo (the cafe's photos).
+    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> Page<Comment> {
+        let photos: SQL = withImage ? "AND m.image_id IS NOT NULL" : ""
         let rows: QueryResult
         if let after {
             rows = try pool.query("""
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = \(cafe.rawValue) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
+                WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
                 ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
                 """)
         } else {
             rows = try pool.query("""
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = \(cafe.rawValue) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+                WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
                 """)
         }
         return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
