@@ -16,27 +16,26 @@ struct FrontDoor: Responder {
 
     func admit(_ request: inout Request) -> Response? {
         let started = DispatchTime.now().uptimeNanoseconds
-        if let refusal = router.admit(&request) {
-            return recorded(cors.respond(request) { _ in refusal }, request, since: started)
-        }
+        if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }
         guard let hit = pages?.hit(request) else { return nil }
-        return recorded(cors.respond(request) { _ in hit }, request, since: started)
+        return finished(request, since: started) { _ in hit }
     }
 
     func refuse(_ request: Request, with problem: Problem) -> Response {
-        let started = DispatchTime.now().uptimeNanoseconds
-        return recorded(cors.respond(request) { router.refuse($0, with: problem) }, request, since: started)
+        finished(request, since: DispatchTime.now().uptimeNanoseconds) { router.refuse($0, with: problem) }
     }
 
     func respond(to request: Request) -> Response {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let answer: (Request) -> Response = { request in pages?.answer(request, router.respond(to:)) ?? router.respond(to: request) }
-        let response = cors.respond(request, next: answer)
-        pages?.wrote(request, response)
-        return recorded(response, request, since: started)
+        finished(request, since: DispatchTime.now().uptimeNanoseconds) { request in
+            let response = pages?.answer(request, router.respond(to:)) ?? router.respond(to: request)
+            pages?.wrote(request, response)
+            return response
+        }
     }
 
-    private func recorded(_ response: Response, _ request: Request, since started: UInt64) -> Response {
+    /// Every answer, whoever decided it, leaves through here: CORS headers, then the metrics.
+    private func finished(_ request: Request, since started: UInt64, _ answer: (Request) -> Response) -> Response {
+        let response = cors.respond(request, next: answer)
         metrics.record(route: response.route, method: request.method, status: response.status,
                        seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         return response
