@@ -33,10 +33,8 @@ public struct Request: Sendable {
     /// What the group's authentication step resolved that token to, once per request (nil: no
     /// token, or one that names no live session); every later step reads it, none looks it up again.
     public var session: (any Sendable)?
-    /// Where the router found the request line leads, once it has looked; and whether the route's
-    /// admission checks have run.
+    /// Where the router found the request line leads, once it has looked.
     var routing: Routing?
-    var admitted = false
 
     public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1", peerAddress: String? = nil) {

@@ -82,7 +82,6 @@ public final class Router: Sendable {
     /// their refusal (in the group's format), or nil to go on. Nil for no route: `respond` answers it.
     public func admit(_ request: inout Request) -> Response? {
         let routing = routed(&request)
-        request.admitted = true
         guard let index = routing.index else { return nil }
         let group = groups[routes[index].group]
         do {
@@ -109,11 +108,10 @@ public final class Router: Sendable {
         return refusal
     }
 
-    /// Answers a request (after its admission checks, if `admit` has not run them); never throws.
+    /// Answers a request that `admit` has let in (the server always asks it first); never throws.
     public func respond(to request: Request) -> Response {
         var request = request
         let routing = routed(&request)
-        if !request.admitted, let refusal = admit(&request) { return refusal }
         guard let index = routing.index else {
             let failure = routing.failure ?? Problem.notFound("No route for \(request.path).")
             request.route = nil

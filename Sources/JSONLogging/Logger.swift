@@ -38,7 +38,9 @@ public struct Logger: Sendable {
     public let minimum: LogLevel
     private let fields: [(String, String)]
 
-    public init(label: String, minimum: LogLevel = Logger.levelFromEnvironment()) {
+    /// `minimum`: the least level written; the application passes its configuration's (`LOG_LEVEL`,
+    /// read in one place with every other setting). A component made without one writes from `info`.
+    public init(label: String, minimum: LogLevel = .info) {
         self.label = label
         self.minimum = minimum
         self.fields = []
@@ -48,10 +50,6 @@ public struct Logger: Sendable {
         self.label = label
         self.minimum = minimum
         self.fields = fields
-    }
-
-    public static func levelFromEnvironment() -> LogLevel {
-        ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
     }
 
     public func with(_ key: String, _ value: String) -> Logger {
