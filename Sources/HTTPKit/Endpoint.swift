@@ -9,7 +9,8 @@ public struct Endpoint: Sendable {
     public let method: String
     public let pattern: String
     public let handler: Handler
-    public private(set) var traits = RouteTraits()
+    /// What the modifiers below declare; the router keeps it as one `RouteTraits` per route.
+    public private(set) var traits = RouteTraits.Declared()
 
     public init(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
         self.method = method
@@ -17,7 +18,7 @@ public struct Endpoint: Sendable {
         self.handler = handler
     }
 
-    private func with(_ change: (inout RouteTraits) -> Void) -> Endpoint {
+    private func with(_ change: (inout RouteTraits.Declared) -> Void) -> Endpoint {
         var copy = self
         change(&copy.traits)
         return copy
@@ -53,8 +54,9 @@ public struct Endpoint: Sendable {
     public func readsOnly(when reads: @escaping @Sendable ([UInt8]) -> Bool) -> Endpoint { with { $0.readsOnlyWhen = reads } }
 }
 
-/// What a route declares about itself (see `Endpoint`).
-public struct RouteTraits: Sendable {
+/// What a route declares about itself (see `Endpoint`): made once per route when the router is
+/// built, and shared by every request it matches (a request reads it without copying it).
+public final class RouteTraits: Sendable {
     public enum PublicRead: Sendable { case never, always, whenReadOnly }
 
     public enum Credentials: Sendable, Equatable { case logIn, signUp, endsSession }
@@ -74,12 +76,33 @@ public struct RouteTraits: Sendable {
         public let parameters: [String]
     }
 
-    public var publicRead = PublicRead.never
-    public var page: Page?
-    public var changes: [String] = []
-    public var credentials: Credentials?
-    public var lane: Lane?
-    public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+    /// The declaration as `Endpoint`'s modifiers build it.
+    public struct Declared: Sendable {
+        public var publicRead = PublicRead.never
+        public var page: Page?
+        public var changes: [String] = []
+        public var credentials: Credentials?
+        public var lane: Lane?
+        public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+        public init() {}
+    }
 
-    public init() {}
+    public let publicRead: PublicRead
+    public let page: Page?
+    public let changes: [String]
+    public let credentials: Credentials?
+    public let lane: Lane?
+    public let readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+
+    public init(_ declared: Declared) {
+        publicRead = declared.publicRead
+        page = declared.page
+        changes = declared.changes
+        credentials = declared.credentials
+        lane = declared.lane
+        readsOnlyWhen = declared.readsOnlyWhen
+    }
+
+    /// An unmatched request's: none.
+    public static let none = RouteTraits(Declared())
 }

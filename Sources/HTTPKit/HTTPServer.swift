@@ -386,7 +386,8 @@ extension HTTPServer {
         var address = [CChar](repeating: 0, count: 64)
         let peer = cafe_mhd_client_address(connection, &address, address.count) == 0
             ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
-        let client = IPAddress(peer).map { configuration.trustedProxies.client(peer: $0, headers: headers).description } ?? peer
+        let proxies = configuration.trustedProxies
+        let client = proxies.isEmpty ? peer : IPAddress(peer).map { proxies.client(peer: $0, headers: headers).description } ?? peer
         var request = Request(method: state.method, path: state.path,
                               query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
                               headers: headers, body: state.body, requestID: RequestID.accept(headers["x-request-id"]),

@@ -13,8 +13,6 @@ public struct Request: Sendable {
     /// The client's address: the TCP peer, or behind a trusted proxy the address it forwarded
     /// (see `TrustedProxies`). For logs and the audit log.
     public let clientAddress: String
-    /// What counts one client in rate limits and log-in hold-offs: the address, an IPv6 one as its /64.
-    public let clientKey: String
     /// The TCP peer itself (a trusted proxy's address when there is one in front).
     public let peerAddress: String
     /// Values of `{name}` segments of the matched route, filled in by the router.
@@ -45,14 +43,20 @@ public struct Request: Sendable {
         self.body = body
         self.requestID = requestID
         self.clientAddress = clientAddress
-        self.clientKey = IPAddress(clientAddress)?.clientKey ?? clientAddress
         self.peerAddress = peerAddress ?? clientAddress
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
+    /// What counts one client in rate limits and log-in hold-offs: the address, an IPv6 one as its
+    /// /64 (an IPv4 address is taken as it is, without parsing it).
+    public var clientKey: String {
+        guard clientAddress.utf8.contains(UInt8(ascii: ":")) else { return clientAddress }
+        return IPAddress(clientAddress)?.clientKey ?? clientAddress
+    }
+
     /// What the matched route declared about itself (`Endpoint`); none before routing or for no route.
-    public var traits: RouteTraits { routing?.traits ?? RouteTraits() }
+    public var traits: RouteTraits { routing?.traits ?? .none }
 
     /// Takes the router's findings: the canonical path, the matched pattern and its parameters.
     mutating func apply(_ routing: Routing) {

@@ -53,7 +53,7 @@ public final class Router: Sendable {
                     return cost
                 } ?? group.cost
                 built.append(Route(method: method, pattern: pattern, segments: segments, handler: endpoint.handler, group: g,
-                                   cost: cost, traits: endpoint.traits))
+                                   cost: cost, traits: RouteTraits(endpoint.traits)))
             }
         }
         self.routes = built
@@ -307,7 +307,7 @@ public struct Routing: Sendable {
     /// What serving it may cost: its lane and body limit.
     public let cost: RouteCost
     /// What the matched route declared (none for an unmatched request).
-    var traits = RouteTraits()
+    var traits = RouteTraits.none
 }
 
 /// What the server asks of what answers its requests, in this order: where a request line leads
