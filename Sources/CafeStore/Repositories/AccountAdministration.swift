@@ -49,7 +49,7 @@ public struct AccountAdministration: Sendable {
     private static let select: SQL = "\(UserColumns.select), u.blocked_at"
 
     private static func decode(_ row: Row) throws -> Account {
-        Account(user: try UserColumns.decode(row), blockedAt: try row.decode(8, as: Date?.self))
+        Account(user: try UserColumns.decode(row), blockedAt: try row.decode("blocked_at", as: Date?.self))
     }
 
     /// Accounts whose username contains `text` (any case), by id, `limit` after the id `after`.

@@ -65,7 +65,7 @@ public struct Moderation: Sendable {
     public func queue(_ order: QueueOrder, limit: Int) throws -> [Reported] {
         let ordering: SQL = order == .newest ? "r.latest DESC, m.id DESC" : "r.n DESC, r.latest DESC, m.id DESC"
         let rows = try pool.query("""
-            SELECT \(CommentColumns.select), c.name, r.n::int, r.latest
+            SELECT \(CommentColumns.select), c.name AS cafe_name, r.n::int AS report_count, r.latest AS latest_report_at
             FROM (SELECT comment_id, count(*) AS n, max(created_at) AS latest FROM comment_reports
                   WHERE resolved_at IS NULL GROUP BY comment_id) r
             JOIN comments m ON m.id = r.comment_id JOIN users u ON u.id = m.user_id JOIN cafes c ON c.id = m.cafe_id
@@ -83,14 +83,14 @@ public struct Moderation: Sendable {
                 ) l
                 ORDER BY x.id, l.created_at DESC
                 """) {
-                reports[try row.decode(0), default: []].append(
-                    Report(username: try row.decode(1), reason: try row.decode(2), createdAt: try row.decode(3)))
+                reports[try row.decode("id"), default: []].append(
+                    Report(username: try row.decode("username"), reason: try row.decode("reason"), createdAt: try row.decode("created_at")))
             }
         }
         return try rows.map { row in
             let comment = try CommentColumns.decode(row)
-            return Reported(comment: comment, cafeName: try row.decode(9), reportCount: try row.decode(10),
-                            latestReportAt: try row.decode(11), latestReports: reports[comment.id.rawValue] ?? [])
+            return Reported(comment: comment, cafeName: try row.decode("cafe_name"), reportCount: try row.decode("report_count"),
+                            latestReportAt: try row.decode("latest_report_at"), latestReports: reports[comment.id.rawValue] ?? [])
         }
     }
 
@@ -153,7 +153,7 @@ public struct Moderation: Sendable {
         let position: SQL = after.map { "AND (m.created_at, m.id) < (\($0.createdAt)::timestamptz, \($0.id)::bigint)" } ?? ""
         func branch(_ table: SQL, cause: SQL) -> SQL {
             """
-            (SELECT \(CommentColumns.select), c.name, \(cause) AS cause
+            (SELECT \(CommentColumns.select), c.name AS cafe_name, \(cause) AS cause
              FROM \(table) m JOIN users u ON u.id = m.user_id JOIN cafes c ON c.id = m.cafe_id
              WHERE m.user_id = \(user.rawValue) \(position)
              ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1))
@@ -164,7 +164,7 @@ public struct Moderation: Sendable {
             ORDER BY 8 DESC, 1 DESC LIMIT \(limit + 1)
             """)
         let items = try rows.map {
-            AuthoredComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9), hiddenCause: try $0.decode(10, as: String?.self))
+            AuthoredComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode("cafe_name"), hiddenCause: try $0.decode("cause", as: String?.self))
         }
         return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
     }

@@ -73,9 +73,9 @@ public struct UserRepository: Sendable {
     /// The user, their password hash and whether an operator blocked them, by case-insensitive username.
     public func credentials(username: String) throws -> (user: User, passwordHash: String, blocked: Bool)? {
         guard let row = try pool.query("""
-            SELECT \(UserColumns.select), u.password_hash, u.blocked_at IS NOT NULL FROM users u WHERE lower(u.username) = lower(\(username))
+            SELECT \(UserColumns.select), u.password_hash, u.blocked_at IS NOT NULL AS blocked FROM users u WHERE lower(u.username) = lower(\(username))
             """).first else { return nil }
-        return (try UserColumns.decode(row), try row.decode(8), try row.decode(9))
+        return (try UserColumns.decode(row), try row.decode("password_hash"), try row.decode("blocked"))
     }
 
     /// Replaces a password hash, unless it changed meanwhile (two log-ins racing rehash once).
