@@ -321,7 +321,6 @@ public protocol Responder: Sendable {
     func refuse(_ request: Request, with problem: Problem) -> Response
 }
 
-extension Router: Responder {}
 
 /// What serving a route may cost the server: where it runs and how large a body it reads.
 public struct RouteCost: Sendable {

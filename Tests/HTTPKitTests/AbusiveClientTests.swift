@@ -25,7 +25,7 @@ final class AbusiveClientTests: XCTestCase {
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
                                   idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,
                                   maxBodyBytes: 4 << 20),
-                            logger: logger, responder: router)
+                            logger: logger, responder: FrontDoor(router: router))
         try server.start()
     }
 

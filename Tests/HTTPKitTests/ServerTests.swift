@@ -34,7 +34,7 @@ final class ServerTests: XCTestCase {
             Endpoint("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
         ], logger: Logger(label: "test", minimum: .error))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 4, idleTimeoutSeconds: 2, maxBodyBytes: 1024),
-                            logger: Logger(label: "test", minimum: .error), responder: router)
+                            logger: Logger(label: "test", minimum: .error), responder: FrontDoor(router: router))
         try server.start()
         XCTAssertNotEqual(port, 0)
     }

@@ -26,7 +26,7 @@ final class WorkLaneTests: XCTestCase {
         let router = Router(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
-                            responder: router)
+                            responder: FrontDoor(router: router))
         try server.start()
     }
 

@@ -116,8 +116,15 @@ public final class Application: Sendable {
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
         pageCacheListener = cache.map { PageCacheListener(conninfo: pool.configuration.conninfo, cache: $0, logger: logger) }
-        let front = FrontDoor(metrics: requestMetrics, cors: CORSPolicy(allowedOrigins: configuration.corsOrigins), router: router,
-                              pages: cache.map(CachedPages.init))
+        let cors = CORSPolicy(allowedOrigins: configuration.corsOrigins)
+        let pages = cache.map(CachedPages.init)
+        let front = FrontDoor(router: router, metrics: requestMetrics, outer: { request, next in cors.respond(request, next: next) },
+                              early: { request in pages?.hit(request) },
+                              inner: { request, next in
+                                  let response = pages?.answer(request, next) ?? next(request)
+                                  pages?.wrote(request, response)
+                                  return response
+                              })
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   connectionsPerAddress: configuration.connectionsPerAddress,

@@ -1,0 +1,53 @@
+import Dispatch
+
+/// The one thing the server asks (`Responder`): what every request passes through, matched or not,
+/// outermost first — timing for the metrics, the application's `outer` step (CORS), then the router
+/// (each group's admission checks on the reading thread, its middleware around the handler). A
+/// refusal, whoever decides it (an admission check, or the server: a full lane, a body too large),
+/// leaves through the same steps as an answer. `early` may answer a request right after admission,
+/// on the reading thread (a page the cache holds); `inner` wraps the routed answer (filling that
+/// cache, and emptying it after a write).
+public struct FrontDoor: Responder {
+    public typealias Step = @Sendable (Request, (Request) -> Response) -> Response
+
+    let router: Router
+    let metrics: RequestMetrics?
+    let outer: Step
+    let early: @Sendable (Request) -> Response?
+    let inner: Step
+
+    public init(router: Router, metrics: RequestMetrics? = nil, outer: @escaping Step = { request, next in next(request) },
+                early: @escaping @Sendable (Request) -> Response? = { _ in nil },
+                inner: @escaping Step = { request, next in next(request) }) {
+        self.router = router
+        self.metrics = metrics
+        self.outer = outer
+        self.early = early
+        self.inner = inner
+    }
+
+    public func route(method: String, path: String) -> Routing { router.route(method: method, path: path) }
+
+    public func admit(_ request: inout Request) -> Response? {
+        let started = DispatchTime.now().uptimeNanoseconds
+        if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }
+        guard let answer = early(request) else { return nil }
+        return finished(request, since: started) { _ in answer }
+    }
+
+    public func refuse(_ request: Request, with problem: Problem) -> Response {
+        finished(request, since: DispatchTime.now().uptimeNanoseconds) { router.refuse($0, with: problem) }
+    }
+
+    public func respond(to request: Request) -> Response {
+        finished(request, since: DispatchTime.now().uptimeNanoseconds) { inner($0, router.respond(to:)) }
+    }
+
+    /// Every answer, whoever decided it, leaves through here: the outer step, then the metrics.
+    private func finished(_ request: Request, since started: UInt64, _ answer: (Request) -> Response) -> Response {
+        let response = outer(request, answer)
+        metrics?.record(route: response.route, method: request.method, status: response.status,
+                        seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        return response
+    }
+}
