@@ -90,7 +90,7 @@ public struct TrustedProxies: Sendable {
         var blocks: [Block] = []
         for entry in list.split(whereSeparator: { $0 == "," || $0 == " " }) {
             let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let address = IPAddress(parts[0]) else { throw Invalid(entry: String(entry)) }
+            guard let first = parts.first, let address = IPAddress(first) else { throw Invalid(entry: String(entry)) }
             let maximum = address.isIPv4 ? 32 : 128
             var bits = maximum
             if parts.count == 2 {

@@ -434,10 +434,10 @@ private let connectionHandler: MHD_NotifyConnectionCallback = { cls, connection,
     if event == .CONNECTION_NOTIFY_STARTED { server.connections.opened(fd) } else { server.connections.closed(fd) }
 }
 
-/// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
 /// List headers whose repeated lines are joined rather than the first kept: who forwarded the request.
 private let forwardingHeaders: Set<String> = ["x-forwarded-for", "forwarded"]
 
+/// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
 private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
     final class Box { var values: [String: String] = [:]; let lower: Bool; init(_ lower: Bool) { self.lower = lower } }
     let box = Box(lowercasingKeys)

@@ -41,7 +41,7 @@ public final class Application: Sendable {
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
-                                 allowedHosts: configuration.allowedHosts, sessions: sessions)
+                                 allowedHosts: configuration.allowedHosts)
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
                                     reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,

@@ -47,7 +47,7 @@ struct AdminCafesController: Sendable {
     func setArchived(_ request: Request, _ archived: Bool) throws -> Response {
         let admin = try auth.admin(request)
         let id = try CafesController.cafeID(request)
-        let change = try (archived ? administration.archive(id, by: AuditActor(admin.id, address: request.clientAddress)) : administration.restore(id, by: AuditActor(admin.id, address: request.clientAddress)))
+        let change = try (archived ? administration.archive(id, by: request.auditActor(admin.id)) : administration.restore(id, by: request.auditActor(admin.id)))
             .orThrow(Problem.notFound("No such cafe."))
         return .json { $0.adminCafe(change.after, contents: nil) }
     }
@@ -66,7 +66,7 @@ struct AdminCafesController: Sendable {
         let (comments, photos) = (count("comments"), count("photos"))
         try v.finish()
         guard let comments, let photos else { throw ValidationError(field: "comments", message: "required") }   // reported above
-        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: AuditActor(admin.id, address: request.clientAddress)) {
+        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: request.auditActor(admin.id)) {
         case .deleted:
             return .noContent()
         case .noSuchCafe:

@@ -84,7 +84,7 @@ struct AdminController: Sendable {
         let admin = try auth.admin(request)
         try pool.transaction { _ in
             try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
-            try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
+            try audit.record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
         }
         return .json(202) { w in w.object { w.field("status", "requested") } }
     }

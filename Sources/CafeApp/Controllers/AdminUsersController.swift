@@ -62,7 +62,7 @@ struct AdminUsersController: Sendable {
                 changes.append(.init(field: blocked ? "commentsHidden" : "commentsRestored", before: nil, after: String(change.commentsMoved)))
             }
             if !changes.isEmpty {
-                try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
+                try audit.record(actor: request.auditActor(admin.id), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
                                  changes: changes)
             }
             return (change.after, change.commentsMoved)
@@ -84,7 +84,7 @@ struct AdminUsersController: Sendable {
             case .unchanged(let account):
                 return account
             case .changed(let account):
-                try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
+                try audit.record(actor: request.auditActor(admin.id), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
                                  objectID: id.description, changes: [.init(field: "isAdmin", before: String(!grant), after: String(grant))])
                 return account
             }

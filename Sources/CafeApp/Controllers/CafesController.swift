@@ -44,7 +44,7 @@ struct CafesController: Sendable {
         let image = v.fileID(body.imageId)
         try v.finish()
         let cafe = try administration.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
-                                                   imageID: image, publishDate: body.publishDate), by: AuditActor(admin.id, address: request.clientAddress))
+                                                   imageID: image, publishDate: body.publishDate), by: request.auditActor(admin.id))
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
 
@@ -62,7 +62,7 @@ struct CafesController: Sendable {
         changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
         try v.finish()
-        let cafe = try administration.update(id, changes, by: AuditActor(admin.id, address: request.clientAddress))
+        let cafe = try administration.update(id, changes, by: request.auditActor(admin.id))
         return .json { $0.cafe(cafe) }
     }
 
@@ -71,7 +71,7 @@ struct CafesController: Sendable {
     func delete(_ request: Request) throws -> Response {
         let admin = try auth.admin(request)
         // Publicly an archived cafe is gone: archiving it again is "not found", as reading it is.
-        guard let change = try administration.archive(try Self.cafeID(request), by: AuditActor(admin.id, address: request.clientAddress)), change.before.archivedAt == nil else {
+        guard let change = try administration.archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
             throw Problem.notFound("No such cafe.")
         }
         return .noContent()

@@ -85,7 +85,7 @@ struct CommentsController: Sendable {
     func delete(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         do {
-            try deletion.delete(try Self.commentID(request), by: user, from: request.clientAddress)
+            try deletion.delete(try Self.commentID(request), by: user, in: request)
         } catch StoreError.forbidden {
             throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
         }

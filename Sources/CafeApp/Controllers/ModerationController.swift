@@ -109,7 +109,7 @@ struct ModerationController: Sendable {
         let id = try CommentsController.commentID(request)
         try pool.transaction { _ in
             guard try moderation.hide(id) else { throw Problem.notFound("No visible comment has this id.") }
-            try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: "comment.hide", objectType: "comment", objectID: id.description,
+            try audit.record(actor: request.auditActor(admin.id), action: "comment.hide", objectType: "comment", objectID: id.description,
                              changes: [.init(field: "hidden", before: "false", after: "true")])
         }
         return .json { w in w.moderated(id, hidden: true, hiddenBecause: "moderation") }
@@ -126,7 +126,7 @@ struct ModerationController: Sendable {
                 throw Problem(status: 409, code: "author_blocked", title: "Conflict",
                               detail: "Its author is blocked: unblock the account with restoreComments to bring it back.")
             case .visible, .waitsForCafe:
-                try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: "comment.restore", objectType: "comment", objectID: id.description,
+                try audit.record(actor: request.auditActor(admin.id), action: "comment.restore", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "hidden", before: "true", after: outcome == .visible ? "false" : "until its cafe is restored")])
             }
             return outcome
@@ -140,7 +140,7 @@ struct ModerationController: Sendable {
         let dismissed = try pool.transaction { _ -> Int in
             let dismissed = try moderation.dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))
             if dismissed > 0 {
-                try audit.record(actor: AuditActor(admin.id, address: request.clientAddress), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
+                try audit.record(actor: request.auditActor(admin.id), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "openReports", before: String(dismissed), after: "0")])
             }
             return dismissed

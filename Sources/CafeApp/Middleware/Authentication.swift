@@ -52,4 +52,6 @@ extension Request {
     var liveSession: SessionRepository.Session? { session as? SessionRepository.Session }
     /// Its user, nil without a live session.
     var user: User? { liveSession?.user }
+    /// An operator action by `user` from this request's client, for the audit log.
+    func auditActor(_ user: UserID) -> AuditActor { AuditActor(user, address: clientAddress) }
 }

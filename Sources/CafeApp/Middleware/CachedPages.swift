@@ -21,7 +21,7 @@ struct CachedPages: Sendable {
     func entry(_ request: Request) -> (key: String, kinds: [String])? {
         // A client that names a write it must see (X-Min-LSN) may be ahead of what this process has heard.
         guard request.method == "GET", let page = request.traits.page,
-              request.sessionToken == nil, request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
+              request.header("authorization") == nil, request.header("x-parse-session-token") == nil,
               request.header(PublicReads.minimumPositionHeader) == nil else { return nil }
         // The path and the declared parameters present, in their order, each length-prefixed so no two
         // requests share a key.

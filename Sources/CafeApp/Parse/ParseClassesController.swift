@@ -177,7 +177,7 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let admin = try r.requireAdmin("create", className)
             let write = try ParseCafeWrite(try writeBody(r, className), current: nil)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.create(write.newCafe, by: AuditActor(admin.id, address: r.http.clientAddress)) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.create(write.newCafe, by: r.http.auditActor(admin.id)) }
             (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
         case .comment:
             let user = try r.requireUser("create", className)
@@ -210,7 +210,7 @@ struct ParseClassesController: Sendable {
             let admin = try r.requireAdmin("update", className)
             let current = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let write = try ParseCafeWrite(try writeBody(r, className), current: current)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.update(current.id, write.changes, by: AuditActor(admin.id, address: r.http.clientAddress)) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.update(current.id, write.changes, by: r.http.auditActor(admin.id)) }
             updatedAt = Timestamp.format(cafe.updatedAt)
         case .comment:
             let user = try r.requireUser("update", className)
@@ -233,13 +233,13 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let admin = try r.requireAdmin("delete", className)
             // Parse Dashboard's delete archives, as `DELETE /v1/cafes/{id}` does (`CafeArchive`).
-            guard let change = try administration.archive(CafeID(rawValue: id), by: AuditActor(admin.id, address: r.http.clientAddress)), change.before.archivedAt == nil else {
+            guard let change = try administration.archive(CafeID(rawValue: id), by: r.http.auditActor(admin.id)), change.before.archivedAt == nil else {
                 throw ParseError.objectNotFound
             }
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)
-            try storeOutcomes { try deletion.delete(CommentID(rawValue: id), by: user, from: r.http.clientAddress) }
+            try storeOutcomes { try deletion.delete(CommentID(rawValue: id), by: user, in: r.http) }
         }
         return .json { w in w.object {} }
     }

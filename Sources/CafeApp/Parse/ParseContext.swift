@@ -9,7 +9,6 @@ struct ParseContext: Sendable {
     /// of `allowedHosts`, else they are relative (`/parse/files/…`).
     let publicURL: String?
     let allowedHosts: AllowedHosts
-    let sessions: SessionRepository
 
     /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
     /// `fileBody`: the body is a file's bytes, not a JSON envelope. (Errors are answered in Parse's

@@ -1,5 +1,6 @@
 import CafeDomain
 import CafeStore
+import HTTPKit
 import PostgresKit
 
 /// Deleting a comment, through `/v1` and `/parse` alike: its author may, and so may an admin. An
@@ -11,11 +12,11 @@ struct CommentDeletion: Sendable {
     let audit: AuditLog
 
     /// `StoreError.notFound`, or `.forbidden` for someone else's comment and no admin right.
-    func delete(_ id: CommentID, by user: User, from address: String) throws {
+    func delete(_ id: CommentID, by user: User, in request: Request) throws {
         try pool.transaction { _ in
             let deleted = try comments.delete(id, by: user.id, asAdmin: user.isAdmin)
             guard deleted.userID != user.id else { return }
-            try audit.record(actor: AuditActor(user.id, address: address), action: "comment.delete", objectType: "comment", objectID: id.description, changes: [
+            try audit.record(actor: request.auditActor(user.id), action: "comment.delete", objectType: "comment", objectID: id.description, changes: [
                 .init(field: "cafeId", before: deleted.cafeID.description, after: nil),
                 .init(field: "author", before: "\(deleted.username) (\(deleted.userID))", after: nil),
                 .init(field: "star", before: String(deleted.star.value), after: nil),

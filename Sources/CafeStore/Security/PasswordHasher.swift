@@ -54,8 +54,9 @@ public enum PasswordHasher {
     /// The cost of a well-formed bcrypt hash (`$2b$10$` + 53 characters), nil for anything else.
     public static func bcryptCost(_ hash: String) -> Int? {
         let parts = hash.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0].isEmpty, ["2a", "2b", "2y"].contains(parts[1]), parts[2].count == 2,
-              let cost = Int(parts[2]), (4...31).contains(cost), parts[3].utf8.count == 53 else { return nil }
+        guard parts.count == 4, let prefix = parts.first, prefix.isEmpty, let digest = parts.last, digest.utf8.count == 53 else { return nil }
+        let (variant, costText) = (parts[parts.startIndex + 1], parts[parts.startIndex + 2])
+        guard ["2a", "2b", "2y"].contains(variant), costText.count == 2, let cost = Int(costText), (4...31).contains(cost) else { return nil }
         return cost
     }
 
