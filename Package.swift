@@ -19,10 +19,15 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
         // ICU's uspoof (Debian libicu-dev) behind a header with no ICU types (see its header).
         .target(name: "CUsernameSpoof", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        // libvips and libcurl behind headers with no GLib or curl types: both APIs are variadic.
+        .target(name: "CPhotoCodec", dependencies: ["CVips"]),
+        .target(name: "CObjectRequest", dependencies: ["CCurl"]),
 
         .target(name: "JSONLogging", swiftSettings: release),
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
@@ -30,10 +35,13 @@ let package = Package(
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
+        // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
+        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain"], swiftSettings: release),
+        .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging"]),
@@ -41,6 +49,7 @@ let package = Package(
         .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CafeTestSupport"]),
         .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"]),
         .testTarget(name: "CafeDomainTests", dependencies: ["CafeDomain"]),
+        .testTarget(name: "PhotoCodecTests", dependencies: ["PhotoCodec", "CafeDomain", "CafeTestSupport"]),
         .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),

@@ -5,8 +5,18 @@ import Foundation
 import PostgresKit
 
 /// Records worker runs in `job_runs` so operators can see what the worker did and when.
-struct JobLog: Sendable {
+public struct JobLog: Sendable {
     let pool: ConnectionPool
+
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    /// Records a step of another job (`clean-photos`): `touched` is what it changed (photos cleaned).
+    public func recordStep(kind: String, started: Date, touched: Int) throws {
+        try pool.query("""
+            INSERT INTO job_runs (kind, worker, started_at, finished_at, cafes_touched)
+            VALUES (\(kind), \(Self.workerName), \(started), clock_timestamp(), \(touched))
+            """)
+    }
 
     static let workerName: String = {
         var buffer = [CChar](repeating: 0, count: 256)

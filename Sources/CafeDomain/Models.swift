@@ -31,14 +31,17 @@ public struct Cafe: Sendable, Equatable {
     public let catchCopy: String
     public let introduction: String
     public let imageID: FileID?
+    /// The stored photo's size, so a client can lay the page out before loading it; nil before it is cleaned.
+    public let imageSize: ImageSize?
     public let publishDate: String?
     public let commentSum: Int
     public let commentAmount: Int
     public let createdAt: Date
     public let updatedAt: Date
 
-    public init(id: CafeID, name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?,
+    public init(id: CafeID, name: String, catchCopy: String, introduction: String, imageID: FileID?, imageSize: ImageSize? = nil, publishDate: String?,
                 commentSum: Int, commentAmount: Int, createdAt: Date, updatedAt: Date) {
+        self.imageSize = imageSize
         self.id = id
         self.name = name
         self.catchCopy = catchCopy
@@ -67,11 +70,13 @@ public struct Comment: Sendable, Equatable {
     public let detail: String
     public let star: Star
     public let imageID: FileID?
+    public let imageSize: ImageSize?
     public let createdAt: Date
     public let updatedAt: Date
 
     public init(id: CommentID, cafeID: CafeID, userID: UserID, username: String, detail: String, star: Star,
-                imageID: FileID?, createdAt: Date, updatedAt: Date) {
+                imageID: FileID?, imageSize: ImageSize? = nil, createdAt: Date, updatedAt: Date) {
+        self.imageSize = imageSize
         self.id = id
         self.cafeID = cafeID
         self.userID = userID
@@ -81,6 +86,23 @@ public struct Comment: Sendable, Equatable {
         self.imageID = imageID
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// A stored photo's width and height in pixels.
+public struct ImageSize: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// From `ImageSize.packedSQL`'s one column: the width in the high 32 bits, the height in the low.
+    public init?(packed: Int64?) {
+        guard let packed, packed > 0 else { return nil }
+        self.init(width: Int(packed >> 32), height: Int(packed & 0xFFFF_FFFF))
     }
 }
 
@@ -95,18 +117,3 @@ public struct Star: Sendable, Equatable, Comparable {
     public static func < (a: Star, b: Star) -> Bool { a.value < b.value }
 }
 
-public struct StoredFile: Sendable {
-    public let id: FileID
-    public let contentType: String
-    public let size: Int
-    public let sha256Hex: String
-    public let bytes: [UInt8]
-
-    public init(id: FileID, contentType: String, size: Int, sha256Hex: String, bytes: [UInt8]) {
-        self.id = id
-        self.contentType = contentType
-        self.size = size
-        self.sha256Hex = sha256Hex
-        self.bytes = bytes
-    }
-}

@@ -29,9 +29,11 @@ public struct Endpoint: Sendable {
     public func publicRead(_ when: RouteTraits.PublicRead = .always) -> Endpoint { with { $0.publicRead = when } }
 
     /// An anonymous answer the page cache may keep: the kinds of data it shows (its page is dropped
-    /// when one changes) and the query parameters the route reads, the only ones in its key.
-    public func cached(shows kinds: [String], parameters: [String] = []) -> Endpoint {
-        with { $0.page = .init(shows: kinds, parameters: parameters) }
+    /// when one changes) and the query parameters the route reads, the only ones in its key. `variant`:
+    /// what else the answer depends on, as a short key part the route computes from the request (the
+    /// encoding an `Accept` header chose), never a raw header, so clients cannot multiply the entries.
+    public func cached(shows kinds: [String], parameters: [String] = [], variant: (@Sendable (Request) -> String)? = nil) -> Endpoint {
+        with { $0.page = .init(shows: kinds, parameters: parameters, variant: variant) }
     }
 
     /// A write that changes these kinds of data, so that this process's cached pages showing them are
@@ -65,7 +67,7 @@ public final class RouteTraits: Sendable {
     public enum Lane: Sendable, Hashable {
         /// A password hash: the hashing lane.
         case hashing
-        /// A photo-sized body, on the query lane.
+        /// A photo-sized body, decoded on the photo lane.
         case upload
         /// The query lane, in a group whose routes are otherwise cheap.
         case query
@@ -74,6 +76,7 @@ public final class RouteTraits: Sendable {
     public struct Page: Sendable {
         public let shows: [String]
         public let parameters: [String]
+        public let variant: (@Sendable (Request) -> String)?
     }
 
     /// The declaration as `Endpoint`'s modifiers build it.

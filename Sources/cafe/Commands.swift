@@ -22,6 +22,7 @@ enum Commands {
           migrate   Apply pending database migrations, or show their status
           seed      Fill the database with demo data or synthetic cafes
           import-parse  Bring a Parse app's users, cafes, comments and photos across from its export
+          photos    Move every photo between PostgreSQL and an S3-compatible store (move --to)
           admin     Administrative tasks (create-user)
           database  Run the embedded PostgreSQL alone (a primary, or a streaming standby of one)
 
@@ -245,6 +246,32 @@ enum Commands {
         }
         progress.finish()
         print(summary)
+        return 0
+    }
+
+    // MARK: photos
+
+    static let photosHelp = """
+        Usage: cafe photos move --to s3://BUCKET[/PREFIX] | postgres
+
+          --to s3://…   every photo and size whose bytes are in PostgreSQL goes to that bucket (credentials,
+                        region and endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+                        AWS_ENDPOINT_URL_S3). Set PHOTO_STORE to it on every process first, so that new
+                        uploads go there too.
+          --to postgres every photo in the PHOTO_STORE bucket comes back into PostgreSQL.
+
+        Each photo is written, read back and its SHA-256 checked before its row switches over and the
+        source copy is dropped; stopped anywhere, running it again goes on where it was.
+        """
+
+    static func photos(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
+        let args = try Arguments(raw, valued: ["to"], boolean: ["help"])
+        if args.has("help") { print(photosHelp); return 0 }
+        guard args.positional == ["move"], let target = args["to"] else { print(photosHelp); return 64 }
+        let progress = ProgressLine(label: "moving photos", unit: "photos")
+        let moved = try Service.movePhotos(config, to: target, logger: logger) { progress.update($0, of: $1) }
+        progress.finish()
+        print("moved \(moved) photos and sizes to \(target)")
         return 0
     }
 

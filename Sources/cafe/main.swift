@@ -26,6 +26,7 @@ do {
     case "migrate": status = try Commands.migrate(arguments, config: config, logger: logger)
     case "seed": status = try Commands.seed(arguments, config: config, logger: logger)
     case "import-parse": status = try Commands.importParse(arguments, config: config, logger: logger)
+    case "photos": status = try Commands.photos(arguments, config: config, logger: logger)
     case "database": status = try Commands.database(arguments, config: config, logger: logger)
     case "admin": status = try Commands.admin(arguments, config: config, logger: logger)
     case "--help", "-h", "help": print(Commands.usage); status = 0

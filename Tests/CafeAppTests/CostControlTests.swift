@@ -7,8 +7,9 @@ import XCTest
 
 /// The limits that keep cheap requests flowing, as the application wires them.
 final class CostControlTests: APITestCase {
+    static let photo = TestPhotos.make(width: 5, height: 5, as: "png")
     override var extraEnvironment: [String: String] {
-        ["HASH_THREADS": "1", "HASH_QUEUE": "0", "UPLOAD_QUOTA_BYTES": "300", "MAX_JSON_BODY_BYTES": "1024"]
+        ["HASH_THREADS": "1", "HASH_QUEUE": "0", "UPLOAD_QUOTA_BYTES": String(Self.photo.count * 5 / 2), "MAX_JSON_BODY_BYTES": "1024"]
     }
 
     /// Log-ins run on the password-hashing lane: with its one thread busy and no queue, the rest
@@ -53,7 +54,7 @@ final class CostControlTests: APITestCase {
     /// one step, so parallel uploads cannot pass it together.
     func testTheDailyUploadQuota() throws {
         let (_, token) = try signUp("uploader")
-        let photo = FilesAPITests.png   // 108 bytes: two fit in 300, a third does not
+        let photo = Self.photo   // two fit in the quota (counted in bytes received), a third does not
         let port = app.server.port
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
@@ -74,22 +75,29 @@ final class CostControlTests: APITestCase {
 
     /// A conditional request that the client's copy satisfies never reads the photo's bytes.
     func testA304DoesNotReadThePhoto() throws {
-        let (_, token) = try signUp("viewer")
-        let stored = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png).json()
+        let (user, token) = try signUp("viewer")
+        let stored = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: Self.photo).json()
         let id = try XCTUnwrap(FileID(try XCTUnwrap(stored["id"] as? String)))
         let files = FileRepository(pool: pool)
-        let digest = try XCTUnwrap(try files.find(id)).sha256Hex
-        XCTAssertEqual(try files.find(id)?.bytes, FilesAPITests.png)
-        XCTAssertEqual(try files.find(id, knownDigests: [digest])?.bytes, [], "known: not read")
-        XCTAssertEqual(try files.find(id, knownDigests: ["*"])?.bytes, [])
-        XCTAssertEqual(try files.find(id, knownDigests: ["other"])?.bytes, FilesAPITests.png)
+        let owner = PhotoViewer(userID: UserID(rawValue: try XCTUnwrap(Int64(user))), isAdmin: false)
+        func bytes(_ known: [String]) throws -> [UInt8]? {
+            guard case .found(let answer) = try files.original(id, viewer: owner, knownDigests: known) else { XCTFail("not found"); return nil }
+            return answer.bytes
+        }
+        guard case .found(let answer) = try files.original(id, viewer: owner) else { return XCTFail("not found") }
+        let digest = answer.sha256Hex
+        XCTAssertNotNil(try bytes([]))
+        XCTAssertNil(try bytes([digest]), "known: not read")
+        XCTAssertNil(try bytes(["*"]))
+        XCTAssertEqual(try bytes(["other"]), answer.bytes)
+        guard case .hidden = try files.original(id, viewer: nil) else { return XCTFail("an unattached photo is its owner's") }
         for header in ["\"\(digest)\"", "W/\"\(digest)\"", "\"x\", \"\(digest)\"", "*"] {
-            XCTAssertEqual(try call("GET", "/v1/files/\(id)", headers: ["If-None-Match": header]).status, 304, header)
+            XCTAssertEqual(try call("GET", "/v1/files/\(id)", token: token, headers: ["If-None-Match": header]).status, 304, header)
         }
         for header in [digest, "\"x\""] {   // unquoted is not an entity tag
-            let r = try call("GET", "/v1/files/\(id)", headers: ["If-None-Match": header])
+            let r = try call("GET", "/v1/files/\(id)", token: token, headers: ["If-None-Match": header])
             XCTAssertEqual(r.status, 200, header)
-            XCTAssertEqual(r.body, FilesAPITests.png, header)
+            XCTAssertEqual(r.body, answer.bytes, header)
         }
     }
 }

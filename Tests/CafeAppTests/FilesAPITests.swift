@@ -3,56 +3,85 @@ import Foundation
 import XCTest
 
 final class FilesAPITests: APITestCase {
-    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 100)
+    /// A real photo, made by libvips' command line (see `TestPhotos`).
+    static let png = TestPhotos.make(width: 64, height: 48, as: "png")
 
     func upload(_ bytes: [UInt8], type: String, token: String?) throws -> Reply {
         try call("POST", "/v1/files", token: token, headers: ["Content-Type": type], body: bytes)
     }
 
-    func testUploadDownloadAndConditionalGet() throws {
+    func testUploadIsCleanedAndServedWithItsSizeToItsOwner() throws {
         let (_, token) = try signUp("photographer")
         let r = try upload(Self.png, type: "image/png", token: token)
         XCTAssertEqual(r.status, 201, r.text)
         let url = try XCTUnwrap(r.json()["url"] as? String)
-        XCTAssertEqual(r.json()["contentType"] as? String, "image/png")
-        XCTAssertEqual(r.json()["size"] as? Int, Self.png.count)
+        XCTAssertEqual(r.json()["contentType"] as? String, "image/jpeg", "an opaque PNG is stored as a JPEG")
+        XCTAssertEqual(r.json()["width"] as? Int, 64)
+        XCTAssertEqual(r.json()["height"] as? Int, 48)
 
-        let got = try call("GET", url)
+        assertProblem(try call("GET", url), 404, "not_found")   // attached to nothing: the uploader's alone
+        let got = try call("GET", url, token: token)
         XCTAssertEqual(got.status, 200)
-        XCTAssertEqual(got.body, Self.png)
-        XCTAssertEqual(got.headers["content-type"], "image/png")
-        XCTAssertEqual(got.headers["cache-control"], "public, max-age=31536000, immutable")
+        XCTAssertNotEqual(got.body, Self.png, "never the uploaded bytes")
+        XCTAssertEqual(TestPhotos.size(of: got.body)?.width, 64)
+        XCTAssertEqual(got.headers["content-type"], "image/jpeg")
+        XCTAssertEqual(got.headers["cache-control"], "private, max-age=3600")
         XCTAssertEqual(got.headers["x-content-type-options"], "nosniff")
         let etag = try XCTUnwrap(got.headers["etag"])
-        let cached = try call("GET", url, headers: ["If-None-Match": etag])
+        let cached = try call("GET", url, token: token, headers: ["If-None-Match": etag])
         XCTAssertEqual(cached.status, 304)
         XCTAssertTrue(cached.body.isEmpty)
-        XCTAssertEqual(try call("GET", url, headers: ["If-None-Match": "\"other\""]).status, 200)
-        assertProblem(try call("GET", "/v1/files/424242"), 404, "not_found")
+        XCTAssertEqual(try call("GET", url, token: token, headers: ["If-None-Match": "\"other\""]).status, 200)
+        assertProblem(try call("GET", "/v1/files/424242", token: token), 404, "not_found")
     }
 
     func testEveryAcceptedFormatIsRecognisedByItsBytes() throws {
         let (_, token) = try signUp("formats")
         let samples: [(String, [UInt8])] = [
-            ("image/jpeg", [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]),
-            ("image/gif", Array("GIF89a".utf8) + [1, 2]),
-            ("image/webp", Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBPVP8 ".utf8)),
+            ("image/jpeg", TestPhotos.make(width: 40, height: 30, as: "jpg")),
+            ("image/gif", TestPhotos.make(width: 40, height: 30, as: "gif")),
+            ("image/webp", TestPhotos.make(width: 40, height: 30, as: "webp")),
+            ("image/heic", TestPhotos.make(width: 40, height: 30, as: "heic[compression=hevc]")),
+            ("image/heif", TestPhotos.make(width: 40, height: 30, as: "heic[compression=hevc]")),
+            ("image/avif", TestPhotos.make(width: 40, height: 30, as: "avif")),
         ]
-        for (type, bytes) in samples { XCTAssertEqual(try upload(bytes, type: type, token: token).status, 201, type) }
+        for (type, bytes) in samples {
+            let r = try upload(bytes, type: type, token: token)
+            XCTAssertEqual(r.status, 201, "\(type): \(r.text)")
+            XCTAssertEqual(r.json()["width"] as? Int, 40, type)
+        }
         assertProblem(try upload(samples[0].1, type: "image/png", token: token), 415, "unsupported_media_type")
+        assertProblem(try upload(samples[3].1, type: "image/avif", token: token), 415, "unsupported_media_type")
     }
 
     func testRejectedUploadsStoreNothing() throws {
         let (_, token) = try signUp("uploader")
+        let jpeg = TestPhotos.make(width: 300, height: 200, as: "jpg")
         assertProblem(try upload(Self.png, type: "image/png", token: nil), 401, "unauthorized")
         assertProblem(try upload(Array("just some text".utf8), type: "image/png", token: token), 415, "unsupported_media_type")
         assertProblem(try upload(Self.png, type: "text/plain", token: token), 415, "unsupported_media_type")
         assertProblem(try upload([], type: "image/png", token: token), 400, "validation_failed")
-        let sixMiB = Self.png + [UInt8](repeating: 0, count: 6 * 1024 * 1024)
-        assertProblem(try upload(sixMiB, type: "image/png", token: token), 413, "payload_too_large")
-        let justOver = Self.png + [UInt8](repeating: 0, count: 5 * 1024 * 1024)
-        assertProblem(try upload(justOver, type: "image/png", token: token), 413, "payload_too_large")
+        assertProblem(try upload([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 64), type: "image/jpeg", token: token), 400, "invalid_image")
+        assertProblem(try upload(Array(jpeg.prefix(jpeg.count / 2)), type: "image/jpeg", token: token), 400, "invalid_image")
+        assertProblem(try upload(Array(jpeg.prefix(600)) + (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }, type: "image/jpeg", token: token),
+                      400, "invalid_image")
+        let started = Date()
+        assertProblem(try upload(TestPhotos.pixelBomb(width: 30_000, height: 30_000), type: "image/png", token: token), 400, "too_many_pixels")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1)
+        let over = Self.png + [UInt8](repeating: 0, count: 25 * 1024 * 1024)
+        assertProblem(try upload(over, type: "image/png", token: token), 413, "payload_too_large")
         XCTAssertEqual(try count("files"), 0)
+    }
+
+    /// What phones make: 20 MiB goes through.
+    func testAPhoneSizedUploadIsAccepted() throws {
+        let (_, token) = try signUp("phone")
+        let big = TestPhotos.make(width: 3000, height: 2000, as: "png")
+        XCTAssertGreaterThan(big.count, 5 << 20)
+        let r = try upload(big, type: "image/png", token: token)
+        XCTAssertEqual(r.status, 201, r.text)
+        XCTAssertEqual(r.json()["width"] as? Int, 2560, "PHOTO_MAX_SIDE")
+        XCTAssertEqual(r.json()["height"] as? Int, 1707)
     }
 
     func testCommentsShowOnlyTheirAuthorsPhotosAndOrphansAreCleanedUp() throws {
@@ -70,7 +99,7 @@ final class FilesAPITests: APITestCase {
 
         // Cafe photo set by the admin, then replaced: the old one becomes an orphan.
         let first = try XCTUnwrap(try upload(Self.png, type: "image/png", token: admin).json()["id"] as? String)
-        let second = try XCTUnwrap(try upload(Self.png + [1], type: "image/png", token: admin).json()["id"] as? String)
+        let second = try XCTUnwrap(try upload(Self.png, type: "image/png", token: admin).json()["id"] as? String)
         XCTAssertEqual(try call("PATCH", "/v1/cafes/\(cafe)", json: #"{"imageId":"\#(first)"}"#, token: admin).json()["imageUrl"] as? String, "/v1/files/\(first)")
         XCTAssertEqual(try call("PATCH", "/v1/cafes/\(cafe)", json: #"{"imageId":"\#(second)"}"#, token: admin).status, 200)
         let commentID = try XCTUnwrap(ok.json()["id"] as? String)

@@ -1,4 +1,5 @@
 import CafeStore
+import ObjectStorage
 import DatabaseSetup
 import Foundation
 import HTTPKit
@@ -37,7 +38,8 @@ public final class Application: Sendable {
         let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
         let comments = CommentRepository(pool: pool)
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
-        let files = FileRepository(pool: pool, dailyQuota: configuration.uploadQuotaBytes)
+        let files = FileRepository(pool: pool, storage: configuration.photoStorage(), limits: configuration.photoLimits,
+                                   dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
@@ -56,7 +58,10 @@ public final class Application: Sendable {
                                      niceness: configuration.hashNiceness))
         // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
-        let upload = RouteCost(lane: queries, maxBodyBytes: configuration.maxBodyBytes)
+        // Photos are decoded on a lane of their own, so uploads never hold the threads reads need.
+        let photoLane = WorkLane(.init(name: "photo", threads: configuration.photoThreads, queueLimit: configuration.photoQueue))
+        let upload = RouteCost(lane: photoLane, maxBodyBytes: configuration.maxBodyBytes)
+        let photos = PhotoServing(files: files, lane: photoLane, maxBytes: configuration.photoMaxBytes, cacheSeconds: configuration.photoCacheSeconds)
         // The route groups: each route belongs to one, which says what runs around it and how its errors read.
         // Heavy /parse queries (see `QueryBudget`) on connections of their own.
         heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,
@@ -77,13 +82,18 @@ public final class Application: Sendable {
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
-        let parseFiles = ParseFilesController(context: parse, files: files)
-        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes + parseFiles.downloadRoutes,
-                                   middleware: [publicReads], renderError: problems, lanes: [.query: RouteCost(lane: queries)])
+        let parseFiles = ParseFilesController(context: parse, photos: photos)
+        let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes,
+                                   middleware: [publicReads], renderError: problems)
+        // Parse file URLs are fetched by image views, outside the Parse envelope; a Parse session
+        // token, when sent, shows its owner (or an admin) a photo nothing public shows yet.
+        let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, admission: [SessionTokens.parse],
+                                            middleware: [authentication, publicReads], renderError: problems,
+                                            lanes: [.query: RouteCost(lane: queries)])
         let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
-            + FilesController(files: files, auth: auth).routes
+            + FilesController(photos: photos, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
@@ -110,7 +120,7 @@ public final class Application: Sendable {
                                                IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   lanes: [.hashing: json(hashing), .upload: upload])
-        router = Router(groups: [operations, webClient, v1, parseAPI], unmatched: problems,
+        router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         routerReference.set(router)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
@@ -133,7 +143,7 @@ public final class Application: Sendable {
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket,
                                   trustedProxies: configuration.trustedProxies),
-                            logger: logger, lanes: [queries, hashing, heavyLane], responder: front)
+                            logger: logger, lanes: [queries, hashing, heavyLane, photoLane], responder: front)
         serverReference.set(server)
     }
 
@@ -154,5 +164,18 @@ public final class Application: Sendable {
         replicas?.close()
         heavyQueries.close()
         database.close()
+    }
+}
+
+extension Configuration {
+    /// Where photo bytes go (`PHOTO_STORE`), with its client made.
+    public func photoStorage() -> PhotoStorage {
+        guard let photoStore else { return .postgres }
+        return .s3(S3Bucket(photoStore, timeout: photoStoreTimeout, maxObjectBytes: max(photoMaxBytes, 64 << 20)))
+    }
+
+    /// The photos of this configuration's store and limits (quota aside: for the worker, the demo, imports).
+    public func photoRepository(_ pool: ConnectionPool) -> FileRepository {
+        FileRepository(pool: pool, storage: photoStorage(), limits: photoLimits)
     }
 }

@@ -2,6 +2,8 @@ import DatabaseSetup
 import Foundation
 import HTTPKit
 import JSONLogging
+import ObjectStorage
+import PhotoCodec
 import PostgresKit
 
 /// Every setting of the service, read from the environment; command-line flags override.
@@ -41,6 +43,21 @@ public struct Configuration: Sendable {
     /// `QUERY_HEAVY_SHARE`, `QUERY_HEAVY_BURST`:
     /// what a `/parse` query may cost (see `QueryBudget`).
     var queryBudget: QueryBudget
+    /// `PHOTO_MAX_BYTES` (default 25 MiB): the largest photo upload, what phones make and more.
+    public var photoMaxBytes: Int
+    /// `PHOTO_MAX_PIXELS` (default 50,000,000), `PHOTO_MAX_SIDE` (default 2560): what an upload may
+    /// claim in its header, and the long side it is stored at most (see `PhotoLimits`).
+    public var photoLimits: PhotoLimits
+    /// `PHOTO_THREADS` (default: half the cores, at least 1) decode, clean and resize photos;
+    /// `PHOTO_QUEUE` (default 16) more may wait; past that, 503 `overloaded` at once.
+    public var photoThreads: Int
+    public var photoQueue: Int
+    /// `PHOTO_CACHE_SECONDS` (default 3600): how long browsers and CDNs may keep a public photo.
+    public var photoCacheSeconds: Int
+    /// `PHOTO_STORE` (default `postgres`, or `s3://BUCKET[/PREFIX]` with the `AWS_*` variables).
+    public var photoStore: S3Location?
+    /// `PHOTO_STORE_TIMEOUT` (default 10): seconds an object-store request may take before 503.
+    public var photoStoreTimeout: Double
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
     public var uploadQuotaBytes: Int?
     /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
@@ -56,7 +73,7 @@ public struct Configuration: Sendable {
     /// `DB_QUERY_TIMEOUT` (default 5): seconds the API waits for any database answer before it
     /// gives the connection up and answers 503 (a hung or unreachable server); 0 for no limit.
     public var databaseQueryTimeout: TimeInterval
-    /// `MAX_BODY_BYTES` (default 5 MiB + 64 KiB): the largest body, a photo upload's.
+    /// `MAX_BODY_BYTES` (default `PHOTO_MAX_BYTES` + 64 KiB): the largest body, a photo upload's.
     public var maxBodyBytes: Int
     /// `MAX_JSON_BODY_BYTES` (default 64 KiB): the largest body of every other route.
     public var maxJSONBodyBytes: Int
@@ -163,7 +180,25 @@ public struct Configuration: Sendable {
                                   heavyBurst: env.seconds("QUERY_HEAVY_BURST", 1, 0...86_400))
         databaseAcquireTimeout = env.seconds("DB_ACQUIRE_TIMEOUT", 5, 0...86_400)
         databaseQueryTimeout = env.seconds("DB_QUERY_TIMEOUT", 5, 0...86_400)
-        maxBodyBytes = env.int("MAX_BODY_BYTES", 5 * 1024 * 1024 + 64 * 1024, 1024...(1 << 31))
+        photoMaxBytes = env.int("PHOTO_MAX_BYTES", 25 * 1024 * 1024, 1024...(1 << 30))
+        maxBodyBytes = env.int("MAX_BODY_BYTES", photoMaxBytes + 64 * 1024, 1024...(1 << 31))
+        photoLimits = PhotoLimits(maxPixels: env.int("PHOTO_MAX_PIXELS", 50_000_000, 1...1_000_000_000),
+                                  maxSide: env.int("PHOTO_MAX_SIDE", 2560, 160...16_384))
+        photoThreads = env.int("PHOTO_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...256)
+        photoQueue = env.int("PHOTO_QUEUE", 16, 0...100_000)
+        photoCacheSeconds = env.int("PHOTO_CACHE_SECONDS", 3600, 0...31_536_000)
+        photoStoreTimeout = env.seconds("PHOTO_STORE_TIMEOUT", 10, 0.1...3600)
+        switch env.string("PHOTO_STORE") ?? "postgres" {
+        case "postgres":
+            photoStore = nil
+        case let url:
+            switch S3Location.parse(url, environment: environment) {
+            case .success(let location): photoStore = location
+            case .failure(let error):
+                photoStore = nil
+                env.refuse("PHOTO_STORE: \(error.description)")
+            }
+        }
         maxJSONBodyBytes = env.int("MAX_JSON_BODY_BYTES", 64 * 1024, 1024...(1 << 30))
         connectionsPerAddress = env.int("HTTP_CONNECTIONS_PER_ADDRESS", 256, 0...1_000_000)
         responseWriteTimeoutSeconds = env.int("HTTP_WRITE_TIMEOUT", 120, 1...86_400)

@@ -88,7 +88,7 @@ public enum Service {
     public static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) throws {
         let demo = DemoData(pool: pool)
         guard try demo.isEmpty() else { return }
-        let admin = try demo.seedDemo()
+        let admin = try demo.seedDemo(files: config.photoRepository(pool))
         let note = config.dataDirectory.deletingLastPathComponent().appendingPathComponent("demo-admin.txt")
         let text = "username: \(admin.username)\npassword: \(admin.password)\n"
         if config.databaseURL == nil {

@@ -1,6 +1,7 @@
 import Aggregation
 import CafeDomain
 import CafeStore
+import ObjectStorage
 import DatabaseSetup
 import Foundation
 import JSONLogging
@@ -94,6 +95,41 @@ extension Service {
         return try body(database)
     }
 
+    // MARK: photos move
+
+    /// `cafe photos move --to TARGET`: every photo and size into `postgres` or the S3 store `target`
+    /// names (the other side is the configured `PHOTO_STORE`'s bucket, or `target`'s). Rows moved so far.
+    public static func movePhotos(_ config: Configuration, to target: String, logger: Logger,
+                                  progress: (_ done: Int, _ total: Int) -> Void) throws -> Int {
+        let bucket: S3Location
+        let direction: PhotoMove.Direction
+        if target == "postgres" {
+            guard let configured = config.photoStore else {
+                throw ConfigurationError(message: "PHOTO_STORE is postgres already; set it to the s3:// store the photos are in")
+            }
+            (bucket, direction) = (configured, .toPostgres)
+        } else {
+            switch S3Location.parse(target, environment: ProcessInfo.processInfo.environment) {
+            case .success(let location): (bucket, direction) = (location, .toObjectStore)
+            case .failure(let error): throw ConfigurationError(message: "--to: \(error.description)")
+            }
+        }
+        return try withDatabase(config, "cafe-photos", logger) { database in
+            _ = try database.migrate(config.migrator(logger: logger))
+            let move = PhotoMove(pool: database.pool, bucket: S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20),
+                                 direction: direction)
+            let total = try move.remaining()
+            var done = 0
+            progress(0, total)
+            while true {
+                let moved = try move.step()
+                if moved == 0 { return done }
+                done += moved
+                progress(done, total)
+            }
+        }
+    }
+
     // MARK: import-parse
 
     /// `cafe import-parse`: a Parse app's export into this database (see `ParseImport`); the summary to print.
@@ -101,7 +137,7 @@ extension Service {
                                    progress: @escaping (_ done: Int, _ total: Int) -> Void) throws -> String {
         try withDatabase(config, "cafe-import", logger) { database in
             _ = try database.migrate(config.migrator(logger: logger))
-            return try ParseImport(pool: database.pool, batchSize: batchSize, logger: logger)
+            return try ParseImport(pool: database.pool, files: config.photoRepository(database.pool), batchSize: batchSize, logger: logger)
                 .run(directory: directory, dryRun: dryRun, progress: progress).summary
         }
     }

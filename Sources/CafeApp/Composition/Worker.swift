@@ -11,11 +11,26 @@ import Synchronization
 /// every 10 minutes. On a pool of its own, without the API's statement timeout.
 public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) -> WorkerLoop {
-        let housekeeping = Housekeeping(pool: pool, logger: logger)
+        let files = configuration.photoRepository(pool)
+        let housekeeping = Housekeeping(pool: pool, files: files, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)
                           + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() },
-                             searchBitmaps(pool: pool)], logger: logger)
+                             searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)], logger: logger)
+    }
+
+    /// Photos stored before uploads were cleaned are re-encoded (`PhotoCleaning`), 20 every 2 s while
+    /// any are left; each step that did work is a `clean-photos` row in `job_runs`.
+    static func cleanPhotos(_ files: FileRepository, pool: ConnectionPool, logger: Logger) -> WorkerLoop.Job {
+        let cleaning = PhotoCleaning(files: files)
+        return .init(name: "clean photos", every: 2) { _ in
+            guard try cleaning.remaining() > 0 else { return }
+            let started = Date()
+            let progress = try cleaning.step()
+            try JobLog(pool: pool).recordStep(kind: "clean-photos", started: started, touched: progress.cleaned + progress.refused)
+            logger.info("photos cleaned", [("cleaned", String(progress.cleaned)), ("refused", String(progress.refused)),
+                                           ("remaining", String(progress.remaining))])
+        }
     }
 
     /// The gram bitmaps follow the statistics every 10 minutes; a gram added is built a step (about

@@ -56,10 +56,13 @@ struct AdminController: Sendable {
     func jobs(_ request: Request) throws -> Response {
         _ = try auth.admin(request)
         let status = try AggregationStatus.read(pool)
+        let photosToClean = try PhotoCleaning(files: FileRepository(pool: pool)).remaining()
         return .json { w in
             w.object {
                 w.field("outboxRows", status.outboxRows)
                 w.field("lagSeconds", (status.lagSeconds * 1000).rounded() / 1000)
+                // Photos stored before uploads were cleaned that the `clean-photos` job has still to re-encode.
+                w.field("photosToClean", photosToClean)
                 w.key("runs")
                 w.array {
                     for run in status.recentRuns {

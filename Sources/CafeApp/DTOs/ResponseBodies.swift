@@ -32,6 +32,8 @@ extension JSONWriter {
             field("catchCopy", c.catchCopy)
             field("introduction", c.introduction)
             field("imageUrl", c.imageID.map(FileURL.path(for:)))
+            field("imageWidth", c.imageSize?.width)
+            field("imageHeight", c.imageSize?.height)
             field("publishDate", c.publishDate)
             field("commentSum", c.commentSum)
             field("commentAmount", c.commentAmount)
@@ -52,6 +54,8 @@ extension JSONWriter {
             field("detail", m.detail)
             field("star", m.star.value)
             field("imageUrl", m.imageID.map(FileURL.path(for:)))
+            field("imageWidth", m.imageSize?.width)
+            field("imageHeight", m.imageSize?.height)
             field("createdAt", Timestamp.format(m.createdAt))
             field("updatedAt", Timestamp.format(m.updatedAt))
             if let cafeName { field("cafeName", cafeName) }

@@ -13,6 +13,8 @@ import PostgresKit
 /// cafes the export had wrong.
 struct ParseImport {
     let pool: ConnectionPool
+    /// Where imported photos go, cleaned as uploads are.
+    let files: FileRepository
     /// Rows per transaction (`--batch`).
     let batchSize: Int
     let logger: Logger
@@ -37,7 +39,7 @@ struct ParseImport {
 
     func run(directory: URL, dryRun: Bool, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> Report {
         let export = try ParseExport(directory: directory)
-        let store = ParseImportStore(pool: pool)
+        let store = ParseImportStore(pool: pool, files: files)
         let objects = export.classFiles.flatMap(\.objects)
         func ids(_ className: String) -> [String] { objects.filter { $0.className == className }.map(\.objectID) }
         var known = ParseImportPlan.Known()

@@ -57,6 +57,9 @@ struct ParseImportPlan {
     static let commentFields: Set<String> = ["CafeMasterObjectId", "CafeCommentDetail", "CafeCommentStar", "CafeCommentImage",
                                              "commentUsername", "user", "ACL", "_wperm"]
 
+    /// A photo larger than this in an export is left out, as an upload of it would be refused (`PHOTO_MAX_BYTES`'s default).
+    static let maxPhotoBytes = 25 * 1024 * 1024
+
     init(_ export: ParseExport, known: Known) {
         let objects = export.classFiles.flatMap(\.objects)
         var photos: [String: ParseImportStore.Photo] = [:]
@@ -73,14 +76,14 @@ struct ParseImportPlan {
             if name.count > 128 {
                 why = "\(field) names a file whose name is longer than 128 characters"
             } else if let file = export.file(named: name) {
-                if file.size > ImageFormat.maxBytes {
-                    why = "\(field) \(name) is \(file.size) bytes, more than an upload may be (\(ImageFormat.maxBytes))"
+                if file.size > Self.maxPhotoBytes {
+                    why = "\(field) \(name) is \(file.size) bytes, more than an upload may be (\(Self.maxPhotoBytes))"
                 } else if let format = file.prefix(16).flatMap(ImageFormat.detect) {
                     let found = ParseImportStore.Photo(name: name, format: format, size: file.size, load: file.bytes)
                     photos[name] = found
                     return .success(found)
                 } else {
-                    why = "\(field) \(name) is not a PNG, JPEG, WebP or GIF image"
+                    why = "\(field) \(name) is not a JPEG, PNG, WebP, GIF, HEIC or AVIF image"
                 }
             } else {
                 why = "\(field) \(name) is missing from files/"

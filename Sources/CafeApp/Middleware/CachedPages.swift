@@ -15,7 +15,7 @@ struct CachedPages: Sendable {
     /// route (`Endpoint.cached(shows:parameters:)`). Any other parameter is left out of the key — the
     /// handler ignores it too — so a client adding `?junk=N` gets the page everyone gets and cannot
     /// push the popular pages out.
-    static let kinds = ["cafes", "comments"]
+    static let kinds = ["cafes", "comments", "photos"]
 
     /// The request's cache key and what its page shows, or nil if it may not be cached.
     func entry(_ request: Request) -> (key: String, kinds: [String])? {
@@ -30,6 +30,7 @@ struct CachedPages: Sendable {
             guard let value = request.query[name] else { continue }
             key += "|\(name.utf8.count):\(name)\(value.utf8.count):\(value)"
         }
+        if let variant = page.variant { key += "|=" + variant(request) }
         return (key, page.shows)
     }
 
@@ -47,9 +48,11 @@ struct CachedPages: Sendable {
         request.readFloor = max(request.readFloor, stamp.floor)   // a standby that has not replayed a change heard of may not answer
         let computed = respond(request)
         guard computed.status == 200 else { return computed }
-        let etag = PageCache.etag(computed.body)
+        // A route that sets its own validators (a photo: its digest, and how long a CDN may keep it) keeps them.
         var response = computed
-        response.headers += [("ETag", etag), ("Cache-Control", "public, no-cache")]
+        let etag = computed.header("etag") ?? PageCache.etag(computed.body)
+        if computed.header("etag") == nil { response.headers.append(("ETag", etag)) }
+        if computed.header("cache-control") == nil { response.headers.append(("Cache-Control", "public, no-cache")) }
         cache.store(entry.key, response, etag: etag, shows: entry.kinds, stamp: stamp)
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
     }
@@ -66,7 +69,8 @@ struct CachedPages: Sendable {
 
     private static func revalidated(_ request: Request, _ response: Response, etag: String) -> Response? {
         guard request.ifNoneMatch(etag) else { return nil }
-        var notModified = Response(status: 304, headers: [("ETag", etag), ("Cache-Control", "public, no-cache")])
+        var notModified = Response(status: 304, headers: [("ETag", etag), ("Cache-Control", response.header("cache-control") ?? "public, no-cache")]
+                                   + (response.header("vary").map { [("Vary", $0)] } ?? []))
         notModified.route = response.route
         return notModified
     }

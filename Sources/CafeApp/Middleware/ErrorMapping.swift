@@ -2,6 +2,7 @@ import CafeDomain
 import CafeStore
 import HTTPKit
 import JSONLogging
+import PhotoCodec
 import PostgresKit
 
 /// Errors from lower layers that have a proper HTTP answer. Anything else is a logged 500.
@@ -29,7 +30,24 @@ enum ErrorMapping {
             return Problem(status: 429, code: "upload_quota_exceeded", title: "Upload quota exceeded",
                            detail: "Your uploads of the last 24 hours would pass \(limit) bytes (UPLOAD_QUOTA_BYTES); retry in \(wait) s.",
                            headers: [("Retry-After", String(wait))])
+        case let refusal as PhotoRefusal:
+            return photoProblem(refusal)
+        case let unavailable as PhotoStoreUnavailable:
+            return .unavailable("photo_store_unavailable", "The photo store is not answering (\(unavailable.description)); nothing was stored. Retry shortly.",
+                                retryAfter: 2)
         default:
+            return nil
+        }
+    }
+
+    /// An upload that is not a photo this service stores; nil for libvips' own failure (a 500).
+    static func photoProblem(_ refusal: PhotoRefusal) -> Problem? {
+        switch refusal {
+        case .undecodable(let why):
+            return .badRequest("invalid_image", "The bytes are not a whole image that can be decoded (\(why)).")
+        case .tooManyPixels(let width, let height, let limit):
+            return .badRequest("too_many_pixels", "The image is \(width) × \(height) pixels, more than \(limit) (PHOTO_MAX_PIXELS).")
+        case .failed:
             return nil
         }
     }

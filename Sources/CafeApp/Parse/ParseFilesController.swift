@@ -1,22 +1,24 @@
 import CafeDomain
 import CafeStore
 import HTTPKit
+import PhotoCodec
 
 /// Parse files: `POST /parse/files/{name}` with the raw bytes, served back at
 /// `/parse/files/{appId}/{name}`. As on Parse Server 5 and later, uploading needs a session;
-/// here, as through /v1, only images are stored (the apps upload photos).
+/// here, as through /v1, only images are stored (the apps upload photos), cleaned as /v1 cleans them.
 struct ParseFilesController: Sendable {
     let context: ParseContext
-    let files: FileRepository
+    let photos: PhotoServing
 
     var routes: [Endpoint] {
         [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload)]
     }
 
-    /// Fetched by image views with no Parse headers, like Parse Server's file URLs: outside the
-    /// Parse envelope, answered like the web client's files.
+    /// Fetched by image views, mostly with no Parse headers, like Parse Server's file URLs: outside the
+    /// Parse envelope, answered like `/v1/files` (the cleaned photo; a session token in
+    /// `X-Parse-Session-Token` shows its owner or an admin a photo nothing public shows).
     var downloadRoutes: [Endpoint] {
-        [Endpoint("GET", "/parse/files/{appId}/{name}", download).publicRead().lane(.query)]
+        [Endpoint("GET", "/parse/files/{appId}/{name}", download).publicRead().cached(shows: ["photos"]).lane(.query)]
     }
 
     func upload(_ r: ParseRequest) throws -> Response {
@@ -25,15 +27,21 @@ struct ParseFilesController: Sendable {
         guard ParseFileName.isValidClientName(name) else { throw ParseError(122, "Filename contains invalid characters.") }
         let bytes = r.http.body
         guard !bytes.isEmpty else { throw ParseError.fileSave("Invalid file upload: the body is empty.") }
-        guard bytes.count <= ImageFormat.maxBytes else { throw ParseError.fileSave("The file is larger than \(ImageFormat.maxBytes) bytes.") }
+        guard bytes.count <= photos.maxBytes else { throw ParseError.fileSave("The file is larger than \(photos.maxBytes) bytes.") }
         // The SDKs send the type guessed from the file name, or none; the bytes decide.
         guard let format = ImageFormat.detect(bytes) else {
-            throw ParseError.fileSave("Only PNG, JPEG, WebP and GIF images can be stored.")
+            throw ParseError.fileSave("Only JPEG, PNG, WebP, GIF, HEIC/HEIF and AVIF images can be stored.")
         }
-        if let declared = r.http.mediaType, declared.hasPrefix("image/"), declared != format.contentType {
+        if let declared = r.http.mediaType, declared.hasPrefix("image/"), !(ImageFormat(rawValue: declared).map(format.matches(declared:)) ?? false) {
             throw ParseError.fileSave("The bytes are a \(format.contentType) image, not \(declared).")
         }
-        let stored = try files.create(owner: user.id, format: format, bytes: bytes, name: name)
+        let stored: StoredPhoto
+        do {
+            stored = try photos.files.create(owner: user.id, upload: bytes, format: format, name: name)
+        } catch let refusal as PhotoRefusal {
+            guard let problem = ErrorMapping.photoProblem(refusal) else { throw refusal }
+            throw ParseError.fileSave(problem.detail ?? problem.title)
+        }
         let parseName = ParseFileName.make(stored.id, clientName: name)
         let url = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: [:]).url(name: parseName)
         return Response.json(201) { w in
@@ -45,8 +53,9 @@ struct ParseFilesController: Sendable {
     }
 
     func download(_ request: Request) throws -> Response {
-        guard try request.pathParameter("appId") == context.appID, let id = ParseFileName.fileID(try request.pathParameter("name")),
-              let file = try files.find(id, knownDigests: FilesController.knownDigests(request)) else { throw Problem.notFound("No such file.") }
-        return FilesController.serve(file, request)
+        guard try request.pathParameter("appId") == context.appID, let id = ParseFileName.fileID(try request.pathParameter("name")) else {
+            throw Problem.notFound("No such file.")
+        }
+        return try photos.serve(id, request, sizes: false, viewer: request.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import CafeDomain
 import PostgresKit
 import Synchronization
 
@@ -41,30 +42,42 @@ public struct DemoData: Sendable {
     ]
 
     /// Seeds the demo set and returns the admin's credentials (password freshly generated).
-    public func seedDemo() throws -> AdminCredentials {
+    /// Every third comment has a photo, so a new install's photo wall shows some. `files` stores them
+    /// as any upload is stored (cleaned, in the configured photo store).
+    public func seedDemo(files: FileRepository) throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
         let users = UserRepository(pool: pool)
         let adminID = try users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
-        // The pictures are drawn before the transaction: it then only stores them.
-        let photos = Self.cafes.indices.map { DemoPhotos.cafe($0) }
+        // The pictures are drawn and stored before the transaction that uses them.
+        let photos = try Self.cafes.indices.map { try files.create(owner: adminID, upload: DemoPhotos.cafe($0), format: .png).id.rawValue }
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
             userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
+        }
+        var commentPhotos: [Int: Int64] = [:]
+        var n = 0
+        for (i, _) in Self.cafes.enumerated() {
+            for j in 0..<(i % 4) {
+                if n % 3 == 0 {
+                    let author = UserID(rawValue: userIDs[(i + j) % userIDs.count])
+                    commentPhotos[i * 4 + j] = try files.create(owner: author, upload: DemoPhotos.latte(n), format: .png).id.rawValue
+                }
+                n += 1
+            }
         }
         try pool.transaction { tx in
             for (i, cafe) in Self.cafes.enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
-                let photo = try FileRepository(pool: pool).create(owner: adminID, format: .png, bytes: photos[i])
                 let cafeID: Int64 = try tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
-                    VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photo.id.rawValue), \(createdAt), \(createdAt)) RETURNING id
+                    VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photos[i]), \(createdAt), \(createdAt)) RETURNING id
                     """).one().decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
                     try tx.query("""
-                        INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
-                        VALUES (\(cafeID), \(userIDs[(i + j) % userIDs.count]), \(comment.detail), \(comment.star), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)))
+                        INSERT INTO comments (cafe_id, user_id, detail, star, image_id, created_at, updated_at)
+                        VALUES (\(cafeID), \(userIDs[(i + j) % userIDs.count]), \(comment.detail), \(comment.star), \(commentPhotos[i * 4 + j]), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)))
                         """)
                 }
             }

@@ -1,22 +1,42 @@
-/// Pictures for the demo cafes, drawn here rather than shipped: a cup of coffee on a warm
-/// background, its hue different for every cafe. PNG written by hand (stored, uncompressed
-/// deflate blocks: no zlib needed), about 300 KB each.
+/// Pictures for the demo, drawn here rather than shipped: for each cafe a cup of coffee on a warm
+/// background, its hue different for every cafe; for comments a latte seen from above, its foam a
+/// heart. PNG written by hand (stored, uncompressed deflate blocks: no zlib needed); the upload
+/// pipeline turns them into JPEGs like any other upload.
 enum DemoPhotos {
     static let width = 480
     static let height = 300
 
     static func cafe(_ index: Int) -> [UInt8] {
         let hue = Double(index * 37 % 360)
+        return draw(width: width, height: height) { x, y in pixel(x: x, y: y, hue: hue) }
+    }
+
+    /// A comment's photo: a latte from above on a table of the comment's own hue, 400 × 400.
+    static func latte(_ index: Int) -> [UInt8] {
+        let hue = Double(index * 53 % 360)
+        return draw(width: 400, height: 400) { x, y in
+            let dx = x - 200, dy = y - 200, r = (dx * dx + dy * dy).squareRoot()
+            if r > 170 { return rgb(hue: hue, saturation: 0.25, lightness: 0.35 + y / 2000) }   // table
+            if r > 130 { return (236, 230, 222) }                                                // saucer
+            if r > 105 { return (250, 247, 242) }                                                // cup rim
+            // Foam: a heart (|x|, y folded into two circles over a triangle), on the coffee.
+            let hx = abs(dx) / 60, hy = -(dy + 10) / 60
+            let heart = (hx - 0.5) * (hx - 0.5) + (hy - 0.35) * (hy - 0.35) < 0.3 || (hy <= 0.35 && hy > hx - 1.05 && hy > -1.1)
+            return heart ? (243, 226, 200) : mix((120, 72, 40), (92, 54, 30), r / 105)
+        }
+    }
+
+    private static func draw(width: Int, height: Int, _ pixel: (Double, Double) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
         var rows = [UInt8]()
         rows.reserveCapacity((width * 3 + 1) * height)
         for y in 0..<height {
             rows.append(0)   // filter: none
             for x in 0..<width {
-                let (r, g, b) = pixel(x: Double(x), y: Double(y), hue: hue)
+                let (r, g, b) = pixel(Double(x), Double(y))
                 rows += [r, g, b]
             }
         }
-        return png(rows)
+        return png(rows, width: width, height: height)
     }
 
     /// The scene: a gradient wall and table, a cup on a saucer, three wisps of steam.
@@ -82,7 +102,7 @@ enum DemoPhotos {
 
     // MARK: PNG
 
-    private static func png(_ raw: [UInt8]) -> [UInt8] {
+    private static func png(_ raw: [UInt8], width: Int, height: Int) -> [UInt8] {
         var ihdr = be32(UInt32(width)) + be32(UInt32(height))
         ihdr += [8, 2, 0, 0, 0]   // 8-bit RGB, deflate, no filter method extras, no interlace
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])

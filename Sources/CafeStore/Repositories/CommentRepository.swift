@@ -48,7 +48,7 @@ public struct CommentRepository: Sendable {
             \(SQL.where(conditions))
             ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
             """)
-        let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(9)) }
+        let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(10)) }
         return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
     }
 

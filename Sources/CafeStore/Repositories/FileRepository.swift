@@ -1,58 +1,211 @@
 import CafeDomain
 import Foundation
+import PhotoCodec
 import PostgresKit
 
-/// Uploaded photos, bytes stored in PostgreSQL (as Parse kept files in its database by default).
+/// Who asks for a photo: a photo nothing public shows is its owner's and the admins' alone.
+public struct PhotoViewer: Sendable {
+    public let userID: UserID
+    public let isAdmin: Bool
+
+    public init(userID: UserID, isAdmin: Bool) {
+        self.userID = userID
+        self.isAdmin = isAdmin
+    }
+}
+
+/// What a photo lookup found.
+public enum PhotoLookup: Sendable {
+    /// No such photo, or not one this viewer may see: both answered 404, so neither shows.
+    case hidden
+    case found(PhotoAnswer)
+    /// The photo needs decoding work first (cleaning, or making the size): run it, then ask again.
+    case needsWork(@Sendable () throws -> Void)
+}
+
+extension PhotoViewer {
+    /// The service itself (sizes, cleaning, moves): sees every photo.
+    static let `operator` = PhotoViewer(userID: UserID(rawValue: 0), isAdmin: true)
+}
+
+/// A stored photo as its row describes it.
+public struct StoredPhoto: Sendable {
+    public let id: FileID
+    public let contentType: String
+    public let size: Int
+    public let width: Int
+    public let height: Int
+    public let sha256Hex: String
+    /// Shown by a listed cafe or a visible comment: anyone may see it, and a shared cache may keep it.
+    public let isPublic: Bool
+}
+
+/// Bytes to answer with: nil when the client already holds them (its `If-None-Match` names `sha256Hex`).
+public struct PhotoAnswer: Sendable {
+    public let contentType: String
+    public let width: Int
+    public let height: Int
+    public let sha256Hex: String
+    public let isPublic: Bool
+    public let bytes: [UInt8]?
+}
+
+/// Uploaded photos: always cleaned (`PhotoCodec.clean`) before they are stored, their bytes in
+/// PostgreSQL or in the object store (`PhotoStorage`), their sizes made on first request and kept.
 public struct FileRepository: Sendable {
     let pool: ConnectionPool
+    let storage: PhotoStorage
+    let limits: PhotoLimits
     /// Bytes a user may upload in 24 hours (nil: no limit).
     let dailyQuota: Int?
 
-    public init(pool: ConnectionPool, dailyQuota: Int? = nil) {
+    public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, limits: PhotoLimits = PhotoLimits(), dailyQuota: Int? = nil) {
         self.pool = pool
+        self.storage = storage
+        self.limits = limits
         self.dailyQuota = dailyQuota
     }
 
-    /// `name` is the name a Parse client gave the file, if any. `StoreError.uploadQuotaExceeded`
-    /// when the owner's uploads of the last 24 hours would pass the quota; the check and the
-    /// insert are one step per owner, so parallel uploads cannot pass it together.
-    public func create(owner: UserID, format: ImageFormat, bytes: [UInt8], name: String? = nil) throws -> StoredFile {
-        // The digest is taken here so that the bytes cross to PostgreSQL once.
+    /// Who may see a photo, as SQL over `files f`: shown by a listed cafe (one with its `cafe_stats` row)
+    /// or by a visible comment (hidden ones live in `hidden_comments`).
+    static let shownPublicly: SQL = """
+        (EXISTS (SELECT 1 FROM cafes c JOIN cafe_stats s ON s.cafe_id = c.id WHERE c.image_id = f.id)
+         OR EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id))
+        """
+
+    static func mayView(_ viewer: PhotoViewer?) -> SQL {
+        "(\(shownPublicly) OR \(viewer?.isAdmin ?? false) OR f.owner_id = \(viewer?.userID.rawValue))"
+    }
+
+    /// Decodes, cleans and stores an upload (`format` is what its bytes are). `name` is the name a Parse
+    /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's uploads of the last
+    /// 24 hours would pass the quota (counted in the bytes received); the check and the insert are one
+    /// step per owner, so parallel uploads cannot pass it together.
+    public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
+        let photo = try PhotoCodec.clean(upload, format: format, limits: limits)
+        return try store(photo, owner: owner, uploadedBytes: upload.count, name: name)
+    }
+
+    /// Stores a photo already cleaned. With an object store, the object is put before the row is
+    /// committed, and a note to delete it is committed before the put: a crash anywhere leaves either
+    /// the row with its object or a note that the sweep acts on, never a row without its bytes.
+    func store(_ photo: EncodedPhoto, owner: UserID?, uploadedBytes: Int, name: String?) throws -> StoredPhoto {
+        let digest = Tokens.sha256(photo.bytes)
+        let key = try putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
         let insert: SQL = """
-            INSERT INTO files (owner_id, content_type, size, sha256, bytes, name)
-            VALUES (\(owner.rawValue), \(format.contentType), \(bytes.count), \(Tokens.sha256(bytes))::bytea, \(bytes)::bytea, \(name))
+            INSERT INTO files (owner_id, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
+            VALUES (\(owner?.rawValue), \(photo.encoding.contentType), \(photo.bytes.count), \(digest)::bytea,
+                    \(key == nil ? photo.bytes : nil)::bytea, \(key), \(name), \(photo.width), \(photo.height), now())
             RETURNING id, encode(sha256, 'hex')
             """
         let row = try pool.transaction { tx in
-            if let dailyQuota {
+            if let dailyQuota, let owner {
                 try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('upload ' || \(owner.rawValue)::text, 0))")
                 let used = try tx.query("""
-                    SELECT coalesce(sum(size), 0)::bigint, extract(epoch FROM min(created_at) + interval '1 day' - now())
+                    SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
                     FROM files WHERE owner_id = \(owner.rawValue) AND created_at > now() - interval '1 day'
                     """).one()
-                if try used.decode(0, as: Int.self) + bytes.count > dailyQuota {
-                    let wait = try used.decode(1, as: Double?.self) ?? 86_400
+                if try used.decode("used", as: Int.self) + uploadedBytes > dailyQuota {
+                    let wait = try used.decode("wait", as: Double?.self) ?? 86_400
                     throw StoreError.uploadQuotaExceeded(limit: dailyQuota, retryAfter: max(1, Int(wait.rounded(.up))))
                 }
             }
-            return try tx.query(insert).one()
+            let row = try tx.query(insert).one()
+            if let key { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+            return row
         }
-        return StoredFile(id: FileID(rawValue: try row.decode(0)), contentType: format.contentType, size: bytes.count,
-                          sha256Hex: try row.decode(1), bytes: [])
+        return StoredPhoto(id: FileID(rawValue: try row.decode(0)), contentType: photo.encoding.contentType, size: photo.bytes.count,
+                           width: photo.width, height: photo.height, sha256Hex: try row.decode(1), isPublic: false)
     }
 
-    /// The file; its bytes are left out (empty) when the client already has them — its digest
-    /// is among `knownDigests`, or that holds `*` — so a 304 never reads a photo.
-    public func find(_ id: FileID, knownDigests: [String] = []) throws -> StoredFile? {
+    /// With an object store: notes the key for deletion (committed), then puts the object. Nil with PostgreSQL.
+    func putObject(_ bytes: [UInt8], contentType: String, key: String) throws -> String? {
+        guard case .s3(let bucket) = storage else { return nil }
+        try pool.query("""
+            INSERT INTO object_deletions (object_key, due_at) VALUES (\(key), now() + interval '1 day')
+            ON CONFLICT (object_key) DO UPDATE SET due_at = excluded.due_at
+            """)
+        try bucket.putPhoto(key, bytes, contentType: contentType)
+        return key
+    }
+
+    /// The cleaned photo, if `viewer` may see it; its bytes left out when the client holds them (a 304
+    /// never reads a photo). A photo stored before cleaning existed needs cleaning first.
+    public func original(_ id: FileID, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
         guard let row = try pool.query("""
-            SELECT content_type, size, encode(sha256, 'hex'),
-                   CASE WHEN encode(sha256, 'hex') = ANY(\(PostgresTextArray(knownDigests))::text[]) OR '*' = ANY(\(PostgresTextArray(knownDigests))::text[])
-                        THEN ''::bytea ELSE bytes END
-            FROM files WHERE id = \(id.rawValue)
+            SELECT f.content_type, f.width, f.height, encode(f.sha256, 'hex') AS sha256, \(Self.shownPublicly) AS public,
+                   f.cleaned_at IS NOT NULL AS cleaned, f.object_key,
+                   CASE WHEN encode(f.sha256, 'hex') = ANY(\(PostgresTextArray(knownDigests))::text[]) OR '*' = ANY(\(PostgresTextArray(knownDigests))::text[])
+                        THEN NULL ELSE f.bytes END AS bytes
+            FROM files f WHERE f.id = \(id.rawValue) AND \(Self.mayView(viewer))
             """).first else {
-            return nil
+            return .hidden
         }
-        return StoredFile(id: id, contentType: try row.decode(0), size: try row.decode(1), sha256Hex: try row.decode(2), bytes: try row.decode(3))
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork { try PhotoCleaning(files: self).clean(id) } }
+        let sha = try row.decode("sha256", as: String.self)
+        let known = knownDigests.contains(sha) || knownDigests.contains("*")
+        var bytes = try row.decode("bytes", as: [UInt8]?.self)
+        if !known, bytes == nil, let key = try row.decode("object_key", as: String?.self) { bytes = try readObject(key) }
+        return .found(PhotoAnswer(contentType: try row.decode("content_type"), width: try row.decode("width"), height: try row.decode("height"),
+                                  sha256Hex: sha, isPublic: try row.decode("public"), bytes: known ? nil : bytes))
+    }
+
+    /// `requested` pixels wide (at most the photo's own width), WebP or the photo's own encoding (JPEG
+    /// or PNG), if `viewer` may see it. A size is made on its first request from the cleaned photo and
+    /// kept: `.needsWork` says to make it where the caller bounds such work (the photo lane), then ask again.
+    public func size(_ id: FileID, width requested: Int, webp: Bool, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
+        guard let row = try pool.query("""
+            SELECT f.content_type, f.width, f.cleaned_at IS NOT NULL AS cleaned, \(Self.shownPublicly) AS public,
+                   s.height AS size_height, encode(s.sha256, 'hex') AS size_sha256, s.object_key AS size_key,
+                   CASE WHEN encode(s.sha256, 'hex') = ANY(\(PostgresTextArray(knownDigests))::text[]) OR '*' = ANY(\(PostgresTextArray(knownDigests))::text[])
+                        THEN NULL ELSE s.bytes END AS size_bytes
+            FROM files f
+            LEFT JOIN file_sizes s ON s.file_id = f.id AND s.width = least(\(requested), f.width)
+                 AND s.encoding = CASE WHEN \(webp) THEN 'webp' ELSE substr(f.content_type, 7) END
+            WHERE f.id = \(id.rawValue) AND \(Self.mayView(viewer))
+            """).first else {
+            return .hidden
+        }
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork { try PhotoCleaning(files: self).clean(id) } }
+        let storedWidth = try row.decode("width", as: Int.self)
+        let width = PhotoCodec.servedWidth(requested: requested, storedWidth: storedWidth)
+        // The photo itself is that size in its own encoding.
+        if !webp, width == storedWidth { return try original(id, viewer: viewer, knownDigests: knownDigests) }
+        let own = PhotoEncoding(rawValue: String(try row.decode("content_type", as: String.self).dropFirst(6))) ?? .jpeg
+        let encoding = webp ? PhotoEncoding.webp : own
+        guard let sha = try row.decode("size_sha256", as: String?.self) else {
+            return .needsWork { try makeSize(id, width: width, encoding: encoding) }
+        }
+        let known = knownDigests.contains(sha) || knownDigests.contains("*")
+        var bytes = try row.decode("size_bytes", as: [UInt8]?.self)
+        if !known, bytes == nil, let key = try row.decode("size_key", as: String?.self) { bytes = try readObject(key) }
+        return .found(PhotoAnswer(contentType: encoding.contentType, width: width, height: try row.decode("size_height"), sha256Hex: sha,
+                                  isPublic: try row.decode("public"), bytes: known ? nil : bytes))
+    }
+
+    /// Resizes the cleaned photo and keeps the result; two requests making the same size at once both
+    /// make it, and the first row stays (the encoder is deterministic, so both made the same bytes).
+    func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) throws {
+        guard case .found(let source) = try original(id, viewer: .operator), let bytes = source.bytes else { return }
+        let made = try PhotoCodec.resize(bytes, width: width, to: encoding)
+        let digest = Tokens.sha256(made.bytes)
+        let key = try putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
+        try pool.transaction { tx in
+            let inserted = try tx.query("""
+                INSERT INTO file_sizes (file_id, width, encoding, height, size, sha256, bytes, object_key)
+                VALUES (\(id.rawValue), \(width), \(encoding.rawValue), \(made.height), \(made.bytes.count), \(digest)::bytea,
+                        \(key == nil ? made.bytes : nil)::bytea, \(key))
+                ON CONFLICT DO NOTHING
+                """).affectedRows
+            if let key, inserted == 1 { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+        }
+    }
+
+    func readObject(_ key: String) throws -> [UInt8] {
+        guard case .s3(let bucket) = storage else {
+            throw PhotoStoreUnavailable(description: "photo bytes are in the object store (\(key)) but PHOTO_STORE is postgres")
+        }
+        return try bucket.getPhoto(key)
     }
 
     /// The client-given names (nil if none) of these files, for the ones that exist.
@@ -60,21 +213,52 @@ public struct FileRepository: Sendable {
         guard !ids.isEmpty else { return [:] }
         var names: [FileID: String?] = [:]
         for row in try pool.query("SELECT id, name FROM files WHERE id = ANY(\(PostgresTextArray(ids.map(\.description)))::bigint[])") {
-            names[FileID(rawValue: try row.decode(0))] = try row.decode(1, as: String?.self)
+            names[FileID(rawValue: try row.decode("id"))] = try row.decode("name", as: String?.self)
         }
         return names
     }
 
     /// Deletes files that no cafe or comment (hidden ones included) references and that are older than `grace`
-    /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away).
+    /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away), then
+    /// the objects no row owns any longer (`object_deletions`), whichever store is configured now.
     @discardableResult
     public func deleteOrphans(olderThan grace: TimeInterval) throws -> Int {
-        try pool.query("""
+        let files = try pool.query("""
             DELETE FROM files f
             WHERE f.created_at < now() - make_interval(secs => \(grace))
               AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.image_id = f.id)
             """).affectedRows
+        try deleteDueObjects()
+        return files
+    }
+
+    /// Deletes the objects whose deletion is due, a batch at a time; a note is removed only once its
+    /// object is gone, so a store that is down keeps them for the next sweep.
+    @discardableResult
+    public func deleteDueObjects(batch: Int = 500) throws -> Int {
+        guard case .s3(let bucket) = storage else { return 0 }
+        var deleted = 0
+        while true {
+            // A key some row owns is never deleted (a note left by an insert that later committed is dropped).
+            try pool.query("""
+                DELETE FROM object_deletions d WHERE EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
+                   OR EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
+                """)
+            let keys = try pool.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
+                .map { try $0.decode("object_key", as: String.self) }
+            for key in keys {
+                do { try bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
+                // Only if no row has taken the key meanwhile (a put re-noted and committed).
+                try pool.query("""
+                    DELETE FROM object_deletions d WHERE d.object_key = \(key) AND d.due_at <= now()
+                      AND NOT EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
+                      AND NOT EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
+                    """)
+                deleted += 1
+            }
+            if keys.count < batch { return deleted }
+        }
     }
 }

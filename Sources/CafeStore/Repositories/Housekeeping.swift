@@ -7,17 +7,19 @@ import PostgresKit
 /// idempotency keys past their 24 hours, reports of comments that were deleted.
 public struct Housekeeping: Sendable {
     let pool: ConnectionPool
+    let files: FileRepository
     let orphanGrace: TimeInterval
     let logger: Logger
 
-    public init(pool: ConnectionPool, orphanGrace: TimeInterval = 24 * 3600, logger: Logger) {
+    public init(pool: ConnectionPool, files: FileRepository, orphanGrace: TimeInterval = 24 * 3600, logger: Logger) {
         self.pool = pool
+        self.files = files
         self.orphanGrace = orphanGrace
         self.logger = logger
     }
 
     public func run() throws {
-        let files = try FileRepository(pool: pool).deleteOrphans(olderThan: orphanGrace)
+        let files = try files.deleteOrphans(olderThan: orphanGrace)
         let sessions = try pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
         let failures = try LoginThrottle(pool: pool).prune()
         let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows

@@ -1,5 +1,6 @@
 import CafeDomain
 import Foundation
+import PhotoCodec
 import PostgresKit
 
 /// The writes of `cafe import-parse`: users, photos, cafes and comments in batches, each batch one
@@ -7,7 +8,11 @@ import PostgresKit
 /// and a second run finds what the first imported).
 public struct ParseImportStore: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    let files: FileRepository
+    public init(pool: ConnectionPool, files: FileRepository) {
+        self.pool = pool
+        self.files = files
+    }
 
     public struct User: Sendable {
         public let objectID: String
@@ -119,7 +124,7 @@ public struct ParseImportStore: Sendable {
     /// One batch of cafes with their photos (the aggregates start at zero; the worker counts).
     public func insert(cafes: [Cafe]) throws -> [String: Int64] {
         try pool.transaction { tx in
-            let photos = try Self.store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
+            let photos = try store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
             return try Self.insert(.cafe, into: "cafes", cafes.map(\.objectID), [
                 ("name", "text", cafes.map(\.name)),
                 ("catch_copy", "text", cafes.map(\.catchCopy)),
@@ -137,7 +142,7 @@ public struct ParseImportStore: Sendable {
     /// archived since an earlier run is hidden with it, as the archive would have.
     public func insert(comments: [Comment]) throws -> [String: Int64] {
         try pool.transaction { tx in
-            let photos = try Self.store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
+            let photos = try store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
             let ids = try Self.insert(.comment, into: "comments", comments.map(\.objectID), [
                 ("cafe_id", "bigint", comments.map { String($0.cafe.rawValue) }),
                 ("user_id", "bigint", comments.map { String($0.author.rawValue) }),
@@ -174,8 +179,9 @@ public struct ParseImportStore: Sendable {
     }
 
     /// The photos' file ids by name: stored once each (a second run, or a photo several rows
-    /// show, finds the first).
-    private static func store(_ photos: [(Photo, UserID?)], _ tx: Connection) throws -> [String: Int64] {
+    /// show, finds the first), cleaned as an upload is; one that is no decodable image is left out
+    /// (its row is imported without a photo).
+    private func store(_ photos: [(Photo, UserID?)], _ tx: Connection) throws -> [String: Int64] {
         var ids: [String: Int64] = [:]
         let names = Array(Set(photos.map(\.0.name)))
         guard !names.isEmpty else { return ids }
@@ -185,13 +191,22 @@ public struct ParseImportStore: Sendable {
             ids[try row.decode(0)] = try row.decode(1)
         }
         for (photo, owner) in photos where ids[photo.name] == nil {
-            let bytes = try photo.load()
+            let cleaned: EncodedPhoto
+            do {
+                cleaned = try PhotoCodec.clean(try photo.load(), format: photo.format, limits: files.limits)
+            } catch let refusal as PhotoRefusal {
+                if case .failed = refusal { throw refusal }
+                continue
+            }
+            let key = try files.putObject(cleaned.bytes, contentType: cleaned.encoding.contentType, key: "photos/\(Tokens.random())")
             let id: Int64 = try tx.query("""
                 WITH f AS (
-                    INSERT INTO files (owner_id, content_type, size, sha256, bytes, name)
-                    VALUES (\(owner?.rawValue), \(photo.format.contentType), \(bytes.count), \(Tokens.sha256(bytes))::bytea,
-                            \(bytes)::bytea, \(String(photo.name.suffix(128))))
+                    INSERT INTO files (owner_id, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
+                    VALUES (\(owner?.rawValue), \(cleaned.encoding.contentType), \(cleaned.bytes.count), \(Tokens.sha256(cleaned.bytes))::bytea,
+                            \(key == nil ? cleaned.bytes : nil)::bytea, \(key), \(String(photo.name.suffix(128))), \(cleaned.width), \(cleaned.height), now())
                     RETURNING id
+                ), noted AS (
+                    DELETE FROM object_deletions WHERE object_key = \(key)
                 )
                 INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'file', \(photo.name), id FROM f RETURNING id
                 """).one().decode(0)

@@ -16,7 +16,7 @@ enum UserColumns {
 enum CafeColumns {
     static let select: SQL = """
         c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
-        coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at
+        coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, \(photoSize("c"))
         """
     /// Listed cafes only: an archived cafe has no `cafe_stats` row (migration 0014).
     static let from: SQL = "cafes c JOIN cafe_stats s ON s.cafe_id = c.id"
@@ -24,13 +24,14 @@ enum CafeColumns {
     static func decode(_ row: Row) throws -> Cafe {
         Cafe(id: CafeID(rawValue: try row.decode(0)), name: try row.decode(1), catchCopy: try row.decode(2),
              introduction: try row.decode(3), imageID: try row.decode(4, as: Int64?.self).map(FileID.init(rawValue:)),
+             imageSize: ImageSize(packed: try row.decode(10, as: Int64?.self)),
              publishDate: try row.decode(5, as: String?.self), commentSum: try row.decode(6), commentAmount: try row.decode(7),
              createdAt: try row.decode(8), updatedAt: try row.decode(9))
     }
 }
 
 enum CommentColumns {
-    static let select: SQL = "m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at"
+    static let select: SQL = "m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at, \(photoSize("m"))"
     static let from: SQL = "comments m JOIN users u ON u.id = m.user_id"
 
     static func decode(_ row: Row) throws -> Comment {
@@ -40,8 +41,14 @@ enum CommentColumns {
         return Comment(id: CommentID(rawValue: try row.decode(0)), cafeID: CafeID(rawValue: try row.decode(1)),
                        userID: UserID(rawValue: try row.decode(2)), username: try row.decode(3), detail: try row.decode(4),
                        star: star, imageID: try row.decode(6, as: Int64?.self).map(FileID.init(rawValue:)),
+                       imageSize: ImageSize(packed: try row.decode(9, as: Int64?.self)),
                        createdAt: try row.decode(7), updatedAt: try row.decode(8))
     }
+}
+
+/// The photo's width and height as one column (one index lookup per row, not two), `ImageSize(packed:)`.
+private func photoSize(_ table: String) -> SQL {
+    "(SELECT f.width::bigint << 32 | f.height FROM files f WHERE f.id = \(fixed: table).image_id)"
 }
 
 extension Optional where Wrapped: EntityID {

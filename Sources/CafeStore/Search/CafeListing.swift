@@ -217,7 +217,7 @@ extension CafeRepository {
         for row in rows.prefix(listing.limit) {
             let cafe = try CafeColumns.decode(row)
             cafes.append(cafe)
-            last = CafeSortKey(rating: try row.decode(10), commentSum: cafe.commentSum,
+            last = CafeSortKey(rating: try row.decode(11), commentSum: cafe.commentSum,
                                createdAtMicros: Keyset.micros(cafe.createdAt), id: cafe.id.rawValue)
         }
         return (cafes, rows.count > listing.limit ? last : nil)

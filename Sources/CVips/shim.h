@@ -1,0 +1,1 @@
+#include <vips/vips.h>

@@ -1,0 +1,84 @@
+import CafeDomain
+import Foundation
+import PhotoCodec
+import PostgresKit
+
+/// Photos stored before uploads were cleaned (`files.cleaned_at` NULL) hold the bytes as they were
+/// uploaded, metadata and all. The worker's `clean-photos` job re-encodes them through the same
+/// `PhotoCodec.clean` as an upload, a batch at a time, each in its own transaction: stopped anywhere,
+/// it goes on from what is left. Ids and URLs stay. A stored file that is no decodable image (the
+/// old magic-byte check let such through) is deleted: its cafe or comment loses the photo, which
+/// nobody could see anyway. A photo asked for before the job reaches it is cleaned then.
+public struct PhotoCleaning: Sendable {
+    let files: FileRepository
+
+    public init(files: FileRepository) { self.files = files }
+
+    public struct Progress: Sendable {
+        public let remaining: Int
+        public let cleaned: Int
+        public let refused: Int
+    }
+
+    /// Photos still waiting to be cleaned.
+    public func remaining() throws -> Int {
+        try files.pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
+    }
+
+    /// Cleans up to `batch` photos; the counts of this step and what is left.
+    public func step(batch: Int = 20) throws -> Progress {
+        var cleaned = 0, refused = 0
+        for _ in 0..<batch {
+            guard let outcome = try cleanNext() else { break }
+            if outcome { cleaned += 1 } else { refused += 1 }
+        }
+        return Progress(remaining: try remaining(), cleaned: cleaned, refused: refused)
+    }
+
+    /// Cleans the photo `id` if it still needs it.
+    public func clean(_ id: FileID) throws {
+        _ = try clean(where: "id = \(id.rawValue)")
+    }
+
+    /// True: one photo cleaned; false: one refused and deleted; nil: none left.
+    private func cleanNext() throws -> Bool? {
+        try clean(where: "true")
+    }
+
+    /// Takes one uncleaned row (rows another worker holds are skipped), cleans its bytes outside any
+    /// transaction's wait, and writes the result only if the row is still as it was read.
+    private func clean(where condition: SQL) throws -> Bool? {
+        let pool = files.pool
+        guard let row = try pool.query("""
+            SELECT id, bytes, object_key, encode(sha256, 'hex') AS sha256 FROM files
+            WHERE cleaned_at IS NULL AND \(condition) ORDER BY id LIMIT 1
+            """).first else { return nil }
+        let id = FileID(rawValue: try row.decode("id"))
+        let sha = try row.decode("sha256", as: String.self)
+        let upload: [UInt8]
+        if let bytes = try row.decode("bytes", as: [UInt8]?.self) { upload = bytes } else { upload = try files.readObject(try row.decode("object_key")) }
+        let photo: EncodedPhoto?
+        do {
+            guard let format = ImageFormat.detect(upload) else { throw PhotoRefusal.undecodable("no image format") }
+            photo = try PhotoCodec.clean(upload, format: format, limits: files.limits)
+        } catch let refusal as PhotoRefusal {
+            if case .failed = refusal { throw refusal }
+            photo = nil
+        }
+        guard let photo else {
+            try pool.query("DELETE FROM files WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)")
+            return false
+        }
+        let key = try files.putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
+        try pool.transaction { tx in
+            let updated = try tx.query("""
+                UPDATE files SET content_type = \(photo.encoding.contentType), size = \(photo.bytes.count), sha256 = \(Tokens.sha256(photo.bytes))::bytea,
+                       bytes = \(key == nil ? photo.bytes : nil)::bytea, object_key = \(key), width = \(photo.width), height = \(photo.height),
+                       cleaned_at = now()
+                WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)
+                """).affectedRows
+            if let key, updated == 1 { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+        }
+        return true
+    }
+}
