@@ -151,6 +151,16 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.note_object_deletion() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO object_deletions (object_key)
+    SELECT object_key FROM gone WHERE object_key IS NOT NULL
+    ON CONFLICT (object_key) DO UPDATE SET due_at = now();
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.notify_page_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -311,18 +321,43 @@ ALTER TABLE public.comments ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE public.file_sizes (
+    file_id bigint NOT NULL,
+    width integer NOT NULL,
+    encoding text NOT NULL,
+    height integer NOT NULL,
+    size integer NOT NULL,
+    sha256 bytea NOT NULL,
+    bytes bytea,
+    object_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT file_sizes_check CHECK (((bytes IS NULL) <> (object_key IS NULL))),
+    CONSTRAINT file_sizes_encoding_check CHECK ((encoding = ANY (ARRAY['jpeg'::text, 'png'::text, 'webp'::text]))),
+    CONSTRAINT file_sizes_height_check CHECK ((height > 0)),
+    CONSTRAINT file_sizes_size_check CHECK ((size >= 0)),
+    CONSTRAINT file_sizes_width_check CHECK ((width > 0))
+);
+
 CREATE TABLE public.files (
     id bigint NOT NULL,
     owner_id bigint,
     content_type text NOT NULL,
     size integer NOT NULL,
     sha256 bytea NOT NULL,
-    bytes bytea NOT NULL,
+    bytes bytea,
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     name text,
+    width integer,
+    height integer,
+    cleaned_at timestamp with time zone,
+    object_key text,
+    CONSTRAINT files_bytes_somewhere CHECK (((bytes IS NULL) <> (object_key IS NULL))),
+    CONSTRAINT files_cleaned_has_size CHECK (((cleaned_at IS NULL) OR ((width IS NOT NULL) AND (height IS NOT NULL)))),
     CONSTRAINT files_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+    CONSTRAINT files_height_check CHECK ((height > 0)),
     CONSTRAINT files_name_check CHECK ((char_length(name) <= 128)),
-    CONSTRAINT files_size_check CHECK ((size >= 0))
+    CONSTRAINT files_size_check CHECK ((size >= 0)),
+    CONSTRAINT files_width_check CHECK ((width > 0))
 );
 
 ALTER TABLE public.files ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -373,7 +408,7 @@ CREATE TABLE public.job_runs (
     cafes_touched integer DEFAULT 0 NOT NULL,
     drift_found integer,
     error text,
-    CONSTRAINT job_runs_kind_check CHECK ((kind = ANY (ARRAY['pass'::text, 'reconcile'::text])))
+    CONSTRAINT job_runs_kind_check CHECK ((kind = ANY (ARRAY['pass'::text, 'reconcile'::text, 'clean-photos'::text])))
 );
 
 ALTER TABLE public.job_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
@@ -389,6 +424,11 @@ CREATE TABLE public.login_failures (
     username_key text NOT NULL,
     failed_at timestamp with time zone DEFAULT now() NOT NULL,
     address text DEFAULT ''::text NOT NULL
+);
+
+CREATE TABLE public.object_deletions (
+    object_key text NOT NULL,
+    due_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 CREATE TABLE public.parse_object_ids (
@@ -494,6 +534,15 @@ ALTER TABLE ONLY public.comment_reports
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.file_sizes
+    ADD CONSTRAINT file_sizes_object_key_key UNIQUE (object_key);
+
+ALTER TABLE ONLY public.file_sizes
+    ADD CONSTRAINT file_sizes_pkey PRIMARY KEY (file_id, width, encoding);
+
+ALTER TABLE ONLY public.files
+    ADD CONSTRAINT files_object_key_key UNIQUE (object_key);
+
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_pkey PRIMARY KEY (id);
 
@@ -505,6 +554,9 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.job_runs
     ADD CONSTRAINT job_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.object_deletions
+    ADD CONSTRAINT object_deletions_pkey PRIMARY KEY (object_key);
 
 ALTER TABLE ONLY public.parse_object_ids
     ADD CONSTRAINT parse_object_ids_kind_id_key UNIQUE (kind, id);
@@ -554,7 +606,11 @@ CREATE INDEX comments_user_id_idx ON public.comments USING btree (user_id);
 
 CREATE INDEX comments_with_image_created_idx ON public.comments USING btree (created_at DESC, id DESC) WHERE (image_id IS NOT NULL);
 
+CREATE INDEX files_in_object_store_idx ON public.files USING btree (id) WHERE (object_key IS NOT NULL);
+
 CREATE INDEX files_owner_created_idx ON public.files USING btree (owner_id, created_at);
+
+CREATE INDEX files_uncleaned_idx ON public.files USING btree (id) WHERE (cleaned_at IS NULL);
 
 CREATE INDEX hidden_comments_cafe_idx ON public.hidden_comments USING btree (cafe_id);
 
@@ -588,6 +644,8 @@ CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EAC
 
 CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
+CREATE TRIGGER cafe_stats_notify_photos AFTER DELETE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
+
 CREATE TRIGGER cafes_bitmaps_deleted AFTER DELETE ON public.cafes REFERENCING OLD TABLE AS old_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_deleted();
 
 CREATE TRIGGER cafes_bitmaps_inserted AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_inserted();
@@ -600,6 +658,8 @@ CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW T
 
 CREATE TRIGGER cafes_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
+CREATE TRIGGER cafes_notify_photos AFTER DELETE OR UPDATE OF image_id OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
+
 CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON public.comments REFERENCING OLD TABLE AS old_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_deleted();
 
 CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_inserted();
@@ -607,6 +667,14 @@ CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFEREN
 CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON public.comments REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_updated();
 
 CREATE TRIGGER comments_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.comments FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('comments');
+
+CREATE TRIGGER comments_notify_photos AFTER DELETE OR UPDATE OF image_id OR TRUNCATE ON public.comments FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
+
+CREATE TRIGGER file_sizes_note_object_deletion AFTER DELETE ON public.file_sizes REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION public.note_object_deletion();
+
+CREATE TRIGGER files_note_object_deletion AFTER DELETE ON public.files REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION public.note_object_deletion();
+
+CREATE TRIGGER files_notify_photos AFTER DELETE OR UPDATE OR TRUNCATE ON public.files FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
 
 ALTER TABLE ONLY public.audit_changes
     ADD CONSTRAINT audit_changes_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.audit_log(id);
@@ -631,6 +699,9 @@ ALTER TABLE ONLY public.comments
 
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.file_sizes
+    ADD CONSTRAINT file_sizes_file_id_fkey FOREIGN KEY (file_id) REFERENCES public.files(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;

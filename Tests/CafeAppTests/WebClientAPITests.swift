@@ -23,7 +23,7 @@ final class WebClientAPITests: APITestCase {
         let admin = try adminToken()
         let cafes = try ["森の珈琲", "海の紅茶"].map { try XCTUnwrap(try createCafe($0, token: admin)["id"] as? String) }
         let token = try signUp("photographer").token
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 3, count: 32)
+        let png = FilesAPITests.png
         var withPhoto: [String] = []
         for i in 0..<5 {
             let image = try XCTUnwrap(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: png).json()["id"] as? String)

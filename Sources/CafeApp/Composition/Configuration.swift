@@ -56,6 +56,8 @@ public struct Configuration: Sendable {
     public var photoCacheSeconds: Int
     /// `PHOTO_STORE` (default `postgres`, or `s3://BUCKET[/PREFIX]` with the `AWS_*` variables).
     public var photoStore: S3Location?
+    /// The `AWS_*` variables, for an S3 store named elsewhere (`cafe photos move --to s3://…`).
+    public var awsEnvironment: [String: String]
     /// `PHOTO_STORE_TIMEOUT` (default 10): seconds an object-store request may take before 503.
     public var photoStoreTimeout: Double
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
@@ -188,6 +190,7 @@ public struct Configuration: Sendable {
         photoQueue = env.int("PHOTO_QUEUE", 16, 0...100_000)
         photoCacheSeconds = env.int("PHOTO_CACHE_SECONDS", 3600, 0...31_536_000)
         photoStoreTimeout = env.seconds("PHOTO_STORE_TIMEOUT", 10, 0.1...3600)
+        awsEnvironment = environment.filter { $0.key.hasPrefix("AWS_") }
         switch env.string("PHOTO_STORE") ?? "postgres" {
         case "postgres":
             photoStore = nil

@@ -109,7 +109,7 @@ extension Service {
             }
             (bucket, direction) = (configured, .toPostgres)
         } else {
-            switch S3Location.parse(target, environment: ProcessInfo.processInfo.environment) {
+            switch S3Location.parse(target, environment: config.awsEnvironment) {
             case .success(let location): (bucket, direction) = (location, .toObjectStore)
             case .failure(let error): throw ConfigurationError(message: "--to: \(error.description)")
             }

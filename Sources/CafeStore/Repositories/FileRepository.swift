@@ -79,17 +79,16 @@ public struct FileRepository: Sendable {
 
     /// Decodes, cleans and stores an upload (`format` is what its bytes are). `name` is the name a Parse
     /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's uploads of the last
-    /// 24 hours would pass the quota (counted in the bytes received); the check and the insert are one
-    /// step per owner, so parallel uploads cannot pass it together.
+    /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
+    /// insert are one step per owner, so parallel uploads cannot pass it together.
     public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
-        let photo = try PhotoCodec.clean(upload, format: format, limits: limits)
-        return try store(photo, owner: owner, uploadedBytes: upload.count, name: name)
+        try store(try PhotoCodec.clean(upload, format: format, limits: limits), owner: owner, name: name)
     }
 
     /// Stores a photo already cleaned. With an object store, the object is put before the row is
     /// committed, and a note to delete it is committed before the put: a crash anywhere leaves either
     /// the row with its object or a note that the sweep acts on, never a row without its bytes.
-    func store(_ photo: EncodedPhoto, owner: UserID?, uploadedBytes: Int, name: String?) throws -> StoredPhoto {
+    func store(_ photo: EncodedPhoto, owner: UserID?, name: String?) throws -> StoredPhoto {
         let digest = Tokens.sha256(photo.bytes)
         let key = try putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
         let insert: SQL = """
@@ -105,7 +104,7 @@ public struct FileRepository: Sendable {
                     SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
                     FROM files WHERE owner_id = \(owner.rawValue) AND created_at > now() - interval '1 day'
                     """).one()
-                if try used.decode("used", as: Int.self) + uploadedBytes > dailyQuota {
+                if try used.decode("used", as: Int.self) + photo.bytes.count > dailyQuota {
                     let wait = try used.decode("wait", as: Double?.self) ?? 86_400
                     throw StoreError.uploadQuotaExceeded(limit: dailyQuota, retryAfter: max(1, Int(wait.rounded(.up))))
                 }

@@ -83,18 +83,18 @@ final class HostileExportTests: ParseTestCase {
     /// Finding 7: a photo over the upload limit is skipped; photos are read per batch, not held for the run.
     func testAPhotoOverTheUploadLimitIsSkipped() throws {
         try users()
-        var big = [UInt8](repeating: 0, count: 12 * 1024 * 1024)
+        var big = [UInt8](repeating: 0, count: 26 * 1024 * 1024)
         big[0...2] = [0xFF, 0xD8, 0xFF]
         try Data(big).write(to: directory.appendingPathComponent("files/big.jpg"))
-        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 1, count: 100)).write(to: directory.appendingPathComponent("files/small.png"))
+        try Data(FilesAPITests.png).write(to: directory.appendingPathComponent("files/small.png"))
         try write("CafeMaster.json", [
             #"{"_id": "cafeBig001", "name": "Big", "CafeImage": "big.jpg"}"#,
             #"{"_id": "cafeSmall1", "name": "Small", "CafeImage": "small.png"}"#,
         ])
         let summary = try runImport()
-        XCTAssertTrue(summary.contains("CafeMaster cafeBig001: CafeImage big.jpg is 12582912 bytes, more than an upload may be"), summary)
+        XCTAssertTrue(summary.contains("CafeMaster cafeBig001: CafeImage big.jpg is 27262976 bytes, more than an upload may be"), summary)
         XCTAssertEqual(try count("cafes"), 1)
-        XCTAssertEqual(try pool.query("SELECT size FROM files").one().decode(0, as: Int.self), 108)
+        XCTAssertEqual(try pool.query("SELECT width FROM files WHERE cleaned_at IS NOT NULL").one().decode(0, as: Int.self), 64, "cleaned as an upload is")
     }
 
     /// The import checks cafes and comments by the rules `/parse` writes meet (one validation, issue

@@ -45,7 +45,7 @@ final class ModerationReachTests: ParseTestCase {
 
     func testAbsoluteURLsComeOnlyFromAKnownHost() throws {
         let (_, token) = try parseSignUp("uploader_h")
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 64)
+        let png = FilesAPITests.png
         let evil = try parse("POST", "/files/photo.png", session: token, headers: ["Content-Type": "image/png", "Host": "evil.example"], body: png)
         XCTAssertEqual(evil.status, 201, evil.text)
         XCTAssertTrue((evil.json()["url"] as? String ?? "").hasPrefix("/parse/files/"), evil.text)

@@ -53,7 +53,7 @@ final class WriteLoad: Sendable {
             var size: Int?
             if withPhotos {
                 // A PNG signature and a few kilobytes: enough for a torn write to show.
-                let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<Int.random(in: 2_000...60_000)).map { _ in UInt8.random(in: 0...255) }
+                let bytes = FilesAPITests.png
                 let upload = try RawHTTPClient(port: to.port).request("POST", "/v1/files", headers: ["Authorization": "Bearer \(to.token)", "Content-Type": "image/png"], body: bytes)
                 guard upload.status == 201 else { return Outcome(detail: detail, status: upload.status, body: upload.text, imageSize: nil) }
                 imageID = upload.json()["id"] as? String

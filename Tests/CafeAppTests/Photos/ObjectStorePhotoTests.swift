@@ -1,0 +1,101 @@
+import CafeApp
+import CafeStore
+import CafeTestSupport
+import Foundation
+import JSONLogging
+import ObjectStorage
+import XCTest
+
+/// The photo checks again with `PHOTO_STORE=s3://…` on a real SeaweedFS (started by the suite),
+/// and what only an object store can do: be down during an upload, and be moved to and back.
+final class ObjectStorePhotoTests: PhotoPipelineChecks {
+    lazy var store = TestObjectStore.freshBucket()
+    override var extraEnvironment: [String: String] { store.environment }
+
+    func testMetadataIsGoneAndThePhotoUpright() throws { try checkMetadataIsGoneAndThePhotoUpright() }
+    func testSizes() throws { try checkSizes() }
+    func testModerationReachesTheBytes() throws { try checkModerationReachesTheBytes() }
+
+    func testTheBytesAreInTheBucketNotInPostgreSQL() throws {
+        let (_, token) = try signUp("s3-user")
+        _ = try upload(Self.phonePhoto, token: token)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE bytes IS NULL AND object_key LIKE 'photos/%'").one().decode(0, as: Int.self), 1)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 0, "the note went with the row's commit")
+    }
+
+    /// A store that does not answer: 503 with Retry-After within PHOTO_STORE_TIMEOUT, no row, and the
+    /// note that lets the sweep remove whatever reached the store.
+    func testAnOutageDuringAnUploadIsA503WithNothingHalfWritten() throws {
+        app.shutdown()
+        // A socket that accepts connections and never answers, then nothing listening at all.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
+        listen(silent, 16)
+        let port = UInt16(bigEndian: address.sin_port)
+        for (n, endpoint) in ["http://127.0.0.1:\(port)", "http://127.0.0.1:\(TestObjectStore.freePort())"].enumerated() {
+            try restart(extra: ["AWS_ENDPOINT_URL_S3": endpoint, "PHOTO_STORE_TIMEOUT": "1"])
+            let (_, token) = try signUp("outage\(n)")
+            let started = Date()
+            let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/jpeg"], body: Self.phonePhoto)
+            assertProblem(r, 503, "photo_store_unavailable")
+            XCTAssertNotNil(r.headers["retry-after"])
+            XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+            XCTAssertEqual(try count("files"), 0, endpoint)
+            app.shutdown()
+        }
+        try restart(extra: [:])
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 2, "a note per attempted object, for the sweep")
+    }
+
+    /// `cafe photos move` to PostgreSQL and back: every photo and size comes through, digests checked.
+    func testMovingThereAndBackLosesNothing() throws {
+        let admin = try adminToken()
+        let cafe = try XCTUnwrap(try createCafe(token: admin)["id"] as? String)
+        let (_, token) = try signUp("mover")
+        var urls: [String] = []
+        for _ in 0..<3 { urls.append(try commentWithPhoto(token, cafe: cafe).url) }
+        for url in urls { _ = try call("GET", url + "?w=320", headers: ["Accept": "image/webp"]) }
+        func served() throws -> [[UInt8]] {
+            try urls.flatMap { [try call("GET", $0).body, try call("GET", $0 + "?w=320", headers: ["Accept": "image/webp"]).body] }
+        }
+        let before = try served()
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 6)
+        let digests = try pool.query("SELECT encode(sha256, 'hex') FROM files UNION ALL SELECT encode(sha256, 'hex') FROM file_sizes ORDER BY 1")
+            .map { try $0.decode(0, as: String.self) }
+
+        let config = Configuration(environment: ["DATABASE_URL": db.conninfo, "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
+                                                 "LOG_LEVEL": "error"].merging(store.environment) { $1 })
+        let logger = Logger(label: "t", minimum: .error)
+        XCTAssertEqual(try Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in }, 6)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE bytes IS NULL").one().decode(0, as: Int.self), 0)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0, "the source copies dropped")
+        XCTAssertEqual(try served(), before)
+        XCTAssertEqual(try Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in }, 0, "nothing left: resumable, idempotent")
+
+        XCTAssertEqual(try Service.movePhotos(config, to: "s3://\(store.bucket)/cafe", logger: logger) { _, _ in }, 6)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE bytes IS NOT NULL").one().decode(0, as: Int.self), 0)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 6)
+        XCTAssertEqual(try served(), before)
+        XCTAssertEqual(try pool.query("SELECT encode(sha256, 'hex') FROM files UNION ALL SELECT encode(sha256, 'hex') FROM file_sizes ORDER BY 1")
+            .map { try $0.decode(0, as: String.self) }, digests)
+    }
+
+    /// The orphan sweep deletes the objects of deleted rows and of uploads that never committed.
+    func testTheSweepCoversTheObjectStore() throws {
+        let (_, token) = try signUp("sweep")
+        _ = try upload(Self.phonePhoto, token: token)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1)
+        try pool.query("UPDATE files SET created_at = now() - interval '2 days'")
+        let files = FileRepository(pool: pool, storage: app.configuration.photoStorage())
+        XCTAssertEqual(try files.deleteOrphans(olderThan: 3600), 1)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 0)
+    }
+}
