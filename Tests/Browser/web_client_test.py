@@ -118,6 +118,7 @@ class Story:
         status, page, _ = self.api("GET", "/v1/cafes?limit=1")
         assert featured.text == page["items"][0]["name"], (featured.text, page)
         self.wait(lambda d: len(self.css(".cafe-row")) >= 5, "the other cafes")
+        self.loads_thumbnails(".cafe-row img", "the cafe list", at_least=2)
         self.screenshot("cafes.png", height=1400)
 
     def sign_up(self):
@@ -232,6 +233,18 @@ class Story:
             "const i = document.querySelector(`.tile[data-comment-id='${arguments[0]}'] img`); return i && i.complete && i.naturalWidth > 0",
             self.comment_id), "our photo on the wall")
         assert "抹茶カフェ 翠" in self.one(f".tile[data-comment-id='{self.comment_id}']").text
+        self.loads_thumbnails(".tile img", "the photo wall", at_least=2)   # the demo's comment photos are there too
+
+    def loads_thumbnails(self, selector, where, at_least=1):
+        """What the browser chose from each photo's srcset: a size for a thumbnail, never the original."""
+        def chosen(d):
+            sources = self.driver.execute_script(
+                "return [...document.querySelectorAll(arguments[0])].filter(i => i.complete && i.naturalWidth > 0).map(i => i.currentSrc)", selector)
+            return sources if len(sources) >= at_least else None
+        sources = self.wait(chosen, f"{at_least} loaded photos in {where}")
+        for source in sources:
+            width = int(source.split("?w=")[1]) if "?w=" in source else None
+            assert width is not None and width <= 640, f"{where} loaded {source}, not a thumbnail"
 
     def html_stays_text(self):
         self.go(f"#/cafes/{self.cafe_id}")

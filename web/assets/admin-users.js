@@ -2,7 +2,7 @@
 // unblock (optionally bringing them back); grant or revoke the admin right; one account's comments,
 // hidden ones marked, each hidden or restored on its own.
 import { api } from './api.js';
-import { debounce, h, replace } from './dom.js';
+import { debounce, h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating } from './stars.js';
 import { notice, pager } from './admin.js';
@@ -83,7 +83,7 @@ export function authoredItem(c, act) {
       h('strong', {}, c.cafeName), h('span', { class: 'muted' }, ` · ${formatDate(c.createdAt)}`),
       c.hidden ? h('span', { class: 'state archived hidden-mark', title: t(`hidden.${c.hiddenBecause}`) }, ` ${t('mine.hidden')}: ${t(`hidden.${c.hiddenBecause}`)}`) : null),
     h('p', { class: 'comment-detail' }, c.detail),
-    c.imageUrl ? h('img', { class: 'comment-photo', src: c.imageUrl, alt: '', loading: 'lazy' }) : null,
+    c.imageUrl ? photoImg(c, { class: 'comment-photo', alt: '' }, '160px') : null,
     act && c.hiddenBecause !== 'archive' ? h('div', { class: 'comment-actions' },
       c.hidden ? h('button', { type: 'button', class: 'restore', onclick: () => act('restore') }, t('admin.restore'))
                : h('button', { type: 'button', class: 'hide danger', onclick: () => act('hide') }, t('admin.hide'))) : null);

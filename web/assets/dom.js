@@ -29,3 +29,22 @@ export function debounce(fn, ms) {
   let timer;
   return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };
 }
+
+const photoWidths = [160, 320, 640, 1280];
+
+/// A photo as the browser should load it: `srcset` with the server's sizes (`?w=`, WebP where the
+/// browser takes it) and `sizes` saying how wide it is shown, so a list loads thumbnails and only a
+/// cafe's own page the large one; `width`/`height` so the page is laid out before it arrives.
+export function photoImg(item, attrs = {}, shownWidth = '320px') {
+  const url = item.imageUrl;
+  return h('img', {
+    ...attrs,
+    src: `${url}?w=320`,
+    srcset: photoWidths.map((w) => `${url}?w=${w} ${w}w`).join(', '),
+    sizes: shownWidth,
+    width: item.imageWidth ?? undefined,
+    height: item.imageHeight ?? undefined,
+    loading: 'lazy',
+    decoding: 'async',
+  });
+}

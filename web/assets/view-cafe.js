@@ -1,7 +1,7 @@
 // One cafe: its photo and story, its rating, its comments; logged-in users review it and edit or
 // delete their own comments (the server enforces that too: the controls are only a courtesy).
 import { api, session, uploadPhoto } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating, starPicker, stars } from './stars.js';
 
@@ -13,7 +13,7 @@ export async function cafeView(main, id) {
   replace(main,
     h('a', { href: '#/', class: 'back' }, t('back')),
     h('article', { class: 'cafe' },
-      cafe.imageUrl ? h('img', { class: 'cafe-photo', src: cafe.imageUrl, alt: '', loading: 'lazy' })
+      cafe.imageUrl ? photoImg(cafe, { class: 'cafe-photo', alt: '' }, '(max-width: 900px) 100vw, 900px')
                     : h('div', { class: 'cafe-photo placeholder', 'aria-hidden': 'true' }, cafe.name.slice(0, 1)),
       h('h1', { id: 'cafe-name' }, cafe.name),
       h('p', { class: 'catch' }, cafe.catchCopy),
@@ -95,7 +95,7 @@ function commentItem(c, afterWrite) {
       rating(c.star),
       h('span', { class: 'muted' }, ` ${t('by')} `, h('span', { class: 'comment-author' }, c.username), ` · ${formatDate(c.createdAt)}`)),
     text,
-    c.imageUrl ? h('img', { class: 'comment-photo', src: c.imageUrl, alt: '', loading: 'lazy' }) : null);
+    c.imageUrl ? photoImg(c, { class: 'comment-photo', alt: '' }, '320px') : null);
   if (mine) {
     item.append(h('div', { class: 'comment-actions' },
       h('button', { type: 'button', class: 'edit', onclick: () => edit(item, c, afterWrite) }, t('edit')),

@@ -1,6 +1,6 @@
 // The cafe list: newest first with the newest featured large, as-you-type search, three orders.
 import { api, normalizedKeywords } from './api.js';
-import { debounce, h, replace } from './dom.js';
+import { debounce, h, replace, photoImg } from './dom.js';
 import { t } from './i18n.js';
 import { stars } from './stars.js';
 
@@ -43,7 +43,7 @@ export async function cafesView(main) {
 
 function photo(cafe, className) {
   return cafe.imageUrl
-    ? h('img', { class: className, src: cafe.imageUrl, alt: '', loading: 'lazy' })
+    ? photoImg(cafe, { class: className, alt: '' }, className.includes('featured') ? '(max-width: 700px) 100vw, 640px' : '160px')
     : h('div', { class: `${className} placeholder`, 'aria-hidden': 'true' }, cafe.name.slice(0, 1));
 }
 

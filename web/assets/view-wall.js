@@ -1,6 +1,6 @@
 // The photo wall: everyone's recent comments that carry a photo, newest first.
 import { api } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 
 export async function wallView(main) {
@@ -13,7 +13,7 @@ export async function wallView(main) {
     const page = await api('GET', `/v1/comments?${params}`);
     for (const c of page.items) {
       grid.append(h('figure', { class: 'tile', dataset: { commentId: c.id } },
-        h('a', { href: `#/cafes/${c.cafeId}` }, h('img', { src: c.imageUrl, alt: c.detail, loading: 'lazy' })),
+        h('a', { href: `#/cafes/${c.cafeId}` }, photoImg(c, { alt: c.detail }, '(max-width: 600px) 50vw, 240px')),
         h('figcaption', {},
           h('a', { class: 'tile-cafe', href: `#/cafes/${c.cafeId}` }, c.cafeName),
           h('span', { class: 'muted' }, ` ${t('by')} ${c.username} · ${formatDate(c.createdAt)}`))));
