@@ -42,6 +42,7 @@ bench: deps
 	@tools/ensure-packages $(BENCH_DEPS)
 	$(SWIFT) build -c release --product cafe
 	bench/run.sh
+	bench/photos.sh
 
 # Cheap requests under attack: /healthz and the cafe list alone, then while expensive /parse
 # queries and log-in floods arrive (bench/overload.sh); fails if they do not keep flowing.

@@ -145,6 +145,15 @@ extension TestPhotos {
         return out
     }
 
+    /// `png` with a `tEXt` chunk of `length` bytes after its header: a valid PNG, larger by that, whose
+    /// cleaned copy (which keeps no metadata) is as small as ever.
+    public static func withText(_ png: [UInt8], length: Int) -> [UInt8] {
+        let payload = Array("Comment".utf8) + [0] + [UInt8](repeating: UInt8(ascii: "x"), count: length)
+        let typed = Array("tEXt".utf8) + payload
+        let chunk = be32(UInt32(payload.count)) + typed + be32(crc32(typed))
+        return Array(png[0..<33]) + chunk + png[33...]
+    }
+
     /// This process's resident memory now (`/proc/self/statm`).
     public static func residentBytes() -> Int {
         let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []

@@ -7,7 +7,16 @@ final class ComposeFileTests: XCTestCase {
     func testServicesCommandsAndSettingsAreThere() throws {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docker-compose.yml"), encoding: .utf8)
         let services = try XCTUnwrap(try MiniYAML.parse(text)["services"] as? [String: Any])
-        XCTAssertEqual(Set(services.keys), ["db", "db-standby", "migrate", "api", "worker", "lb"])
+        XCTAssertEqual(Set(services.keys), ["db", "db-standby", "migrate", "api", "worker", "lb", "objects"])
+        // The optional object store for photos starts only with its profile; api and worker name it.
+        let objects = try XCTUnwrap(services["objects"] as? [String: Any])
+        XCTAssertEqual(objects["profiles"] as? [String], ["s3"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot.appendingPathComponent("deploy/objects.sh").path))
+        for name in ["api", "worker"] {
+            let env = (services[name] as? [String: Any])?["environment"] as? [String: Any]
+            XCTAssertEqual(env?["PHOTO_STORE"] as? String, "${PHOTO_STORE:-postgres}", name)
+            XCTAssertEqual(env?["AWS_ENDPOINT_URL_S3"] as? String, "${AWS_ENDPOINT_URL_S3:-http://objects:8333}", name)
+        }
 
         let db = try XCTUnwrap(services["db"] as? [String: Any])
         XCTAssertEqual(db["image"] as? String, "postgres:15")

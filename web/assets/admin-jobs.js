@@ -24,11 +24,12 @@ export async function jobsScreen(body) {
   async function refresh() {
     const jobs = await api('GET', '/v1/admin/jobs');
     const lastReconcile = jobs.runs.find((run) => run.kind === 'reconcile' && run.finishedAt);
-    const lastPass = jobs.runs.find((run) => run.kind !== 'reconcile' && run.finishedAt);
+    const lastPass = jobs.runs.find((run) => run.kind === 'pass' && run.finishedAt);
     const entry = (key, value, id) => [h('dt', {}, t(key)), h('dd', { id }, value)];
     summary.replaceChildren(
       ...entry('admin.jobs.outboxRows', String(jobs.outboxRows), 'jobs-outbox'),
       ...entry('admin.jobs.lag', `${jobs.lagSeconds.toFixed(1)} s`, 'jobs-lag'),
+      ...entry('admin.jobs.photosToClean', String(jobs.photosToClean ?? 0), 'jobs-photos-to-clean'),
       ...entry('admin.jobs.lastPass', lastPass ? formatDate(lastPass.finishedAt) : '—', 'jobs-last-pass'),
       ...entry('admin.jobs.lastReconcile', lastReconcile
         ? `${formatDate(lastReconcile.finishedAt)} · ${t('admin.jobs.drift')}: ${lastReconcile.driftFound ?? 0}` : '—', 'jobs-last-reconcile'));

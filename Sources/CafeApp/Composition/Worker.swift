@@ -28,8 +28,8 @@ public enum Worker {
             let started = Date()
             let progress = try cleaning.step()
             try JobLog(pool: pool).recordStep(kind: "clean-photos", started: started, touched: progress.cleaned + progress.refused)
-            logger.info("photos cleaned", [("cleaned", String(progress.cleaned)), ("refused", String(progress.refused)),
-                                           ("remaining", String(progress.remaining))])
+            let fields = [("cleaned", String(progress.cleaned)), ("refused", String(progress.refused)), ("remaining", String(progress.remaining))]
+            if progress.remaining == 0 { logger.info("every stored photo is cleaned", fields) } else { logger.debug("photos cleaned", fields) }
         }
     }
 

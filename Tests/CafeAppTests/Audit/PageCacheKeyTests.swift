@@ -60,7 +60,8 @@ final class PageCacheKeyTests: ParseTestCase {
         let paths = document?["paths"] as? [String: Any] ?? [:]
         let shared = (document?["components"] as? [String: Any])?["parameters"] as? [String: Any] ?? [:]
         let pages = app.router.routes.compactMap { route in route.traits.page.map { (route.pattern, $0.parameters) } }
-        XCTAssertEqual(Set(pages.map(\.0)), ["/v1/cafes", "/v1/cafes/{id}", "/v1/cafes/{id}/comments", "/v1/cafes/{id}/photos", "/v1/comments"])
+        XCTAssertEqual(Set(pages.map(\.0)), ["/v1/cafes", "/v1/cafes/{id}", "/v1/cafes/{id}/comments", "/v1/cafes/{id}/photos", "/v1/comments",
+                                            "/v1/files/{id}", "/parse/files/{appId}/{name}"])
         for (route, page) in pages {
             let operation = (paths[route] as? [String: Any])?["get"] as? [String: Any] ?? [:]
             let names = (operation["parameters"] as? [[String: Any]] ?? []).compactMap { p -> String? in

@@ -52,12 +52,12 @@ final class WriteLoad: Sendable {
             var imageID: String?
             var size: Int?
             if withPhotos {
-                // A PNG signature and a few kilobytes: enough for a torn write to show.
+                // A real photo: its stored (cleaned) size is what the upload answered.
                 let bytes = FilesAPITests.png
                 let upload = try RawHTTPClient(port: to.port).request("POST", "/v1/files", headers: ["Authorization": "Bearer \(to.token)", "Content-Type": "image/png"], body: bytes)
                 guard upload.status == 201 else { return Outcome(detail: detail, status: upload.status, body: upload.text, imageSize: nil) }
                 imageID = upload.json()["id"] as? String
-                size = bytes.count
+                size = upload.json()["size"] as? Int
             }
             let json = imageID.map { #"{"detail":"\#(detail)","star":\#(Int.random(in: 1...3)),"imageId":"\#($0)"}"# }
                 ?? #"{"detail":"\#(detail)","star":\#(Int.random(in: 1...3))}"#
