@@ -21,7 +21,7 @@ enum DemoPhotos {
             if r > 105 { return (250, 247, 242) }                                                // cup rim
             // Foam: a heart (|x|, y folded into two circles over a triangle), on the coffee.
             let hx = abs(dx) / 60, hy = -(dy + 10) / 60
-            let heart = (hx - 0.5) * (hx - 0.5) + (hy - 0.35) * (hy - 0.35) < 0.3 || (hy <= 0.35 && hy > hx - 1.05 && hy > -1.1)
+            let heart = (hx - 0.5) * (hx - 0.5) + (hy - 0.35) * (hy - 0.35) < 0.3 || (hy <= 0.35 && hy > 1.3 * hx - 1.1)
             return heart ? (243, 226, 200) : mix((120, 72, 40), (92, 54, 30), r / 105)
         }
     }
