@@ -22,13 +22,18 @@ rm -rf "$work" && mkdir -p "$work/nginx/html" "$work/in"
 
 # Phone-like photos: a smooth scene (gradients) with sensor-like noise, as a camera's JPEG at Q 90.
 make_photo() {   # WIDTH HEIGHT SEED OUT
-    local w=$1 h=$2 seed=$3 out=$4 t=$work/in/t$seed
+    local w=$1 h=$2 seed=$3 out=$4
+    local t=$work/in/t$seed
     vips xyz "$t-xy.v" "$w" "$h"
     vips extract_band "$t-xy.v" "$t-x.v" 0; vips extract_band "$t-xy.v" "$t-y.v" 1
     vips linear "$t-x.v" "$t-r.v" "$(echo "scale=8; 200 / $w" | bc)" "$((seed * 7 % 40))"
     vips linear "$t-y.v" "$t-g.v" "$(echo "scale=8; 160 / $h" | bc)" 30
-    vips gaussnoise "$t-n.v" "$w" "$h" --mean 90 --sigma 6
-    vips bandjoin "$t-r.v $t-g.v $t-n.v" "$t-c.v"
+    vips gaussnoise "$t-n.v" "$w" "$h" --mean 0 --sigma 10
+    # Structure at every scale a thumbnail keeps: coarse noise blown up into soft shapes.
+    vips gaussnoise "$t-s.v" "$((w / 40))" "$((h / 40))" --mean 110 --sigma 45
+    vips resize "$t-s.v" "$t-b.v" 40 --kernel linear
+    vips add "$t-b.v" "$t-n.v" "$t-m.v"
+    vips bandjoin "$t-r.v $t-g.v $t-m.v" "$t-c.v"
     vips cast "$t-c.v" "$t-u.v" uchar
     vips copy "$t-u.v" "$out[Q=90]"
     rm -f "$t"-*.v
@@ -39,7 +44,8 @@ for i in $(seq 1 8); do make_photo 6000 4000 "$((i + 50))" "$work/in/p24-$i.jpg"
 
 step "starting cafe serve (release, embedded PostgreSQL, page cache on)"
 start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 UPLOAD_QUOTA_BYTES=0
-serve_pid=${pids[-1]}
+# `cafe serve` supervises a request process (`--listen-fd`): that one's memory is what is measured.
+request_pid() { pgrep -P "${pids[-1]}" -f -- "--listen-fd" | head -1; }
 "$cafe" seed --cafes 2000 --comments 2000 > /dev/null
 token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
     -d '{"username":"bencher","password":"bench password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
@@ -48,7 +54,7 @@ upload() { curl -sf -X POST "$base/v1/files" -H "Authorization: Bearer $token" -
 comment_with() { curl -sf -o /dev/null -X POST "$base/v1/cafes/$cafe_id/comments" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d "{\"detail\":\"photo\",\"star\":3,\"imageId\":\"$1\"}"; }
 now() { date +%s.%N; }
-rows=()
+rows=(); uploaders=()
 row() { rows+=("$1|$2|$3|$4|$5|$6"); }
 ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
@@ -64,9 +70,11 @@ done
 t0=$(now)
 for id in "${ids[@]}"; do curl -sf -o /dev/null -H 'Accept: image/webp' "$base/v1/files/$id?w=640"; done
 service_ms=$(echo "scale=1; ($(now) - $t0) * 1000 / $photos" | bc)
+# One vipsthumbnail process for all the files, so its start-up is not counted against it per photo.
 t0=$(now)
-for i in $(seq 1 "$photos"); do vipsthumbnail "$work/in/p12-$i.jpg" --size 640x -o "$work/in/thumb-$i.webp[Q=80,strip]"; done
+vipsthumbnail "$work"/in/p12-*.jpg --size 640x -o "$PWD/$work/in/thumb-%s.webp[Q=80,strip]"
 vips_ms=$(echo "scale=1; ($(now) - $t0) * 1000 / $photos" | bc)
+[ "$(ls "$work"/in/thumb-*.webp | wc -l)" = "$photos" ] || { echo "vipsthumbnail made no thumbnails"; exit 1; }
 upload_ms=$(echo "scale=0; $upload_seconds * 1000 / $photos" | bc)
 r=$(ratio "$service_ms" "$vips_ms")
 row "photo: 640 WebP of a 12 MP JPEG (first request)" "ms per photo (upload+clean ${upload_ms} ms)" "$service_ms" "$vips_ms (vipsthumbnail)" "ratio $r, goal <= 1.2" "$(le "$r" 1.2)"
@@ -105,18 +113,28 @@ pct=$(echo "scale=2; $loaded * 100 / $originals" | bc)
 row "photo wall first page: image bytes loaded" "bytes ($photos photos)" "$loaded" "$originals (originals)" "$pct %, goal <= 5 %" "$(le "$pct" 5)"
 
 # --- 4. 8 concurrent 24 MP uploads ------------------------------------------------------------------
-step "the cafe list's p99 unloaded, then during 8 concurrent 24-megapixel uploads"
-list="$base/v1/cafes?limit=20&sort=newest&nocache=1"
-read -r _ _ idle_p99 <<< "$(conns=8 duration=6s wrk_run "$base/v1/cafes?limit=20&q=%E7%8F%88")"
-( for i in $(seq 1 8); do upload "$work/in/p24-$i.jpg" > /dev/null & done; wait ) &
-uploads=$!
-sleep 0.3
-read -r _ _ busy_p99 <<< "$(conns=8 duration=6s wrk_run "$base/v1/cafes?limit=20&q=%E7%8F%88")"
-wait $uploads
-peak_kb=$(awk '/VmHWM/ { print $2 }' /proc/$serve_pid/status)
+step "the cafe list's p99 unloaded, then while 8 clients upload 24-megapixel JPEGs without pause"
+# Logged in, so the page cache does not answer: each request is the list query and its rendering.
+cat > "$work/auth.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $token"
+LUA
+list="$base/v1/cafes?limit=20"
+conns=8 duration=3s wrk_run "$list" "$work/auth.lua" > /dev/null   # warm: connections, prepared statements
+read -r _ _ idle_p99 <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
+touch "$work/uploading"
+for i in $(seq 1 8); do
+    ( while [ -f "$work/uploading" ]; do upload "$work/in/p24-$i.jpg" > /dev/null || true; done ) &
+    uploaders+=("$!")
+done
+sleep 1
+read -r _ _ busy_p99 <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
+rm -f "$work/uploading"
+wait "${uploaders[@]}"
+uploaded=$(psql "$conninfo" -XAtc "SELECT count(*) FROM files WHERE width = 2560 AND height = 1707")
+peak_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$(request_pid)/status")
 peak_mb=$(echo "scale=0; $peak_kb / 1024" | bc)
 r=$(ratio "$busy_p99" "$idle_p99")
-row "cafe list p99 during 8 × 24 MP uploads" "ms (peak RSS ${peak_mb} MB, goal <= 400)" "$busy_p99" "$idle_p99 (unloaded)" "ratio $r, goal <= 3" "$( [ "$(le "$r" 3)" = true ] && [ "$peak_mb" -le 400 ] && echo true || echo false)"
+row "cafe list p99 while 8 clients upload 24 MP" "ms ($uploaded uploads, peak RSS ${peak_mb} MB, goal <= 400)" "$busy_p99" "$idle_p99 (unloaded)" "ratio $r, goal <= 3" "$( [ "$(le "$r" 3)" = true ] && [ "$peak_mb" -le 400 ] && echo true || echo false)"
 
 printf '\n%-48s %-44s %10s %-26s %-24s %s\n' scenario unit value reference ratio meets
 for line in "${rows[@]}"; do
