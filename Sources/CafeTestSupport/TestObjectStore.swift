@@ -87,18 +87,7 @@ public enum TestObjectStore {
     private static let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)",
                                   "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
 
-    private static func run(_ args: [String], tool: String = "/usr/bin/curl") -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = args
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
+    private static func run(_ args: [String], tool: String = "/usr/bin/curl") -> String { toolOutput(tool, args) ?? "" }
 
     private static func which(_ tool: String) -> String? {
         (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/\(tool)" }

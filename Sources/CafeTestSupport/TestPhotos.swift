@@ -115,19 +115,8 @@ public enum TestPhotos {
 
     @discardableResult
     private static func run(_ tool: String, _ args: [String]) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = args
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        var environment = ProcessInfo.processInfo.environment
-        environment["VIPS_WARNING"] = "0"
-        process.environment = environment
-        guard (try? process.run()) != nil else { preconditionFailure("\(tool) is missing: install libvips-tools") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        guard let output = toolOutput(tool, args) else { preconditionFailure("\(tool) is missing: install libvips-tools") }
+        return output
     }
 }
 

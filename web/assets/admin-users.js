@@ -1,7 +1,7 @@
 // Operators' accounts: search; block (optionally hiding every comment in the same action) and
 // unblock (optionally bringing them back); grant or revoke the admin right; one account's comments,
 // hidden ones marked, each hidden or restored on its own.
-import { api } from './api.js';
+import { api, privatePhotoURL } from './api.js';
 import { debounce, h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating } from './stars.js';
@@ -76,6 +76,13 @@ export async function userScreen(body, id) {
   else list.append(h('li', { class: 'muted' }, t('mine.none')));
 }
 
+/// A hidden comment's photo, which only its author and the admins may fetch: with the session, as a blob.
+function hiddenPhoto(c) {
+  const img = h('img', { class: 'comment-photo', alt: '', width: c.imageWidth ?? undefined, height: c.imageHeight ?? undefined });
+  privatePhotoURL(`${c.imageUrl}?w=320`).then((url) => { if (url) img.src = url; });
+  return img;
+}
+
 /// A comment with its hidden state; `act('hide' | 'restore')` when given (the console).
 export function authoredItem(c, act) {
   return h('li', { class: c.hidden ? 'comment is-hidden' : 'comment', dataset: { commentId: c.id } },
@@ -83,7 +90,7 @@ export function authoredItem(c, act) {
       h('strong', {}, c.cafeName), h('span', { class: 'muted' }, ` · ${formatDate(c.createdAt)}`),
       c.hidden ? h('span', { class: 'state archived hidden-mark', title: t(`hidden.${c.hiddenBecause}`) }, ` ${t('mine.hidden')}: ${t(`hidden.${c.hiddenBecause}`)}`) : null),
     h('p', { class: 'comment-detail' }, c.detail),
-    c.imageUrl ? photoImg(c, { class: 'comment-photo', alt: '' }, '160px') : null,
+    c.imageUrl ? (c.hidden ? hiddenPhoto(c) : photoImg(c, { class: 'comment-photo', alt: '' }, '160px')) : null,
     act && c.hiddenBecause !== 'archive' ? h('div', { class: 'comment-actions' },
       c.hidden ? h('button', { type: 'button', class: 'restore', onclick: () => act('restore') }, t('admin.restore'))
                : h('button', { type: 'button', class: 'hide danger', onclick: () => act('hide') }, t('admin.hide'))) : null);

@@ -65,3 +65,11 @@ export function uploadPhoto(file, onProgress) {
 export function normalizedKeywords(q) {
   return q.normalize('NFKC').toLowerCase().split(/\s+/u).filter(Boolean);
 }
+
+/// A photo only its owner and the admins may see (a hidden comment's): `<img>` sends no bearer
+/// token, so it is fetched with the session's and shown from a blob URL (the page's CSP allows blob: images).
+export async function privatePhotoURL(url) {
+  const response = await fetch(url, { headers: session.token ? { Authorization: `Bearer ${session.token}` } : {} });
+  if (!response.ok) return null;
+  return URL.createObjectURL(await response.blob());
+}
