@@ -36,12 +36,12 @@ let package = Package(
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
-        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain"], swiftSettings: release),
+        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem"], swiftSettings: release),
         .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
         .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging"]),

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CSystem.h"
 
 #include <arpa/inet.h>
@@ -128,6 +129,37 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
     prepare_child_signals(die_with_parent ? SIGINT : 0, parent);
     execv(path, argv);
     _exit(127);
+}
+
+pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long address_space_bytes, int *to_child, int *from_child) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0) return -1;
+    if (pipe2(out, O_CLOEXEC) != 0) { close(in[0]); close(in[1]); return -1; }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        errno = saved;
+        return -1;
+    }
+    if (pid == 0) {
+        // Child: only async-signal-safe calls from here to exec. dup2 clears close-on-exec on the copies.
+        dup2(in[0], STDIN_FILENO);
+        dup2(out[1], STDOUT_FILENO);
+        if (address_space_bytes > 0) {
+            struct rlimit limit = {(rlim_t)address_space_bytes, (rlim_t)address_space_bytes};
+            setrlimit(RLIMIT_AS, &limit);
+        }
+        prepare_child_signals(SIGKILL, parent);
+        execv(path, argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    *to_child = in[1];
+    *from_child = out[0];
+    return pid;
 }
 
 int cafe_listen(const char *host, uint16_t port, int backlog) {

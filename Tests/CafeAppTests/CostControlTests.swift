@@ -82,7 +82,7 @@ final class CostControlTests: APITestCase {
         let (user, token) = try signUp("viewer")
         let stored = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: Self.photo).json()
         let id = try XCTUnwrap(FileID(try XCTUnwrap(stored["id"] as? String)))
-        let files = FileRepository(pool: pool)
+        let files = FileRepository(pool: pool, codec: InProcessPhotoCodec())
         let owner = PhotoViewer(userID: UserID(rawValue: try XCTUnwrap(Int64(user))), isAdmin: false)
         func bytes(_ known: [String]) throws -> [UInt8]? {
             guard case .found(let answer) = try files.original(id, viewer: owner, knownDigests: known) else { XCTFail("not found"); return nil }

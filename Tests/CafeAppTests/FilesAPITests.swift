@@ -1,5 +1,6 @@
 import CafeTestSupport
 import Foundation
+import PhotoCodec
 import XCTest
 
 final class FilesAPITests: APITestCase {
@@ -119,6 +120,6 @@ import PostgresKit
 
 enum CafeStoreFiles {
     static func deleteOrphans(_ pool: ConnectionPool, grace: TimeInterval) throws -> Int {
-        try FileRepository(pool: pool).deleteOrphans(olderThan: grace)
+        try FileRepository(pool: pool, codec: InProcessPhotoCodec()).deleteOrphans(olderThan: grace)
     }
 }

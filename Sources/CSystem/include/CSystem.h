@@ -46,6 +46,12 @@ uint16_t cafe_socket_port(int fd);
 /// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.
 pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd);
 
+/// fork + execv of a helper that speaks over pipes: its stdin is *to_child's read end, its stdout
+/// *from_child's write end (the parent keeps the other ends, close-on-exec); stderr is inherited. Its
+/// address space is limited to address_space_bytes (when > 0) and it gets SIGKILL if the spawning
+/// thread's process dies. Returns the pid, or -1 with errno set.
+pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long address_space_bytes, int *to_child, int *from_child);
+
 /// Sets the calling thread's CPU niceness (0–19); 0 on success, -1 with errno.
 int cafe_set_thread_niceness(int niceness);
 

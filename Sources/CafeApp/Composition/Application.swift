@@ -1,5 +1,6 @@
 import CafeStore
 import ObjectStorage
+import PhotoCodec
 import DatabaseSetup
 import Foundation
 import HTTPKit
@@ -38,8 +39,8 @@ public final class Application: Sendable {
         let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
         let comments = CommentRepository(pool: pool)
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
-        let files = FileRepository(pool: pool, storage: configuration.photoStorage(), limits: configuration.photoLimits,
-                                   dailyQuota: configuration.uploadQuotaBytes)
+        let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
+                                   limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
@@ -174,8 +175,16 @@ extension Configuration {
         return .s3(S3Bucket(photoStore, timeout: photoStoreTimeout, maxObjectBytes: max(photoMaxBytes, 64 << 20)))
     }
 
-    /// The photos of this configuration's store and limits (quota aside: for the worker, the demo, imports).
-    public func photoRepository(_ pool: ConnectionPool) -> FileRepository {
-        FileRepository(pool: pool, storage: photoStorage(), limits: photoLimits)
+    /// Photos are decoded by helper processes of this `cafe` executable (see `PhotoCodecProcesses`).
+    public func photoCodec() throws -> PhotoCodecProcesses {
+        guard let executable = PhotoCodecProcesses.cafeExecutable() else {
+            throw ConfigurationError(message: "cannot find the cafe executable that decodes photos (/proc/self/exe, or a cafe beside it)")
+        }
+        return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes)
+    }
+
+    /// The photos of this configuration's store, codec and limits (quota aside: for the worker, the demo, imports).
+    public func photoRepository(_ pool: ConnectionPool) throws -> FileRepository {
+        FileRepository(pool: pool, storage: photoStorage(), codec: try photoCodec(), limits: photoLimits)
     }
 }

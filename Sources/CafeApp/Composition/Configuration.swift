@@ -52,6 +52,10 @@ public struct Configuration: Sendable {
     /// `PHOTO_QUEUE` (default 16) more may wait; past that, 503 `overloaded` at once.
     public var photoThreads: Int
     public var photoQueue: Int
+    /// `PHOTO_DECODE_TIMEOUT` (default 30): seconds a helper may take over one photo before it is
+    /// killed and the upload refused; `PHOTO_DECODER_MEMORY_MB` (default 2048): each helper's address space.
+    public var photoDecodeTimeout: Double
+    public var photoDecoderMemoryBytes: Int
     /// `PHOTO_CACHE_SECONDS` (default 3600): how long browsers and CDNs may keep a public photo.
     public var photoCacheSeconds: Int
     /// `PHOTO_STORE` (default `postgres`, or `s3://BUCKET[/PREFIX]` with the `AWS_*` variables).
@@ -189,6 +193,8 @@ public struct Configuration: Sendable {
         photoThreads = env.int("PHOTO_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...256)
         photoQueue = env.int("PHOTO_QUEUE", 16, 0...100_000)
         photoCacheSeconds = env.int("PHOTO_CACHE_SECONDS", 3600, 0...31_536_000)
+        photoDecodeTimeout = env.seconds("PHOTO_DECODE_TIMEOUT", 30, 0.001...3600)
+        photoDecoderMemoryBytes = env.int("PHOTO_DECODER_MEMORY_MB", 2048, 64...1_048_576) * 1024 * 1024
         photoStoreTimeout = env.seconds("PHOTO_STORE_TIMEOUT", 10, 0.1...3600)
         awsEnvironment = environment.filter { $0.key.hasPrefix("AWS_") }
         switch env.string("PHOTO_STORE") ?? "postgres" {

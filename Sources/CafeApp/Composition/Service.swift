@@ -48,7 +48,7 @@ public enum Service {
             // Its own connections, without the API's statement timeout: a full recompute may be long.
             let pool = ConnectionPool(.init(conninfo: database.pool.configuration.conninfo, maxConnections: 2, applicationName: "cafe-serve-worker"),
                                       logger: logger.with("component", "worker"))
-            let worker = Worker.loop(pool: pool, configuration: config, logger: logger.with("component", "worker"))
+            let worker = try Worker.loop(pool: pool, configuration: config, logger: logger.with("component", "worker"))
             worker.start()
             defer {
                 worker.stop()

@@ -35,7 +35,7 @@ extension Service {
     /// commits or rolls back.
     public static func runWorker(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
         try withDatabase(config, "cafe-worker", logger) { database in
-            let loop = Worker.loop(pool: database.pool, configuration: config, logger: logger)
+            let loop = try Worker.loop(pool: database.pool, configuration: config, logger: logger)
             loop.start()
             logger.info("worker running", [("interval_s", String(config.aggregationInterval))])
             waitForShutdown()

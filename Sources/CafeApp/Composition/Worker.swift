@@ -10,8 +10,8 @@ import Synchronization
 /// `RECONCILE_INTERVAL` (once per period across all workers, see `AggregationWorker`), housekeeping
 /// every 10 minutes. On a pool of its own, without the API's statement timeout.
 public enum Worker {
-    public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) -> WorkerLoop {
-        let files = configuration.photoRepository(pool)
+    public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
+        let files = try configuration.photoRepository(pool)
         let housekeeping = Housekeeping(pool: pool, files: files, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)

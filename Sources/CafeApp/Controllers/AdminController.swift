@@ -56,7 +56,7 @@ struct AdminController: Sendable {
     func jobs(_ request: Request) throws -> Response {
         _ = try auth.admin(request)
         let status = try AggregationStatus.read(pool)
-        let photosToClean = try PhotoCleaning(files: FileRepository(pool: pool)).remaining()
+        let photosToClean = try PhotoCleaning.remaining(pool)
         return .json { w in
             w.object {
                 w.field("outboxRows", status.outboxRows)

@@ -55,13 +55,17 @@ public struct PhotoAnswer: Sendable {
 public struct FileRepository: Sendable {
     let pool: ConnectionPool
     let storage: PhotoStorage
+    /// Decodes, cleans and resizes: in helper processes when serving (`PhotoCodecProcesses`).
+    let codec: any PhotoCoding
     let limits: PhotoLimits
     /// Bytes a user may upload in 24 hours (nil: no limit).
     let dailyQuota: Int?
 
-    public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, limits: PhotoLimits = PhotoLimits(), dailyQuota: Int? = nil) {
+    public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, codec: any PhotoCoding, limits: PhotoLimits = PhotoLimits(),
+                dailyQuota: Int? = nil) {
         self.pool = pool
         self.storage = storage
+        self.codec = codec
         self.limits = limits
         self.dailyQuota = dailyQuota
     }
@@ -82,7 +86,7 @@ public struct FileRepository: Sendable {
     /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
     /// insert are one step per owner, so parallel uploads cannot pass it together.
     public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
-        try store(try PhotoCodec.clean(upload, format: format, limits: limits), owner: owner, name: name)
+        try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)
     }
 
     /// Stores a photo already cleaned. With an object store, the object is put before the row is
@@ -186,7 +190,7 @@ public struct FileRepository: Sendable {
     /// make it, and the first row stays (the encoder is deterministic, so both made the same bytes).
     func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) throws {
         guard case .found(let source) = try original(id, viewer: .operator), let bytes = source.bytes else { return }
-        let made = try PhotoCodec.resize(bytes, width: width, to: encoding)
+        let made = try codec.resize(bytes, width: width, to: encoding)
         let digest = Tokens.sha256(made.bytes)
         let key = try putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
         try pool.transaction { tx in

@@ -193,7 +193,7 @@ public struct ParseImportStore: Sendable {
         for (photo, owner) in photos where ids[photo.name] == nil {
             let cleaned: EncodedPhoto
             do {
-                cleaned = try PhotoCodec.clean(try photo.load(), format: photo.format, limits: files.limits)
+                cleaned = try files.codec.clean(try photo.load(), format: photo.format, limits: files.limits)
             } catch let refusal as PhotoRefusal {
                 if case .failed = refusal { throw refusal }
                 continue

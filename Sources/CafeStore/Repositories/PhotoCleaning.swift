@@ -21,9 +21,11 @@ public struct PhotoCleaning: Sendable {
     }
 
     /// Photos still waiting to be cleaned.
-    public func remaining() throws -> Int {
-        try files.pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
+    public static func remaining(_ pool: ConnectionPool) throws -> Int {
+        try pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
     }
+
+    public func remaining() throws -> Int { try Self.remaining(files.pool) }
 
     /// Cleans up to `batch` photos; the counts of this step and what is left.
     public func step(batch: Int = 20) throws -> Progress {
@@ -60,7 +62,7 @@ public struct PhotoCleaning: Sendable {
         let photo: EncodedPhoto?
         do {
             guard let format = ImageFormat.detect(upload) else { throw PhotoRefusal.undecodable("no image format") }
-            photo = try PhotoCodec.clean(upload, format: format, limits: files.limits)
+            photo = try files.codec.clean(upload, format: format, limits: files.limits)
         } catch let refusal as PhotoRefusal {
             if case .failed = refusal { throw refusal }
             photo = nil

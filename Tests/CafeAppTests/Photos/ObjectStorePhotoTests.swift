@@ -2,6 +2,7 @@ import CafeApp
 import CafeStore
 import CafeTestSupport
 import Foundation
+import PhotoCodec
 import JSONLogging
 import ObjectStorage
 import XCTest
@@ -93,7 +94,7 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         _ = try upload(Self.phonePhoto, token: token)
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1)
         try pool.query("UPDATE files SET created_at = now() - interval '2 days'")
-        let files = FileRepository(pool: pool, storage: app.configuration.photoStorage())
+        let files = FileRepository(pool: pool, storage: app.configuration.photoStorage(), codec: InProcessPhotoCodec())
         XCTAssertEqual(try files.deleteOrphans(olderThan: 3600), 1)
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 0)

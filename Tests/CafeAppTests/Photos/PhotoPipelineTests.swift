@@ -1,5 +1,6 @@
 import CafeTestSupport
 import Foundation
+import PhotoCodec
 import XCTest
 
 /// Issue #30 through the HTTP API: every upload cleaned, sizes for every screen, moderation that
@@ -182,7 +183,7 @@ import Synchronization
 
 enum PhotoCleaningJob {
     static func run(_ pool: ConnectionPool) throws -> PhotoCleaning.Progress {
-        try PhotoCleaning(files: FileRepository(pool: pool)).step()
+        try PhotoCleaning(files: FileRepository(pool: pool, codec: InProcessPhotoCodec())).step()
     }
 }
 

@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CafeDomain
+
+/// The messages between the service and a `cafe photo-codec` helper over its pipes: fixed-size
+/// little-endian headers, then the bytes. Both ends are the same binary, so the layout is private.
+enum CodecOperation: Int32 {
+    case clean = 1
+    case resize = 2
+}
+
+struct CodecRequest {
+    static let headerSize = 40
+    let operation: CodecOperation
+    let format: Int32
+    let maxPixels: Int64
+    let maxSide: Int32
+    let quality: Int32
+    let width: Int32
+    let encoding: Int32
+
+    func header(length: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.headerSize)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: operation.rawValue)), 4)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: format)), 4)
+        CodecFrames.append(&out, UInt64(bitPattern: maxPixels), 8)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: maxSide)), 4)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: quality)), 4)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: width)), 4)
+        CodecFrames.append(&out, UInt64(UInt32(bitPattern: encoding)), 4)
+        CodecFrames.append(&out, UInt64(length), 8)
+        return out
+    }
+
+    /// The header and its body length; nil for one no service wrote.
+    static func parse(_ header: [UInt8]) -> (CodecRequest, Int)? {
+        guard header.count == headerSize, let operation = CodecOperation(rawValue: CodecFrames.int32(header, 0)) else { return nil }
+        let length = CodecFrames.uint64(header, 32)
+        guard length <= UInt64(CodecFrames.maxLength) else { return nil }
+        return (CodecRequest(operation: operation, format: CodecFrames.int32(header, 4), maxPixels: Int64(bitPattern: CodecFrames.uint64(header, 8)),
+                             maxSide: CodecFrames.int32(header, 16), quality: CodecFrames.int32(header, 20), width: CodecFrames.int32(header, 24),
+                             encoding: CodecFrames.int32(header, 28)), Int(length))
+    }
+}
+
+/// `result` is `PhotoCodec`'s: 0 the photo, else a refusal whose message is the body.
+struct CodecAnswer {
+    static let headerSize = 24
+    let result: Int32
+    let encoding: Int32
+    let width: Int32
+    let height: Int32
+    let length: Int
+    var body: [UInt8] = []
+
+    init(result: Int32, encoding: Int32, width: Int32, height: Int32, body: [UInt8]) {
+        (self.result, self.encoding, self.width, self.height, self.length, self.body) = (result, encoding, width, height, body.count, body)
+    }
+
+    init(header: [UInt8]) {
+        result = CodecFrames.int32(header, 0)
+        encoding = CodecFrames.int32(header, 4)
+        width = CodecFrames.int32(header, 8)
+        height = CodecFrames.int32(header, 12)
+        length = Int(clamping: CodecFrames.uint64(header, 16))
+    }
+
+    func with(body: [UInt8]) -> CodecAnswer { CodecAnswer(result: result, encoding: encoding, width: width, height: height, body: body) }
+
+    var frame: [UInt8] {
+        var out: [UInt8] = []
+        for value in [result, encoding, width, height] { CodecFrames.append(&out, UInt64(UInt32(bitPattern: value)), 4) }
+        CodecFrames.append(&out, UInt64(body.count), 8)
+        return out + body
+    }
+
+    func photo(width requested: Int) throws(PhotoRefusal) -> EncodedPhoto {
+        let message = String(decoding: body, as: UTF8.self)
+        switch result {
+        case 0:
+            guard let encoding = PhotoEncoding(code: encoding) else { throw .failed("the helper named no encoding") }
+            return EncodedPhoto(bytes: body, encoding: encoding, width: Int(width), height: Int(height))
+        case 1: throw .undecodable(message)
+        case 2: throw .tooManyPixels(width: Int(width), height: Int(height), limit: Int(message) ?? 0)
+        default: throw .failed(message)
+        }
+    }
+
+    init(_ outcome: Result<EncodedPhoto, PhotoRefusal>) {
+        switch outcome {
+        case .success(let photo):
+            self.init(result: 0, encoding: photo.encoding.code, width: Int32(clamping: photo.width), height: Int32(clamping: photo.height), body: photo.bytes)
+        case .failure(.undecodable(let why)):
+            self.init(result: 1, encoding: 0, width: 0, height: 0, body: Array(why.utf8))
+        case .failure(.tooManyPixels(let width, let height, let limit)):
+            self.init(result: 2, encoding: 0, width: Int32(clamping: width), height: Int32(clamping: height), body: Array(String(limit).utf8))
+        case .failure(.failed(let why)):
+            self.init(result: 3, encoding: 0, width: 0, height: 0, body: Array(why.utf8))
+        }
+    }
+}
+
+enum CodecFrames {
+    /// No photo, size or upload is larger than this.
+    static let maxLength = 1 << 30
+
+    static func append(_ out: inout [UInt8], _ value: UInt64, _ bytes: Int) {
+        for i in 0..<bytes { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+    }
+
+    static func uint64(_ b: [UInt8], _ at: Int) -> UInt64 {
+        (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
+    }
+
+    static func int32(_ b: [UInt8], _ at: Int) -> Int32 {
+        Int32(bitPattern: (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * UInt32($1)) })
+    }
+
+    /// Writes all of `bytes`; false when the other end is gone.
+    static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return true }
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, base + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+
+    /// Exactly `count` bytes, or nil at the end of the stream or when `deadline` (monotonic seconds) passes.
+    static func read(_ fd: Int32, count: Int, deadline: Double? = nil) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            if let deadline {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let left = deadline - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
+                guard left > 0 else { return nil }
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0 else { continue }
+            }
+            let n = out.withUnsafeMutableBytes { raw in raw.baseAddress.map { Glibc.read(fd, $0 + offset, count - offset) } ?? 0 }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            offset += n
+        }
+        return out
+    }
+}
+
+/// `cafe photo-codec`: a helper's whole life. Reads a request from stdin, answers on stdout, until
+/// stdin ends (the service closed the pipe, or died).
+public enum PhotoCodecServer {
+    public static func serve() -> Int32 {
+        let codec = InProcessPhotoCodec()
+        while true {
+            guard let header = CodecFrames.read(0, count: CodecRequest.headerSize) else { return 0 }
+            guard let (request, length) = CodecRequest.parse(header), let bytes = CodecFrames.read(0, count: length) else { return 65 }
+            let outcome: Result<EncodedPhoto, PhotoRefusal>
+            switch request.operation {
+            case .clean:
+                guard let format = ImageFormat.allCases.first(where: { $0.codecFormat == request.format }) else { return 65 }
+                outcome = Result { () throws(PhotoRefusal) in
+                    try codec.clean(bytes, format: format, limits: PhotoLimits(maxPixels: Int(request.maxPixels), maxSide: Int(request.maxSide),
+                                                                                quality: Int(request.quality)))
+                }
+            case .resize:
+                guard let encoding = PhotoEncoding(code: request.encoding) else { return 65 }
+                outcome = Result { () throws(PhotoRefusal) in try codec.resize(bytes, width: Int(request.width), to: encoding) }
+            }
+            guard CodecFrames.write(1, CodecAnswer(outcome).frame) else { return 0 }
+        }
+    }
+}
