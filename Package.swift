@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
-        .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging"]),
+        .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CSystem"]),
 
         .testTarget(name: "PostgresKitTests", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CafeTestSupport"]),
         .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"]),

