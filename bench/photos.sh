@@ -133,8 +133,14 @@ wait "${uploaders[@]}"
 uploaded=$(psql "$conninfo" -XAtc "SELECT count(*) FROM files WHERE width = 2560 AND height = 1707")
 peak_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$(request_pid)/status")
 peak_mb=$(echo "scale=0; $peak_kb / 1024" | bc)
+# The photo helpers (`cafe photo-codec`, children of the request process) decode: their peak, the largest one's.
+helper_kb=0
+for pid in $(pgrep -P "$(request_pid)" -f photo-codec); do
+    kb=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status"); [ "$kb" -gt "$helper_kb" ] && helper_kb=$kb
+done
+helper_mb=$(echo "scale=0; $helper_kb / 1024" | bc)
 r=$(ratio "$busy_p99" "$idle_p99")
-row "cafe list p99 while 8 clients upload 24 MP" "ms ($uploaded uploads, peak RSS ${peak_mb} MB, goal <= 400)" "$busy_p99" "$idle_p99 (unloaded)" "ratio $r, goal <= 3" "$( [ "$(le "$r" 3)" = true ] && [ "$peak_mb" -le 400 ] && echo true || echo false)"
+row "cafe list p99 while 8 clients upload 24 MP" "ms ($uploaded uploads, peak RSS ${peak_mb} MB + helper ${helper_mb} MB)" "$busy_p99" "$idle_p99 (unloaded)" "ratio $r, goal <= 3; RSS <= 400" "$( [ "$(le "$r" 3)" = true ] && [ "$((peak_mb + helper_mb))" -le 400 ] && echo true || echo false)"
 
 printf '\n%-48s %-44s %10s %-26s %-24s %s\n' scenario unit value reference ratio meets
 for line in "${rows[@]}"; do
