@@ -180,10 +180,11 @@ int cafe_photo_clean(const void *bytes, size_t length, int format, long long max
     }
 
     VipsImage *image = NULL;
-    // `fail_on=warning`: a file that ends early or whose data the decoder cannot read (libjpeg only warns
-    // of corrupt data, and fills in grey) is refused. Cameras' and phones' encoders write files that
-    // decode without a warning.
-    result = thumbnail(bytes, length, max_side, max_side, "fail_on=warning", &image);
+    // A file that ends early or whose data the decoder cannot read is refused. libjpeg only *warns* of
+    // corrupt data (and fills in grey), so a JPEG must decode without a warning, as cameras' and phones'
+    // files do; for the other formats a warning is often benign (libpng's "known incorrect sRGB
+    // profile"), and an error or a truncation is what refuses.
+    result = thumbnail(bytes, length, max_side, max_side, format == CAFE_PHOTO_JPEG ? "fail_on=warning" : "fail_on=error", &image);
     if (result != CAFE_PHOTO_OK) return result;
     result = drop_opaque_alpha(&image);
     if (result == CAFE_PHOTO_OK) {

@@ -12,6 +12,20 @@ public enum ImageFormat: String, Sendable, CaseIterable {
 
     public var contentType: String { rawValue }
 
+    /// The format a declared media type names, its common aliases included (`image/jpg`, `image/pjpeg`,
+    /// `image/x-png`, `image/heic-sequence`…), case-insensitively.
+    public init?(declared mediaType: String) {
+        let type = mediaType.lowercased()
+        if let exact = ImageFormat(rawValue: type) { self = exact; return }
+        switch type {
+        case "image/jpg", "image/pjpeg": self = .jpeg
+        case "image/x-png", "image/apng": self = .png
+        case "image/heic-sequence": self = .heic
+        case "image/heif-sequence": self = .heif
+        default: return nil
+        }
+    }
+
     /// Whether bytes detected as `self` may be uploaded as `declared`: the same format, or a HEIF
     /// file declared as HEIC or HEIF (phones name the same HEVC files either way).
     public func matches(declared: ImageFormat) -> Bool {

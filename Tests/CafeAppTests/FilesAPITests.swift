@@ -51,6 +51,8 @@ final class FilesAPITests: APITestCase {
             XCTAssertEqual(r.status, 201, "\(type): \(r.text)")
             XCTAssertEqual(r.json()["width"] as? Int, 40, type)
         }
+        XCTAssertEqual(try upload(samples[0].1, type: "image/jpg", token: token).status, 201, "a common alias")
+        XCTAssertEqual(try upload(samples[0].1, type: "IMAGE/JPEG", token: token).status, 201)
         assertProblem(try upload(samples[0].1, type: "image/png", token: token), 415, "unsupported_media_type")
         assertProblem(try upload(samples[3].1, type: "image/avif", token: token), 415, "unsupported_media_type")
     }

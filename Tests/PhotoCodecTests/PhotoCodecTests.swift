@@ -51,13 +51,17 @@ final class PhotoCodecTests: XCTestCase {
         var polyglot = Array(jpeg.prefix(800))
         var generator = SystemRandomNumberGenerator()
         polyglot += (0..<40_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let cases: [(String, [UInt8], ImageFormat)] = [
+        var cases: [(String, [UInt8], ImageFormat)] = [
             ("magic bytes only", [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0, count: 64), .jpeg),
             ("truncated", Array(jpeg.prefix(jpeg.count / 2)), .jpeg),
             ("polyglot", polyglot, .jpeg),
             ("text", Array("<svg xmlns='http://www.w3.org/2000/svg'/>".utf8), .png),
             ("png header only", Array(TestPhotos.make(width: 40, height: 40, as: "png").prefix(60)), .png),
         ]
+        for (suffix, format) in [("png", ImageFormat.png), ("webp", .webp), ("gif", .gif), ("heic[compression=hevc]", .heic), ("avif", .avif)] {
+            let whole = TestPhotos.make(width: 400, height: 300, as: suffix)
+            cases.append(("truncated \(suffix)", Array(whole.prefix(whole.count / 2)), format))
+        }
         for (name, bytes, format) in cases {
             XCTAssertThrowsError(try PhotoCodec.clean(bytes, format: format, limits: limits), name) { error in
                 guard case PhotoRefusal.undecodable = error else { return XCTFail("\(name): \(error)") }

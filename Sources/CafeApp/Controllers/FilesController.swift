@@ -22,7 +22,7 @@ struct FilesController: Sendable {
     func upload(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         let accepted = ImageFormat.allCases.map(\.contentType).joined(separator: ", ")
-        guard let declared = request.mediaType.flatMap(ImageFormat.init(rawValue:)) else {
+        guard let declared = request.mediaType.flatMap(ImageFormat.init(declared:)) else {
             throw Problem.unsupportedMediaType("Upload the image's bytes with its Content-Type: one of \(accepted).")
         }
         guard request.body.count <= photos.maxBytes else { throw Problem.payloadTooLarge(limit: photos.maxBytes) }

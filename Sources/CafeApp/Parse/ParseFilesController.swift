@@ -32,7 +32,7 @@ struct ParseFilesController: Sendable {
         guard let format = ImageFormat.detect(bytes) else {
             throw ParseError.fileSave("Only JPEG, PNG, WebP, GIF, HEIC/HEIF and AVIF images can be stored.")
         }
-        if let declared = r.http.mediaType, declared.hasPrefix("image/"), !(ImageFormat(rawValue: declared).map(format.matches(declared:)) ?? false) {
+        if let declared = r.http.mediaType, declared.lowercased().hasPrefix("image/"), !(ImageFormat(declared: declared).map(format.matches(declared:)) ?? false) {
             throw ParseError.fileSave("The bytes are a \(format.contentType) image, not \(declared).")
         }
         let stored: StoredPhoto
