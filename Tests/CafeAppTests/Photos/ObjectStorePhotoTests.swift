@@ -91,8 +91,9 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
     /// The orphan sweep deletes the objects of deleted rows and of uploads that never committed.
     func testTheSweepCoversTheObjectStore() throws {
         let (_, token) = try signUp("sweep")
-        _ = try upload(Self.phonePhoto, token: token)
-        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1)
+        let id = try XCTUnwrap(try upload(Self.phonePhoto, token: token)["id"] as? String)
+        XCTAssertEqual(try call("GET", "/v1/files/\(id)?w=160", token: token).status, 200)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 2, "the photo and its size")
         try pool.query("UPDATE files SET created_at = now() - interval '2 days'")
         let files = FileRepository(pool: pool, storage: app.configuration.photoStorage(), codec: InProcessPhotoCodec())
         XCTAssertEqual(try files.deleteOrphans(olderThan: 3600), 1)
