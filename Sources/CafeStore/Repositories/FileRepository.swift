@@ -86,7 +86,21 @@ public struct FileRepository: Sendable {
     /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
     /// insert are one step per owner, so parallel uploads cannot pass it together.
     public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
-        try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)
+        // A user whose quota is spent already is refused before any decoding is spent on the upload.
+        if let dailyQuota { try checkQuota(owner, quota: dailyQuota, adding: 1, pool.query) }
+        return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)
+    }
+
+    /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass the owner's quota of the last 24 hours.
+    private func checkQuota(_ owner: UserID, quota: Int, adding bytes: Int, _ query: (SQL) throws -> QueryResult) throws {
+        let used = try query("""
+            SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
+            FROM files WHERE owner_id = \(owner.rawValue) AND created_at > now() - interval '1 day'
+            """).one()
+        if try used.decode("used", as: Int.self) + bytes > quota {
+            let wait = try used.decode("wait", as: Double?.self) ?? 86_400
+            throw StoreError.uploadQuotaExceeded(limit: quota, retryAfter: max(1, Int(wait.rounded(.up))))
+        }
     }
 
     /// Stores a photo already cleaned. With an object store, the object is put before the row is
@@ -104,14 +118,7 @@ public struct FileRepository: Sendable {
         let row = try pool.transaction { tx in
             if let dailyQuota, let owner {
                 try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('upload ' || \(owner.rawValue)::text, 0))")
-                let used = try tx.query("""
-                    SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
-                    FROM files WHERE owner_id = \(owner.rawValue) AND created_at > now() - interval '1 day'
-                    """).one()
-                if try used.decode("used", as: Int.self) + photo.bytes.count > dailyQuota {
-                    let wait = try used.decode("wait", as: Double?.self) ?? 86_400
-                    throw StoreError.uploadQuotaExceeded(limit: dailyQuota, retryAfter: max(1, Int(wait.rounded(.up))))
-                }
+                try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, tx.query)
             }
             let row = try tx.query(insert).one()
             if let key { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
