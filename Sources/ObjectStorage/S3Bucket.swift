@@ -65,8 +65,6 @@ public struct S3ConfigurationError: Error, CustomStringConvertible {
 /// An S3 request that got no usable answer: the store is down, slow past the timeout, or refused.
 public struct ObjectStoreError: Error, CustomStringConvertible {
     public let description: String
-    /// The store answered, but not as S3 should (a 4xx other than 404): a configuration fault, not an outage.
-    public let isRefusal: Bool
 }
 
 /// An S3 bucket, spoken to with libcurl; libcurl signs every request (AWS Signature Version 4).
@@ -120,7 +118,7 @@ public final class S3Bucket: Sendable {
 
     private func request(_ method: String, _ key: String, body: [UInt8], headers: [String]) throws(ObjectStoreError) -> Answer {
         guard let client = idle.withLock({ $0.popLast() }) ?? cafe_object_client_new().map(Client.init) else {
-            throw ObjectStoreError(description: "libcurl could not start a request", isRefusal: false)
+            throw ObjectStoreError(description: "libcurl could not start a request")
         }
         // curl 7.88 signs a body only when its digest is given; for no body, the empty string's.
         let lines = headers + ["x-amz-content-sha256: \(Self.sha256Hex(body))"]
@@ -136,7 +134,7 @@ public final class S3Bucket: Sendable {
         defer { cafe_object_result_free(&result) }
         guard code == 0 else {
             let message = withUnsafeBytes(of: result.error) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-            throw ObjectStoreError(description: "\(method) \(location.description)/\(key): \(message)", isRefusal: false)
+            throw ObjectStoreError(description: "\(method) \(location.description)/\(key): \(message)")
         }
         let bytes = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.body_length)) } ?? []
         return Answer(status: result.status, body: bytes, truncated: result.truncated != 0)
@@ -146,8 +144,7 @@ public final class S3Bucket: Sendable {
         let text = String(decoding: answer.body.prefix(300), as: UTF8.self)
         // S3's error document: `<Error><Code>NoSuchBucket</Code>…`.
         let code = text.split(separator: "<Code>", maxSplits: 1).dropFirst().first?.split(separator: "<").first
-        return ObjectStoreError(description: "\(method) \(location.description)/\(key): HTTP \(answer.status)" + (code.map { " \($0)" } ?? ""),
-                                isRefusal: answer.status < 500 && answer.status != 429 && !answer.truncated)
+        return ObjectStoreError(description: "\(method) \(location.description)/\(key): HTTP \(answer.status)" + (code.map { " \($0)" } ?? ""))
     }
 
     static func sha256Hex(_ bytes: [UInt8]) -> String {

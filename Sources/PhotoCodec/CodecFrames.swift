@@ -139,9 +139,7 @@ enum CodecFrames {
         var offset = 0
         while offset < count {
             if let deadline {
-                var now = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &now)
-                let left = deadline - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
+                let left = deadline - monotonicSeconds()
                 guard left > 0 else { return nil }
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, Int32(min(left * 1000, 60_000).rounded(.up)))

@@ -147,7 +147,8 @@ private final class Helper: @unchecked Sendable {
     }
 }
 
-private func monotonicSeconds() -> Double {
+/// Seconds on the monotonic clock, for deadlines.
+func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

@@ -16,11 +16,17 @@ class APITestCase: XCTestCase {
 
     override func setUpWithError() throws {
         db = try TestCluster.freshDatabase(name)
+        try startApplication()
+    }
+
+    /// The application on this test's database (migrated; a second start finds nothing to apply), with
+    /// `extraEnvironment` and then `extra` over the defaults.
+    func startApplication(extra: [String: String] = [:]) throws {
         let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
                    "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
                    "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
                    // Off unless a test is about it: a test that writes through SQL and reads at once would race its notification.
-                   "PAGE_CACHE_BYTES": "0"].merging(extraEnvironment) { $1 }
+                   "PAGE_CACHE_BYTES": "0"].merging(extraEnvironment) { $1 }.merging(extra) { $1 }
         let config = Configuration(environment: env)
         let database = try Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)

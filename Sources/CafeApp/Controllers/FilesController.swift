@@ -47,7 +47,7 @@ struct FilesController: Sendable {
 
     func download(_ request: Request) throws -> Response {
         guard let id = FileID(try request.pathParameter("id")) else { throw Problem.notFound("No such file.") }
-        return try photos.serve(id, request, sizes: true, viewer: request.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) })
+        return try photos.serve(id, request, sizes: true)
     }
 }
 
@@ -71,8 +71,9 @@ struct PhotoServing: Sendable {
         }
     }
 
-    /// The photo (`?w=` absent, or `sizes` false) or a size, as `viewer` may see it.
-    func serve(_ id: FileID, _ request: Request, sizes: Bool, viewer: PhotoViewer?) throws -> Response {
+    /// The photo (`?w=` absent, or `sizes` false) or a size, as the request's session may see it.
+    func serve(_ id: FileID, _ request: Request, sizes: Bool) throws -> Response {
+        let viewer = request.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) }
         let known = Self.knownDigests(request)
         let webp = Self.wantsWebP(request)
         let width: Int?

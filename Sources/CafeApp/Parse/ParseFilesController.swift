@@ -56,6 +56,6 @@ struct ParseFilesController: Sendable {
         guard try request.pathParameter("appId") == context.appID, let id = ParseFileName.fileID(try request.pathParameter("name")) else {
             throw Problem.notFound("No such file.")
         }
-        return try photos.serve(id, request, sizes: false, viewer: request.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) })
+        return try photos.serve(id, request, sizes: false)
     }
 }

@@ -36,8 +36,6 @@ public struct StoredPhoto: Sendable {
     public let width: Int
     public let height: Int
     public let sha256Hex: String
-    /// Shown by a listed cafe or a visible comment: anyone may see it, and a shared cache may keep it.
-    public let isPublic: Bool
 }
 
 /// Bytes to answer with: nil when the client already holds them (its `If-None-Match` names `sha256Hex`).
@@ -81,6 +79,20 @@ public struct FileRepository: Sendable {
         "(\(shownPublicly) OR \(viewer?.isAdmin ?? false) OR f.owner_id = \(viewer?.userID.rawValue))"
     }
 
+    /// `bytes`, unless the client holds them (`known` names the hex of `digest`, or is `*`): a 304 never reads a photo.
+    static func unlessKnown(_ bytes: String, digest: String, _ known: [String]) -> SQL {
+        let tags = PostgresTextArray(known)
+        return "CASE WHEN encode(\(fixed: digest), 'hex') = ANY(\(tags)::text[]) OR '*' = ANY(\(tags)::text[]) THEN NULL ELSE \(fixed: bytes) END"
+    }
+
+    /// The bytes to answer with from a row `unlessKnown` read: nil when the client holds them, else the
+    /// row's own (PostgreSQL) or its object's (`keyColumn`, the object store).
+    private func payload(_ row: Row, sha: String, bytesColumn: String, keyColumn: String, known: [String]) throws -> [UInt8]? {
+        guard !known.contains(sha), !known.contains("*") else { return nil }
+        if let bytes = try row.decode(bytesColumn, as: [UInt8]?.self) { return bytes }
+        return try row.decode(keyColumn, as: String?.self).map(readObject)
+    }
+
     /// Decodes, cleans and stores an upload (`format` is what its bytes are). `name` is the name a Parse
     /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's uploads of the last
     /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
@@ -121,21 +133,17 @@ public struct FileRepository: Sendable {
                 try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, tx.query)
             }
             let row = try tx.query(insert).one()
-            if let key { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+            if let key { try ObjectNotes.owned(key, tx) }
             return row
         }
         return StoredPhoto(id: FileID(rawValue: try row.decode(0)), contentType: photo.encoding.contentType, size: photo.bytes.count,
-                           width: photo.width, height: photo.height, sha256Hex: try row.decode(1), isPublic: false)
+                           width: photo.width, height: photo.height, sha256Hex: try row.decode(1))
     }
 
-    /// With an object store: notes the key for deletion (committed), then puts the object. Nil with PostgreSQL.
+    /// With an object store: puts the object after noting it (`ObjectNotes.pending`). Nil with PostgreSQL.
     func putObject(_ bytes: [UInt8], contentType: String, key: String) throws -> String? {
         guard case .s3(let bucket) = storage else { return nil }
-        try pool.query("""
-            INSERT INTO object_deletions (object_key, due_at) VALUES (\(key), now() + interval '1 day')
-            ON CONFLICT (object_key) DO UPDATE SET due_at = excluded.due_at
-            """)
-        try bucket.putPhoto(key, bytes, contentType: contentType)
+        try bucket.putNoted(key, bytes, contentType: contentType, pool)
         return key
     }
 
@@ -144,20 +152,16 @@ public struct FileRepository: Sendable {
     public func original(_ id: FileID, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
         guard let row = try pool.query("""
             SELECT f.content_type, f.width, f.height, encode(f.sha256, 'hex') AS sha256, \(Self.shownPublicly) AS public,
-                   f.cleaned_at IS NOT NULL AS cleaned, f.object_key,
-                   CASE WHEN encode(f.sha256, 'hex') = ANY(\(PostgresTextArray(knownDigests))::text[]) OR '*' = ANY(\(PostgresTextArray(knownDigests))::text[])
-                        THEN NULL ELSE f.bytes END AS bytes
+                   f.cleaned_at IS NOT NULL AS cleaned, f.object_key, \(Self.unlessKnown("f.bytes", digest: "f.sha256", knownDigests)) AS bytes
             FROM files f WHERE f.id = \(id.rawValue) AND \(Self.mayView(viewer))
             """).first else {
             return .hidden
         }
         guard try row.decode("cleaned", as: Bool.self) else { return .needsWork { try PhotoCleaning(files: self).clean(id) } }
         let sha = try row.decode("sha256", as: String.self)
-        let known = knownDigests.contains(sha) || knownDigests.contains("*")
-        var bytes = try row.decode("bytes", as: [UInt8]?.self)
-        if !known, bytes == nil, let key = try row.decode("object_key", as: String?.self) { bytes = try readObject(key) }
         return .found(PhotoAnswer(contentType: try row.decode("content_type"), width: try row.decode("width"), height: try row.decode("height"),
-                                  sha256Hex: sha, isPublic: try row.decode("public"), bytes: known ? nil : bytes))
+                                  sha256Hex: sha, isPublic: try row.decode("public"),
+                                  bytes: try payload(row, sha: sha, bytesColumn: "bytes", keyColumn: "object_key", known: knownDigests)))
     }
 
     /// `requested` pixels wide (at most the photo's own width), WebP or the photo's own encoding (JPEG
@@ -167,8 +171,7 @@ public struct FileRepository: Sendable {
         guard let row = try pool.query("""
             SELECT f.content_type, f.width, f.cleaned_at IS NOT NULL AS cleaned, \(Self.shownPublicly) AS public,
                    s.height AS size_height, encode(s.sha256, 'hex') AS size_sha256, s.object_key AS size_key,
-                   CASE WHEN encode(s.sha256, 'hex') = ANY(\(PostgresTextArray(knownDigests))::text[]) OR '*' = ANY(\(PostgresTextArray(knownDigests))::text[])
-                        THEN NULL ELSE s.bytes END AS size_bytes
+                   \(Self.unlessKnown("s.bytes", digest: "s.sha256", knownDigests)) AS size_bytes
             FROM files f
             LEFT JOIN file_sizes s ON s.file_id = f.id AND s.width = least(\(requested), f.width)
                  AND s.encoding = CASE WHEN \(webp) THEN 'webp' ELSE substr(f.content_type, 7) END
@@ -186,11 +189,9 @@ public struct FileRepository: Sendable {
         guard let sha = try row.decode("size_sha256", as: String?.self) else {
             return .needsWork { try makeSize(id, width: width, encoding: encoding) }
         }
-        let known = knownDigests.contains(sha) || knownDigests.contains("*")
-        var bytes = try row.decode("size_bytes", as: [UInt8]?.self)
-        if !known, bytes == nil, let key = try row.decode("size_key", as: String?.self) { bytes = try readObject(key) }
         return .found(PhotoAnswer(contentType: encoding.contentType, width: width, height: try row.decode("size_height"), sha256Hex: sha,
-                                  isPublic: try row.decode("public"), bytes: known ? nil : bytes))
+                                  isPublic: try row.decode("public"),
+                                  bytes: try payload(row, sha: sha, bytesColumn: "size_bytes", keyColumn: "size_key", known: knownDigests)))
     }
 
     /// Resizes the cleaned photo and keeps the result; two requests making the same size at once both
@@ -207,7 +208,7 @@ public struct FileRepository: Sendable {
                         \(key == nil ? made.bytes : nil)::bytea, \(key))
                 ON CONFLICT DO NOTHING
                 """).affectedRows
-            if let key, inserted == 1 { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+            if let key, inserted == 1 { try ObjectNotes.owned(key, tx) }
         }
     }
 

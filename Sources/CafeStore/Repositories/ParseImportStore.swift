@@ -205,11 +205,10 @@ public struct ParseImportStore: Sendable {
                     VALUES (\(owner?.rawValue), \(cleaned.encoding.contentType), \(cleaned.bytes.count), \(Tokens.sha256(cleaned.bytes))::bytea,
                             \(key == nil ? cleaned.bytes : nil)::bytea, \(key), \(String(photo.name.suffix(128))), \(cleaned.width), \(cleaned.height), now())
                     RETURNING id
-                ), noted AS (
-                    DELETE FROM object_deletions WHERE object_key = \(key)
                 )
                 INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'file', \(photo.name), id FROM f RETURNING id
                 """).one().decode(0)
+            if let key { try ObjectNotes.owned(key, tx) }
             ids[photo.name] = id
         }
         return ids

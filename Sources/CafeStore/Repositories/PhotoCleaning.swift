@@ -31,7 +31,7 @@ public struct PhotoCleaning: Sendable {
     public func step(batch: Int = 20) throws -> Progress {
         var cleaned = 0, refused = 0
         for _ in 0..<batch {
-            guard let outcome = try cleanNext() else { break }
+            guard let outcome = try clean(where: "true") else { break }
             if outcome { cleaned += 1 } else { refused += 1 }
         }
         return Progress(remaining: try remaining(), cleaned: cleaned, refused: refused)
@@ -42,13 +42,9 @@ public struct PhotoCleaning: Sendable {
         _ = try clean(where: "id = \(id.rawValue)")
     }
 
+    /// Takes one uncleaned row and cleans its bytes outside any transaction; the result is written only
+    /// if the row is still as it was read, so of two workers cleaning the same row at once one writes.
     /// True: one photo cleaned; false: one refused and deleted; nil: none left.
-    private func cleanNext() throws -> Bool? {
-        try clean(where: "true")
-    }
-
-    /// Takes one uncleaned row (rows another worker holds are skipped), cleans its bytes outside any
-    /// transaction's wait, and writes the result only if the row is still as it was read.
     private func clean(where condition: SQL) throws -> Bool? {
         let pool = files.pool
         guard let row = try pool.query("""
@@ -79,7 +75,7 @@ public struct PhotoCleaning: Sendable {
                        cleaned_at = now()
                 WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)
                 """).affectedRows
-            if let key, updated == 1 { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+            if let key, updated == 1 { try ObjectNotes.owned(key, tx) }
         }
         return true
     }

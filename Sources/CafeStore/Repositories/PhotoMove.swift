@@ -53,8 +53,7 @@ public struct PhotoMove: Sendable {
         case .toObjectStore:
             guard let bytes else { return }
             let key = "photos/\(Tokens.random())"
-            try pool.query("INSERT INTO object_deletions (object_key, due_at) VALUES (\(key), now() + interval '1 day')")
-            try bucket.putPhoto(key, bytes, contentType: contentType)
+            try bucket.putNoted(key, bytes, contentType: contentType, pool)
             guard Tokens.sha256(try bucket.getPhoto(key)) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(key) does not read back as it was written")
             }
@@ -62,7 +61,7 @@ public struct PhotoMove: Sendable {
                 let updated = try tx.query("""
                     UPDATE \(fixed: table) SET object_key = \(key), bytes = NULL WHERE \(match) AND bytes IS NOT NULL AND sha256 = \(sha256)::bytea
                     """).affectedRows
-                if updated == 1 { try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)") }
+                if updated == 1 { try ObjectNotes.owned(key, tx) }
             }
         case .toPostgres:
             guard let objectKey else { return }
@@ -74,12 +73,10 @@ public struct PhotoMove: Sendable {
                 let updated = try tx.query("""
                     UPDATE \(fixed: table) SET bytes = \(bytes)::bytea, object_key = NULL WHERE \(match) AND object_key = \(objectKey)
                     """).affectedRows
-                if updated == 1 { try tx.query("INSERT INTO object_deletions (object_key) VALUES (\(objectKey)) ON CONFLICT DO NOTHING") }
+                if updated == 1 { try ObjectNotes.orphaned(objectKey, tx) }
             }
             // The object goes once its row no longer needs it; if the store refuses now, the sweep retries.
-            if (try? bucket.delete(objectKey)) != nil {
-                try pool.query("DELETE FROM object_deletions WHERE object_key = \(objectKey)")
-            }
+            if (try? bucket.delete(objectKey)) != nil { try ObjectNotes.owned(objectKey, pool) }
         }
     }
 }

@@ -41,7 +41,7 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         listen(silent, 16)
         let port = UInt16(bigEndian: address.sin_port)
         for (n, endpoint) in ["http://127.0.0.1:\(port)", "http://127.0.0.1:\(TestObjectStore.freePort())"].enumerated() {
-            try restart(extra: ["AWS_ENDPOINT_URL_S3": endpoint, "PHOTO_STORE_TIMEOUT": "1"])
+            try startApplication(extra: ["AWS_ENDPOINT_URL_S3": endpoint, "PHOTO_STORE_TIMEOUT": "1"])
             let (_, token) = try signUp("outage\(n)")
             let started = Date()
             let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/jpeg"], body: Self.phonePhoto)
@@ -51,7 +51,7 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
             XCTAssertEqual(try count("files"), 0, endpoint)
             app.shutdown()
         }
-        try restart(extra: [:])
+        try startApplication(extra: [:])
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 2, "a note per attempted object, for the sweep")
     }
 

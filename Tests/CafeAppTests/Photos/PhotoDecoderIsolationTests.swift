@@ -39,7 +39,7 @@ final class PhotoDecoderIsolationTests: APITestCase {
 
     func testAHelperThatRunsPastTheTimeoutIsKilledAndTheServiceGoesOn() throws {
         app.shutdown()
-        try restart(extra: ["PHOTO_DECODE_TIMEOUT": "0.005"])
+        try startApplication(extra: ["PHOTO_DECODE_TIMEOUT": "0.005"])
         let (_, token) = try signUp("slow")
         let r = try upload(TestPhotos.make(width: 3000, height: 2000, as: "jpg"), token: token)
         assertProblem(r, 400, "invalid_image")
@@ -51,7 +51,7 @@ final class PhotoDecoderIsolationTests: APITestCase {
 
     func testAPhotoThatNeedsMoreMemoryThanAHelperHasIsRefused() throws {
         app.shutdown()
-        try restart(extra: ["PHOTO_DECODER_MEMORY_MB": "320"])
+        try startApplication(extra: ["PHOTO_DECODER_MEMORY_MB": "320"])
         let (_, token) = try signUp("memory")
         // A progressive JPEG keeps all its coefficients while it decodes: 7000 × 7000 needs more than 320 MB of address space (a small one, under 256).
         let big = TestPhotos.make(width: 7000, height: 7000, as: "jpg[interlace]")

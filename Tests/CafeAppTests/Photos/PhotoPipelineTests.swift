@@ -157,7 +157,7 @@ final class PhotoPipelineTests: PhotoPipelineChecks {
     /// Uploads decode on a lane of their own: full, the next is refused at once with 503, not queued.
     func testAFullPhotoLaneRefusesAtOnce() throws {
         app.shutdown()
-        try restart(extra: ["PHOTO_THREADS": "1", "PHOTO_QUEUE": "0"])
+        try startApplication(extra: ["PHOTO_THREADS": "1", "PHOTO_QUEUE": "0"])
         let (_, token) = try signUp("busy")
         let big = TestPhotos.make(width: 4000, height: 3000, as: "jpg[Q=95]")
         let port = app.server.port
@@ -172,7 +172,7 @@ final class PhotoPipelineTests: PhotoPipelineChecks {
         XCTAssertEqual(try call("GET", "/healthz").status, 200)
     }
 
-    private func restartWithPageCache() throws { try restart(extra: ["PAGE_CACHE_BYTES": "8388608"]) }
+    private func restartWithPageCache() throws { try startApplication(extra: ["PAGE_CACHE_BYTES": "8388608"]) }
 }
 
 import CafeApp
@@ -184,19 +184,5 @@ import Synchronization
 enum PhotoCleaningJob {
     static func run(_ pool: ConnectionPool) throws -> PhotoCleaning.Progress {
         try PhotoCleaning(files: FileRepository(pool: pool, codec: InProcessPhotoCodec())).step()
-    }
-}
-
-extension APITestCase {
-    /// The application again on the same database, with these settings added.
-    func restart(extra: [String: String]) throws {
-        let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
-                   "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
-                   "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0", "PAGE_CACHE_BYTES": "0"]
-            .merging(extraEnvironment) { $1 }.merging(extra) { $1 }
-        let config = Configuration(environment: env)
-        let database = try Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error))
-        app = try Application(configuration: config, database: database)
-        try app.start()
     }
 }
