@@ -28,6 +28,7 @@ let package = Package(
         // libvips and libcurl behind headers with no GLib or curl types: both APIs are variadic.
         .target(name: "CPhotoCodec", dependencies: ["CVips"]),
         .target(name: "CObjectRequest", dependencies: ["CCurl"]),
+        .target(name: "CMailTransfer", dependencies: ["CCurl"]),
 
         .target(name: "JSONLogging", swiftSettings: release),
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
@@ -38,9 +39,11 @@ let package = Package(
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
         .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem"], swiftSettings: release),
         .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
+        // Mail over SMTP (libcurl): the message's text and its one-at-a-time transport.
+        .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
         .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.

@@ -189,6 +189,16 @@ CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], 
     SET bits = (b.bits & ~(SELECT d.clear_bits FROM delta d WHERE d.gram = EXCLUDED.gram AND d.chunk = EXCLUDED.chunk)) | EXCLUDED.bits
 $$;
 
+CREATE TABLE public.account_tokens (
+    token_hash bytea NOT NULL,
+    user_id bigint NOT NULL,
+    purpose text NOT NULL,
+    email text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT account_tokens_purpose_check CHECK ((purpose = ANY (ARRAY['password_reset'::text, 'email_verification'::text])))
+);
+
 CREATE TABLE public.aggregation_outbox (
     id bigint NOT NULL,
     cafe_id bigint NOT NULL,
@@ -287,7 +297,7 @@ ALTER TABLE public.cafes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 
 CREATE TABLE public.comment_reports (
     comment_id bigint NOT NULL,
-    user_id bigint NOT NULL,
+    user_id bigint,
     reason text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     resolved_at timestamp with time zone,
@@ -426,6 +436,39 @@ CREATE TABLE public.login_failures (
     address text DEFAULT ''::text NOT NULL
 );
 
+CREATE TABLE public.mail_outbox (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    recipient text NOT NULL,
+    user_id bigint,
+    language text NOT NULL,
+    base_url text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    subject text,
+    body text,
+    expires_at timestamp with time zone,
+    state text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_error text,
+    finished_at timestamp with time zone,
+    CONSTRAINT mail_outbox_base_url_check CHECK ((char_length(base_url) <= 512)),
+    CONSTRAINT mail_outbox_finished CHECK (((state = 'pending'::text) = (finished_at IS NULL))),
+    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['password_reset'::text, 'email_verification'::text]))),
+    CONSTRAINT mail_outbox_language_check CHECK ((language = ANY (ARRAY['ja'::text, 'en'::text]))),
+    CONSTRAINT mail_outbox_recipient_check CHECK ((char_length(recipient) <= 254)),
+    CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'kept'::text, 'skipped'::text, 'throttled'::text, 'failed'::text, 'expired'::text])))
+);
+
+ALTER TABLE public.mail_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.mail_outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.object_deletions (
     object_key text NOT NULL,
     due_at timestamp with time zone DEFAULT now() NOT NULL
@@ -495,8 +538,10 @@ CREATE TABLE public.users (
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     blocked_at timestamp with time zone,
     username_skeleton text,
+    language text,
     CONSTRAINT users_age_check CHECK (((age >= 0) AND (age <= 150))),
     CONSTRAINT users_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+    CONSTRAINT users_language_check CHECK ((language = ANY (ARRAY['ja'::text, 'en'::text]))),
     CONSTRAINT users_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT users_username_check CHECK (((char_length(username) >= 3) AND (char_length(username) <= 40)))
 );
@@ -509,6 +554,9 @@ ALTER TABLE public.users ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+ALTER TABLE ONLY public.account_tokens
+    ADD CONSTRAINT account_tokens_pkey PRIMARY KEY (token_hash);
 
 ALTER TABLE ONLY public.aggregation_outbox
     ADD CONSTRAINT aggregation_outbox_pkey PRIMARY KEY (id);
@@ -529,7 +577,7 @@ ALTER TABLE ONLY public.cafes
     ADD CONSTRAINT cafes_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.comment_reports
-    ADD CONSTRAINT comment_reports_pkey PRIMARY KEY (comment_id, user_id);
+    ADD CONSTRAINT comment_reports_comment_id_user_id_key UNIQUE (comment_id, user_id);
 
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
@@ -554,6 +602,9 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.job_runs
     ADD CONSTRAINT job_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.mail_outbox
+    ADD CONSTRAINT mail_outbox_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.object_deletions
     ADD CONSTRAINT object_deletions_pkey PRIMARY KEY (object_key);
@@ -581,6 +632,10 @@ ALTER TABLE ONLY public.sessions
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+CREATE INDEX account_tokens_expiry_idx ON public.account_tokens USING btree (expires_at);
+
+CREATE INDEX account_tokens_user_idx ON public.account_tokens USING btree (user_id, purpose);
 
 CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at, cafe_id);
 
@@ -626,9 +681,17 @@ CREATE INDEX job_runs_started_at_idx ON public.job_runs USING btree (started_at 
 
 CREATE INDEX login_failures_key_address_idx ON public.login_failures USING btree (username_key, address, failed_at DESC);
 
+CREATE INDEX mail_outbox_due_idx ON public.mail_outbox USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+
+CREATE INDEX mail_outbox_finished_idx ON public.mail_outbox USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
+CREATE INDEX mail_outbox_user_idx ON public.mail_outbox USING btree (user_id, created_at) WHERE (user_id IS NOT NULL);
+
 CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at);
 
 CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
+
+CREATE INDEX users_email_lower_idx ON public.users USING btree (lower(email)) WHERE (email IS NOT NULL);
 
 CREATE UNIQUE INDEX users_username_lower_key ON public.users USING btree (lower(username));
 
@@ -676,11 +739,11 @@ CREATE TRIGGER files_note_object_deletion AFTER DELETE ON public.files REFERENCI
 
 CREATE TRIGGER files_notify_photos AFTER DELETE OR UPDATE OR TRUNCATE ON public.files FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
 
+ALTER TABLE ONLY public.account_tokens
+    ADD CONSTRAINT account_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.audit_changes
     ADD CONSTRAINT audit_changes_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.audit_log(id);
-
-ALTER TABLE ONLY public.audit_log
-    ADD CONSTRAINT audit_log_actor_id_fkey FOREIGN KEY (actor_id) REFERENCES public.users(id);
 
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
@@ -689,7 +752,7 @@ ALTER TABLE ONLY public.cafes
     ADD CONSTRAINT cafes_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
 
 ALTER TABLE ONLY public.comment_reports
-    ADD CONSTRAINT comment_reports_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+    ADD CONSTRAINT comment_reports_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
 
 ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
@@ -717,6 +780,9 @@ ALTER TABLE ONLY public.hidden_comments
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.mail_outbox
+    ADD CONSTRAINT mail_outbox_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_requested_by_fkey FOREIGN KEY (requested_by) REFERENCES public.users(id) ON DELETE SET NULL;

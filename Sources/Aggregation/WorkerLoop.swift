@@ -4,8 +4,9 @@ import PostgresKit
 import Synchronization
 
 /// Runs periodic jobs (the aggregation pass every second, housekeeping every few minutes) on one
-/// dedicated thread: libpq blocks, so this work stays off Swift's cooperative pool. `stop()` lets
-/// the job in progress commit or roll back, then returns.
+/// dedicated thread: libpq blocks, so this work stays off Swift's cooperative pool. A job that waits
+/// on another server (mail delivery) runs `apart`, on a thread of its own, so a slow server never
+/// delays the passes. `stop()` lets the jobs in progress commit or roll back, then returns.
 public final class WorkerLoop: Sendable {
     public struct Job: Sendable {
         public let name: String
@@ -19,17 +20,21 @@ public final class WorkerLoop: Sendable {
         }
     }
 
-    private let jobs: [Job]
+    private let threads: [[Job]]
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(jobs: [Job], logger: Logger) {
-        self.jobs = jobs
+    public init(jobs: [Job], apart: [Job] = [], logger: Logger) {
+        self.threads = [jobs] + apart.map { [$0] }
         self.logger = logger
     }
 
     public func start() {
+        for (n, jobs) in threads.enumerated() { start(jobs, name: n == 0 ? "worker" : "worker-\(jobs[0].name)") }
+    }
+
+    private func start(_ jobs: [Job], name: String) {
         let thread = Thread { [self] in
             var due = jobs.map { _ in Date.distantPast }
             while !stopping.load(ordering: .relaxed) {
@@ -47,12 +52,12 @@ public final class WorkerLoop: Sendable {
             }
             finished.signal()
         }
-        thread.name = "worker"
+        thread.name = name
         thread.start()
     }
 
     public func stop() {
         stopping.store(true, ordering: .relaxed)
-        finished.wait()
+        for _ in threads { finished.wait() }
     }
 }

@@ -9,9 +9,12 @@ public struct User: Sendable, Equatable {
     public let isAdmin: Bool
     public let createdAt: Date
     public let updatedAt: Date
+    /// The language mails to the account are written in; nil: the request's `Accept-Language`.
+    public let language: Language?
 
     public init(id: UserID, username: String, email: String?, emailVerified: Bool, age: Int?, isAdmin: Bool,
-                createdAt: Date, updatedAt: Date) {
+                createdAt: Date, updatedAt: Date, language: Language? = nil) {
+        self.language = language
         self.id = id
         self.username = username
         self.email = email

@@ -49,6 +49,16 @@ public struct Endpoint: Sendable {
         }
     }
 
+    /// Sends mail (a reset link, a verification link): counted by the mail rate limit per client address.
+    public func sendsMail() -> Endpoint { with { $0.sendsMail = true } }
+
+    /// Posts content others will see (a comment, a photo, a report): refused for an account whose
+    /// address is not verified when the service requires that (`REQUIRE_VERIFIED_EMAIL`). `when`: only
+    /// for bodies it says so of (a Parse `POST` to an object is a read, an update or a delete by `_method`).
+    public func posts(when body: (@Sendable ([UInt8]) -> Bool)? = nil) -> Endpoint {
+        with { $0.posts = body ?? { _ in true } }
+    }
+
     /// Where it runs and how large a body it takes, when not as its group's other routes.
     public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
 
@@ -61,7 +71,9 @@ public struct Endpoint: Sendable {
 public final class RouteTraits: Sendable {
     public enum PublicRead: Sendable { case never, always, whenReadOnly }
 
-    public enum Credentials: Sendable, Equatable { case logIn, signUp, endsSession }
+    /// `confirmsPassword`: a password checked or set for a change of the account (its settings, its
+    /// deletion, a reset), hashed on the hashing lane like a log-in.
+    public enum Credentials: Sendable, Equatable { case logIn, signUp, endsSession, confirmsPassword }
 
     /// A cost other than the group's: the group says what each means (`RouteGroup.lanes`).
     public enum Lane: Sendable, Hashable {
@@ -87,6 +99,8 @@ public final class RouteTraits: Sendable {
         public var credentials: Credentials?
         public var lane: Lane?
         public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+        public var sendsMail = false
+        public var posts: (@Sendable ([UInt8]) -> Bool)?
         public init() {}
     }
 
@@ -96,8 +110,12 @@ public final class RouteTraits: Sendable {
     public let credentials: Credentials?
     public let lane: Lane?
     public let readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
+    public let sendsMail: Bool
+    public let posts: (@Sendable ([UInt8]) -> Bool)?
 
     public init(_ declared: Declared) {
+        sendsMail = declared.sendsMail
+        posts = declared.posts
         publicRead = declared.publicRead
         page = declared.page
         changes = declared.changes

@@ -5,6 +5,7 @@ import DatabaseSetup
 import Foundation
 import HTTPKit
 import JSONLogging
+import Mail
 import PostgresKit
 
 /// The composition root: wires configuration, database, routes and the HTTP server.
@@ -43,12 +44,19 @@ public final class Application: Sendable {
                                    limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
+        let links = MailLinks(publicURL: configuration.publicURL, allowedHosts: configuration.allowedHosts,
+                              fallback: "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)")
+        let outbox = MailOutbox(pool: pool)
+        let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox)
+        let accountDeletion = AccountDeletion(pool: pool)
+        let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
                                     reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
+                                    mails: configuration.mailsPerMinute > 0 ? RateLimiter(perMinute: configuration.mailsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     hold: configuration.rateLimitHold)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
@@ -91,16 +99,20 @@ public final class Application: Sendable {
         let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, admission: [SessionTokens.parse],
                                             middleware: [authentication, publicReads], renderError: problems,
                                             lanes: [.query: RouteCost(lane: queries)])
-        let v1Routes = AccountsController(accounts: accounts, auth: auth).routes
+        let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
+            + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
+            + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, deletion: accountDeletion, moderation: Moderation(pool: pool),
+                                        export: AccountExport(pool: pool), links: links).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
-            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), audit: audit).routes
+            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), deletion: accountDeletion, outbox: outbox,
+                                   audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
         let v1 = RouteGroup(routes: v1Routes, admission: [SessionTokens.v1, rateLimits],
-                            middleware: [authentication, publicReads, commitPositions, IdempotentWrites(pool: pool)],
+                            middleware: [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(pool: pool)],
                             renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
                                        queueLimit: configuration.queryBudget.heavyQueue,
@@ -113,11 +125,12 @@ public final class Application: Sendable {
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
         let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
-        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, objectIDs: objectIDs).routes + parseClasses.routes + parseFiles.routes
+        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, deletion: accountDeletion,
+                                               objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
                                   admission: [SessionTokens.parse, ReadOnlyDetection(), rateLimits],
-                                  middleware: [authentication, publicReads, commitPositions,
+                                  middleware: [authentication, verifiedEmail, publicReads, commitPositions,
                                                IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   lanes: [.hashing: json(hashing), .upload: upload])
@@ -181,6 +194,11 @@ extension Configuration {
             throw ConfigurationError(message: "cannot find the cafe executable that decodes photos (/proc/self/exe, or a cafe beside it)")
         }
         return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes)
+    }
+
+    /// The SMTP server mail goes to (`SMTP_URL`); nil: mail is kept, not sent.
+    public var smtpTransport: SMTPTransport? {
+        smtpURL.map { SMTPTransport(url: $0, requireTLS: smtpRequireTLS, caFile: smtpCAFile, timeout: smtpTimeout) }
     }
 
     /// The photos of this configuration's store, codec and limits (quota aside: for the worker, the demo, imports).

@@ -1,7 +1,9 @@
+import CafeStore
 import DatabaseSetup
 import Foundation
 import HTTPKit
 import JSONLogging
+import Mail
 import ObjectStorage
 import PhotoCodec
 import PostgresKit
@@ -132,6 +134,24 @@ public struct Configuration: Sendable {
     public var aggregationInterval: Double
     /// `RECONCILE_INTERVAL` (default 3600): seconds between scheduled full reconciles.
     public var reconcileInterval: Double
+    /// `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS when offered; `smtps://…:465`): where mail
+    /// is sent. Unset (the `make run` default): mail is kept, logged at info and shown in the console.
+    public var smtpURL: String?
+    /// `SMTP_REQUIRE_TLS=1`: never send over smtp:// without STARTTLS. `SMTP_CA_FILE`: the server
+    /// certificate's authorities instead of the system's. `SMTP_TIMEOUT` (default 10 s) per message.
+    public var smtpRequireTLS: Bool
+    public var smtpCAFile: String?
+    public var smtpTimeout: Double
+    /// `MAIL_FROM` (default `CafeReview <no-reply@localhost>`), `PASSWORD_RESET_TTL` (default 3600 s),
+    /// `EMAIL_VERIFICATION_TTL` (default 86400 s), `MAIL_PER_ACCOUNT_PER_HOUR` (default 5),
+    /// `MAIL_RETRY_MAX_SECONDS` (default 300): see `MailDelivery.Settings`.
+    public var mail: MailDelivery.Settings
+    /// `MAIL_RETENTION_DAYS` (default 7): how long a finished message (its address, its state) is kept.
+    public var mailRetention: TimeInterval
+    /// `RATE_LIMIT_MAILS` (default 5): requests a minute per client address to routes that send mail.
+    public var mailsPerMinute: Int
+    /// `REQUIRE_VERIFIED_EMAIL=1`: an account whose address is not verified may log in and read, not post.
+    public var requireVerifiedEmail: Bool
     /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
     /// A socket that is already listening, inherited from `cafe serve`'s supervising process; the
@@ -236,6 +256,24 @@ public struct Configuration: Sendable {
         aggregationInterval = env.seconds("AGGREGATION_INTERVAL", 1, 0.001...86_400)
         reconcileInterval = env.seconds("RECONCILE_INTERVAL", 3600, 1...(86_400 * 365))
         metricsToken = env.string("METRICS_TOKEN")
+        smtpURL = env.string("SMTP_URL")
+        if let url = smtpURL, !(url.hasPrefix("smtp://") || url.hasPrefix("smtps://")) || url.contains(where: { $0.isWhitespace || $0.isNewline }) {
+            env.refuse("SMTP_URL: \(SMTPTransport(url: url, requireTLS: false, caFile: nil, timeout: 1).redactedURL) is not an smtp:// or smtps:// URL")
+        }
+        smtpRequireTLS = env.flag("SMTP_REQUIRE_TLS", false)
+        smtpCAFile = env.string("SMTP_CA_FILE")
+        smtpTimeout = env.seconds("SMTP_TIMEOUT", 10, 0.1...600)
+        let from = env.string("MAIL_FROM") ?? "CafeReview <no-reply@localhost>"
+        if !MailMessage.isDeliverable(MailDelivery.envelopeAddress(from)) || from.contains(where: { $0.isNewline }) {
+            env.refuse("MAIL_FROM: \"\(from)\" is not an address (a@b.example or Name <a@b.example>)")
+        }
+        mail = MailDelivery.Settings(from: from, resetLifetime: env.seconds("PASSWORD_RESET_TTL", 3600, 60...604_800),
+                                     verificationLifetime: env.seconds("EMAIL_VERIFICATION_TTL", 86_400, 60...2_592_000),
+                                     perAccountPerHour: env.int("MAIL_PER_ACCOUNT_PER_HOUR", 5, 1...10_000),
+                                     retryMax: env.seconds("MAIL_RETRY_MAX_SECONDS", 300, 1...86_400))
+        mailRetention = env.seconds("MAIL_RETENTION_DAYS", 7, 0...3650) * 86_400
+        mailsPerMinute = env.int("RATE_LIMIT_MAILS", 5, 0...large)
+        requireVerifiedEmail = env.flag("REQUIRE_VERIFIED_EMAIL", false)
         publicURL = env.string("PUBLIC_URL").map { String($0.trimming(["/"])) }
         if let url = publicURL, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.contains(where: \.isWhitespace) {
             env.refuse("PUBLIC_URL: \"\(url)\" is not an http:// or https:// URL")

@@ -42,6 +42,18 @@ struct EnvironmentReader {
         return level
     }
 
+    /// `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`.
+    mutating func flag(_ key: String, _ fallback: Bool) -> Bool {
+        guard let text = string(key) else { return fallback }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default:
+            invalid.append("\(key): \"\(text)\" is not 1 or 0")
+            return fallback
+        }
+    }
+
     /// A comma-separated list, each entry trimmed, empty ones dropped.
     func list(_ key: String) -> [String] {
         (string(key) ?? "").split(separator: ",").map { $0.trimming([" "]) }.filter { !$0.isEmpty }

@@ -8,15 +8,17 @@ import Synchronization
 /// The background worker as `cafe worker` runs it, and `cafe serve` in-process on the embedded
 /// database: aggregation passes every `AGGREGATION_INTERVAL`, the full reconcile every
 /// `RECONCILE_INTERVAL` (once per period across all workers, see `AggregationWorker`), housekeeping
-/// every 10 minutes. On a pool of its own, without the API's statement timeout.
+/// every 10 minutes, and the mail outbox's delivery (`MailDelivery`) every half second on a thread of its own. On a pool of its own, without the API's statement timeout.
 public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
         let files = try configuration.photoRepository(pool)
-        let housekeeping = Housekeeping(pool: pool, files: files, logger: logger)
+        let housekeeping = Housekeeping(pool: pool, files: files, mailRetention: configuration.mailRetention, logger: logger)
+        let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)
                           + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() },
-                             searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)], logger: logger)
+                             searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)],
+                          apart: [.init(name: "mail", every: 0.5) { stopping in try mail.run(isStopping: stopping) }], logger: logger)
     }
 
     /// Photos stored before uploads were cleaned are re-encoded (`PhotoCleaning`), 20 every 2 s while

@@ -6,10 +6,11 @@ import HTTPKit
 struct AccountsController: Sendable {
     let accounts: AccountService
     let auth: Authenticator
+    let links: MailLinks
 
     var routes: [Endpoint] {
         [
-            Endpoint("POST", "/v1/users", signUp).credentials(.signUp),
+            Endpoint("POST", "/v1/users", signUp).credentials(.signUp).sendsMail(),
             Endpoint("GET", "/v1/users/me", me),
             Endpoint("POST", "/v1/sessions", logIn).credentials(.logIn),
             Endpoint("DELETE", "/v1/sessions/current", logOut),
@@ -18,7 +19,9 @@ struct AccountsController: Sendable {
 
     func signUp(_ request: Request) throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self, allowedFields: SignUpBody.fields)
-        let (user, token) = try accounts.signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value)
+        let (user, token) = try accounts.signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
+            links.request(.emailVerification, to: $1, user: $0, for: request)
+        }
         return .json(201) { $0.session(user: user, token: token) }
     }
 

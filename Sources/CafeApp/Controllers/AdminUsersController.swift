@@ -10,11 +10,16 @@ struct AdminUsersController: Sendable {
     let pool: ConnectionPool
     let auth: Authenticator
     let accounts: AccountAdministration
+    let deletion: AccountDeletion
+    let outbox: MailOutbox
     let audit: AuditLog
 
     var routes: [Endpoint] {
         [
             Endpoint("GET", "/v1/admin/users", search),
+            Endpoint("GET", "/v1/admin/users/{id}", show),
+            Endpoint("DELETE", "/v1/admin/users/{id}", delete).changes("cafes", "comments", "photos"),
+            Endpoint("GET", "/v1/admin/mail", mail),
             Endpoint("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, true) }).changes("comments"),
             Endpoint("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, false) }).changes("comments"),
             Endpoint("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, true) }),
@@ -34,6 +39,73 @@ struct AdminUsersController: Sendable {
         let page = try accounts.search(q, after: after, limit: limit)
         let next = page.more ? page.accounts.last.map { $0.user.id.description } : nil
         return .json { w in w.page(page.accounts, next: next) { w.account($0) } }
+    }
+
+    /// One account, with what deleting it would take (`contents`).
+    func show(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let id = try Self.userID(request)
+        guard let account = try accounts.find(id), let contents = try deletion.contents(id) else { throw Problem.notFound("No such user.") }
+        return .json { w in w.account(account) { w.key("contents"); w.contents(contents) } }
+    }
+
+    /// `?comments=&hiddenComments=&photos=&reports=`: the counts the operator was shown (`GET
+    /// /v1/admin/users/{id}`). If they no longer hold, nothing is deleted (409 `contents_changed`).
+    /// In the audit log with the counts, not the username: the person's data goes with the account.
+    func delete(_ request: Request) throws -> Response {
+        let admin = try auth.admin(request)
+        let id = try Self.userID(request)
+        var v = Validator()
+        func count(_ name: String) -> Int {
+            let value = request.query[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+            v.check(value != nil, name, "must be the number of \(name) the deletion takes (see GET /v1/admin/users/{id})")
+            return value ?? 0
+        }
+        let confirmed = AccountDeletion.Contents(comments: count("comments"), hiddenComments: count("hiddenComments"),
+                                                 photos: count("photos"), reports: count("reports"))
+        try v.finish()
+        try pool.transaction { tx in
+            switch try Self.refusals({ try deletion.delete(id, confirmed: confirmed, by: admin.id, tx) }) {
+            case .deleted(let contents):
+                try audit.record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
+                                 changes: [.init(field: "comments", before: String(contents.comments), after: nil),
+                                           .init(field: "hiddenComments", before: String(contents.hiddenComments), after: nil),
+                                           .init(field: "photos", before: String(contents.photos), after: nil)])
+            case .noSuchAccount:
+                throw Problem.notFound("No such user.")
+            case .lastAdmin:
+                throw Self.lastAdmin
+            case .contentsChanged(let now):
+                throw Problem(status: 409, code: "contents_changed", title: "Conflict",
+                              detail: "Deleting it now takes \(now.comments) comments, \(now.hiddenComments) hidden comments, \(now.photos) photos and \(now.reports) reports, not what was confirmed; nothing was deleted.")
+            }
+        }
+        return .noContent()
+    }
+
+    /// The mail outbox, newest first: what was sent, kept (no `SMTP_URL`: with its text, so its links
+    /// can be followed), skipped, throttled, failed or is still pending.
+    func mail(_ request: Request) throws -> Response {
+        _ = try auth.admin(request)
+        let limit = try PageLimit.parse(request, default: 50)
+        let page = try outbox.recent(before: try IDCursor.parse(request), limit: limit)
+        let next = page.more ? page.entries.last.map { String($0.id) } : nil
+        return .json { w in
+            w.page(page.entries, next: next) { m in
+                w.object {
+                    w.field("id", String(m.id))
+                    w.field("kind", m.kind)
+                    w.field("recipient", m.recipient)
+                    w.field("state", m.state)
+                    w.field("attempts", m.attempts)
+                    w.field("createdAt", Timestamp.format(m.createdAt))
+                    w.field("finishedAt", m.finishedAt.map(Timestamp.format))
+                    w.field("lastError", m.lastError)
+                    w.field("subject", m.subject)
+                    w.field("body", m.body)
+                }
+            }
+        }
     }
 
     /// Block: `{"hideComments": true}` also hides every comment of the account. Unblock:
@@ -118,10 +190,21 @@ extension JSONWriter {
             field("id", a.user.id.description)
             field("username", a.user.username)
             field("isAdmin", a.user.isAdmin)
+            field("email", a.user.email)
+            field("emailVerified", a.user.emailVerified)
             field("blocked", a.blockedAt != nil)
             field("blockedAt", a.blockedAt.map(Timestamp.format))
             field("createdAt", Timestamp.format(a.user.createdAt))
             more()
+        }
+    }
+
+    func contents(_ c: AccountDeletion.Contents) {
+        object {
+            field("comments", c.comments)
+            field("hiddenComments", c.hiddenComments)
+            field("photos", c.photos)
+            field("reports", c.reports)
         }
     }
 }

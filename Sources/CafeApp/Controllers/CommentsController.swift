@@ -16,8 +16,8 @@ struct CommentsController: Sendable {
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
             Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
             Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
-            Endpoint("POST", "/v1/cafes/{id}/comments", create).changes("comments"),
-            Endpoint("PATCH", "/v1/comments/{id}", update).changes("comments"),
+            Endpoint("POST", "/v1/cafes/{id}/comments", create).posts().changes("comments"),
+            Endpoint("PATCH", "/v1/comments/{id}", update).posts().changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),
         ]
     }

@@ -16,7 +16,7 @@ struct ModerationController: Sendable {
 
     var routes: [Endpoint] {
         [
-            Endpoint("POST", "/v1/comments/{id}/reports", report),
+            Endpoint("POST", "/v1/comments/{id}/reports", report).posts(),
             Endpoint("GET", "/v1/users/me/comments", ownComments),
             Endpoint("GET", "/v1/admin/users/{id}/comments", userComments),
             Endpoint("GET", "/v1/admin/reports", queue),

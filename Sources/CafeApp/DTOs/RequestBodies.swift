@@ -140,3 +140,32 @@ struct UnblockBody: Decodable {
     static let fields: Set<String> = ["restoreComments"]
     let restoreComments: Bool?
 }
+
+struct EmailBody: Decodable {
+    static let fields: Set<String> = ["email"]
+    let email: String
+}
+
+struct PasswordBody: Decodable {
+    static let fields: Set<String> = ["password"]
+    let password: String
+}
+
+/// `PATCH /v1/users/me`: `currentPassword` is required with `password` or `email`.
+struct AccountPatchBody: Decodable {
+    static let fields: Set<String> = ["currentPassword", "password", "email", "language"]
+    let currentPassword: String?
+    let password: String?
+    let email: Patch<String>
+    let language: Patch<String>
+
+    enum CodingKeys: String, CodingKey { case currentPassword, password, email, language }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        currentPassword = try c.decodeIfPresent(String.self, forKey: .currentPassword)
+        password = try c.decodeIfPresent(String.self, forKey: .password)
+        email = try c.decodePatch(.email)
+        language = try c.decodePatch(.language)
+    }
+}

@@ -19,6 +19,7 @@ extension JSONWriter {
             field("emailVerified", u.emailVerified)
             field("age", u.age)
             field("isAdmin", u.isAdmin)   // so the web client can offer the operator console (the API enforces it)
+            field("language", u.language?.rawValue)
             field("createdAt", Timestamp.format(u.createdAt))
             field("updatedAt", Timestamp.format(u.updatedAt))
         }

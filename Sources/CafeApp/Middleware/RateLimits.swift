@@ -4,7 +4,7 @@ import HTTPKit
 /// POST), one for writes (any other POST, PUT, PATCH or DELETE), a tighter one for log-ins (on top
 /// of the per-(username, address) hold-off, which an attacker spraying usernames never trips).
 /// Over the limit: 429 `rate_limited` with `Retry-After` (on /parse, Parse's 155).
-/// `RATE_LIMIT_READS` / `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` per minute; 0 turns one off.
+/// `RATE_LIMIT_READS` / `RATE_LIMIT_WRITES` / `RATE_LIMIT_LOGINS` / `RATE_LIMIT_MAILS` per minute; 0 turns one off.
 /// A client is `Request.clientKey`: its address (behind a proxy named in `TRUSTED_PROXIES`, the one
 /// the proxy forwarded), an IPv6 client counted by its /64. Log-ins are recognised by the matched route, so `/v1/sessions/` or
 /// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
@@ -16,6 +16,8 @@ struct RateLimits: Admission {
     let reads: RateLimiter?
     let writes: RateLimiter?
     let logins: RateLimiter?
+    /// `RATE_LIMIT_MAILS`: routes that send mail (`Endpoint.sendsMail`), on top of the writes' limit.
+    let mails: RateLimiter?
     /// `RATE_LIMIT_HOLD`: seconds at most a refusal is held before it is sent (until the client's
     /// next token, if sooner). A client that asks again at once, as a flood does, so gets one
     /// refusal a hold on each connection instead of thousands a second; 0 answers at once.
@@ -27,7 +29,7 @@ struct RateLimits: Admission {
         if exempt.contains(request.clientAddress) { return }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.traits.credentials == .logIn
-        for (applies, limiter) in [(isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
+        for (applies, limiter) in [(request.traits.sendsMail, mails), (isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientKey) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",

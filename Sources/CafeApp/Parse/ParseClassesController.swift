@@ -40,9 +40,9 @@ struct ParseClassesController: Sendable {
         [
             Endpoint("GET", "/parse/classes/{className}", context.handler(query)).publicRead(),
             Endpoint("POST", "/parse/classes/{className}", context.handler { r in r.method == "GET" ? try query(r) : try create(r) })
-                .publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).changes("cafes", "comments"),
+                .publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).posts(when: ParseRequest.isCreate).changes("cafes", "comments"),
             Endpoint("GET", "/parse/classes/{className}/{objectId}", context.handler(get)).publicRead(),
-            Endpoint("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)).changes("cafes", "comments"),
+            Endpoint("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)).posts().changes("cafes", "comments"),
             Endpoint("DELETE", "/parse/classes/{className}/{objectId}", context.handler(delete)).changes("cafes", "comments"),
             // The JS SDK sends every call as a POST naming the method in `_method`.
             Endpoint("POST", "/parse/classes/{className}/{objectId}", context.handler { r in
@@ -52,7 +52,7 @@ struct ParseClassesController: Sendable {
                 case "DELETE": try delete(r)
                 default: throw ParseError(107, "POST to an object needs _method GET, PUT or DELETE.")
                 }
-            }).publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).changes("cafes", "comments"),
+            }).publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).posts(when: ParseRequest.isUpdate).changes("cafes", "comments"),
         ]
     }
 

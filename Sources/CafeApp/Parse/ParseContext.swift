@@ -87,4 +87,15 @@ extension ParseRequest {
     @Sendable static func isQuery(_ body: [UInt8]) -> Bool {
         JSONValue.parse(body)?.object?["_method"]?.string?.uppercased() == "GET"
     }
+
+    /// A `POST` that creates (no `_method`, or `POST`).
+    @Sendable static func isCreate(_ body: [UInt8]) -> Bool {
+        let method = JSONValue.parse(body)?.object?["_method"]?.string?.uppercased()
+        return method == nil || method == "POST"
+    }
+
+    /// A `POST` to an object that updates it (`_method: PUT`).
+    @Sendable static func isUpdate(_ body: [UInt8]) -> Bool {
+        JSONValue.parse(body)?.object?["_method"]?.string?.uppercased() == "PUT"
+    }
 }

@@ -11,7 +11,7 @@ struct ParseFilesController: Sendable {
     let photos: PhotoServing
 
     var routes: [Endpoint] {
-        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload)]
+        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload).posts()]
     }
 
     /// Fetched by image views, mostly with no Parse headers, like Parse Server's file URLs: outside the

@@ -7,11 +7,17 @@ import HTTPKit
 struct ParseUsersController: Sendable {
     let context: ParseContext
     let accounts: AccountService
+    let recovery: AccountRecovery
+    let deletion: AccountDeletion
     let objectIDs: ParseObjectIDs
+    let links: MailLinks
 
     var routes: [Endpoint] {
         [
-            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp),
+            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp).sendsMail(),
+            Endpoint("DELETE", "/parse/users/{objectId}", context.handler(delete)).changes("cafes", "comments", "photos"),
+            Endpoint("POST", "/parse/requestPasswordReset", context.handler(requestPasswordReset)).sendsMail(),
+            Endpoint("POST", "/parse/verificationEmailRequest", context.handler(verificationEmailRequest)).sendsMail(),
             Endpoint("GET", "/parse/users/me", context.handler(me)),
             Endpoint("GET", "/parse/login", context.handler(logIn)).credentials(.logIn),
             Endpoint("POST", "/parse/login", context.handler(logIn)).credentials(.logIn),
@@ -46,7 +52,9 @@ struct ParseUsersController: Sendable {
         let user: User
         let token: String
         do {
-            (user, token) = try accounts.signUp(username: username, password: password, email: email, age: age)
+            (user, token) = try accounts.signUp(username: username, password: password, email: email, age: age) {
+                links.request(.emailVerification, to: $1, user: $0, for: r.http)
+            }
         } catch StoreError.usernameTaken {
             throw ParseError(202, "Account already exists for this username.")
         }
@@ -85,6 +93,43 @@ struct ParseUsersController: Sendable {
     func logOut(_ r: ParseRequest) throws -> Response {
         if try r.user() != nil, let token = r.token { try accounts.sessions.revoke(token: token) }
         return .json { w in w.object {} }
+    }
+
+    /// `User.passwordReset(email:)`: `{}` whether or not an account has the address, as Parse Server
+    /// answers with `resetPasswordSuccessOnInvalidEmail` (and as `/v1/password-resets` does).
+    func requestPasswordReset(_ r: ParseRequest) throws -> Response {
+        try recovery.requestMail(links.request(.passwordReset, to: try Self.email(r), user: nil, for: r.http))
+        return .json { w in w.object {} }
+    }
+
+    /// `User.verificationEmailRequest(email:)`: `{}` for any well-formed address; a mail goes only to
+    /// an account that has it unverified (the worker decides, so the answer tells nothing).
+    func verificationEmailRequest(_ r: ParseRequest) throws -> Response {
+        try recovery.requestMail(links.request(.emailVerification, to: try Self.email(r), user: nil, for: r.http))
+        return .json { w in w.object {} }
+    }
+
+    /// The body's `email`, with Parse Server's errors: 204 when missing, 125 when not an address.
+    static func email(_ r: ParseRequest) throws -> String {
+        switch r.body?["email"] {
+        case nil, .null?: throw ParseError(204, "you must provide an email")
+        case .string(let email)? where AccountRules.isValidEmail(email): return email
+        default: throw ParseError(125, "you must provide a valid email string")
+        }
+    }
+
+    /// `user.delete()`: only with the account's own session (another's is "not found", as Parse
+    /// answers a delete its ACL denies). The same deletion as `DELETE /v1/users/me`.
+    func delete(_ r: ParseRequest) throws -> Response {
+        guard let user = try r.user() else { throw ParseError.invalidSessionToken }
+        let objectID = try r.http.pathParameter("objectId")
+        let own = try importedObjectID(of: user) ?? user.id.description
+        guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
+        switch try accounts.pool.transaction({ tx in try deletion.delete(user.id, confirmed: nil, by: nil, tx) }) {
+        case .deleted: return .json { w in w.object {} }
+        case .noSuchAccount, .contentsChanged: throw ParseError.objectNotFound
+        case .lastAdmin: throw ParseError.forbidden("The last administrator cannot delete their account; grant the right to another account first.")
+        }
     }
 
     /// `User.current` refreshes itself here; Parse answers a missing token as an invalid one.

@@ -28,12 +28,37 @@ struct AccountService: Sendable {
         return try users.create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
     }
 
-    func signUp(username: String, password: String, email: String?, age: Int?) throws -> (User, token: String) {
+    /// With an address, its verification mail (`verification`, given the new account's id) is in the same transaction.
+    func signUp(username: String, password: String, email: String?, age: Int?,
+                verification: (UserID, String) -> MailOutbox.Request) throws -> (User, token: String) {
         try Self.validate(username: username, password: password, email: email, age: age)
         let account = UserRepository.NewUser(username: username, passwordHash: try PasswordHasher.hash(password), email: email, age: age)
-        return try pool.transaction { _ in
+        return try pool.transaction { tx in
             let user = try users.create(account)
+            if let email { try MailOutbox.enqueue(verification(user.id, email), tx) }
             return (user, try sessions.create(for: user.id))
+        }
+    }
+
+    enum Confirmation {
+        case confirmed
+        /// Held this many seconds before it is answered, as a failed log-in is.
+        case wrong(hold: Double)
+        case lockedOut(retryAfter: Int)
+    }
+
+    /// The account's own password, checked as a log-in is: the same per-(username, address) hold-off,
+    /// so a stolen session cannot be used to guess it faster than the log-in form allows.
+    func confirmPassword(_ user: User, _ password: String, address: String) throws -> Confirmation {
+        let started = DispatchTime.now().uptimeNanoseconds
+        switch try throttle.attempt(username: user.username, address: address, {
+            PasswordHasher.verify(password, against: try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash) ? true : nil
+        }) {
+        case .passed: return .confirmed
+        case .failed:
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            return .wrong(hold: max(0, PasswordHasher.slowestVerification - elapsed))
+        case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }
     }
 
@@ -65,7 +90,7 @@ struct AccountService: Sendable {
     static let spoofMessage = "mixes scripts in a way that can pass for another name (one script, or Latin with one that is not Cyrillic or Greek; no invisible characters)"
 
     /// The sign-up rules, reported per field.
-    private static func validate(username: String, password: String, email: String?, age: Int?) throws {
+    static func validate(username: String, password: String, email: String?, age: Int?) throws {
         var v = Validator()
         v.check(AccountRules.isValidUsername(username), "username", "must be 3–40 letters, digits, _ . or -")
         v.check(UsernameSpoofing.isAllowed(username), "username", Self.spoofMessage)

@@ -32,9 +32,10 @@ public struct AccountAdministration: Sendable {
     /// deletion of accounts) — runs under this one lock, checks that the operator asking is still an
     /// admin who can log in, and after its change that one such admin is left: however they
     /// interleave, no sequence of them leaves none.
-    static func administering<T>(by actor: UserID, _ tx: Connection, _ change: () throws -> T) throws -> T {
+    /// With no `actor` (a person deleting their own account), only the check after the change is made.
+    static func administering<T>(by actor: UserID?, _ tx: Connection, _ change: () throws -> T) throws -> T {
         try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('cafe admins', 0))")
-        guard try admins(tx, withActor: actor) else { throw Refusal.notAnAdmin }
+        if let actor { guard try admins(tx, withActor: actor) else { throw Refusal.notAnAdmin } }
         let result = try change()
         guard try admins(tx, withActor: nil) else { throw Refusal.lastAdmin }
         return result
@@ -50,6 +51,10 @@ public struct AccountAdministration: Sendable {
 
     private static func decode(_ row: Row) throws -> Account {
         Account(user: try UserColumns.decode(row), blockedAt: try row.decode("blocked_at", as: Date?.self))
+    }
+
+    public func find(_ id: UserID) throws -> Account? {
+        try pool.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
     }
 
     /// Accounts whose username contains `text` (any case), by id, `limit` after the id `after`.

@@ -20,7 +20,8 @@ public struct AuditEntry: Sendable, Equatable {
     public let id: Int64
     public let at: Date
     public let actorID: UserID
-    public let actorUsername: String
+    /// Nil once the account is deleted (the log keeps its id).
+    public let actorUsername: String?
     /// The client address the action came from (nil for entries older than migration 0022).
     public let address: String?
     public let action: String
@@ -64,12 +65,12 @@ public struct AuditLog: Sendable {
         let older: SQL = before.map { "WHERE a.id < \($0)" } ?? ""
         let rows = try pool.query("""
             SELECT a.id, a.at, a.actor_id, u.username, a.action, a.object_type, a.object_id, a.address
-            FROM audit_log a JOIN users u ON u.id = a.actor_id \(older)
+            FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id \(older)
             ORDER BY a.id DESC LIMIT \(limit + 1)
             """)
-        var heads: [(id: Int64, at: Date, actor: Int64, username: String, action: String, type: String, object: String, address: String?)] = []
+        var heads: [(id: Int64, at: Date, actor: Int64, username: String?, action: String, type: String, object: String, address: String?)] = []
         for row in rows.prefix(limit) {
-            heads.append((try row.decode("id"), try row.decode("at"), try row.decode("actor_id"), try row.decode("username"), try row.decode("action"),
+            heads.append((try row.decode("id"), try row.decode("at"), try row.decode("actor_id"), try row.decode("username", as: String?.self), try row.decode("action"),
                           try row.decode("object_type"), try row.decode("object_id"), try row.decode("address", as: String?.self)))
         }
         var changes: [Int64: [AuditEntry.Change]] = [:]

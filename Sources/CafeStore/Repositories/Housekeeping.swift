@@ -4,17 +4,21 @@ import PostgresKit
 
 /// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
 /// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week,
-/// idempotency keys past their 24 hours, reports of comments that were deleted.
+/// idempotency keys past their 24 hours, reports of comments that were deleted, finished mail past
+/// `MAIL_RETENTION_DAYS` and expired mail tokens.
 public struct Housekeeping: Sendable {
     let pool: ConnectionPool
     let files: FileRepository
     let orphanGrace: TimeInterval
+    /// How long finished mail is kept (`MAIL_RETENTION_DAYS`).
+    let mailRetention: TimeInterval
     let logger: Logger
 
-    public init(pool: ConnectionPool, files: FileRepository, orphanGrace: TimeInterval = 24 * 3600, logger: Logger) {
+    public init(pool: ConnectionPool, files: FileRepository, orphanGrace: TimeInterval = 24 * 3600, mailRetention: TimeInterval = 7 * 86_400, logger: Logger) {
         self.pool = pool
         self.files = files
         self.orphanGrace = orphanGrace
+        self.mailRetention = mailRetention
         self.logger = logger
     }
 
@@ -25,9 +29,11 @@ public struct Housekeeping: Sendable {
         let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
         let keys = try IdempotencyRepository(pool: pool).pruneExpired()
         let reports = try Moderation(pool: pool).pruneReportsOfDeletedComments()
+        let mail = try MailOutbox(pool: pool).prune(retention: mailRetention)
         logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
                                       ("old_login_failures", String(failures)), ("old_job_runs", String(runs)),
                                       ("expired_idempotency_keys", String(keys)),
-                                      ("reports_of_deleted_comments", String(reports))])
+                                      ("reports_of_deleted_comments", String(reports)),
+                                      ("old_mail_and_tokens", String(mail))])
     }
 }

@@ -24,7 +24,8 @@ public struct Moderation: Sendable {
     }
 
     public struct Report: Sendable {
-        public let username: String
+        /// Nil once the reporter deleted their account (the report stays).
+        public let username: String?
         public let reason: String
         public let createdAt: Date
     }
@@ -78,13 +79,13 @@ public struct Moderation: Sendable {
                 SELECT x.id, l.username, l.reason, l.created_at
                 FROM unnest(\(PostgresTextArray(ids.map(String.init)))::bigint[]) AS x(id)
                 CROSS JOIN LATERAL (
-                    SELECT u.username, r.reason, r.created_at FROM comment_reports r JOIN users u ON u.id = r.user_id
+                    SELECT u.username, r.reason, r.created_at FROM comment_reports r LEFT JOIN users u ON u.id = r.user_id
                     WHERE r.comment_id = x.id AND r.resolved_at IS NULL ORDER BY r.created_at DESC LIMIT \(Self.reportsShown)
                 ) l
                 ORDER BY x.id, l.created_at DESC
                 """) {
                 reports[try row.decode("id"), default: []].append(
-                    Report(username: try row.decode("username"), reason: try row.decode("reason"), createdAt: try row.decode("created_at")))
+                    Report(username: try row.decode("username", as: String?.self), reason: try row.decode("reason"), createdAt: try row.decode("created_at")))
             }
         }
         return try rows.map { row in

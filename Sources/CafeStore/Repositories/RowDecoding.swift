@@ -4,12 +4,13 @@ import PostgresKit
 // Column lists and their decoders live side by side so a SELECT and its decoding cannot drift.
 
 enum UserColumns {
-    static let select: SQL = "u.id, u.username, u.email, u.email_verified, u.age, u.is_admin, u.created_at, u.updated_at"
+    static let select: SQL = "u.id, u.username, u.email, u.email_verified, u.age, u.is_admin, u.created_at, u.updated_at, u.language"
 
     static func decode(_ row: Row, from i: Int = 0) throws -> User {
         User(id: UserID(rawValue: try row.decode(i)), username: try row.decode(i + 1), email: try row.decode(i + 2, as: String?.self),
              emailVerified: try row.decode(i + 3), age: try row.decode(i + 4, as: Int?.self), isAdmin: try row.decode(i + 5),
-             createdAt: try row.decode(i + 6), updatedAt: try row.decode(i + 7))
+             createdAt: try row.decode(i + 6), updatedAt: try row.decode(i + 7),
+             language: try row.decode(i + 8, as: String?.self).flatMap(Language.init(rawValue:)))
     }
 }
 

@@ -86,4 +86,84 @@ public struct UserRepository: Sendable {
     public func find(_ id: UserID) throws -> User? {
         try pool.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
     }
+
+    /// What a person may change of their own account (`PATCH /v1/users/me`); nil leaves a field as it is.
+    public struct Changes: Sendable {
+        /// `.some(nil)` removes the address. A new address is unverified until its link is opened.
+        public var email: String??
+        public var language: Language??
+        /// A new password, hashed.
+        public var passwordHash: String?
+        public init(email: String?? = nil, language: Language?? = nil, passwordHash: String? = nil) {
+            self.email = email
+            self.language = language
+            self.passwordHash = passwordHash
+        }
+    }
+
+    /// Applies `changes`, in the caller's transaction. A new password ends every session but the
+    /// one making the change (`keeping`, a token) and every reset link; a new address makes
+    /// `emailVerified` false. Nil for no such account.
+    public func update(_ id: UserID, _ changes: Changes, keeping token: String?) throws -> (before: User, after: User)? {
+        try pool.transaction { tx in
+            guard let before = try tx.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map({ try UserColumns.decode($0) }) else {
+                return nil
+            }
+            let emailChanged = changes.email.map { $0?.lowercased() != before.email?.lowercased() } ?? false
+            let after = try UserColumns.decode(try tx.query("""
+                UPDATE users u SET
+                    email = CASE WHEN \(changes.email != nil)::bool THEN \(changes.email.flatMap { $0 })::text ELSE email END,
+                    email_verified = email_verified AND NOT \(emailChanged)::bool,
+                    language = CASE WHEN \(changes.language != nil)::bool THEN \(changes.language.flatMap { $0 }?.rawValue)::text ELSE language END,
+                    password_hash = coalesce(\(changes.passwordHash)::text, password_hash),
+                    updated_at = now()
+                WHERE u.id = \(id.rawValue) RETURNING \(UserColumns.select)
+                """).one())
+            if changes.passwordHash != nil {
+                let kept: SQL = token.map { "AND token_hash <> \(Tokens.sha256($0))" } ?? ""
+                try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue) \(kept)")
+                try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
+            }
+            if emailChanged { try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'email_verification'") }
+            return (before, after)
+        }
+    }
+
+    /// The language mails to the account are written in, nil when it chose none.
+    public func language(_ id: UserID) throws -> Language? {
+        try pool.query("SELECT language FROM users WHERE id = \(id.rawValue)").first
+            .flatMap { try $0.decode(0, as: String?.self) }.flatMap(Language.init(rawValue:))
+    }
+
+    /// A password reset link used: the password replaced, every session and reset link of the
+    /// account ended, and the address it was mailed to verified (the mail reached it). Nil when the
+    /// token is unknown, used or expired; `.blocked` when an operator blocked the account meanwhile.
+    public enum Reset: Sendable, Equatable { case reset(User), blocked }
+    public func resetPassword(token: String, hash: String) throws -> Reset? {
+        try pool.transaction { tx in
+            guard let (id, email) = try AccountTokens.consume(token, .passwordReset, tx) else { return nil }
+            guard let blocked = try tx.query("SELECT blocked_at IS NOT NULL FROM users WHERE id = \(id.rawValue) FOR UPDATE").first else { return nil }
+            if try blocked.decode(0) { return .blocked }
+            let row = try tx.query("""
+                UPDATE users u SET password_hash = \(hash), updated_at = now(),
+                    email_verified = email_verified OR coalesce(lower(u.email) = lower(\(email)), false)
+                WHERE u.id = \(id.rawValue) RETURNING \(UserColumns.select)
+                """).one()
+            try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)")
+            try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
+            return .reset(try UserColumns.decode(row))
+        }
+    }
+
+    /// A verification link used: `emailVerified` true if the account still has the address it was
+    /// mailed to. Nil for an unknown, used or expired token, or an address changed since.
+    public func verifyEmail(token: String) throws -> User? {
+        try pool.transaction { tx in
+            guard let (id, email) = try AccountTokens.consume(token, .emailVerification, tx) else { return nil }
+            return try tx.query("""
+                UPDATE users u SET email_verified = true, updated_at = now()
+                WHERE u.id = \(id.rawValue) AND lower(u.email) = lower(\(email)) RETURNING \(UserColumns.select)
+                """).first.map { try UserColumns.decode($0) }
+        }
+    }
 }

@@ -1,0 +1,51 @@
+import CafeDomain
+import CafeStore
+import PostgresKit
+
+/// Getting back into an account, and proving its address: the requests record a mail in the outbox
+/// (`MailOutbox`), the worker makes its token and sends it, the links come back here.
+struct AccountRecovery: Sendable {
+    let pool: ConnectionPool
+    let users: UserRepository
+    let sessions: SessionRepository
+    let outbox: MailOutbox
+
+    /// A reset (or a verification asked for by address): the same single INSERT whether or not an
+    /// account has the address (the worker finds out), so neither the answer nor its time tells.
+    func requestMail(_ mail: MailOutbox.Request) throws {
+        try outbox.enqueue(mail)
+    }
+
+    enum Reset {
+        case reset(User, token: String)
+        /// Unknown, used or expired.
+        case invalidToken
+        case blocked
+    }
+
+    /// Sets the password (the sign-up rules; hashed before any connection is taken), ends every
+    /// session of the account, and opens a new one — all in one transaction.
+    func reset(token: String, password: String) throws -> Reset {
+        var v = Validator()
+        v.length(password, "password", AccountRules.passwordLength)
+        try v.finish()
+        let hash = try PasswordHasher.hash(password)
+        return try pool.transaction { _ in
+            switch try users.resetPassword(token: token, hash: hash) {
+            case nil: return .invalidToken
+            case .blocked?: return .blocked
+            case .reset(let user)?: return .reset(user, token: try sessions.create(for: user.id))
+            }
+        }
+    }
+
+    enum Verification { case queued, noEmail, alreadyVerified }
+
+    /// Another verification mail for the account's current address.
+    func requestVerification(for user: User, _ mail: (String) -> MailOutbox.Request) throws -> Verification {
+        guard let current = try users.find(user.id), let email = current.email else { return .noEmail }
+        if current.emailVerified { return .alreadyVerified }
+        try outbox.enqueue(mail(email))
+        return .queued
+    }
+}

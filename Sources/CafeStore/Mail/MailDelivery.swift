@@ -1,0 +1,189 @@
+import CafeDomain
+import Foundation
+import JSONLogging
+import Mail
+import PostgresKit
+
+/// The worker's delivery of the mail outbox: each due row is prepared once (its account found, its
+/// token made, its text written, in one transaction) and then sent through `SMTPTransport`, retried
+/// with backoff until it is delivered, refused for good, or its link has expired. At least once: a
+/// worker that dies between the server's acceptance and the row's update sends that one again (with
+/// the same `Message-ID`). Rows are leased (`next_attempt_at` moved past the send's timeout) with
+/// `SKIP LOCKED`, so several workers never send one at the same time.
+/// Without a transport (no `SMTP_URL`) a message is kept: logged at info, and shown in the console.
+public struct MailDelivery: Sendable {
+    public struct Settings: Sendable {
+        /// `MAIL_FROM`: the `From` header; its address (inside `<…>` if any) is the envelope sender.
+        public var from: String
+        /// `PASSWORD_RESET_TTL`, `EMAIL_VERIFICATION_TTL`: seconds a link works.
+        public var resetLifetime: TimeInterval
+        public var verificationLifetime: TimeInterval
+        /// `MAIL_PER_ACCOUNT_PER_HOUR`: mails one account is sent in an hour at most; more are dropped (`throttled`).
+        public var perAccountPerHour: Int
+        /// `MAIL_RETRY_MAX_SECONDS`: the longest wait between two attempts (from 1 s, doubling).
+        public var retryMax: TimeInterval
+        public init(from: String, resetLifetime: TimeInterval, verificationLifetime: TimeInterval, perAccountPerHour: Int, retryMax: TimeInterval) {
+            self.from = from
+            self.resetLifetime = resetLifetime
+            self.verificationLifetime = verificationLifetime
+            self.perAccountPerHour = perAccountPerHour
+            self.retryMax = retryMax
+        }
+    }
+
+    let pool: ConnectionPool
+    let transport: SMTPTransport?
+    let settings: Settings
+    let logger: Logger
+
+    public init(pool: ConnectionPool, transport: SMTPTransport?, settings: Settings, logger: Logger) {
+        self.pool = pool
+        self.transport = transport
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The envelope address of `MAIL_FROM` (`Name <a@b>` or `a@b`).
+    public static func envelopeAddress(_ from: String) -> String {
+        if let open = from.lastIndex(of: "<"), let close = from.lastIndex(of: ">"), open < close {
+            return String(from[from.index(after: open)..<close])
+        }
+        return from
+    }
+
+    struct Due {
+        let id: Int64
+        let kind: MailOutbox.Kind
+        let recipient: String
+        let user: UserID?
+        let language: Language
+        let baseURL: String
+        let subject: String?
+        let body: String?
+        let expiresAt: Date?
+        let attempts: Int
+    }
+
+    /// One round: every due message (up to 50); how many were handled.
+    @discardableResult
+    public func run(isStopping: () -> Bool = { false }) throws -> Int {
+        let lease = (transport?.timeout ?? 10) * 2 + 30
+        let rows = try pool.query("""
+            UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => \(lease))
+            WHERE id IN (SELECT id FROM mail_outbox WHERE state = 'pending' AND next_attempt_at <= now()
+                         ORDER BY next_attempt_at, id LIMIT 50 FOR UPDATE SKIP LOCKED)
+            RETURNING id, kind, recipient, user_id, language, base_url, subject, body, expires_at, attempts
+            """)
+        var handled = 0
+        for row in rows where !isStopping() {
+            guard let kind = MailOutbox.Kind(rawValue: try row.decode("kind")),
+                  let language = Language(rawValue: try row.decode("language")) else { continue }
+            var due = Due(id: try row.decode("id"), kind: kind, recipient: try row.decode("recipient"),
+                          user: try row.decode("user_id", as: Int64?.self).map(UserID.init(rawValue:)), language: language,
+                          baseURL: try row.decode("base_url"), subject: try row.decode("subject", as: String?.self),
+                          body: try row.decode("body", as: String?.self), expiresAt: try row.decode("expires_at", as: Date?.self),
+                          attempts: try row.decode("attempts"))
+            if due.body == nil {
+                guard let prepared = try prepare(due) else { handled += 1; continue }
+                due = prepared
+            }
+            try deliver(due)
+            handled += 1
+        }
+        return handled
+    }
+
+    /// The account, the token and the text, or nil when the row was finished instead (no such
+    /// account, nothing left to verify, too many mails to it this hour).
+    private func prepare(_ due: Due) throws -> Due? {
+        try pool.transaction { tx -> Due? in
+            func finish(_ state: String) throws -> Due? {
+                try tx.query("UPDATE mail_outbox SET state = \(state), finished_at = now() WHERE id = \(due.id)")
+                logger.debug("mail not sent", [("id", String(due.id)), ("kind", due.kind.rawValue), ("state", state)])
+                return nil
+            }
+            let accounts: SQL = due.user.map { "u.id = \($0.rawValue)" } ?? "lower(u.email) = lower(\(due.recipient))"
+            let found = try tx.query("""
+                SELECT u.id, u.username, u.email, u.email_verified, u.language FROM users u
+                WHERE \(accounts) AND u.blocked_at IS NULL ORDER BY u.id LIMIT 5
+                """)
+            guard let account = found.first else { return try finish("skipped") }
+            let user = UserID(rawValue: try account.decode("id"))
+            // Every other account with the address gets a row (and a mail) of its own.
+            if due.user == nil {
+                for other in found.dropFirst() {
+                    try tx.query("""
+                        INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url)
+                        VALUES (\(due.kind.rawValue), \(due.recipient), \(try other.decode("id", as: Int64.self)), \(due.language.rawValue), \(due.baseURL))
+                        """)
+                }
+            }
+            let email = try account.decode("email", as: String?.self)
+            guard let email, email.lowercased() == due.recipient.lowercased() else { return try finish("skipped") }
+            if due.kind == .emailVerification, try account.decode("email_verified", as: Bool.self) { return try finish("skipped") }
+            let recent: Int = try tx.query("""
+                SELECT count(*)::int FROM mail_outbox
+                WHERE user_id = \(user.rawValue) AND id <> \(due.id) AND created_at > now() - interval '1 hour'
+                  AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
+                """).one().decode(0)
+            if recent >= settings.perAccountPerHour { return try finish("throttled") }
+            let lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
+            let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
+            let (token, expires) = try AccountTokens.issue(purpose, for: user, email: email, lifetime: lifetime, tx)
+            let language = (try account.decode("language", as: String?.self)).flatMap(Language.init(rawValue:)) ?? due.language
+            let text = MailTemplates.render(due.kind, language, username: try account.decode("username"),
+                                            link: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token),
+                                            validMinutes: max(1, Int((lifetime / 60).rounded())))
+            try tx.query("""
+                UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body), expires_at = \(expires)
+                WHERE id = \(due.id)
+                """)
+            return Due(id: due.id, kind: due.kind, recipient: email, user: user, language: language, baseURL: due.baseURL,
+                       subject: text.subject, body: text.body, expiresAt: expires, attempts: due.attempts)
+        }
+    }
+
+    private func deliver(_ due: Due) throws {
+        guard let subject = due.subject, let body = due.body else { return }
+        if let expires = due.expiresAt, expires < Date() {
+            try pool.query("UPDATE mail_outbox SET state = 'expired', body = NULL, finished_at = now() WHERE id = \(due.id)")
+            return
+        }
+        guard MailMessage.isDeliverable(due.recipient) else {
+            try finishFailed(due, "the address cannot be sent to as it is (it has characters SMTP headers do not take)")
+            return
+        }
+        guard let transport else {
+            try pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")
+            logger.info("mail kept, not sent (no SMTP_URL)", [("id", String(due.id)), ("to", due.recipient), ("subject", subject), ("body", body)])
+            return
+        }
+        let host = URLComponents(string: due.baseURL)?.host ?? "localhost"
+        let message = MailMessage(from: settings.from, to: due.recipient, subject: subject, body: body,
+                                  messageID: "cafe-mail-\(due.id)@\(host)", date: Date())
+        switch transport.send(message) {
+        case .sent:
+            try pool.query("UPDATE mail_outbox SET state = 'sent', body = NULL, attempts = attempts + 1, last_error = NULL, finished_at = now() WHERE id = \(due.id)")
+            logger.debug("mail sent", [("id", String(due.id)), ("kind", due.kind.rawValue)])
+        case .refused(let why):
+            try finishFailed(due, why)
+        case .failed(let why):
+            let wait = min(settings.retryMax, pow(2, Double(min(due.attempts, 30))))
+            try pool.query("""
+                UPDATE mail_outbox SET attempts = attempts + 1, last_error = \(String(why.prefix(500))),
+                    next_attempt_at = now() + make_interval(secs => \(wait))
+                WHERE id = \(due.id)
+                """)
+            logger.warning("mail not delivered, will retry", [("id", String(due.id)), ("error", why), ("retry_in_s", String(wait)),
+                                                               ("server", transport.redactedURL)])
+        }
+    }
+
+    private func finishFailed(_ due: Due, _ why: String) throws {
+        try pool.query("""
+            UPDATE mail_outbox SET state = 'failed', body = NULL, attempts = attempts + 1, last_error = \(String(why.prefix(500))), finished_at = now()
+            WHERE id = \(due.id)
+            """)
+        logger.warning("mail refused for good", [("id", String(due.id)), ("error", why)])
+    }
+}

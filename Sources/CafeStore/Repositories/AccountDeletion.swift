@@ -1,0 +1,83 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// An account leaving, by its own request or an operator's: in one transaction its comments (the
+/// aggregation outbox gets their cafes from the comments' own triggers, so the worker's next pass
+/// makes `commentSum`/`commentAmount` exact), its hidden comments, its photos (but one a cafe shows,
+/// which stays as the cafe's), its sessions, tokens, mail and idempotency keys, and the account. Its
+/// reports stay without the reporter; the audit log keeps the id of an operator who acted.
+/// Never the last admin who can log in (`AccountAdministration.administering`).
+public struct AccountDeletion: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    /// What a deletion takes, shown to an operator before they confirm it.
+    public struct Contents: Sendable, Equatable {
+        public var comments: Int
+        public var hiddenComments: Int
+        public var photos: Int
+        public var reports: Int
+        public init(comments: Int, hiddenComments: Int, photos: Int, reports: Int) {
+            self.comments = comments
+            self.hiddenComments = hiddenComments
+            self.photos = photos
+            self.reports = reports
+        }
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        case deleted(Contents)
+        case noSuchAccount
+        case lastAdmin
+        /// The confirmed counts no longer hold: nothing was deleted.
+        case contentsChanged(Contents)
+    }
+
+    public func contents(_ id: UserID) throws -> Contents? {
+        try pool.statement { try Self.contents(id, $0) }
+    }
+
+    static func contents(_ id: UserID, _ conn: Connection) throws -> Contents? {
+        try conn.query("""
+            SELECT (SELECT count(*)::int FROM comments WHERE user_id = u.id) AS comments,
+                   (SELECT count(*)::int FROM hidden_comments WHERE user_id = u.id) AS hidden,
+                   (SELECT count(*)::int FROM files f WHERE f.owner_id = u.id AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)) AS photos,
+                   (SELECT count(*)::int FROM comment_reports WHERE user_id = u.id) AS reports
+            FROM users u WHERE u.id = \(id.rawValue)
+            """).first.map {
+                Contents(comments: try $0.decode("comments"), hiddenComments: try $0.decode("hidden"), photos: try $0.decode("photos"),
+                         reports: try $0.decode("reports"))
+            }
+    }
+
+    /// Deletes the account in `tx` (the caller's transaction, which may record it in the audit log).
+    /// `confirmed`: the counts an operator was shown; nil when the person deletes their own.
+    /// `actor`: the operator deleting it, who must still be an admin; nil for the person themselves.
+    public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?, _ tx: Connection) throws -> Outcome {
+        do {
+            return try AccountAdministration.administering(by: actor, tx) { () -> Outcome in
+                // The row lock first: a comment or an upload being written now holds the key-share lock
+                // its foreign key takes, so this waits for it and the deletes below see it; one that
+                // starts later fails on the missing account.
+                guard try !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) FOR UPDATE").isEmpty,
+                      let contents = try Self.contents(id, tx) else { return .noSuchAccount }
+                if let confirmed, confirmed != contents { return .contentsChanged(contents) }
+                let comments = try tx.query("DELETE FROM comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
+                let hidden = try tx.query("DELETE FROM hidden_comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
+                let files = try tx.query("""
+                    DELETE FROM files f WHERE f.owner_id = \(id.rawValue) AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id) RETURNING id
+                    """).map { String(try $0.decode(0, as: Int64.self)) }
+                try tx.query("""
+                    DELETE FROM parse_object_ids WHERE (kind = 'user' AND id = \(id.rawValue))
+                        OR (kind = 'comment' AND id = ANY(\(PostgresTextArray(comments + hidden))::bigint[]))
+                        OR (kind = 'file' AND id = ANY(\(PostgresTextArray(files))::bigint[]))
+                    """)
+                try tx.query("DELETE FROM users WHERE id = \(id.rawValue)")
+                return .deleted(contents)
+            }
+        } catch AccountAdministration.Refusal.lastAdmin {
+            return .lastAdmin
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import CafeDomain
+import Foundation
+import PostgresKit
+
+/// What an account holds besides its comments (`Moderation.comments(of:)`), for the copy of one's
+/// data (`GET /v1/users/me/export`, GDPR articles 15 and 20).
+public struct AccountExport: Sendable {
+    let pool: ConnectionPool
+    public init(pool: ConnectionPool) { self.pool = pool }
+
+    public struct ReportMade: Sendable {
+        public let commentID: CommentID
+        public let reason: String
+        public let createdAt: Date
+        public let resolution: String?
+    }
+
+    public struct Photo: Sendable {
+        public let id: FileID
+        public let contentType: String
+        public let size: Int
+        public let width: Int?
+        public let height: Int?
+        public let createdAt: Date
+    }
+
+    public func reports(of user: UserID) throws -> [ReportMade] {
+        try pool.query("""
+            SELECT comment_id, reason, created_at, resolution FROM comment_reports WHERE user_id = \(user.rawValue) ORDER BY created_at, comment_id
+            """).map {
+                ReportMade(commentID: CommentID(rawValue: try $0.decode(0)), reason: try $0.decode(1), createdAt: try $0.decode(2),
+                           resolution: try $0.decode(3, as: String?.self))
+            }
+    }
+
+    public func photos(of user: UserID) throws -> [Photo] {
+        try pool.query("""
+            SELECT id, content_type, size, width, height, created_at FROM files WHERE owner_id = \(user.rawValue) ORDER BY id
+            """).map {
+                Photo(id: FileID(rawValue: try $0.decode(0)), contentType: try $0.decode(1), size: try $0.decode(2),
+                      width: try $0.decode(3, as: Int?.self), height: try $0.decode(4, as: Int?.self), createdAt: try $0.decode(5))
+            }
+    }
+}
