@@ -20,6 +20,14 @@ public struct MailMessage: Sendable, Equatable {
         self.date = date
     }
 
+    /// The address of a `From` value (`Name <a@b>` or `a@b`): the envelope sender.
+    public static func address(of from: String) -> String {
+        if let open = from.lastIndex(of: "<"), let close = from.lastIndex(of: ">"), open < close {
+            return String(from[from.index(after: open)..<close])
+        }
+        return from
+    }
+
     /// Whether an address can go into an SMTP envelope and a header as it is: printable ASCII, one `@`,
     /// none of the characters that end an address or a header. Others are never sent (not silently mangled).
     public static func isDeliverable(_ address: String) -> Bool {

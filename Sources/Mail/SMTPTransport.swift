@@ -39,7 +39,7 @@ public struct SMTPTransport: Sendable {
         let text = message.rendered
         var result = cafe_mail_result()
         let code = text.withCString { bytes in
-            cafe_mail_send(url, message.from, message.to, bytes, text.utf8.count, requireTLS ? 1 : 0, caFile,
+            cafe_mail_send(url, MailMessage.address(of: message.from), message.to, bytes, text.utf8.count, requireTLS ? 1 : 0, caFile,
                            Int(timeout * 1000), &result)
         }
         if code == 0 { return .sent }

@@ -24,7 +24,7 @@ class APITestCase: XCTestCase {
     func startApplication(extra: [String: String] = [:]) throws {
         let env = ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "4",
                    "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
-                   "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0",
+                   "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "RATE_LIMIT_LOGINS": "0", "RATE_LIMIT_MAILS": "0",
                    // Off unless a test is about it: a test that writes through SQL and reads at once would race its notification.
                    "PAGE_CACHE_BYTES": "0"].merging(extraEnvironment) { $1 }.merging(extra) { $1 }
         let config = Configuration(environment: env)
@@ -71,6 +71,25 @@ class APITestCase: XCTestCase {
         let r = try call("POST", "/v1/cafes", json: body, token: token)
         XCTAssertEqual(r.status, 201, r.text)
         return r.json()
+    }
+
+    /// One round of the worker's mail delivery, as configured (`SMTP_URL`, or kept without it); how many it handled.
+    @discardableResult
+    func deliverMail() throws -> Int {
+        try MailDelivery(pool: pool, transport: app.configuration.smtpTransport, settings: app.configuration.mail,
+                         logger: Logger(label: "t", minimum: .error)).run()
+    }
+
+    /// The text of the newest mail kept for `recipient` (no `SMTP_URL`), after a delivery round.
+    func keptMail(to recipient: String) throws -> String? {
+        try deliverMail()
+        return try pool.query("SELECT body FROM mail_outbox WHERE recipient = \(recipient) AND state = 'kept' ORDER BY id DESC LIMIT 1")
+            .first.flatMap { try $0.decode(0, as: String?.self) }
+    }
+
+    /// The token of a mailed link (the first link's last segment).
+    func token(inMail body: String?) -> String? {
+        body?.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http") }?.split(separator: "/").last.map(String.init)
     }
 
     func jsonString(_ object: [String: Any]) throws -> String {

@@ -264,7 +264,7 @@ public struct Configuration: Sendable {
         smtpCAFile = env.string("SMTP_CA_FILE")
         smtpTimeout = env.seconds("SMTP_TIMEOUT", 10, 0.1...600)
         let from = env.string("MAIL_FROM") ?? "CafeReview <no-reply@localhost>"
-        if !MailMessage.isDeliverable(MailDelivery.envelopeAddress(from)) || from.contains(where: { $0.isNewline }) {
+        if !MailMessage.isDeliverable(MailMessage.address(of: from)) || from.contains(where: { $0.isNewline }) {
             env.refuse("MAIL_FROM: \"\(from)\" is not an address (a@b.example or Name <a@b.example>)")
         }
         mail = MailDelivery.Settings(from: from, resetLifetime: env.seconds("PASSWORD_RESET_TTL", 3600, 60...604_800),

@@ -22,6 +22,8 @@ enum ErrorMapping {
             return .notFound()
         case StoreError.forbidden:
             return forbidden("You may only change your own comments.")
+        case StoreError.accountGone:
+            return Authenticator.unauthorized
         case StoreError.usernameTaken:
             return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username, or one that looks the same, is already in use.")
         case StoreError.invalidReference(let field):

@@ -43,14 +43,6 @@ public struct MailDelivery: Sendable {
         self.logger = logger
     }
 
-    /// The envelope address of `MAIL_FROM` (`Name <a@b>` or `a@b`).
-    public static func envelopeAddress(_ from: String) -> String {
-        if let open = from.lastIndex(of: "<"), let close = from.lastIndex(of: ">"), open < close {
-            return String(from[from.index(after: open)..<close])
-        }
-        return from
-    }
-
     struct Due {
         let id: Int64
         let kind: MailOutbox.Kind
@@ -75,7 +67,8 @@ public struct MailDelivery: Sendable {
             RETURNING id, kind, recipient, user_id, language, base_url, subject, body, expires_at, attempts
             """)
         var handled = 0
-        for row in rows where !isStopping() {
+        // Oldest first (RETURNING has no order): an account's mails meet its hourly limit in the order they were asked for.
+        for row in try rows.sorted(by: { try $0.decode("id", as: Int64.self) < $1.decode("id", as: Int64.self) }) where !isStopping() {
             guard let kind = MailOutbox.Kind(rawValue: try row.decode("kind")),
                   let language = Language(rawValue: try row.decode("language")) else { continue }
             var due = Due(id: try row.decode("id"), kind: kind, recipient: try row.decode("recipient"),

@@ -51,12 +51,13 @@ public struct AccountDeletion: Sendable {
             }
     }
 
-    /// Deletes the account in `tx` (the caller's transaction, which may record it in the audit log).
+    /// Deletes the account in the caller's transaction (`tx`, which may record it in the audit log).
     /// `confirmed`: the counts an operator was shown; nil when the person deletes their own.
     /// `actor`: the operator deleting it, who must still be an admin; nil for the person themselves.
     public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?, _ tx: Connection) throws -> Outcome {
+        // A savepoint of the caller's transaction: a refusal after the deletes rolls them back.
         do {
-            return try AccountAdministration.administering(by: actor, tx) { () -> Outcome in
+            return try pool.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
                 // The row lock first: a comment or an upload being written now holds the key-share lock
                 // its foreign key takes, so this waits for it and the deletes below see it; one that
                 // starts later fails on the missing account.
@@ -75,9 +76,17 @@ public struct AccountDeletion: Sendable {
                     """)
                 try tx.query("DELETE FROM users WHERE id = \(id.rawValue)")
                 return .deleted(contents)
-            }
+            } }
         } catch AccountAdministration.Refusal.lastAdmin {
             return .lastAdmin
         }
+    }
+
+    /// An operator's deletion, or an admin's own, under the rule that an admin who can log in remains
+    /// (`AccountAdministration.administering`); anyone else's own needs no check (a service with no
+    /// admin yet still lets people leave).
+    private static func checkingAdmins(of id: UserID, by actor: UserID?, _ tx: Connection, _ change: () throws -> Outcome) throws -> Outcome {
+        let isAdmin = try !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) AND is_admin AND blocked_at IS NULL").isEmpty
+        return actor != nil || isAdmin ? try AccountAdministration.administering(by: actor, tx, change) : try change()
     }
 }

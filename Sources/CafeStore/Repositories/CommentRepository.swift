@@ -70,7 +70,11 @@ public struct CommentRepository: Sendable {
                     """).first else { throw StoreError.notFound }
                 return try CommentColumns.decode(row)
             } catch let error as PostgresError where error.isForeignKeyViolation {
-                throw error.constraint == "comments_cafe_id_fkey" ? StoreError.notFound : StoreError.invalidReference(field: "imageId")
+                switch error.constraint {
+                case "comments_cafe_id_fkey": throw StoreError.notFound
+                case "comments_user_id_fkey": throw StoreError.accountGone   // the author deleted the account meanwhile
+                default: throw StoreError.invalidReference(field: "imageId")
+                }
             }
         }
         guard let imageID else { return try pool.statement(insert) }

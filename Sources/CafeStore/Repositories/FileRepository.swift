@@ -132,7 +132,12 @@ public struct FileRepository: Sendable {
                 try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('upload ' || \(owner.rawValue)::text, 0))")
                 try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, tx.query)
             }
-            let row = try tx.query(insert).one()
+            let row: Row
+            do {
+                row = try tx.query(insert).one()
+            } catch let error as PostgresError where error.isForeignKeyViolation {
+                throw StoreError.accountGone   // deleted while the photo was being cleaned
+            }
             if let key { try ObjectNotes.owned(key, tx) }
             return row
         }

@@ -4,6 +4,8 @@ public enum StoreError: Error, Equatable, Sendable {
     /// The row exists but belongs to someone else.
     case forbidden
     case usernameTaken
+    /// The account a write is for was deleted while the request was in flight.
+    case accountGone
     /// A referenced row (e.g. an image) does not exist or may not be used; `field` names the input.
     case invalidReference(field: String)
     /// The user's uploads of the last 24 hours would pass `limit` bytes; one leaves the window in `retryAfter` seconds.
