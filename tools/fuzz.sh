@@ -12,7 +12,7 @@ venv=.build/fuzz-venv
 schemathesis=4.32.5
 python_venv "$venv" "schemathesis==$schemathesis" "'$venv/bin/st' --version | grep -q '$schemathesis'"
 
-export RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0
+export RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 RATE_LIMIT_MAILS=0
 start_cafe_serve
 
 token_for() {  # username, admin? → a session token

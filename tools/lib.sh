@@ -18,7 +18,8 @@ python_venv() {
 start_cafe_serve() {
     work=$(mktemp -d /tmp/cafe-tool.XXXXXX)
     chmod 755 "$work"
-    trap '[[ -n "${serve:-}" ]] && kill "$serve" 2>/dev/null && wait "$serve" 2>/dev/null; rm -rf "$work"' EXIT
+    # `also_stop`: pids of helpers the caller started (a test SMTP server), stopped with it.
+    trap '[[ -n "${serve:-}" ]] && kill "$serve" 2>/dev/null && wait "$serve" 2>/dev/null; [[ -n "${also_stop:-}" ]] && kill $also_stop 2>/dev/null; rm -rf "$work"' EXIT
     export CAFE_DATA_DIR="$work/pgdata"
     echo "==> starting cafe serve $* on a fresh embedded database"
     LOG_LEVEL=info .build/debug/cafe serve --port 0 "$@" > "$work/serve.log" 2>&1 &

@@ -49,8 +49,11 @@ public struct Endpoint: Sendable {
         }
     }
 
-    /// Sends mail (a reset link, a verification link): counted by the mail rate limit per client address.
-    public func sendsMail() -> Endpoint { with { $0.sendsMail = true } }
+    /// Sends mail (a reset link, a verification link): counted by the mail rate limit per client
+    /// address. `when`: only for bodies it says so of (a sign-up mails only when it gives an address).
+    public func sendsMail(when body: (@Sendable ([UInt8]) -> Bool)? = nil) -> Endpoint {
+        with { $0.sendsMail = body ?? { _ in true } }
+    }
 
     /// Posts content others will see (a comment, a photo, a report): refused for an account whose
     /// address is not verified when the service requires that (`REQUIRE_VERIFIED_EMAIL`). `when`: only
@@ -99,7 +102,7 @@ public final class RouteTraits: Sendable {
         public var credentials: Credentials?
         public var lane: Lane?
         public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
-        public var sendsMail = false
+        public var sendsMail: (@Sendable ([UInt8]) -> Bool)?
         public var posts: (@Sendable ([UInt8]) -> Bool)?
         public init() {}
     }
@@ -110,7 +113,7 @@ public final class RouteTraits: Sendable {
     public let credentials: Credentials?
     public let lane: Lane?
     public let readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
-    public let sendsMail: Bool
+    public let sendsMail: (@Sendable ([UInt8]) -> Bool)?
     public let posts: (@Sendable ([UInt8]) -> Bool)?
 
     public init(_ declared: Declared) {

@@ -1,13 +1,18 @@
 """The web client in headless Chromium against a real `cafe serve` with the demo data.
 
-One story, in order, as people would use it: sign up, search, open a cafe, review it with
+One story, in order, as people would use it: sign up (with an address, verified by the mailed link), search, open a cafe, review it with
 three stars and a photo, watch the rating update, edit, meet someone else's comment and report
 it, see the photo on the wall, check that HTML stays text, delete, be refused the operator
 console, log out. Then the demo admin, with the password `cafe serve` printed, runs the console:
 creates a cafe with a photo, edits, archives and restores it, hides the reported comment and
-watches the aggregates drop and come back, blocks a user, asks for a reconcile, reads the audit log.
+watches the aggregates drop and come back, blocks a user, asks for a reconcile, reads the audit log
+and the mail screen. Then, in English and in Japanese, someone forgets their password, asks for a
+link, reads the mail the real SMTP server (aiosmtpd) received, resets it, logs in, and deletes the account.
 """
 import argparse
+import email
+import email.policy
+import glob
 import json
 import os
 import struct
@@ -41,8 +46,9 @@ def png(width=320, height=200):
 
 
 class Story:
-    def __init__(self, base, screenshots, admin_file):
+    def __init__(self, base, screenshots, admin_file, mail_dir):
         self.base = base
+        self.mail_dir = mail_dir
         with open(admin_file) as f:
             self.admin_password = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)["password"]
         self.screenshots = screenshots
@@ -88,6 +94,22 @@ class Story:
         except urllib.error.HTTPError as e:
             return e.code, decoded(e.read(), e.headers), dict(e.headers)
 
+    def mails(self, to):
+        """The messages the test SMTP server received for `to`, oldest first: (subject, body, first link)."""
+        found = []
+        for path in sorted(glob.glob(os.path.join(self.mail_dir, "*.eml"))):
+            with open(path, "rb") as f:
+                message = email.message_from_bytes(f.read(), policy=email.policy.default)
+            if message["X-Envelope-To"] != to:
+                continue
+            body = message.get_content()
+            links = [w for w in body.split() if w.startswith("http")]
+            found.append((str(message["Subject"]), body, links[0] if links else None))
+        return found
+
+    def wait_for_mail(self, to, subject):
+        return self.wait(lambda d: next((m for m in self.mails(to) if subject in m[0]), None), f"a mail to {to} with “{subject}”")
+
     def screenshot(self, name, height):
         """The page from its top, in a window tall enough to show what matters."""
         self.driver.set_window_size(1200, height)
@@ -130,11 +152,24 @@ class Story:
         assert "8" in error, error
         self.one("#signup-password").clear()
         self.one("#signup-password").send_keys("correct horse battery")
+        self.one("#signup-email").send_keys(f"{self.username}@example.com")
         self.one("#signup button[type=submit]").click()
         self.wait(lambda d: self.one("#nav-account").text == self.username, "logged in as the new user")
         self.driver.refresh()
         self.wait(lambda d: self.one("#nav-account").text == self.username, "still logged in after a reload")
         self.token = self.driver.execute_script("return localStorage.getItem('token')")
+
+    def verifies_email(self):
+        address = f"{self.username}@example.com"
+        self.go("#/account")
+        self.wait(lambda d: self.one("#email-state").text == "未確認", "the address shown unverified")
+        subject, body, link = self.wait_for_mail(address, "メールアドレスの確認")   # in the page's language
+        assert f"{self.username} さん" in body and "/#/verify-email/" in link, body
+        self.driver.get(link)
+        self.wait(lambda d: "確認しました" in self.one("#verify-result").text, "the address verified")
+        assert "verify-email" not in self.driver.current_url, "the token leaves the address bar"
+        self.go("#/account")
+        self.wait(lambda d: self.one("#email-state").text == "確認済み", "shown verified")
 
     def search_japanese_two_characters(self):
         self.go("#/")
@@ -413,13 +448,69 @@ class Story:
         self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "cafe.delete", "comment.hide", "comment.restore", "user.block",
                              "aggregates.reconcile"} <= {r.get_attribute("data-action") for r in self.css("#audit tr")}, "every action in the audit log")
 
+    def console_mail(self):
+        self.go("#/admin/mail")
+        address = f"{self.username}@example.com"
+        item = self.one(f"#admin-mail [data-recipient='{address}']")
+        assert item.get_attribute("data-state") == "sent" and "Sent" in item.text, item.text
+        assert not item.find_elements(By.CSS_SELECTOR, ".mail-body"), "a sent mail's text (its link) is not kept"
+
+    def recovers_password_and_leaves(self, language):
+        """Forgot password → the mail → a new password → log in; then the account deleted. In the UI's language."""
+        texts = {"en": {"subject": "Reset your CafeReview password", "done": "Your password is changed", "deleted": "Your account is deleted"},
+                 "ja": {"subject": "パスワードの再設定", "done": "パスワードを変更し", "deleted": "アカウントを削除しました"}}[language]
+        name = f"forgetful_{language}_{uuid.uuid4().hex[:6]}"
+        address = f"{name}@example.com"
+        status, _, _ = self.api("POST", "/v1/users", {"username": name, "password": "the old password", "email": address})
+        assert status == 201, status
+        self.driver.execute_script("localStorage.removeItem('token'); localStorage.removeItem('user')")
+        self.go("#/account")
+        self.one("#forgot-link").click()
+        self.one("#forgot-email").send_keys(address)
+        self.one("#forgot button[type=submit]").click()
+        self.one("#forgot-sent")
+        subject, body, link = self.wait_for_mail(address, texts["subject"])
+        assert name in body and link.startswith(self.base + "/#/reset-password/"), (link, body)
+        self.driver.get(link)
+        self.one("#reset-password").send_keys("a brand new password")
+        self.one("#reset button[type=submit]").click()
+        self.wait(lambda d: texts["done"] in self.one("#reset-done").text, "the password reset")
+        self.wait(lambda d: self.one("#nav-account").text == name, "logged in by the reset")
+        self.driver.get(link)   # a second use is refused
+        self.one("#reset-password").send_keys("yet another password")
+        self.one("#reset button[type=submit]").click()
+        self.wait(lambda d: self.css("#reset .error") and self.css("#reset .error")[0].text, "the used link refused")
+        self.go("#/account")
+        self.one("#logout").click()
+        self.one("#login-username").send_keys(name)
+        self.one("#login-password").send_keys("a brand new password")
+        self.one("#login button[type=submit]").click()
+        self.wait(lambda d: self.one("#nav-account").text == name, "logged in with the new password")
+        self.go("#/account")
+        self.one("#delete-account-password").send_keys("a brand new password")
+        assert not self.one("#delete-account-submit").is_enabled(), "deleting waits for the confirmation"
+        self.one("#delete-account-confirm").click()
+        self.one("#delete-account-submit").click()
+        self.wait(lambda d: texts["deleted"] in self.one("#account-deleted").text, "the account deleted")
+        status, _, _ = self.api("POST", "/v1/sessions", {"username": name, "password": "a brand new password"})
+        assert status == 401, status
+
+    def recovery_in_english(self):
+        self.recovers_password_and_leaves("en")
+
+    def recovery_in_japanese(self):
+        self.go("#/")
+        self.one("#lang").click()
+        self.wait(lambda d: self.one("nav a[href='#/']").text == "カフェ", "Japanese UI")
+        self.recovers_password_and_leaves("ja")
+
     def run(self):
-        steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.search_japanese_two_characters,
+        steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.verifies_email, self.search_japanese_two_characters,
                  self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment,
                  self.report_someone_elses_comment, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
                  self.log_out, self.switch_language, self.admin_logs_in, self.console_creates_cafe_with_photo, self.console_edits_cafe,
                  self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_hides_reported_comment, self.console_blocks_user, self.console_jobs,
-                 self.console_audit]
+                 self.console_audit, self.console_mail, self.recovery_in_english, self.recovery_in_japanese]
         try:
             for step in steps:
                 started = time.monotonic()
@@ -439,9 +530,10 @@ if __name__ == "__main__":
     parser.add_argument("--base", required=True)
     parser.add_argument("--screenshots", required=True)
     parser.add_argument("--admin-file", required=True, help="the demo admin's credentials as `cafe serve` saved them")
+    parser.add_argument("--mail-dir", required=True, help="where the test SMTP server writes the messages it receives")
     args = parser.parse_args()
     try:
-        Story(args.base, args.screenshots, args.admin_file).run()
+        Story(args.base, args.screenshots, args.admin_file, args.mail_dir).run()
     except AssertionError as e:
         print(f"FAILED: {e}")
         sys.exit(1)

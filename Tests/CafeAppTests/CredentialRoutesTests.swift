@@ -11,7 +11,9 @@ final class CredentialRoutesTests: APITestCase {
             route.traits.credentials.map { ("\(route.method) \(route.pattern)", $0) }
         })
         XCTAssertEqual(declared, ["POST /v1/sessions": .logIn, "GET /parse/login": .logIn, "POST /parse/login": .logIn,
-                                  "POST /v1/users": .signUp, "POST /parse/users": .signUp, "POST /parse/logout": .endsSession])
+                                  "POST /v1/users": .signUp, "POST /parse/users": .signUp, "POST /parse/logout": .endsSession,
+                                  "PATCH /v1/users/me": .confirmsPassword, "DELETE /v1/users/me": .confirmsPassword,
+                                  "POST /v1/password-resets/{token}": .confirmsPassword])
         for (key, kind) in declared where kind != .endsSession {
             let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
             XCTAssertEqual(app.router.route(method: parts[0], path: parts[1]).cost.lane?.configuration.name, "password-hashing", key)

@@ -16,7 +16,7 @@ export async function auditScreen(body) {
     more);
   const load = pager(rows, more, (cursor) => api('GET', `/v1/admin/audit?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
     (entry) => h('tr', { dataset: { action: entry.action } },
-      h('td', {}, formatDate(entry.at)), h('td', {}, entry.actor.username), h('td', {}, h('code', {}, entry.action)),
+      h('td', {}, formatDate(entry.at)), h('td', {}, entry.actor.username ?? `#${entry.actor.id} (${t('admin.users.deletedAccount')})`), h('td', {}, h('code', {}, entry.action)),
       h('td', {}, `${entry.objectType} ${entry.objectId}`),
       h('td', {}, h('ul', { class: 'changes' }, entry.changes.map((c) =>
         h('li', {}, h('strong', {}, c.field), ': ', c.before ?? '∅', ' → ', c.after ?? '∅'))))));

@@ -40,7 +40,7 @@ function reportedItem(item, act) {
     item.imageUrl ? photoImg(item, { class: 'comment-photo', alt: '' }, '160px') : null,
     h('p', { class: 'report-count' }, h('strong', {}, String(item.reportCount)), ` ${t('admin.reports.count')}`),
     h('ul', { class: 'reasons' }, item.reports.map((r) =>
-      h('li', {}, h('span', { class: 'muted' }, `${r.username} · ${formatDate(r.createdAt)}: `), r.reason))),
+      h('li', {}, h('span', { class: 'muted' }, `${r.username ?? t('admin.users.deletedAccount')} · ${formatDate(r.createdAt)}: `), r.reason))),
     h('div', { class: 'comment-actions' },
       h('button', { type: 'button', class: 'hide danger', onclick: () => act(item, 'hide') }, t('admin.hide')),
       h('button', { type: 'button', class: 'dismiss', onclick: () => act(item, 'dismiss') }, t('admin.reports.dismiss'))));

@@ -17,7 +17,7 @@ export async function usersScreen(body) {
   const status = notice();
   replace(body, h('h1', {}, t('admin.tab.users')), status, h('div', { class: 'controls' }, search),
     h('div', { class: 'table-wrap' }, h('table', { class: 'admin-table' },
-      h('thead', {}, h('tr', {}, ['username', 'admin.users.role', 'admin.state', 'admin.created', 'admin.actions']
+      h('thead', {}, h('tr', {}, ['username', 'email', 'admin.users.role', 'admin.state', 'admin.created', 'admin.actions']
         .map((key) => h('th', { scope: 'col' }, t(key))))),
       rows)),
     more);
@@ -51,6 +51,8 @@ function userRow(account, act) {
     t(account.isAdmin ? 'admin.users.revoked' : 'admin.users.granted')) }, t(account.isAdmin ? 'admin.users.revoke' : 'admin.users.grant'));
   return h('tr', { dataset: { userId: account.id, username: account.username } },
     h('td', {}, h('a', { href: `#/admin/users/${account.id}` }, account.username)),
+    h('td', { class: 'email' }, account.email ? [account.email, ' ',
+      h('span', { class: account.emailVerified ? 'state listed' : 'state archived' }, t(account.emailVerified ? 'account.verified' : 'account.unverified'))] : '—'),
     h('td', {}, account.isAdmin ? t('admin.users.admin') : '—'),
     h('td', {}, h('span', { class: account.blocked ? 'state archived' : 'state listed' }, t(account.blocked ? 'admin.users.isBlocked' : 'admin.users.active'))),
     h('td', {}, formatDate(account.createdAt)),
@@ -64,7 +66,12 @@ export async function userScreen(body, id) {
   const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
   const title = h('h1', { id: 'user-title' }, `#${id}`);
   const status = notice();
-  replace(body, h('a', { href: '#/admin/users', class: 'back' }, t('admin.users.back')), title, status, list, more);
+  const account = await api('GET', `/v1/admin/users/${id}`);
+  title.textContent = t('admin.users.commentsOf').replace('{name}', account.username);
+  replace(body, h('a', { href: '#/admin/users', class: 'back' }, t('admin.users.back')), title, status,
+    h('p', { id: 'user-email' }, account.email ?? t('account.noEmail'), ' ',
+      account.email ? h('span', { class: account.emailVerified ? 'state listed' : 'state archived' }, t(account.emailVerified ? 'account.verified' : 'account.unverified')) : null),
+    list, more, deletion(account));
   const load = pager(list, more, (cursor) => api('GET', `/v1/admin/users/${id}/comments?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
     (c) => authoredItem(c, async (verb) => {
       await api('POST', `/v1/admin/comments/${c.id}/${verb}`);
@@ -72,8 +79,27 @@ export async function userScreen(body, id) {
       status.textContent = t(verb === 'hide' ? 'admin.reports.hideDone' : 'admin.restoreDone');
     }));
   const page = await load(true);
-  if (page.items.length) title.textContent = t('admin.users.commentsOf').replace('{name}', page.items[0].username);
-  else list.append(h('li', { class: 'muted' }, t('mine.none')));
+  if (!page.items.length) list.append(h('li', { class: 'muted' }, t('mine.none')));
+}
+
+/// Deleting the account, after a confirmation that says what goes with it (the counts the API checks again).
+function deletion(account) {
+  const c = account.contents;
+  const confirmBox = h('input', { type: 'checkbox', id: 'user-delete-confirm' });
+  const message = h('p', { class: 'error', role: 'alert' });
+  const remove = h('button', { type: 'button', id: 'user-delete', class: 'danger', disabled: true, onclick: async () => {
+    try {
+      await api('DELETE', `/v1/admin/users/${account.id}?${new URLSearchParams({ comments: c.comments, hiddenComments: c.hiddenComments, photos: c.photos, reports: c.reports })}`);
+      location.hash = '#/admin/users';
+    } catch (error) {
+      message.textContent = error.message;
+    }
+  } }, t('admin.users.delete'));
+  confirmBox.addEventListener('change', () => { remove.disabled = !confirmBox.checked; });
+  return h('section', { class: 'card danger-zone' },
+    h('p', { id: 'user-delete-contents' }, t('admin.users.deleteContents').replace('{comments}', c.comments)
+      .replace('{hidden}', c.hiddenComments).replace('{photos}', c.photos).replace('{reports}', c.reports)),
+    h('label', { class: 'check' }, confirmBox, ` ${t('admin.cafe.deleteConfirm')}`), message, remove);
 }
 
 /// A hidden comment's photo, which only its author and the admins may fetch: with the session, as a blob.

@@ -10,11 +10,12 @@ import { reportsScreen } from './admin-reports.js';
 import { userScreen, usersScreen } from './admin-users.js';
 import { jobsScreen } from './admin-jobs.js';
 import { auditScreen } from './admin-audit.js';
+import { mailScreen } from './admin-mail.js';
 
-const tabs = ['cafes', 'reports', 'users', 'jobs', 'audit'];
+const tabs = ['cafes', 'reports', 'users', 'mail', 'jobs', 'audit'];
 const screens = [
   [/^cafes$/, cafesScreen], [/^cafes\/(new|\d+)$/, cafeScreen], [/^reports$/, reportsScreen],
-  [/^users$/, usersScreen], [/^users\/(\d+)$/, userScreen], [/^jobs$/, jobsScreen], [/^audit$/, auditScreen],
+  [/^users$/, usersScreen], [/^users\/(\d+)$/, userScreen], [/^jobs$/, jobsScreen], [/^audit$/, auditScreen], [/^mail$/, mailScreen],
 ];
 
 export async function adminView(main, path) {

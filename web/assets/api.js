@@ -1,5 +1,7 @@
 // The /v1 API from the browser. The session token lives in localStorage, so a reload keeps you
 // logged in; it is sent as a bearer token (never a cookie), so other sites cannot use it.
+import { currentLanguage } from './i18n.js';
+
 export class ApiError extends Error {
   constructor(status, problem) {
     super(problem?.detail || problem?.title || `HTTP ${status}`);
@@ -26,7 +28,8 @@ function noteCommit(lsn) {
 }
 
 export async function api(method, path, body) {
-  const headers = {};
+  // Mails the request causes are written in the language the page is shown in.
+  const headers = { 'Accept-Language': currentLanguage() };
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const minLSN = sessionStorage.getItem('minLSN');

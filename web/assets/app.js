@@ -6,6 +6,7 @@ import { cafesView } from './view-cafes.js';
 import { cafeView } from './view-cafe.js';
 import { wallView } from './view-wall.js';
 import { accountView } from './view-account.js';
+import { forgotView, resetView, verifyView } from './view-recovery.js';
 import { adminView } from './admin.js';
 
 const main = document.getElementById('main');
@@ -15,6 +16,9 @@ const routes = [
   [/^#\/cafes\/(\d+)$/, (id) => cafeView(main, id)],
   [/^#\/wall$/, () => wallView(main)],
   [/^#\/account$/, () => accountView(main, refreshNav)],
+  [/^#\/forgot-password$/, () => forgotView(main)],
+  [/^#\/reset-password\/([A-Za-z0-9_-]+)$/, (token) => resetView(main, token, refreshNav)],
+  [/^#\/verify-email\/([A-Za-z0-9_-]+)$/, (token) => verifyView(main, token)],
   [/^#\/admin(?:\/(.*))?$/, (path) => adminView(main, path || 'cafes')],
 ];
 

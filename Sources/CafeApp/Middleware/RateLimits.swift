@@ -29,7 +29,8 @@ struct RateLimits: Admission {
         if exempt.contains(request.clientAddress) { return }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.traits.credentials == .logIn
-        for (applies, limiter) in [(request.traits.sendsMail, mails), (isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
+        let sendsMail = request.traits.sendsMail.map { $0(request.body) } ?? false
+        for (applies, limiter) in [(sendsMail, mails), (isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
             guard let limiter, let wait = limiter.take(request.clientKey) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",

@@ -14,7 +14,7 @@ struct ParseUsersController: Sendable {
 
     var routes: [Endpoint] {
         [
-            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp).sendsMail(),
+            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp).sendsMail(when: AccountsController.givesEmail),
             Endpoint("DELETE", "/parse/users/{objectId}", context.handler(delete)).changes("cafes", "comments", "photos"),
             Endpoint("POST", "/parse/requestPasswordReset", context.handler(requestPasswordReset)).sendsMail(),
             Endpoint("POST", "/parse/verificationEmailRequest", context.handler(verificationEmailRequest)).sendsMail(),

@@ -206,6 +206,14 @@ final class AccountLifecycleTests: APITestCase {
         let statuses = try (0..<5).map { _ in try call("POST", "/v1/password-resets", json: #"{"email":"someone@example.com"}"#).status }
         XCTAssertEqual(statuses, [202, 202, 202, 429, 429])
         assertProblem(try call("POST", "/v1/password-resets", json: #"{"email":"not an address"}"#, from: "127.0.0.2"), 400, "validation_failed")
+        // A sign-up sends mail only when it gives an address; only then does it count.
+        for i in 0..<4 {
+            XCTAssertEqual(try call("POST", "/v1/users", json: #"{"username":"plain\#(i)","password":"correct horse battery"}"#, from: "127.0.0.3").status, 201)
+        }
+        let withAddress = try (0..<4).map { i in
+            try call("POST", "/v1/users", json: #"{"username":"mailed\#(i)","password":"correct horse battery","email":"m\#(i)@example.com"}"#, from: "127.0.0.3").status
+        }
+        XCTAssertEqual(withAddress, [201, 201, 201, 429])
     }
 }
 
