@@ -26,7 +26,7 @@ export function resetView(main, token, onChange) {
       const result = await api('POST', `/v1/password-resets/${encodeURIComponent(token)}`, { password: form.password.value });
       session.save(result.sessionToken, result.user);
       onChange();
-      history.replaceState(null, '', '#/account');
+      history.replaceState(null, '', location.pathname);
       replace(main, h('p', { id: 'reset-done', role: 'status' }, t('reset.done'), ' ', h('a', { href: '#/' }, t('back'))));
     } catch (error) {
       if (error.code === 'invalid_token') error.message = t('link.invalid');
@@ -45,6 +45,6 @@ export async function verifyView(main, token) {
   } catch (error) {
     text = error.code === 'invalid_token' ? t('link.invalid') : error.message;
   }
-  history.replaceState(null, '', '#/account');
+  history.replaceState(null, '', location.pathname);
   replace(main, h('p', { id: 'verify-result', role: 'status' }, text, ' ', h('a', { href: '#/account' }, t('nav.account'))));
 }
