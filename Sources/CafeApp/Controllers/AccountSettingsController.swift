@@ -17,7 +17,7 @@ struct AccountSettingsController: Sendable {
 
     var routes: [Endpoint] {
         [
-            Endpoint("PATCH", "/v1/users/me", update).credentials(.confirmsPassword),
+            Endpoint("PATCH", "/v1/users/me", update).credentials(.confirmsPassword).sendsMail(when: AccountsController.givesEmail),
             Endpoint("DELETE", "/v1/users/me", delete).credentials(.confirmsPassword).changes("cafes", "comments", "photos"),
             Endpoint("GET", "/v1/users/me/export", exportData),
         ]

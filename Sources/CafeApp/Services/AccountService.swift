@@ -55,9 +55,7 @@ struct AccountService: Sendable {
             PasswordHasher.verify(password, against: try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash) ? true : nil
         }) {
         case .passed: return .confirmed
-        case .failed:
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            return .wrong(hold: max(0, PasswordHasher.slowestVerification - elapsed))
+        case .failed: return .wrong(hold: Self.hold(since: started))
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }
     }
@@ -80,11 +78,15 @@ struct AccountService: Sendable {
         switch outcome {
         case .passed(let found) where found.blocked: return .blocked
         case .passed(let found): return .loggedIn(found.user, token: try sessions.create(for: found.user.id))
-        case .failed:
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            return .invalidCredentials(hold: max(0, PasswordHasher.slowestVerification - elapsed))
+        case .failed: return .invalidCredentials(hold: Self.hold(since: started))
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }
+    }
+
+    /// What is left of the slowest verification since `started`: a wrong password is answered no
+    /// sooner than a right one would be, whatever the account.
+    private static func hold(since started: UInt64) -> Double {
+        max(0, PasswordHasher.slowestVerification - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
     }
 
     static let spoofMessage = "mixes scripts in a way that can pass for another name (one script, or Latin with one that is not Cyrillic or Greek; no invisible characters)"

@@ -3,6 +3,7 @@ import CafeApp
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import CafeStore
 import PostgresKit
 import XCTest
 
@@ -130,6 +131,31 @@ final class MailedLinksTests: APITestCase {
         let row = try pool.query("SELECT state, body IS NULL FROM mail_outbox WHERE kind = 'password_reset'").one()
         XCTAssertEqual(try row.decode(0, as: String.self), "sent")
         XCTAssertTrue(try row.decode(1, as: Bool.self), "a sent mail keeps no link in the database")
+    }
+
+    func testTwoWorkersDeliveringAtOnceSendEachMailOnce() throws {
+        worker?.stop()
+        worker = nil
+        for i in 0..<20 { _ = try signUp("crowd\(i)", email: "crowd\(i)@example.com") }
+        let group = DispatchGroup()
+        let settings = app.configuration.mail, transport = app.configuration.smtpTransport, pool = self.pool
+        for _ in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let delivery = MailDelivery(pool: pool, transport: transport, settings: settings, logger: Logger(label: "t", minimum: .error))
+                for _ in 0..<40 {
+                    _ = try? delivery.run()
+                    usleep(20_000)
+                }
+            }.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        let received = smtp.waitForMessages(20)
+        XCTAssertEqual(received.count, 20)
+        XCTAssertEqual(Set(received.map(\.envelopeTo)).count, 20, "one mail per account")
+        XCTAssertEqual(Set(received.compactMap { $0.headers["message-id"] }).count, 20)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM mail_outbox WHERE state = 'sent'").one().decode(0), 20)
     }
 
     func testAResetForAnUnknownAddressAnswersTheSameInTheSameTimeAndSendsNothing() throws {
