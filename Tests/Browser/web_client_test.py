@@ -5,7 +5,7 @@ three stars and a photo, watch the rating update, edit, meet someone else's comm
 it, see the photo on the wall, check that HTML stays text, delete, be refused the operator
 console, log out. Then the demo admin, with the password `cafe serve` printed, runs the console:
 creates a cafe with a photo, edits, archives and restores it, hides the reported comment and
-watches the aggregates drop and come back, blocks a user, asks for a reconcile, reads the audit log
+watches the aggregates drop and come back, blocks a user and deletes the account, asks for a reconcile, reads the audit log
 and the mail screen. Then, in English and in Japanese, someone forgets their password, asks for a
 link, reads the mail the real SMTP server (aiosmtpd) received, resets it, logs in, and deletes the account.
 """
@@ -433,6 +433,22 @@ class Story:
         _, comments, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
         assert self.reported_id not in [c["id"] for c in comments["items"]], "their comments hidden in the same action"
 
+    def console_deletes_user(self):
+        """The blocked user's account, deleted after the confirmation that counts what goes with it."""
+        self.go("#/admin/users")
+        self.one("#admin-user-search").clear()
+        self.one("#admin-user-search").send_keys(self.other_username)
+        row = self.wait(lambda d: len(self.css("#admin-users tr")) == 1 and self.css(f"#admin-users tr[data-username='{self.other_username}']"), "that user")[0]
+        row.find_element(By.CSS_SELECTOR, "td a").click()
+        contents = self.one("#user-delete-contents").text
+        assert "0 comments (1 hidden)" in contents, contents   # the block hid their comment
+        assert not self.one("#user-delete").is_enabled(), "delete waits for the confirmation"
+        self.one("#user-delete-confirm").click()
+        self.one("#user-delete").click()
+        self.wait(lambda d: self.driver.current_url.endswith("#/admin/users"), "back on the user list")
+        status, page, _ = self.api("GET", f"/v1/admin/users?q={self.other_username}", token=self.admin_token)
+        assert status == 200 and page["items"] == [], page
+
     def console_jobs(self):
         self.go("#/admin/jobs")
         self.one("#jobs-outbox")
@@ -445,7 +461,7 @@ class Story:
 
     def console_audit(self):
         self.go("#/admin/audit")
-        self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "cafe.delete", "comment.hide", "comment.restore", "user.block",
+        self.wait(lambda d: {"cafe.create", "cafe.update", "cafe.archive", "cafe.restore", "cafe.delete", "comment.hide", "comment.restore", "user.block", "user.delete",
                              "aggregates.reconcile"} <= {r.get_attribute("data-action") for r in self.css("#audit tr")}, "every action in the audit log")
 
     def console_mail(self):
@@ -509,7 +525,7 @@ class Story:
                  self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment,
                  self.report_someone_elses_comment, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
                  self.log_out, self.switch_language, self.admin_logs_in, self.console_creates_cafe_with_photo, self.console_edits_cafe,
-                 self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_hides_reported_comment, self.console_blocks_user, self.console_jobs,
+                 self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_hides_reported_comment, self.console_blocks_user, self.console_deletes_user, self.console_jobs,
                  self.console_audit, self.console_mail, self.recovery_in_english, self.recovery_in_japanese]
         try:
             for step in steps:
