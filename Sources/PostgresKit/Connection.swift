@@ -210,6 +210,10 @@ public final class Connection: @unchecked Sendable {
                 return String(cString: p)
             }
             let sqlState = field("C")
+            // A write refused by a standby: this connection reached a server that is not the primary
+            // (any more). It is dropped, so the pool's next connection finds the primary again
+            // (`target_session_attrs=read-write`).
+            if sqlState == SQLState.readOnlySQLTransaction { abandoned = true }
             let message = field("M") ?? String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
             let error = PostgresError(
                 kind: isBroken || SQLState.meansUnavailable(sqlState) ? .unavailable : .server,

@@ -92,10 +92,15 @@ public enum SQLState {
     public static let characterNotInRepertoire = "22021"
     public static let inFailedTransaction = "25P02"
 
-    /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now) and 57014
-    /// (cancelled: the statement timeout, i.e. a database too busy to answer in time) — all worth a retry.
+    /// A write on a server that is (no longer) the primary: after a failover, a connection made to the
+    /// old primary that now follows the new one.
+    public static let readOnlySQLTransaction = "25006"
+
+    /// Class 08 (connection exception), 57P01–57P03 (shutdown, crash, cannot connect now), 57014
+    /// (cancelled: the statement timeout, i.e. a database too busy to answer in time) and 25006 (a
+    /// write reached a standby: the primary moved) — all worth a retry.
     static func meansUnavailable(_ state: String?) -> Bool {
         guard let state else { return false }
-        return state.hasPrefix("08") || [adminShutdown, crashShutdown, cannotConnectNow, queryCanceled].contains(state)
+        return state.hasPrefix("08") || [adminShutdown, crashShutdown, cannotConnectNow, queryCanceled, readOnlySQLTransaction].contains(state)
     }
 }
