@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make cluster`: the service past one database server, on one machine — a primary and a streaming
-# standby (Debian's PostgreSQL, `pg_basebackup -R`, through `cafe database`), two `cafe serve` that
-# read from the standby (DATABASE_READ_URLS), two `cafe worker` on the primary, and nginx in front.
+# `make cluster`: the service past one database server, on one machine — three PostgreSQL nodes under
+# Patroni (one primary, a synchronous standby, a second standby; automatic failover), two `cafe serve`
+# that write to whichever node is primary and read from the standbys (DATABASE_READ_URLS), two
+# `cafe worker`, and nginx in front.
 # Prints the URL; Ctrl-C stops everything. CLUSTER_DIR holds the data and the logs (kept between
 # runs), CLUSTER_PORT the load balancer's port (the API processes take the two after it), CAFE_BIN the
 # binary (the release build; ClusterLoginTests runs this script on its debug build).
@@ -18,10 +19,15 @@ cleanup() {
     trap - EXIT INT TERM
     echo "stopping the cluster…"
     kill "${pids[@]}" 2>/dev/null || true
+    # Nodes a failover drill brought back run outside this script's children: Patroni stops its
+    # PostgreSQL on SIGTERM.
+    pkill -TERM -f "patroni $DIR/node" 2>/dev/null || true
     wait 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 start() { local name=$1; shift; "$@" >"$DIR/$name.log" 2>&1 & pids+=($!); }
+# The processes the cluster cannot do without; a database node may die (that is what failover is for).
+essential=()
 # wait_for FILE PATTERN: until the log shows the line, or fail after 120 s.
 wait_for() {
     for _ in $(seq 1 1200); do
@@ -31,12 +37,89 @@ wait_for() {
     echo "timed out waiting for '$2' in $1:" >&2; tail -20 "$1" >&2; exit 1
 }
 
-echo "primary…";  CAFE_DATA_DIR=$DIR/primary start primary "$BIN" database
-wait_for "$DIR/primary.log" '^host='
-PRIMARY=$(grep -m1 '^host=' "$DIR/primary.log")
-echo "standby…";  CAFE_DATA_DIR=$DIR/standby start standby "$BIN" database --standby-of "$PRIMARY"
-wait_for "$DIR/standby.log" '^host='
-STANDBY=$(grep -m1 '^host=' "$DIR/standby.log")
+# PostgreSQL under Patroni (Debian's patroni, with one etcd as its DCS): three nodes, synchronous
+# replication (`synchronous_mode`: a commit is acknowledged once it is on a second node, so a failover
+# loses no acknowledged write), automatic failover, pg_rewind for a node that comes back.
+# Patroni runs PostgreSQL, which refuses root: as root, every node runs as the postgres account.
+# setpriv execs: the pid `start` records is the server's own, so stopping it stops the server.
+if [ "$(id -u)" = 0 ]; then AS_DB=(setpriv --reuid=postgres --regid=postgres --init-groups --); else AS_DB=(); fi
+as_db() { "${AS_DB[@]}" "$@"; }
+db_owner() { if [ "$(id -u)" = 0 ]; then chown -R postgres "$@"; fi; }
+ETCD_PORT=$((PORT + 10)) NODE_PORT=$((PORT + 20)) REST_PORT=$((PORT + 30))
+mkdir -p "$DIR/etcd"; db_owner "$DIR/etcd"
+echo "etcd…"
+start etcd "${AS_DB[@]}" etcd --name cafe-etcd --data-dir "$DIR/etcd/data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-cluster "cafe-etcd=http://127.0.0.1:$((ETCD_PORT + 1))"
+wait_for "$DIR/etcd.log" 'ready to serve client requests'
+hosts=""; ports=""
+for n in 1 2 3; do
+    node=$DIR/node$n
+    mkdir -p "$node"; chmod 700 "$node"
+    cat >"$node/patroni.yml" <<YML
+scope: cafe
+name: node$n
+restapi:
+  listen: 127.0.0.1:$((REST_PORT + n))
+  connect_address: 127.0.0.1:$((REST_PORT + n))
+etcd3:
+  hosts: 127.0.0.1:$ETCD_PORT
+bootstrap:
+  dcs:
+    ttl: ${FAILOVER_TTL:-8}
+    loop_wait: 1
+    retry_timeout: 3
+    maximum_lag_on_failover: 1048576
+    synchronous_mode: ${SYNCHRONOUS_MODE:-true}
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+        wal_log_hints: "on"
+        synchronous_commit: "on"
+        max_connections: 200
+  initdb:
+  - encoding: UTF8
+  - locale: C.UTF-8
+  pg_hba:
+  - local all all trust
+  - host all all 127.0.0.1/32 trust
+  - host replication all 127.0.0.1/32 trust
+postgresql:
+  listen: 127.0.0.1:$((NODE_PORT + n))
+  connect_address: 127.0.0.1:$((NODE_PORT + n))
+  data_dir: $node/data
+  bin_dir: /usr/lib/postgresql/15/bin
+  pgpass: $node/pgpass
+  authentication:
+    replication: {username: postgres}
+    superuser: {username: postgres}
+    rewind: {username: postgres}
+  parameters:
+    unix_socket_directories: $node
+YML
+    db_owner "$node"
+    echo "node$n…"
+    start "node$n" "${AS_DB[@]}" patroni "$node/patroni.yml"
+    hosts+="${hosts:+,}127.0.0.1"; ports+="${ports:+,}$((NODE_PORT + n))"
+done
+# The leader, once elected, gets the service's database.
+leader=""
+for _ in $(seq 1 600); do
+    for n in 1 2 3; do
+        if curl -fs "http://127.0.0.1:$((REST_PORT + n))/primary" >/dev/null 2>&1; then leader=$n; break 2; fi
+    done
+    sleep 0.2
+done
+[ -n "$leader" ] || { echo "no leader elected; see $DIR/node*.log" >&2; exit 1; }
+until as_db psql -qAt -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -c "SELECT 1" >/dev/null 2>&1; do sleep 0.2; done
+as_db psql -qAt -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'cafe'" | grep -q 1 \
+    || as_db psql -q -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -c "CREATE DATABASE cafe"
+# Writes find the primary wherever it is (libpq tries each host, keeps the one that takes writes);
+# each node is also listed for the public reads, which go to the ones that are standbys and caught up.
+PRIMARY="host=$hosts port=$ports dbname=cafe user=postgres target_session_attrs=read-write connect_timeout=2"
+STANDBY=""
+for n in 1 2 3; do STANDBY+="${STANDBY:+,}host=127.0.0.1 port=$((NODE_PORT + n)) dbname=cafe user=postgres connect_timeout=2"; done
 
 export DATABASE_URL=$PRIMARY DATABASE_READ_URLS=$STANDBY
 # The load balancer is the only trusted proxy: its X-Forwarded-For names each client, so rate limits
@@ -87,13 +170,15 @@ curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { echo "the load balancer
 cat <<DONE
 
   CafeReview cluster: http://127.0.0.1:$PORT/
-    primary  $PRIMARY
-    standby  $STANDBY   (public reads; see cafe_db_reads_total on each API's /metrics)
+    database $PRIMARY
+    nodes    Patroni: curl http://127.0.0.1:$((REST_PORT + 1))/cluster (node$leader was elected first)
+    reads    the standbys among the nodes (see cafe_db_reads_total on each API's /metrics)
     api      http://127.0.0.1:$((PORT + 1))/  http://127.0.0.1:$((PORT + 2))/   workers: 2
     logs     $DIR/*.log
 $(grep -m2 -E 'username: |password: ' "$DIR/api1.log" | sed 's/^ */    demo admin /' || true)
   Ctrl-C stops it.
 DONE
-wait -n "${pids[@]}"
+essential=("${pids[0]}" "${pids[@]:4}")   # all but the nodes' (started after etcd)
+wait -n "${essential[@]}"
 echo "a process of the cluster exited; see $DIR/*.log" >&2
 exit 1
