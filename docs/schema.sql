@@ -482,6 +482,13 @@ CREATE TABLE public.parse_object_ids (
     CONSTRAINT parse_object_ids_object_id_check CHECK (((char_length(object_id) >= 1) AND (char_length(object_id) <= 128)))
 );
 
+CREATE UNLOGGED TABLE public.rate_limit_counts (
+    limit_name text NOT NULL,
+    client text NOT NULL,
+    minute bigint NOT NULL,
+    count integer NOT NULL
+);
+
 CREATE TABLE public.reconcile_requests (
     id bigint NOT NULL,
     requested_by bigint,
@@ -614,6 +621,9 @@ ALTER TABLE ONLY public.parse_object_ids
 
 ALTER TABLE ONLY public.parse_object_ids
     ADD CONSTRAINT parse_object_ids_pkey PRIMARY KEY (kind, object_id);
+
+ALTER TABLE ONLY public.rate_limit_counts
+    ADD CONSTRAINT rate_limit_counts_pkey PRIMARY KEY (limit_name, client, minute);
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_pkey PRIMARY KEY (id);

@@ -22,6 +22,8 @@ public final class Application: Sendable {
     /// Keeps the page cache exact; nil with `PAGE_CACHE_BYTES=0`.
     private let pageCacheListener: PageCacheListener?
     public let pageCache: PageCache?
+    private let sharedRateCounts: SharedRateCounts
+    private let rateLimitPool: ConnectionPool
 
     public init(configuration: Configuration, database: Database) throws {
         try configuration.validate()
@@ -52,12 +54,19 @@ public final class Application: Sendable {
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
+        // The rate limits' counts, shared with every other API process through the database.
+        rateLimitPool = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, acquireTimeout: 1,
+                                             applicationName: "cafe-rate-limits", settings: pool.configuration.settings,
+                                             queryTimeout: pool.configuration.queryTimeout),
+                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
+        let sharedRateCounts = SharedRateCounts(pool: rateLimitPool, logger: logger)
+        self.sharedRateCounts = sharedRateCounts
         let rateLimits = RateLimits(exempt: configuration.rateLimitExempt,
                                     reads: configuration.readsPerMinute > 0 ? RateLimiter(perMinute: configuration.readsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     writes: configuration.writesPerMinute > 0 ? RateLimiter(perMinute: configuration.writesPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     logins: configuration.loginsPerMinute > 0 ? RateLimiter(perMinute: configuration.loginsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
                                     mails: configuration.mailsPerMinute > 0 ? RateLimiter(perMinute: configuration.mailsPerMinute, maxTracked: configuration.rateLimitTrackedClients) : nil,
-                                    hold: configuration.rateLimitHold)
+                                    shared: sharedRateCounts, hold: configuration.rateLimitHold)
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
         let problems = ErrorMapping.problems(logger: logger)
@@ -168,12 +177,15 @@ public final class Application: Sendable {
     public func start() throws {
         replicas?.start()
         pageCacheListener?.start()
+        sharedRateCounts.start()
         try server.start()
     }
 
     /// Graceful: refuse new requests, finish in-flight ones, then close the database.
     public func shutdown() {
         server.shutdown()
+        sharedRateCounts.stop()
+        rateLimitPool.close()
         pageCacheListener?.stop()
         replicas?.close()
         heavyQueries.close()

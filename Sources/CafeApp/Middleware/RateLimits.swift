@@ -18,6 +18,9 @@ struct RateLimits: Admission {
     let logins: RateLimiter?
     /// `RATE_LIMIT_MAILS`: routes that send mail (`Endpoint.sendsMail`), on top of the writes' limit.
     let mails: RateLimiter?
+    /// What every API process admitted, so that a limit is the whole service's, not each process's
+    /// (`SharedRateCounts`); nil in a test that runs without it.
+    let shared: SharedRateCounts?
     /// `RATE_LIMIT_HOLD`: seconds at most a refusal is held before it is sent (until the client's
     /// next token, if sooner). A client that asks again at once, as a flood does, so gets one
     /// refusal a hold on each connection instead of thousands a second; 0 answers at once.
@@ -30,8 +33,11 @@ struct RateLimits: Admission {
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.traits.credentials == .logIn
         let sendsMail = request.traits.sendsMail.map { $0(request.body) } ?? false
-        for (applies, limiter) in [(sendsMail, mails), (isLogin, logins), (isWrite, writes), (!isWrite && !isLogin, reads)] where applies {
-            guard let limiter, let wait = limiter.take(request.clientKey) else { continue }
+        for (applies, limiter, name) in [(sendsMail, mails, "mails"), (isLogin, logins, "logins"), (isWrite, writes, "writes"),
+                                         (!isWrite && !isLogin, reads, "reads")] where applies {
+            // This process's own bucket first (no lock shared with other processes), then the service's count.
+            guard let limiter, let wait = limiter.take(request.clientKey)
+                    ?? shared?.admit(name, client: request.clientKey, perMinute: limiter.perMinute) else { continue }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests",
                                   detail: "More than \(limiter.perMinute) such requests a minute from this address; retry in \(wait) s.",
                                   headers: [("Retry-After", String(wait))])
