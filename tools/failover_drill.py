@@ -40,6 +40,7 @@ class Drill:
         self.writes = []                # (time, status, retry_after)
         self.reads = []                 # (time, status, retry_after)
         self.stop = threading.Event()
+        self.read_refusals = {}
 
     def members(self):
         for n in (1, 2, 3):
@@ -79,7 +80,14 @@ class Drill:
         while not self.stop.is_set():
             path = "/v1/cafes?limit=20" if n % 2 else f"/v1/cafes/{cafes[n % len(cafes)]}/comments?limit=20"
             sent = time.monotonic()
-            status, _, retry = request(self.args.port, "GET", path)
+            status, data, retry = request(self.args.port, "GET", path)
+            if status == 503:
+                try:
+                    status_code = json.loads(data).get("code")
+                except ValueError:
+                    status_code = "?"
+                with self.lock:
+                    self.read_refusals[status_code] = self.read_refusals.get(status_code, 0) + 1
             with self.lock:
                 self.reads.append((sent, status, retry))
             n += 1
@@ -98,9 +106,15 @@ class Drill:
         data = os.path.join(self.args.dir, name, "data")
         with open(os.path.join(data, "postmaster.pid")) as f:
             postmaster = int(f.readline())
+        # Its backends too: a backend outlives its postmaster for a moment and could still commit.
+        try:
+            with open(f"/proc/{postmaster}/task/{postmaster}/children") as f:
+                children = [int(p) for p in f.read().split()]
+        except OSError:
+            children = []
         config = os.path.join(self.args.dir, name, "patroni.yml")
         patronis = [int(p) for p in subprocess.run(["pgrep", "-f", f"patroni {config}"], capture_output=True, text=True).stdout.split()]
-        for pid in patronis + [postmaster]:
+        for pid in patronis + [postmaster] + children:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -167,8 +181,14 @@ class Drill:
         writes_back = (first_write - killed) if first_write else None
         print(f"run {number}: killed {old}, promoted {new}")
         print(f"  writes back after the kill:     {writes_back:.1f} s" if writes_back is not None else "  writes back after the kill:     never (60 s)")
+        answers = {}
+        for status in during:
+            answers[status] = answers.get(status, 0) + 1
         print(f"  reads answered during the outage: {sum(1 for s in during if s == 200)}/{len(during)}"
-              f" ({100 * sum(1 for s in during if s == 200) / max(1, len(during)):.0f}%)")
+              f" ({100 * sum(1 for s in during if s == 200) / max(1, len(during)):.0f}%; statuses {dict(sorted(answers.items()))})")
+        if self.read_refusals:
+            print(f"  reads refused, by code:         {self.read_refusals}")
+        self.read_refusals = {}
         print(f"  acknowledged writes:            {len(ids)}, missing on the new primary: {missing}")
         print(f"  aggregates exact:               {'yes' if exact else 'NO'}")
         print(f"  5xx other than 503 + Retry-After: {len(bad)}; connections refused or cut: {len(unanswered)}")

@@ -42,7 +42,9 @@ struct CachedPages: Sendable {
 
     /// Answers with `respond`, storing a 200 for the next requests.
     func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
-        guard let entry = entry(request) else { return respond(request) }
+        // Suspended (its notifications stopped, e.g. the primary died): nothing will be stored, so the
+        // answer need not reflect the last change heard of, and any caught-up standby may give it.
+        guard let entry = entry(request), !cache.isSuspended else { return respond(request) }
         let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
         var request = request
         request.readFloor = max(request.readFloor, stamp.floor)   // a standby that has not replayed a change heard of may not answer

@@ -25,6 +25,8 @@ final class ReplicaMonitor: @unchecked Sendable {
     private var standbyConnections: [Connection?]
     /// (when, the primary's position), oldest first, spanning a little over `maxLag`.
     private var history: [(at: TimeInterval, position: WALPosition)] = []
+    /// When the primary was last seen, while it cannot be reached.
+    private var primaryLostAt: TimeInterval?
 
     init(primary: String, standbys: [Standby], maxLag: TimeInterval, interval: TimeInterval, logger: Logger) {
         primaryConninfo = primary
@@ -56,11 +58,25 @@ final class ReplicaMonitor: @unchecked Sendable {
     }
 
     private func check() {
-        let now = ProcessInfo.processInfo.systemUptime
+        var now = ProcessInfo.processInfo.systemUptime
         if let position = primaryPosition() {
+            // Back after an outage (a failover): the time no server took writes is not staleness, so
+            // the noted positions move forward by it; a standby still following the old primary for a
+            // moment is as stale as it was, and catches up with the new one from there.
+            if let since = primaryLostAt {
+                let outage = now - since
+                history = history.map { ($0.at + outage, $0.position) }
+                primaryLostAt = nil
+            }
             history.append((now, position))
             let keep = maxLag + 2 * interval
             while history.count > 1, let first = history.first, now - first.at > keep { history.removeFirst() }
+        } else if let last = history.last {
+            // The primary is gone (a failover under way): nothing newer can be written anywhere, so a
+            // standby is as stale as it was when the primary was last seen, not more by the minute —
+            // it goes on answering the public reads while no server takes writes.
+            if primaryLostAt == nil { primaryLostAt = last.at }
+            now = last.at
         }
         for (index, standby) in standbys.enumerated() {
             let (healthy, replayed, lag, reason) = examine(index, now: now)
