@@ -16,11 +16,13 @@ import threading
 import time
 
 
-def request(port, method, path, body=None, token=None, timeout=5):
+def request(port, method, path, body=None, token=None, timeout=5, key=None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
+    if key:
+        headers["Idempotency-Key"] = key
     try:
         connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
         response = connection.getresponse()
@@ -131,6 +133,10 @@ class Drill:
         old = self.leader()
         if old is None:
             raise SystemExit("no leader to kill")
+        # A write with an idempotency key, answered before the kill; sent again after the failover,
+        # it must get the same answer and not be applied twice.
+        key = f"drill-{number}-{os.urandom(4).hex()}"
+        _, first, _ = request(self.args.port, "POST", f"/v1/cafes/{cafes[0]}/comments", {"detail": f"keyed {key}", "star": 2}, tokens[0], key=key)
         self.kill_node(old)
         killed = time.monotonic()
         # Writes come back when a standby is promoted and the pools have found it.
@@ -157,6 +163,15 @@ class Drill:
         self.stop.set()
         for t in threads:
             t.join(10)
+        retried = None
+        for _ in range(50):
+            status, again, _ = request(self.args.port, "POST", f"/v1/cafes/{cafes[0]}/comments", {"detail": f"keyed {key}", "star": 2}, tokens[0], key=key)
+            if status < 500:
+                retried = again
+                break
+            time.sleep(0.2)
+        keyed_rows = int(self.sql(f"SELECT count(*) FROM comments WHERE detail = 'keyed {key}'"))
+        idempotent = retried is not None and json.loads(retried).get("id") == json.loads(first).get("id") and keyed_rows == 1
         # Every acknowledged comment is on the new primary.
         ids = [i for _, i in self.acknowledged]
         present = set()
@@ -193,7 +208,8 @@ class Drill:
         print(f"  aggregates exact:               {'yes' if exact else 'NO'}")
         print(f"  5xx other than 503 + Retry-After: {len(bad)}; connections refused or cut: {len(unanswered)}")
         print(f"  {old} back as a standby:         {'yes' if rejoined else 'NO'}")
-        ok = writes_back is not None and writes_back <= 30 and missing == 0 and exact and not bad and rejoined
+        print(f"  a keyed write retried after it:  {'answered as before, applied once' if idempotent else 'NOT idempotent'}")
+        ok = writes_back is not None and writes_back <= 30 and missing == 0 and exact and not bad and rejoined and idempotent
         return ok
 
     def main(self):

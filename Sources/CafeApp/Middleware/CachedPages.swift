@@ -42,12 +42,12 @@ struct CachedPages: Sendable {
 
     /// Answers with `respond`, storing a 200 for the next requests.
     func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
-        // Suspended (its notifications stopped, e.g. the primary died): nothing will be stored, so the
-        // answer need not reflect the last change heard of, and any caught-up standby may give it.
-        guard let entry = entry(request), !cache.isSuspended else { return respond(request) }
+        guard let entry = entry(request) else { return respond(request) }
         let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
         var request = request
-        request.readFloor = max(request.readFloor, stamp.floor)   // a standby that has not replayed a change heard of may not answer
+        // A standby that has not replayed a change heard of may not answer. Suspended (its notifications
+        // stopped, e.g. the primary died), the cache stores nothing, so any caught-up standby may.
+        if !cache.isSuspended { request.readFloor = max(request.readFloor, stamp.floor) }
         let computed = respond(request)
         guard computed.status == 200 else { return computed }
         // A route that sets its own validators (a photo: its digest, and how long a CDN may keep it) keeps them.
