@@ -61,7 +61,7 @@ struct AccountSettingsController: Sendable {
         let user = try auth.user(request)
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
         try confirm(user, body.password, request)
-        switch try pool.transaction({ tx in try deletion.delete(user.id, confirmed: nil, by: nil, tx) }) {
+        switch try deletion.delete(user.id, confirmed: nil, by: nil) {
         case .deleted: return .noContent()
         case .noSuchAccount: throw Authenticator.unauthorized
         case .lastAdmin: throw AdminUsersController.lastAdmin

@@ -65,7 +65,7 @@ struct AdminUsersController: Sendable {
                                                  photos: count("photos"), reports: count("reports"))
         try v.finish()
         try pool.transaction { tx in
-            switch try Self.refusals({ try deletion.delete(id, confirmed: confirmed, by: admin.id, tx) }) {
+            switch try Self.refusals({ try deletion.delete(id, confirmed: confirmed, by: admin.id) }) {
             case .deleted(let contents):
                 try audit.record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
                                  changes: [.init(field: "comments", before: String(contents.comments), after: nil),

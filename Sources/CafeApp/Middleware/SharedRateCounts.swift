@@ -18,6 +18,12 @@ final class SharedRateCounts: Sendable {
     private struct State {
         var pending: [Key: (minute: Int64, count: Int)] = [:]
         var known: [Key: Known] = [:]
+
+        /// Adds `count` admissions in `minute` to what waits to be written; an older minute's are dropped.
+        mutating func addPending(_ key: Key, minute: Int64, count: Int) {
+            let waiting = pending[key]
+            pending[key] = (minute, count + (waiting?.minute == minute ? waiting?.count ?? 0 : 0))
+        }
     }
 
     private let state = Mutex(State())
@@ -52,8 +58,7 @@ final class SharedRateCounts: Sendable {
                 let perSecond = Double(max(1, known.previous)) / 60
                 return max(1, min(Int(((estimate + 1 - Double(perMinute)) / perSecond).rounded(.up)), Int(((1 - elapsed) * 60).rounded(.up))))
             }
-            let before = s.pending[key]
-            s.pending[key] = (minute, (before?.minute == minute ? before?.count ?? 0 : 0) + 1)
+            s.addPending(key, minute: minute, count: 1)
             return nil
         }
     }
@@ -137,10 +142,7 @@ final class SharedRateCounts: Sendable {
         } catch {
             // Not written: the admissions wait for the next round.
             state.withLock { s in
-                for (key, value) in written {
-                    let now = s.pending[key]
-                    s.pending[key] = (value.minute, value.count + (now?.minute == value.minute ? now?.count ?? 0 : 0))
-                }
+                for (key, value) in written { s.addPending(key, minute: value.minute, count: value.count) }
             }
             throw error
         }

@@ -125,7 +125,7 @@ struct ParseUsersController: Sendable {
         let objectID = try r.http.pathParameter("objectId")
         let own = try importedObjectID(of: user) ?? user.id.description
         guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
-        switch try accounts.pool.transaction({ tx in try deletion.delete(user.id, confirmed: nil, by: nil, tx) }) {
+        switch try deletion.delete(user.id, confirmed: nil, by: nil) {
         case .deleted: return .json { w in w.object {} }
         case .noSuchAccount, .contentsChanged: throw ParseError.objectNotFound
         case .lastAdmin: throw ParseError.forbidden("The last administrator cannot delete their account; grant the right to another account first.")

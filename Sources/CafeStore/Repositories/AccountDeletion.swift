@@ -51,11 +51,11 @@ public struct AccountDeletion: Sendable {
             }
     }
 
-    /// Deletes the account in the caller's transaction (`tx`, which may record it in the audit log).
-    /// `confirmed`: the counts an operator was shown; nil when the person deletes their own.
+    /// Deletes the account, in the caller's transaction when there is one (which may record it in the
+    /// audit log). `confirmed`: the counts an operator was shown; nil when the person deletes their own.
     /// `actor`: the operator deleting it, who must still be an admin; nil for the person themselves.
-    public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?, _ tx: Connection) throws -> Outcome {
-        // A savepoint of the caller's transaction: a refusal after the deletes rolls them back.
+    public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?) throws -> Outcome {
+        // A transaction of its own, or a savepoint of the caller's: a refusal after the deletes rolls them back.
         do {
             return try pool.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
                 // The row lock first: a comment or an upload being written now holds the key-share lock
