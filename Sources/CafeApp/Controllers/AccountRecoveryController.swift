@@ -18,7 +18,7 @@ struct AccountRecoveryController: Sendable {
         ]
     }
 
-    /// One answer for every address, known or not (see `AccountRecovery.requestReset`).
+    /// One answer for every address, known or not (see `AccountRecovery.requestMail`).
     static var resetAccepted: Response { Response.json(202) { w in
         w.object { w.field("message", "If an account has this address, a link to reset its password is on its way.") } }
     }
