@@ -26,11 +26,23 @@ trap cleanup EXIT
 # A wrk latency ("812.00us", "3.21ms", "1.02s") in milliseconds.
 to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/, "", v); v/=1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v*=1000 }; printf "%.2f", v }'; }
 
-# wrk_run TARGET [script] -> "rps p50 p99" with $conns connections for $duration.
+# The request process (`cafe serve --listen-fd 3`) under the supervisor SUPERVISOR_PID.
+request_process() { pgrep -P "$1" -f -- '--listen-fd' | head -1; }
+
+# CPU time (user + system, all threads, in clock ticks) PID has used so far.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# wrk_run TARGET [script] -> "rps p50 p99 cpu" with $conns connections for $duration. cpu is the
+# microseconds of CPU the process $cpu_pid (when set) spent per request answered, from /proc.
 wrk_run() {
-    local out
+    local out before=0 after=0 cpu=-
+    [ -n "${cpu_pid:-}" ] && before=$(cpu_ticks "$cpu_pid")
     out=$(wrk -t2 -c"$conns" -d"$duration" --latency ${2:+-s "$2"} "$1")
-    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms)"
+    if [ -n "${cpu_pid:-}" ]; then
+        after=$(cpu_ticks "$cpu_pid")
+        cpu=$(echo "$out" | awk -v t=$(( after - before )) -v hz="$(getconf CLK_TCK)" '/requests in/ { printf "%.1f", t / hz * 1e6 / $1 }')
+    fi
+    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms) $cpu"
 }
 
 # start_serve PORT LOG [VAR=value …]: $cafe serve (see bench_paths) on $CAFE_DATA_DIR, without the worker,

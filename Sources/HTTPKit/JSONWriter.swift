@@ -1,98 +1,190 @@
-/// Appends JSON straight into a byte buffer: no intermediate dictionaries, no `JSONEncoder`
+/// Appends JSON straight into one growing byte buffer: no intermediate dictionaries, no `JSONEncoder`
 /// (which dominated the profile of a comparable Swift service). Commas are placed automatically.
 ///
 ///     let w = JSONWriter()
 ///     w.object { w.field("id", "42"); w.key("tags"); w.array { w.value("a") } }
+///
+/// The buffer is raw memory rather than a `[UInt8]`: a page of 100 comments is ~1,500 small appends,
+/// and each append to an array checked its uniqueness and capacity and, for an array literal, allocated
+/// (the writer was a third of the CPU of `GET /v1/cafes/{id}/comments`; docs/performance.md).
 public final class JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
     private var needsComma = false
 
-    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 1024) {
+        self.capacity = max(capacity, 64)
+        storage = .allocate(capacity: self.capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// What has been written so far.
+    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: storage, count: count)) }
 
     public func object(_ body: () -> Void) {
         separator()
-        bytes.append(UInt8(ascii: "{"))
+        put(UInt8(ascii: "{"))
         needsComma = false
         body()
-        bytes.append(UInt8(ascii: "}"))
+        put(UInt8(ascii: "}"))
         needsComma = true
     }
 
     public func array(_ body: () -> Void) {
         separator()
-        bytes.append(UInt8(ascii: "["))
+        put(UInt8(ascii: "["))
         needsComma = false
         body()
-        bytes.append(UInt8(ascii: "]"))
+        put(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// Keys are literals: written as they are, without scanning for characters to escape
     /// (they contain none; a profile showed the scan at a tenth of a list response).
     public func key(_ name: StaticString) {
-        separator()
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        name.withUTF8Buffer { name in
+            reserve(name.count + 4)
+            if needsComma { storage[count] = UInt8(ascii: ","); count += 1 }
+            storage[count] = UInt8(ascii: "\"")
+            if let base = name.baseAddress { (storage + count + 1).update(from: base, count: name.count) }
+            count += name.count + 1
+            storage[count] = UInt8(ascii: "\"")
+            storage[count + 1] = UInt8(ascii: ":")
+            count += 2
+        }
         needsComma = false
     }
 
     public func value(_ s: String) { separator(); appendQuoted(s) }
     public func value(_ n: Int) { separator(); appendDecimal(n) }
-    public func value(_ b: Bool) { separator(); bytes.append(contentsOf: b ? Self.trueBytes : Self.falseBytes) }
+    public func value(_ b: Bool) { separator(); append(b ? "true" : "false") }
     public func value(_ d: Double) {
         separator()
         if d.isFinite {
-            if d == d.rounded(), abs(d) < 1e15 { appendDecimal(Int(d)) } else { bytes.append(contentsOf: d.description.utf8) }
+            if d == d.rounded(), abs(d) < 1e15 { appendDecimal(Int(d)) } else { appendASCII(d.description) }
         } else {
-            bytes.append(contentsOf: Self.nullBytes)
+            append("null")
         }
     }
-    public func null() { separator(); bytes.append(contentsOf: Self.nullBytes) }
+    public func null() { separator(); append("null") }
+
+    /// A string value of exactly `length` bytes that need no escaping (ASCII without `"`, `\` or
+    /// control characters), written in place by `write`: timestamps, without a `String` in between.
+    public func value(asciiLength length: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        separator()
+        reserve(length + 2)
+        storage[count] = UInt8(ascii: "\"")
+        write(UnsafeMutableBufferPointer(start: storage + count + 1, count: length))
+        storage[count + length + 1] = UInt8(ascii: "\"")
+        count += length + 2
+    }
 
     public func field(_ name: StaticString, _ v: String?) { key(name); if let v { value(v) } else { null() } }
     public func field(_ name: StaticString, _ v: Int?) { key(name); if let v { value(v) } else { null() } }
     public func field(_ name: StaticString, _ v: Bool?) { key(name); if let v { value(v) } else { null() } }
     public func field(_ name: StaticString, _ v: Double?) { key(name); if let v { value(v) } else { null() } }
 
-    private static let trueBytes = Array("true".utf8)
-    private static let falseBytes = Array("false".utf8)
-    private static let nullBytes = Array("null".utf8)
-    private static let hex = Array("0123456789abcdef".utf8)
+    private static let hex: StaticString = "0123456789abcdef"
 
+    @inline(__always)
     private func separator() {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        if needsComma { put(UInt8(ascii: ",")) }
         needsComma = true
     }
 
+    /// Room for `more` bytes after `count`.
+    @inline(__always)
+    private func reserve(_ more: Int) {
+        if count + more > capacity { grow(to: count + more) }
+    }
+
+    private func grow(to needed: Int) {
+        var size = capacity
+        while size < needed { size *= 2 }
+        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        larger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = larger
+        capacity = size
+    }
+
+    @inline(__always)
+    private func put(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    private func append(_ literal: StaticString) {
+        literal.withUTF8Buffer { append($0) }
+    }
+
+    private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (storage + count).update(from: base, count: bytes.count)
+        count += bytes.count
+    }
+
+    private func appendASCII(_ s: String) {
+        var s = s
+        s.withUTF8 { append($0) }
+    }
+
     private func appendDecimal(_ n: Int) {
-        if n >= 0 && n < 10 { bytes.append(UInt8(48 + n)); return }
-        bytes.append(contentsOf: String(n).utf8)
+        // Up to 20 characters for Int.min; digits are written backwards from the end of the room.
+        reserve(20)
+        var magnitude = n.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let length = withUnsafeMutableBytes(of: &digits) { room -> Int in
+            var at = room.count
+            repeat {
+                at -= 1
+                room[at] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if n < 0 { at -= 1; room[at] = UInt8(ascii: "-") }
+            let length = room.count - at
+            if let base = room.baseAddress { (storage + count).update(from: base.assumingMemoryBound(to: UInt8.self) + at, count: length) }
+            return length
+        }
+        count += length
     }
 
     /// RFC 8259 string: escapes `"`, `\` and control characters; everything else is copied as UTF-8.
     private func appendQuoted(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { utf8 in
+            put(UInt8(ascii: "\""))
             var start = 0
             for i in 0..<utf8.count {
                 let c = utf8[i]
                 guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                append(UnsafeBufferPointer(rebasing: utf8[start..<i]))
                 start = i + 1
+                reserve(6)
+                storage[count] = 0x5C
                 switch c {
-                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0x22: storage[count + 1] = 0x22; count += 2
+                case 0x5C: storage[count + 1] = 0x5C; count += 2
+                case 0x0A: storage[count + 1] = UInt8(ascii: "n"); count += 2
+                case 0x0D: storage[count + 1] = UInt8(ascii: "r"); count += 2
+                case 0x09: storage[count + 1] = UInt8(ascii: "t"); count += 2
                 default:
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Self.hex[Int(c >> 4)], Self.hex[Int(c & 0xF)]])
+                    Self.hex.withUTF8Buffer { hex in
+                        storage[count + 1] = UInt8(ascii: "u")
+                        storage[count + 2] = 0x30
+                        storage[count + 3] = 0x30
+                        storage[count + 4] = hex[Int(c >> 4)]
+                        storage[count + 5] = hex[Int(c & 0xF)]
+                    }
+                    count += 6
                 }
             }
-            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<utf8.count])) }
+            append(UnsafeBufferPointer(rebasing: utf8[start..<utf8.count]))
+            put(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -83,7 +83,7 @@ struct AccountSettingsController: Sendable {
         let photos = try export.photos(of: user.id)
         return Response.json { w in
             w.object {
-                w.field("exportedAt", Timestamp.format(Date()))
+                w.field("exportedAt", Date())
                 w.key("account")
                 w.user(user)
                 w.key("comments")
@@ -101,7 +101,7 @@ struct AccountSettingsController: Sendable {
                         w.object {
                             w.field("commentId", r.commentID.description)
                             w.field("reason", r.reason)
-                            w.field("createdAt", Timestamp.format(r.createdAt))
+                            w.field("createdAt", r.createdAt)
                             w.field("resolution", r.resolution)
                         }
                     }
@@ -116,7 +116,7 @@ struct AccountSettingsController: Sendable {
                             w.field("size", p.size)
                             w.field("width", p.width)
                             w.field("height", p.height)
-                            w.field("createdAt", Timestamp.format(p.createdAt))
+                            w.field("createdAt", p.createdAt)
                         }
                     }
                 }

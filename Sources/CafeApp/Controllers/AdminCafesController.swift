@@ -86,7 +86,7 @@ extension JSONWriter {
         cafe(entry.cafe) {
             field("imageId", entry.cafe.imageID?.description)
             field("archived", entry.archivedAt != nil)
-            field("archivedAt", entry.archivedAt.map(Timestamp.format))
+            field("archivedAt", entry.archivedAt)
             if let contents {
                 key("contents")
                 object {

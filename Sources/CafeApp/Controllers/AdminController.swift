@@ -28,7 +28,7 @@ struct AdminController: Sendable {
             w.page(page.entries, next: next) { entry in
                 w.object {
                     w.field("id", String(entry.id))
-                    w.field("at", Timestamp.format(entry.at))
+                    w.field("at", entry.at)
                     w.key("actor")
                     w.object {
                         w.field("id", entry.actorID.description)
@@ -70,8 +70,8 @@ struct AdminController: Sendable {
                             w.field("id", String(run.id))
                             w.field("kind", run.kind)
                             w.field("worker", run.worker)
-                            w.field("startedAt", Timestamp.format(run.startedAt))
-                            w.field("finishedAt", run.finishedAt.map(Timestamp.format))
+                            w.field("startedAt", run.startedAt)
+                            w.field("finishedAt", run.finishedAt)
                             w.field("outboxRows", run.outboxRows)
                             w.field("cafesTouched", run.cafesTouched)
                             w.field("driftFound", run.driftFound)

@@ -98,8 +98,8 @@ struct AdminUsersController: Sendable {
                     w.field("recipient", m.recipient)
                     w.field("state", m.state)
                     w.field("attempts", m.attempts)
-                    w.field("createdAt", Timestamp.format(m.createdAt))
-                    w.field("finishedAt", m.finishedAt.map(Timestamp.format))
+                    w.field("createdAt", m.createdAt)
+                    w.field("finishedAt", m.finishedAt)
                     w.field("lastError", m.lastError)
                     w.field("subject", m.subject)
                     w.field("body", m.body)
@@ -193,8 +193,8 @@ extension JSONWriter {
             field("email", a.user.email)
             field("emailVerified", a.user.emailVerified)
             field("blocked", a.blockedAt != nil)
-            field("blockedAt", a.blockedAt.map(Timestamp.format))
-            field("createdAt", Timestamp.format(a.user.createdAt))
+            field("blockedAt", a.blockedAt)
+            field("createdAt", a.user.createdAt)
             more()
         }
     }

@@ -40,7 +40,7 @@ struct ModerationController: Sendable {
                 w.object {
                     w.field("commentId", id.description)
                     w.field("reason", body.reason)
-                    w.field("createdAt", Timestamp.format(at))
+                    w.field("createdAt", at)
                 }
             }
         case .alreadyReported:
@@ -88,14 +88,14 @@ struct ModerationController: Sendable {
             w.page(items, next: nil) { item in
                 w.comment(item.comment, cafeName: item.cafeName) {
                     w.field("reportCount", item.reportCount)
-                    w.field("latestReportAt", Timestamp.format(item.latestReportAt))
+                    w.field("latestReportAt", item.latestReportAt)
                     w.key("reports")
                     w.array {
                         for report in item.latestReports {
                             w.object {
                                 w.field("username", report.username)
                                 w.field("reason", report.reason)
-                                w.field("createdAt", Timestamp.format(report.createdAt))
+                                w.field("createdAt", report.createdAt)
                             }
                         }
                     }

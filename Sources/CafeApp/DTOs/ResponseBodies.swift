@@ -20,8 +20,8 @@ extension JSONWriter {
             field("age", u.age)
             field("isAdmin", u.isAdmin)   // so the web client can offer the operator console (the API enforces it)
             field("language", u.language?.rawValue)
-            field("createdAt", Timestamp.format(u.createdAt))
-            field("updatedAt", Timestamp.format(u.updatedAt))
+            field("createdAt", u.createdAt)
+            field("updatedAt", u.updatedAt)
         }
     }
 
@@ -39,8 +39,8 @@ extension JSONWriter {
             field("commentSum", c.commentSum)
             field("commentAmount", c.commentAmount)
             field("averageStar", c.averageStar)
-            field("createdAt", Timestamp.format(c.createdAt))
-            field("updatedAt", Timestamp.format(c.updatedAt))
+            field("createdAt", c.createdAt)
+            field("updatedAt", c.updatedAt)
             more()
         }
     }
@@ -57,8 +57,8 @@ extension JSONWriter {
             field("imageUrl", m.imageID.map(FileURL.path(for:)))
             field("imageWidth", m.imageSize?.width)
             field("imageHeight", m.imageSize?.height)
-            field("createdAt", Timestamp.format(m.createdAt))
-            field("updatedAt", Timestamp.format(m.updatedAt))
+            field("createdAt", m.createdAt)
+            field("updatedAt", m.updatedAt)
             if let cafeName { field("cafeName", cafeName) }
             more()
         }

@@ -31,8 +31,8 @@ struct ParseObjectWriter {
             if wanted("publishDate"), let date = c.publishDate { w.field("publishDate", date) }
             if wanted("commentSum") { w.field("commentSum", c.commentSum) }
             if wanted("commentAmount") { w.field("commentAmount", c.commentAmount) }
-            w.field("createdAt", Timestamp.format(c.createdAt))
-            w.field("updatedAt", Timestamp.format(c.updatedAt))
+            w.field("createdAt", c.createdAt)
+            w.field("updatedAt", c.updatedAt)
         }
     }
 
@@ -44,8 +44,8 @@ struct ParseObjectWriter {
             if wanted("CafeCommentStar") { w.field("CafeCommentStar", m.star.value) }
             if wanted("CafeCommentImage"), let image = m.imageID { w.key("CafeCommentImage"); files.write(image, w) }
             if wanted("commentUsername") { w.field("commentUsername", m.username) }
-            w.field("createdAt", Timestamp.format(m.createdAt))
-            w.field("updatedAt", Timestamp.format(m.updatedAt))
+            w.field("createdAt", m.createdAt)
+            w.field("updatedAt", m.updatedAt)
         }
     }
 
@@ -58,8 +58,8 @@ struct ParseObjectWriter {
             if let email = u.email { w.field("email", email) }
             w.field("emailVerified", u.emailVerified)
             if let age = u.age { w.field("age", age) }
-            w.field("createdAt", Timestamp.format(u.createdAt))
-            w.field("updatedAt", Timestamp.format(u.updatedAt))
+            w.field("createdAt", u.createdAt)
+            w.field("updatedAt", u.updatedAt)
             if let sessionToken { w.field("sessionToken", sessionToken) }
         }
     }

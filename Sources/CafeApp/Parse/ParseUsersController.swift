@@ -61,7 +61,7 @@ struct ParseUsersController: Sendable {
         return Response.json(201) { w in
             w.object {
                 w.field("objectId", user.id.description)
-                w.field("createdAt", Timestamp.format(user.createdAt))
+                w.field("createdAt", user.createdAt)
                 w.field("sessionToken", token)
             }
         }.adding(header: "Location", "\(context.baseURL(r.http))/parse/users/\(user.id)")
