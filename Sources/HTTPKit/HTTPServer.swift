@@ -33,6 +33,11 @@ public final class HTTPServer: @unchecked Sendable {
         /// connection opening or the previous response; a slower client is disconnected.
         public var requestReadTimeoutSeconds: Int
         public var maxBodyBytes: Int
+        /// The memory libmicrohttpd gives each connection for the request line and headers (and the
+        /// answer's headers); a request whose headers do not fit gets 431. libmicrohttpd clears this
+        /// memory for every request on a kept-alive connection: at 64 KiB that clearing was a ninth of
+        /// the CPU of a cached page (docs/performance.md).
+        public var maxHeaderBytes: Int
         /// How long shutdown waits for in-flight requests.
         public var shutdownGracePeriod: TimeInterval
         /// A socket already listening (a supervisor's, inherited), served instead of binding host:port.
@@ -42,7 +47,7 @@ public final class HTTPServer: @unchecked Sendable {
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
                     connectionsPerAddress: Int = 256, idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10,
-                    responseWriteTimeoutSeconds: Int = 120, maxBodyBytes: Int = 1 << 20,
+                    responseWriteTimeoutSeconds: Int = 120, maxBodyBytes: Int = 1 << 20, maxHeaderBytes: Int = 16 << 10,
                     shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil, trustedProxies: TrustedProxies = .none) {
             self.trustedProxies = trustedProxies
             self.connectionsPerAddress = max(0, connectionsPerAddress)
@@ -54,6 +59,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.requestReadTimeoutSeconds = requestReadTimeoutSeconds
             self.maxBodyBytes = maxBodyBytes
+            self.maxHeaderBytes = max(4 << 10, maxHeaderBytes)
             self.shutdownGracePeriod = shutdownGracePeriod
             self.listenSocket = listenSocket
         }
@@ -105,7 +111,7 @@ public final class HTTPServer: @unchecked Sendable {
         let daemon = cafe_mhd_start(configuration.listenSocket ?? -1, configuration.host == "*" ? nil : configuration.host, configuration.port,
                                     UInt32(configuration.threads), UInt32(configuration.connectionLimit + Self.connectionHeadroom),
                                     UInt32(configuration.connectionsPerAddress),
-                                    UInt32(configuration.idleTimeoutSeconds), 64 * 1024,
+                                    UInt32(configuration.idleTimeoutSeconds), configuration.maxHeaderBytes,
                                     accessHandler, context, completedHandler, context, connectionHandler, context)
         guard let daemon else {
             throw ServerError(message: "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(errno)))")

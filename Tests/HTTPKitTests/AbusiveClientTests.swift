@@ -42,6 +42,16 @@ final class AbusiveClientTests: XCTestCase {
         XCTAssertEqual(try RawHTTPClient(port: server.port).request("POST", "/nowhere", body: kilobyte + [65]).status, 413, "unmatched: the small limit")
     }
 
+    /// Headers past `maxHeaderBytes` are refused with 431; headers within it, and the next client, are served.
+    func testHeadersAreLimited() throws {
+        try start()
+        let within = try RawHTTPClient(port: server.port).request("GET", "/hello", headers: ["X-Filler": String(repeating: "a", count: 8 << 10)])
+        XCTAssertEqual(within.status, 200)
+        let past = try RawHTTPClient(port: server.port).request("GET", "/hello", headers: ["X-Filler": String(repeating: "a", count: 20 << 10)])
+        XCTAssertEqual(past.status, 431)
+        XCTAssertEqual(try RawHTTPClient(port: server.port).request("GET", "/hello").status, 200)
+    }
+
     /// One address cannot hold every connection: past its share, libmicrohttpd closes new ones
     /// at once, while another address still gets in.
     func testOneAddressHoldsAtMostItsShareOfConnections() throws {

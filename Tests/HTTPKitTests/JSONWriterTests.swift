@@ -52,4 +52,29 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self),
                        #"{"n":42,"neg":-7,"d":2.25,"whole":3,"none":null,"t":true,"items":[1,{"a":"b"},[]],"empty":{}}"#)
     }
+
+    /// Integers at their extremes, and a body many times the writer's first buffer (it grows, keeping what was written).
+    func testExtremeIntegersAndGrowth() throws {
+        let w = JSONWriter(capacity: 16)
+        let long = String(repeating: "珈琲\"", count: 20_000)
+        w.object {
+            w.field("min", Int.min)
+            w.field("max", Int.max)
+            w.field("zero", 0)
+            w.field("nine", 9)
+            w.field("ten", -10)
+            w.field("long", long)
+            w.key("at")
+            w.value(asciiLength: 3) { out in out[0] = 65; out[1] = 66; out[2] = 67 }
+        }
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(w.bytes)) as? [String: Any])
+        XCTAssertEqual(object["min"] as? Int, Int.min)
+        XCTAssertEqual(object["max"] as? Int, Int.max)
+        XCTAssertEqual(object["zero"] as? Int, 0)
+        XCTAssertEqual(object["nine"] as? Int, 9)
+        XCTAssertEqual(object["ten"] as? Int, -10)
+        XCTAssertEqual(object["long"] as? String, long)
+        XCTAssertEqual(object["at"] as? String, "ABC")
+        XCTAssertTrue(String(decoding: w.bytes, as: UTF8.self).hasPrefix(#"{"min":-9223372036854775808,"max":9223372036854775807,"zero":0,"#))
+    }
 }

@@ -164,7 +164,7 @@ public final class Application: Sendable {
                                   idleTimeoutSeconds: configuration.idleTimeoutSeconds,
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
-                                  maxBodyBytes: configuration.maxBodyBytes, listenSocket: configuration.listenSocket,
+                                  maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes, listenSocket: configuration.listenSocket,
                                   trustedProxies: configuration.trustedProxies),
                             logger: logger, lanes: [queries, hashing, heavyLane, photoLane], responder: front)
         serverReference.set(server)

@@ -85,6 +85,8 @@ public struct Configuration: Sendable {
     public var maxBodyBytes: Int
     /// `MAX_JSON_BODY_BYTES` (default 64 KiB): the largest body of every other route.
     public var maxJSONBodyBytes: Int
+    /// `MAX_HEADER_BYTES` (default 16 KiB): the request line and headers of one request; larger ones get 431.
+    public var maxHeaderBytes: Int
     /// `HTTP_CONNECTIONS_PER_ADDRESS` (default 256; 0 no limit): connections one client address may hold.
     public var connectionsPerAddress: Int
     /// `HTTP_WRITE_TIMEOUT` (default 120): seconds an answer may take to send before the connection is cut.
@@ -229,6 +231,7 @@ public struct Configuration: Sendable {
             }
         }
         maxJSONBodyBytes = env.int("MAX_JSON_BODY_BYTES", 64 * 1024, 1024...(1 << 30))
+        maxHeaderBytes = env.int("MAX_HEADER_BYTES", 16 * 1024, 4096...(1 << 20))
         connectionsPerAddress = env.int("HTTP_CONNECTIONS_PER_ADDRESS", 256, 0...1_000_000)
         responseWriteTimeoutSeconds = env.int("HTTP_WRITE_TIMEOUT", 120, 1...86_400)
         idleTimeoutSeconds = env.int("HTTP_IDLE_TIMEOUT", 30, 0...86_400)

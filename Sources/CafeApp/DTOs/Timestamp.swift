@@ -18,13 +18,15 @@ enum Timestamp {
     static func write(_ date: Date, into out: UnsafeMutableBufferPointer<UInt8>) {
         // Stored values are whole milliseconds (migration 0005).
         let t = UTCTime(micros: Int64((date.timeIntervalSince1970 * 1000).rounded()) * 1000)
-        func put(_ value: Int, _ at: Int, _ width: Int) {
-            var v = value
-            for i in stride(from: at + width - 1, through: at, by: -1) { out[i] = UInt8(48 + v % 10); v /= 10 }
+        // Two digits at a time, of values already in range (a year has four, milliseconds three).
+        func pair(_ value: Int, _ at: Int) {
+            out[at] = UInt8(truncatingIfNeeded: 48 + value / 10)
+            out[at + 1] = UInt8(truncatingIfNeeded: 48 + value % 10)
         }
-        put(t.year, 0, 4); out[4] = 45; put(t.month, 5, 2); out[7] = 45; put(t.day, 8, 2)
-        out[10] = 84; put(t.hour, 11, 2); out[13] = 58; put(t.minute, 14, 2); out[16] = 58; put(t.second, 17, 2)
-        out[19] = 46; put(t.microsecond / 1000, 20, 3); out[23] = 90
+        let year = min(max(t.year, 0), 9999), millis = t.microsecond / 1000
+        pair(year / 100, 0); pair(year % 100, 2); out[4] = 45; pair(t.month, 5); out[7] = 45; pair(t.day, 8)
+        out[10] = 84; pair(t.hour, 11); out[13] = 58; pair(t.minute, 14); out[16] = 58; pair(t.second, 17)
+        out[19] = 46; out[20] = UInt8(truncatingIfNeeded: 48 + millis / 100); pair(millis % 100, 21); out[23] = 90
     }
 }
 
