@@ -15,44 +15,39 @@ CREATE FUNCTION public.cafe_bigrams(t text) RETURNS text[]
     SELECT array(SELECT DISTINCT substr(t, i, 2) FROM generate_series(1, char_length(t) - 1) AS i)
 $$;
 
+CREATE FUNCTION public.cafe_capped(ids bigint[], cap integer) RETURNS bigint[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+BEGIN
+    IF cardinality(ids) > cap THEN
+        RAISE EXCEPTION 'more than % cafes match', cap USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    RETURN ids;
+END $$;
+
 CREATE FUNCTION public.cafe_like_pattern(keyword text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
     SELECT '%' || replace(replace(replace(keyword, '\', '\\'), '%', '\%'), '_', '\_') || '%'
 $$;
 
-CREATE FUNCTION public.cafe_matching_ids(keywords text[], hints text[], cap integer) RETURNS SETOF bigint
-    LANGUAGE plpgsql STABLE STRICT
-    SET enable_seqscan TO 'off'
-    SET work_mem TO '32MB'
-    SET plan_cache_mode TO 'force_generic_plan'
+CREATE FUNCTION public.cafe_lookup_grams(keywords text[], hints text[]) RETURNS text[]
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
 DECLARE
     keyword text;
     own text[];
     grams text[] := '{}';
-    patterns text[] := '{}';
-    found bigint;
+    looked int := 0;
 BEGIN
     FOR i IN 1 .. coalesce(cardinality(keywords), 0) LOOP
         keyword := lower(normalize(keywords[i], NFKC));
-        -- A keyword of one or two characters is a gram itself (exact); a longer one has its
-        -- 2-character substrings (necessary, not sufficient); one that normalises to nothing, none.
-        own := CASE WHEN char_length(keyword) = 0 THEN '{}'
-                    WHEN char_length(keyword) <= 2 THEN ARRAY[keyword]
-                    ELSE cafe_bigrams(keyword) END;
+        CONTINUE WHEN keyword IS NULL OR char_length(keyword) = 0;
+        looked := looked + 1;
+        own := CASE WHEN char_length(keyword) <= 2 THEN ARRAY[keyword] ELSE cafe_bigrams(keyword) END;
         grams := grams || CASE WHEN hints[i] = ANY(own) THEN ARRAY[hints[i]] ELSE own END;
-        patterns := patterns || cafe_like_pattern(keyword);
     END LOOP;
-    IF cardinality(patterns) = 0 THEN
-        RETURN;
-    END IF;
-    RETURN QUERY
-        SELECT c.id FROM cafes c WHERE c.search_grams @> grams AND c.search_text LIKE ALL (patterns) LIMIT cap + 1;
-    GET DIAGNOSTICS found = ROW_COUNT;
-    IF found > cap THEN
-        RAISE EXCEPTION 'more than % cafes match', cap USING ERRCODE = 'program_limit_exceeded';
-    END IF;
+    RETURN CASE WHEN looked = 0 THEN NULL ELSE grams END;
 END $$;
 
 CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]

@@ -73,7 +73,7 @@ public enum SQLState {
     public static let checkViolation = "23514"
     public static let notNullViolation = "23502"
     public static let deadlockDetected = "40P01"
-    /// Raised by `cafe_matching_ids` past its match limit (program_limit_exceeded).
+    /// Raised by `cafe_capped` (the keyword lookup) past its match limit (program_limit_exceeded).
     public static let programLimitExceeded = "54000"
     /// A lock not granted within `lock_timeout`.
     public static let lockNotAvailable = "55P03"

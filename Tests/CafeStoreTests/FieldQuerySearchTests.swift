@@ -112,7 +112,7 @@ final class FieldQuerySearchTests: XCTestCase {
         XCTAssertTrue(plan.contains("cafes_search_grams_idx"), plan)
     }
 
-    /// Past `cafe_matching_ids`' limit the exact check alone runs (and counts use the gram index).
+    /// Past the lookup's limit (`CafeListing.lookupLimit`) the exact check alone runs (and counts use the gram index).
     func testMoreMatchesThanTheLookupTakesStillGiveTheExactRows() throws {
         try pool.query("""
             INSERT INTO cafes (name, introduction, created_at)

@@ -66,7 +66,21 @@ public struct CafeListing: Sendable {
 
     /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page
     /// fast. Written into the lookup statement as a constant.
-    static let lookupLimit = 50_000
+    public static let lookupLimit = 50_000
+
+    /// The ids of every cafe whose search text holds all `keywords`, found through the gram index by
+    /// looking up `hints` (one gram per keyword, see `GramStatistics.rarestGrams`); SQLSTATE 54000
+    /// past `cap` of them. A fragment of the caller's statement, not a function call that runs a query
+    /// of its own (migration 0026 says what that cost).
+    public static func lookedUpIDs(keywords: [String], hints: [String?], cap: Int = lookupLimit) -> SQL {
+        """
+        cafe_capped(ARRAY(SELECT m.id FROM cafes m \
+        WHERE m.search_grams @> (SELECT cafe_lookup_grams(\(PostgresTextArray(keywords))::text[], \(PostgresTextArray(hints))::text[])) \
+        AND m.search_text LIKE ALL (ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) \
+        FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k)) \
+        LIMIT \(fixed: String(cap + 1))), \(fixed: String(cap)))
+        """
+    }
 
     /// The statements of a listing: fixed fragments, every value bound except the page size (see
     /// `LiteralLimit`).
@@ -109,10 +123,7 @@ public struct CafeListing: Sendable {
         func date(_ micros: Int64) -> SQL { "\(Keyset.date(micros: micros))::timestamptz" }
         var position: [SQL] = []
         if case .lookup(let grams) = statement {
-            position.append("""
-                s.cafe_id = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(keywords))::text[], \
-                \(PostgresTextArray(grams))::text[], \(fixed: String(Self.lookupLimit)))))
-                """)
+            position.append("s.cafe_id = ANY(\(Self.lookedUpIDs(keywords: keywords, hints: grams)))")
         }
         if let minStar {
             position.append("s.average_star >= \(minStar)::numeric")
@@ -199,8 +210,8 @@ extension CafeRepository {
             case .walk(let cap): .walk(cap: cap)
             // Find every match through the search indexes, then take the page among them by primary
             // key (for a list of ids the planner never walks the whole order instead). The indexes are
-            // the point: the planner, assuming keywords independent, may otherwise expect so many
-            // matches that it scans the table (`cafe_matching_ids` forbids that).
+            // the point: the grams looked up are an init plan's value, which the planner cannot see, so it
+            // never expects so many matches that it scans the table instead (migration 0026).
             case .lookup(let hints): .lookup(grams: hints)
             }
             switch statement {

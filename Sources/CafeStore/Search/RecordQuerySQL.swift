@@ -13,7 +13,7 @@ struct RecordQuerySQL<Field: RecordField> {
         case none
         /// Through the gram index, in the statement (for counts of many matches).
         case grams
-        /// Only among `cafe_matching_ids` (the search indexes, one gram per keyword looked up).
+        /// Only among `CafeListing.lookedUpIDs` (the search indexes, one gram per keyword looked up).
         case lookup(hints: [String])
         /// Only among the cafes the gram bitmaps allow (`GramBitmaps`).
         case candidates([Int64])
@@ -82,10 +82,7 @@ struct RecordQuerySQL<Field: RecordField> {
     private func whereConditions(_ narrowing: Narrowing) -> [SQL] {
         var conditions = query.constraints.flatMap { condition($0, narrowing: narrowing) }
         if case .lookup(let hints) = narrowing {
-            conditions.append("""
-                \(fixed: idColumn) = ANY(ARRAY(SELECT cafe_matching_ids(\(PostgresTextArray(indexableCores))::text[], \
-                \(PostgresTextArray(hints))::text[], \(fixed: String(CafeListing.lookupLimit)))))
-                """)
+            conditions.append("\(fixed: idColumn) = ANY(\(CafeListing.lookedUpIDs(keywords: indexableCores, hints: hints)))")
         }
         if case .candidates(let ids) = narrowing {
             conditions.append("\(fixed: idColumn) = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")
