@@ -2,11 +2,12 @@
 # latencies in milliseconds, and starting `cafe serve` on the script's own embedded database.
 
 # bench_paths WORK PORT: the script's working directory (its embedded cluster in WORK/pgdata) and
-# the server's address, as $work, $data, $cafe, $conninfo and $base.
+# the server's address, as $work, $data, $cafe, $conninfo and $base. BENCH_CAFE names another build
+# of `cafe` to measure (an earlier commit's, for a side-by-side run; with MIGRATIONS_DIR its migrations).
 bench_paths() {
     work=$1
     data=$work/pgdata
-    cafe=.build/release/cafe
+    cafe=${BENCH_CAFE:-.build/release/cafe}
     export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
     conninfo="host=$PWD/$data user=cafe dbname=cafe"
     base=http://127.0.0.1:$2
