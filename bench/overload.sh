@@ -38,8 +38,8 @@ busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY commen
 
 step "unloaded: /healthz and the cafe list"
 wrk -t2 -c"$conns" -d2s "$base/v1/cafes?limit=20" > /dev/null   # warm-up
-read -r health_rps _ health_p99 <<< "$(wrk_run "$base/healthz")"
-read -r list_rps _ list_p99 <<< "$(wrk_run "$base/v1/cafes?limit=20")"
+read -r health_rps _ health_p99 _ <<< "$(wrk_run "$base/healthz")"
+read -r list_rps _ list_p99 _ <<< "$(wrk_run "$base/v1/cafes?limit=20")"
 
 step "under attack: ten anonymous expensive /parse clients and sixteen log-in flooders"
 # At the lowest CPU priority: the attackers stand for other machines, so their own CPU time (a
@@ -48,8 +48,8 @@ nice -n 19 python3 tools/overload_clients.py "$port" "$busiest" > "$work/attack.
 attack_pid=$!
 pids+=("$attack_pid")
 sleep 3
-read -r health_rps_a _ health_p99_a <<< "$(wrk_run "$base/healthz")"
-read -r list_rps_a _ list_p99_a <<< "$(wrk_run "$base/v1/cafes?limit=20")"
+read -r health_rps_a _ health_p99_a _ <<< "$(wrk_run "$base/healthz")"
+read -r list_rps_a _ list_p99_a _ <<< "$(wrk_run "$base/v1/cafes?limit=20")"
 kill -TERM "$attack_pid"; wait "$attack_pid" 2>/dev/null || true
 
 ratio=$(echo "scale=2; $list_rps_a / $list_rps" | bc)

@@ -96,8 +96,8 @@ nginx -c "$PWD/$work/nginx/nginx.conf"
 cat > "$work/webp.lua" <<'LUA'
 wrk.headers["Accept"] = "image/webp"
 LUA
-read -r api_rps _ api_p99 <<< "$(wrk_run "$url" "$work/webp.lua")"
-read -r ng_rps _ _ <<< "$(wrk_run "http://127.0.0.1:$nginx_port/size.webp")"
+read -r api_rps _ api_p99 _ <<< "$(wrk_run "$url" "$work/webp.lua")"
+read -r ng_rps _ _ _ <<< "$(wrk_run "http://127.0.0.1:$nginx_port/size.webp")"
 r=$(ratio "$api_rps" "$ng_rps")
 row "photo: a cached 320 WebP served" "req/s (p99 ${api_p99} ms, $(stat -c %s "$work/nginx/html/size.webp") B)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)"
 
@@ -120,14 +120,14 @@ wrk.headers["Authorization"] = "Bearer $token"
 LUA
 list="$base/v1/cafes?limit=20"
 conns=8 duration=3s wrk_run "$list" "$work/auth.lua" > /dev/null   # warm: connections, prepared statements
-read -r _ _ idle_p99 <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
+read -r _ _ idle_p99 _ <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
 touch "$work/uploading"
 for i in $(seq 1 8); do
     ( while [ -f "$work/uploading" ]; do upload "$work/in/p24-$i.jpg" > /dev/null || true; done ) &
     uploaders+=("$!")
 done
 sleep 1
-read -r _ _ busy_p99 <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
+read -r _ _ busy_p99 _ <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
 rm -f "$work/uploading"
 wait "${uploaders[@]}"
 uploaded=$(psql "$conninfo" -XAtc "SELECT count(*) FROM files WHERE width = 2560 AND height = 1707")

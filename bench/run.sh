@@ -68,7 +68,7 @@ http {
 }
 NGINX
 nginx -c "$PWD/$work/nginx/nginx.conf"
-read -r ng_rps _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/healthz")"
+read -r ng_rps _ _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/healthz")"
 read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/healthz")"
 r=$(ratio "$api_rps" "$ng_rps"); row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu"
 
@@ -176,7 +176,7 @@ curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
 python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * ${duration%s} + 4 )) > "$work/posted" &
 poster=$!
 sleep 1
-read -r ng_rps _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/list.json")"
+read -r ng_rps _ _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/list.json")"
 read -r api_rps api_p50 api_p99 api_cpu <<< "$(cpu_pid=$cached_cpu_pid wrk_run "$cached/v1/cafes?limit=20")"
 wait "$poster"
 r=$(ratio "$api_rps" "$ng_rps")
