@@ -147,7 +147,7 @@ public final class JSONWriter {
             } while magnitude > 0
             if n < 0 { at -= 1; room[at] = UInt8(ascii: "-") }
             let length = room.count - at
-            if let base = room.baseAddress { (storage + count).update(from: base.assumingMemoryBound(to: UInt8.self) + at, count: length) }
+            if let base = room.baseAddress { UnsafeMutableRawPointer(storage + count).copyMemory(from: base + at, byteCount: length) }
             return length
         }
         count += length

@@ -76,8 +76,7 @@ public struct CafeListing: Sendable {
         """
         cafe_capped(ARRAY(SELECT m.id FROM cafes m \
         WHERE m.search_grams @> (SELECT cafe_lookup_grams(\(PostgresTextArray(keywords))::text[], \(PostgresTextArray(hints))::text[])) \
-        AND m.search_text LIKE ALL (ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) \
-        FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k)) \
+        AND m.search_text LIKE ALL (\(likePatterns(keywords))) \
         LIMIT \(fixed: String(cap + 1))), \(fixed: String(cap)))
         """
     }
@@ -108,16 +107,16 @@ public struct CafeListing: Sendable {
         var cap: Int? { if case .walk(let cap) = self { cap } else { nil } }
     }
 
-    /// The exact check of the keywords against the copy of the search text beside the sort keys.
-    /// The patterns are an init plan, computed once per statement: inline, a prepared statement's
-    /// generic plan normalised every keyword again for every row (5.7 ms instead of 3.4 for 965
-    /// candidates at 1M cafes).
-    private var matching: SQL {
-        """
-        s.search_text LIKE ALL (ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) \
-        FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k))
-        """
+    /// The `LIKE` patterns of `keywords`, each NFKC-normalised and lower-cased by PostgreSQL itself
+    /// (the functions that built `search_text`). An init plan, computed once per statement: inline, a
+    /// prepared statement's generic plan normalised every keyword again for every row (5.7 ms instead
+    /// of 3.4 for 965 candidates at 1M cafes).
+    static func likePatterns(_ keywords: [String]) -> SQL {
+        "ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k)"
     }
+
+    /// The exact check of the keywords against the copy of the search text beside the sort keys.
+    private var matching: SQL { "s.search_text LIKE ALL (\(Self.likePatterns(keywords)))" }
 
     func sql(_ statement: Statement) -> SQL {
         func date(_ micros: Int64) -> SQL { "\(Keyset.date(micros: micros))::timestamptz" }
