@@ -167,18 +167,35 @@ final class MailedLinksTests: APITestCase {
             let r = try call("POST", "/v1/password-resets", json: #"{"email":"\#(email)"}"#)
             return (r.status, r.text, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         }
-        var known: [Double] = [], unknown: [Double] = []
-        for i in 0..<60 {
-            let (a, b) = (try ask("known@example.com"), try ask("nobody-\(i)@example.com"))
-            XCTAssertEqual(a.status, 202)
-            XCTAssertEqual(a.status, b.status)
-            XCTAssertEqual(a.body, b.body)
-            if i >= 10 { known.append(a.seconds); unknown.append(b.seconds) }   // the first ones warm up connections and plans
-        }
+        // Rounds of interleaved pairs, each pair's order alternating so neither address always goes
+        // first. The machine is shared: a round that a neighbour disturbed is measured again, up to
+        // three; a real difference (work done for one address only) shows in every round.
         func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
-        let (k, u) = (median(known), median(unknown))
-        XCTAssertLessThan(abs(k - u) / max(k, u), 0.15, "median \(k * 1000) ms for a known address, \(u * 1000) ms for an unknown one")
-
+        var rounds: [String] = []
+        var unknownIndex = 0
+        var alike = false
+        for _ in 0..<3 {
+            var known: [Double] = [], unknown: [Double] = []
+            for i in 0..<60 {
+                unknownIndex += 1
+                let address = "nobody-\(unknownIndex)@example.com"
+                let a, b: (status: Int, body: String, seconds: Double)
+                if i % 2 == 0 {
+                    a = try ask("known@example.com"); b = try ask(address)
+                } else {
+                    b = try ask(address); a = try ask("known@example.com")
+                }
+                XCTAssertEqual(a.status, 202)
+                XCTAssertEqual(a.status, b.status)
+                XCTAssertEqual(a.body, b.body)
+                if i >= 10 { known.append(a.seconds); unknown.append(b.seconds) }   // the first ones warm up connections and plans
+            }
+            let (k, u) = (median(known), median(unknown))
+            rounds.append(String(format: "%.3f ms known, %.3f ms unknown", k * 1000, u * 1000))
+            alike = abs(k - u) / max(k, u) < 0.15
+            if alike { break }
+        }
+        XCTAssertTrue(alike, "medians within 15% in no round: \(rounds)")
         while try deliverMail() > 0 {}
         XCTAssertTrue(smtp.messages().allSatisfy { $0.envelopeTo == "known@example.com" }, "nothing to an address no account has")
         let resets = smtp.messages().filter { $0.subject.contains("Reset") }
