@@ -47,7 +47,9 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
             let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/jpeg"], body: Self.phonePhoto)
             assertProblem(r, 503, "photo_store_unavailable")
             XCTAssertNotNil(r.headers["retry-after"])
-            XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+            // One PHOTO_STORE_TIMEOUT (1 s) past the photo's cleaning, which takes up to ~2 s in a debug
+            // build on a busy machine; without the timeout the silent socket holds the request for minutes.
+            XCTAssertLessThan(Date().timeIntervalSince(started), 6)
             XCTAssertEqual(try count("files"), 0, endpoint)
             app.shutdown()
         }
