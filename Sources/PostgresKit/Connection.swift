@@ -68,13 +68,13 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one statement, its values bound (see `SQL`), and returns its rows.
     @discardableResult
-    public func query(_ sql: SQL) throws -> QueryResult {
+    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
         let (text, values) = sql.rendered
         let name = try preparedName(for: text, parameterCount: values.count)
         let binds = try Self.checked(values)
         return try exchange {
             withBoundParameters(binds) { values, lengths, formats in
-                PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, 0)
+                PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, format.rawValue)
             }
         }
     }
@@ -83,12 +83,12 @@ public final class Connection: @unchecked Sendable {
     /// For statements whose best plan depends on the values — a rare keyword wants an index
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
-    public func queryPlannedPerCall(_ sql: SQL) throws -> QueryResult {
+    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
         let (text, values) = sql.rendered
         let binds = try Self.checked(values)
         return try exchange {
             withBoundParameters(binds) { values, lengths, formats in
-                PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, 0)
+                PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, format.rawValue)
             }
         }
     }

@@ -143,8 +143,8 @@ public final class ConnectionPool: @unchecked Sendable {
 
     /// One statement on a pooled connection (or the thread's open transaction).
     @discardableResult
-    public func query(_ sql: SQL) throws -> QueryResult {
-        try withConnection { try $0.query(sql) }
+    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+        try withConnection { try $0.query(sql, format: format) }
     }
 
     /// Closes idle connections and makes further acquires fail; lent connections close on return.

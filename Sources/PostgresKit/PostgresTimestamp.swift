@@ -56,7 +56,20 @@ public enum PostgresTimestamp {
         guard i == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let epochSeconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        return Date(timeIntervalSince1970: Double(epochSeconds) + Double(micros) / 1_000_000)
+        return date(epochSeconds: epochSeconds, micros: micros)
+    }
+
+    /// The binary form's value, microseconds since 2000-01-01 00:00 UTC, as the same `Date` its text
+    /// would parse to (bit for bit: a cursor made from either is the same). Nil for ±infinity.
+    public static func date(microsSince2000 value: Int64) -> Date? {
+        guard value != .max, value != .min else { return nil }
+        let (seconds, micros) = value.quotientAndRemainder(dividingBy: 1_000_000)
+        let floor = micros < 0 ? (seconds - 1, micros + 1_000_000) : (seconds, micros)
+        return date(epochSeconds: Int(floor.0) + 946_684_800, micros: Int(floor.1))
+    }
+
+    private static func date(epochSeconds: Int, micros: Int) -> Date {
+        Date(timeIntervalSince1970: Double(epochSeconds) + Double(micros) / 1_000_000)
     }
 
     /// The proleptic Gregorian date `days` after 1970-01-01 (the inverse of `daysFromCivil`).

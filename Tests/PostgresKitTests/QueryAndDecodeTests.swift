@@ -32,6 +32,55 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertEqual(try row.decode(6, as: Bool.self), false)
     }
 
+    /// The binary form decodes to exactly what the text form does, for every type a page is made of:
+    /// the same `Date` bit for bit (a cursor made from either is the same), and an error, never a
+    /// wrong value, for a type or width it cannot read.
+    func testBinaryResultsDecodeAsTheirTextDoes() throws {
+        let sql: SQL = """
+            SELECT v.* FROM (VALUES
+              ('珈琲 ☕️ "q" \\'::text, 'x'::varchar(3), (-32768)::int2, (-2147483648)::int4, (-9223372036854775808)::int8, true, false,
+               '2026-12-02 07:35:29.123456+00'::timestamptz, '1969-12-31 23:59:59.999999+00'::timestamptz, '2000-01-01 00:00:00+00'::timestamptz,
+               '2026-12-02 07:35:29.5'::timestamp, 2.5::float8, (-0.15625)::float4, '\\x00ff10'::bytea, 9223372036854775807::int8, 1::int2),
+              ('', '', 32767::int2, 2147483647::int4, 0::int8, false, true,
+               '0001-01-01 00:00:00+00'::timestamptz, '9999-12-31 23:59:59.999999+00'::timestamptz, '1999-12-31 23:59:59.999999+00'::timestamptz,
+               '1970-01-01 00:00:00.000001'::timestamp, -1e300::float8, 3.5::float4, ''::bytea, 42::int8, 3::int2)
+            ) AS v
+            """
+        let text = try pool.query(sql), binary = try pool.query(sql, format: .binary)
+        XCTAssertEqual(binary.count, 2)
+        for (t, b) in zip(text, binary) {
+            XCTAssertEqual(try b.decode(0, as: String.self), try t.decode(0, as: String.self))
+            XCTAssertEqual(try b.decode(1, as: String.self), try t.decode(1, as: String.self))
+            for column in 2...4 { XCTAssertEqual(try b.decode(column, as: Int64.self), try t.decode(column, as: Int64.self), "column \(column)") }
+            XCTAssertEqual(try b.decode(2, as: Int16.self), try t.decode(2, as: Int16.self))
+            XCTAssertEqual(try b.decode(3, as: Int32.self), try t.decode(3, as: Int32.self))
+            XCTAssertEqual(try b.decode(5, as: Bool.self), try t.decode(5, as: Bool.self))
+            XCTAssertEqual(try b.decode(6, as: Bool.self), try t.decode(6, as: Bool.self))
+            for column in 7...10 {
+                XCTAssertEqual(try b.decode(column, as: Date.self).timeIntervalSince1970.bitPattern,
+                               try t.decode(column, as: Date.self).timeIntervalSince1970.bitPattern, "column \(column)")
+            }
+            XCTAssertEqual(try b.decode(11, as: Double.self), try t.decode(11, as: Double.self))
+            XCTAssertEqual(try b.decode(12, as: Double.self), try t.decode(12, as: Double.self))
+            XCTAssertEqual(try b.decode(13, as: [UInt8].self), try t.decode(13, as: [UInt8].self))
+            XCTAssertEqual(try b.decode(14, as: Int.self), try t.decode(14, as: Int.self))
+            XCTAssertEqual(try b.decode(15, as: Int.self), try t.decode(15, as: Int.self))
+        }
+        let row = try XCTUnwrap(binary.first)
+        XCTAssertEqual(try row.decode(2, as: Int16.self), -32768)
+        XCTAssertEqual(try row.decode(7, as: Date.self).timeIntervalSince1970, 1_796_196_929.123456, accuracy: 0.000001)
+        // The wrong type or a value that does not fit is an error, not a reinterpretation of the bytes.
+        XCTAssertThrowsError(try row.decode(4, as: String.self))
+        XCTAssertThrowsError(try row.decode(0, as: Int.self))
+        XCTAssertThrowsError(try row.decode(4, as: Int32.self), "int8's minimum does not fit Int32")
+        XCTAssertThrowsError(try row.decode(7, as: Int64.self))
+        XCTAssertThrowsError(try row.decode(5, as: Int.self))
+        XCTAssertThrowsError(try pool.query("SELECT 1.5::numeric", format: .binary).one().decode(0, as: String.self),
+                             "numeric has no binary decoding: it must be cast to text")
+        XCTAssertThrowsError(try pool.query("SELECT 'infinity'::timestamptz", format: .binary).one().decode(0, as: Date.self))
+        XCTAssertNil(try pool.query("SELECT NULL::timestamptz", format: .binary).one().decode(0, as: Date?.self))
+    }
+
     func testNullDecodesAsNilAndIsAnErrorForNonOptionals() throws {
         let none: String? = nil
         let row = try pool.query("SELECT \(none)::text AS a").first!

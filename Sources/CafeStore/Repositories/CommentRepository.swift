@@ -26,12 +26,12 @@ public struct CommentRepository: Sendable {
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
                 WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
                 ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
-                """)
+                """, format: .binary)
         } else {
             rows = try pool.query("""
                 SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
                 WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
-                """)
+                """, format: .binary)
         }
         return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
     }
@@ -47,7 +47,7 @@ public struct CommentRepository: Sendable {
             SELECT \(CommentColumns.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
             \(SQL.where(conditions))
             ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
-            """)
+            """, format: .binary)
         let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(10)) }
         return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
     }

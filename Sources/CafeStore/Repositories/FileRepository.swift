@@ -99,7 +99,7 @@ public struct FileRepository: Sendable {
     /// insert are one step per owner, so parallel uploads cannot pass it together.
     public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
         // A user whose quota is spent already is refused before any decoding is spent on the upload.
-        if let dailyQuota { try checkQuota(owner, quota: dailyQuota, adding: 1, pool.query) }
+        if let dailyQuota { try checkQuota(owner, quota: dailyQuota, adding: 1, { try pool.query($0) }) }
         return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)
     }
 
@@ -130,7 +130,7 @@ public struct FileRepository: Sendable {
         let row = try pool.transaction { tx in
             if let dailyQuota, let owner {
                 try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('upload ' || \(owner.rawValue)::text, 0))")
-                try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, tx.query)
+                try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, { try tx.query($0) })
             }
             let row: Row
             do {

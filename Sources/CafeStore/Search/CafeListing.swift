@@ -217,9 +217,9 @@ extension CafeRepository {
             case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
                 // Planned for its values: a generic plan of the candidates, not knowing how many
                 // there are, walked the whole popularity index filtering by them (64 ms, not 10).
-                return try conn.queryPlannedPerCall(listing.sql(statement))
+                return try conn.queryPlannedPerCall(listing.sql(statement), format: .binary)
             default:
-                return try conn.query(listing.sql(statement))
+                return try conn.query(listing.sql(statement), format: .binary)
             }
         }
         var cafes: [Cafe] = []
