@@ -40,7 +40,11 @@ final class ClusterLoginTests: XCTestCase {
         try script.run()
         defer {
             script.terminate()   // the script stops every process of the cluster on SIGTERM
-            script.waitUntilExit()
+            // Bounded, never `waitUntilExit()`: Foundation sees the exit only once every holder of the
+            // script's exit socket has closed it, and a leftover daemon must fail the test, not hang the suite.
+            let stopping = Date()
+            while script.isRunning && Date().timeIntervalSince(stopping) < 60 { Thread.sleep(forTimeInterval: 0.1) }
+            XCTAssertFalse(script.isRunning, "tools/cluster.sh did not stop within 60 s of SIGTERM:\n\(output.withLock { $0 })")
         }
         let deadline = Date().addingTimeInterval(120)
         while !output.withLock({ $0.contains("Ctrl-C stops it.") }) {
