@@ -10,8 +10,8 @@ limit=${TEST_HANG_SECONDS:-600}
 stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
 
-# Every line the command prints touches $stamp: its modification time is when the run last spoke.
-stdbuf -oL -eL "$@" 2>&1 | while IFS= read -r line; do printf '%s\n' "$line"; touch "$stamp"; done &
+# tee copies every line the command prints into $stamp as well: its modification time is when the run last spoke.
+stdbuf -oL -eL "$@" 2>&1 | tee "$stamp" &
 runner=$!
 
 # The processes under this run (pid and parent pairs from ps): only they are examined and stopped.

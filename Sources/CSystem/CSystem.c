@@ -92,9 +92,6 @@ int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t
     return inet_ntop(sa->sa_family, src, buf, (socklen_t)buflen) == NULL ? -1 : 0;
 }
 
-/// In a forked child before exec: the signal the kernel sends when the parent dies (0: none; exits if
-/// the parent is already gone), and the mask and dispositions the parent may have changed reset
-/// (e.g. SIGTERM blocked for sigwait). Async-signal-safe calls only.
 /// Closes every descriptor from 3 up except `keep` (-1 for none). A child gets only the descriptors it
 /// is given: whatever else the parent has open without close-on-exec (a test runner's process-exit
 /// socket, a client's connection, a pipe another thread is about to hand to its own child) would
@@ -108,6 +105,9 @@ static void close_inherited_descriptors(int keep) {
     }
 }
 
+/// In a forked child before exec: the signal the kernel sends when the parent dies (0: none; exits if
+/// the parent is already gone), and the mask and dispositions the parent may have changed reset
+/// (e.g. SIGTERM blocked for sigwait). Async-signal-safe calls only.
 static void prepare_child_signals(int parent_death_signal, pid_t parent) {
     if (parent_death_signal != 0) {
         prctl(PR_SET_PDEATHSIG, parent_death_signal);

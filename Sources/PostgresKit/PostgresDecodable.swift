@@ -88,9 +88,9 @@ extension FixedWidthInteger {
     }
 }
 
-extension FixedWidthInteger {
+extension PostgresDecodable where Self: FixedWidthInteger {
     /// int2, int4 or int8, big-endian; nil when the value does not fit `Self`.
-    init?(postgresBinaryInteger bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) {
+    public init?(postgresBinary bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) {
         let width = switch type {
         case .int8: 8
         case .int4: 4
@@ -102,18 +102,10 @@ extension FixedWidthInteger {
     }
 }
 
-extension Int: PostgresDecodable {
-    public init?(postgresBinary bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) { self.init(postgresBinaryInteger: bytes, type: type) }
-}
-extension Int64: PostgresDecodable {
-    public init?(postgresBinary bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) { self.init(postgresBinaryInteger: bytes, type: type) }
-}
-extension Int32: PostgresDecodable {
-    public init?(postgresBinary bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) { self.init(postgresBinaryInteger: bytes, type: type) }
-}
-extension Int16: PostgresDecodable {
-    public init?(postgresBinary bytes: UnsafeBufferPointer<UInt8>, type: PostgresType) { self.init(postgresBinaryInteger: bytes, type: type) }
-}
+extension Int: PostgresDecodable {}
+extension Int64: PostgresDecodable {}
+extension Int32: PostgresDecodable {}
+extension Int16: PostgresDecodable {}
 
 extension Double: PostgresDecodable {
     public init?(postgresText bytes: UnsafeBufferPointer<UInt8>) {
