@@ -6,6 +6,11 @@ import Foundation
 /// (a database notification) calls `changed(_:)`; nothing expires by time. Bounded by bytes, least
 /// recently used first out. `suspend()` empties it and serves nothing until `resume()`: for when
 /// changes may have gone unheard.
+///
+/// One computation per page at a time (`computing(_:_:)`): when a change empties a popular page, every
+/// client asking for it misses at once; the first computes it and the others wait for that answer
+/// instead of each running the same query (at 64 connections, 50 changes a second had cost about
+/// 15 queries each, docs/performance.md).
 public final class PageCache: @unchecked Sendable {
     public struct Stamp: Sendable, Equatable {
         fileprivate let generations: [UInt64]
@@ -24,6 +29,8 @@ public final class PageCache: @unchecked Sendable {
     private var floor: UInt64 = 0
     private var suspended = false
     private var entries: [String: Node] = [:]
+    /// The pages being computed now, by key.
+    private var flights: [String: Flight] = [:]
     /// Most recently used at `head`.
     private var head: Node?
     private var tail: Node?
@@ -58,14 +65,52 @@ public final class PageCache: @unchecked Sendable {
 
     /// The stored answer for `key` and its ETag, if every kind it shows is unchanged since it was computed.
     public func lookup(_ key: String) -> (response: Response, etag: String)? {
-        lock.withLock {
-            guard !suspended, let node = entries[key] else { return nil }
-            guard node.stamp.epoch == epoch, node.kinds.allSatisfy({ node.stamp.generations[$0] == generations[$0] }) else {
-                remove(node)
-                return nil
+        lock.withLock { unlockedLookup(key) }
+    }
+
+    private func unlockedLookup(_ key: String) -> (response: Response, etag: String)? {
+        guard !suspended, let node = entries[key] else { return nil }
+        guard node.stamp.epoch == epoch, node.kinds.allSatisfy({ node.stamp.generations[$0] == generations[$0] }) else {
+            remove(node)
+            return nil
+        }
+        moveToFront(node)
+        return (node.response, node.etag)
+    }
+
+    /// Answers `key` once per wave of misses: the stored answer if there is one; else, while another
+    /// thread computes the page, waits for it and takes what it stored; else computes it with
+    /// `compute` (which stores it, or not) and returns nil, for the caller to use its own answer.
+    /// A waiter whose computer stored nothing (the data changed meanwhile, or the answer was an
+    /// error) computes the page itself. The wait is bounded by the computer's own work: a query, under
+    /// the database's statement timeout.
+    public func computing(_ key: String, _ compute: () -> Void) -> (response: Response, etag: String)? {
+        enum Turn { case found(Response, String), wait(Flight), compute(Flight?) }
+        let turn = lock.withLock { () -> Turn in
+            if let (response, etag) = unlockedLookup(key) { return .found(response, etag) }
+            if let flight = flights[key] { return .wait(flight) }
+            guard !suspended else { return .compute(nil) }
+            let flight = Flight()
+            flights[key] = flight
+            return .compute(flight)
+        }
+        switch turn {
+        case .found(let response, let etag):
+            return (response, etag)
+        case .wait(let flight):
+            flight.wait()
+            if let found = lookup(key) { return found }
+            compute()
+            return nil
+        case .compute(let flight):
+            defer {
+                if let flight {
+                    lock.withLock { flights[key] = nil }
+                    flight.finish()
+                }
             }
-            moveToFront(node)
-            return (node.response, node.etag)
+            compute()
+            return nil
         }
     }
 
@@ -166,5 +211,24 @@ public final class PageCache: @unchecked Sendable {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in body { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
         return "\"p\(String(hash, radix: 36))\""
+    }
+}
+
+/// One page being computed; those who asked for it meanwhile wait until it is done.
+private final class Flight: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var done = false
+
+    func wait() {
+        condition.lock()
+        while !done { condition.wait() }
+        condition.unlock()
+    }
+
+    func finish() {
+        condition.lock()
+        done = true
+        condition.broadcast()
+        condition.unlock()
     }
 }

@@ -128,4 +128,20 @@ final class PageCacheAPITests: ParseTestCase {
         XCTAssertEqual(b.headers["x-cache"], "miss")
         XCTAssertEqual(try call("GET", "/v1/cafes?q=a%26b%3D&limit=1").headers["x-cache"], "miss")
     }
+
+    /// Sixteen clients ask for a page no one has asked for, all at once: one request computes it
+    /// (`X-Cache: miss`), the others are given that answer, byte for byte.
+    func testClientsMissingAPageTogetherRunItsQueryOnce() throws {
+        try waitForListener()
+        let admin = try adminToken()
+        _ = try createCafe("Popular", token: admin)
+        try cached("/v1/cafes")
+        Thread.sleep(forTimeInterval: 0.3)   // the write's own notification has been heard: nothing else moves the page
+        let clients = try (0..<16).map { _ in try RawHTTPClient(port: app.server.port) }
+        for client in clients { try client.send("GET /v1/cafes?limit=7 HTTP/1.1\r\nHost: localhost\r\n\r\n") }
+        let replies = try clients.map { try $0.readResponse() }
+        XCTAssertEqual(replies.map(\.status), Array(repeating: 200, count: 16))
+        XCTAssertEqual(replies.filter { $0.headers["x-cache"] == "miss" }.count, 1, replies.map { $0.headers["x-cache"] ?? "-" }.joined(separator: " "))
+        XCTAssertEqual(Set(replies.map(\.body)).count, 1)
+    }
 }

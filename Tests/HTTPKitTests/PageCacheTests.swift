@@ -1,3 +1,4 @@
+import Foundation
 import HTTPKit
 import XCTest
 
@@ -65,4 +66,61 @@ final class PageCacheTests: XCTestCase {
         cache.store("d", page("d"), etag: "\"d\"", shows: ["cafes"], stamp: cache.stamp())
         XCTAssertNotNil(cache.lookup("d"))
     }
+
+    /// Eight threads miss the same page at once: one computes it, the others wait and take its answer.
+    func testAWaveOfMissesComputesAPageOnce() {
+        let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
+        let computations = Counter()
+        let answers = Counter()
+        let v1 = page("v1")
+        let threads = DispatchGroup()
+        for _ in 0..<8 {
+            threads.enter()
+            Thread {
+                let found = cache.computing("list") {
+                    computations.add()
+                    Thread.sleep(forTimeInterval: 0.2)   // long enough for every other thread to arrive
+                    cache.store("list", v1, etag: "\"a\"", shows: ["cafes"], stamp: cache.stamp())
+                }
+                if found?.response.body == Array("v1".utf8) { answers.add() }
+                threads.leave()
+            }.start()
+        }
+        XCTAssertEqual(threads.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(computations.value, 1)
+        XCTAssertEqual(answers.value, 7, "every other thread got the stored answer")
+        XCTAssertNotNil(cache.computing("list") { XCTFail("stored: nothing to compute") })
+    }
+
+    /// When the one computing stores nothing (what the page shows changed meanwhile), those who waited
+    /// compute it themselves rather than be given nothing or an answer older than their request.
+    func testWaitersComputeThePageThemselvesWhenNothingWasStored() {
+        let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
+        let computations = Counter()
+        let started = DispatchSemaphore(value: 0)
+        let waiter = Thread {
+            started.wait()
+            Thread.sleep(forTimeInterval: 0.05)
+            XCTAssertNil(cache.computing("list") { computations.add() })
+            computations.add(100)   // marks that the waiter returned
+        }
+        waiter.start()
+        XCTAssertNil(cache.computing("list") {
+            started.signal()
+            let stamp = cache.stamp()
+            Thread.sleep(forTimeInterval: 0.3)
+            cache.changed("cafes")
+            cache.store("list", page("stale"), etag: "\"s\"", shows: ["cafes"], stamp: stamp)
+        })
+        for _ in 0..<200 where computations.value < 100 { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(computations.value, 101, "the waiter computed the page itself, once")
+        XCTAssertNil(cache.lookup("list"))
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add(_ n: Int = 1) { lock.withLock { count += n } }
 }

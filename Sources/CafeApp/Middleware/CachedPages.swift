@@ -37,12 +37,22 @@ struct CachedPages: Sendable {
     /// A stored answer (or 304 for a matching If-None-Match), nil on a miss.
     func hit(_ request: Request) -> Response? {
         guard let entry = entry(request), let (response, etag) = cache.lookup(entry.key) else { return nil }
-        return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "hit")
+        return Self.served(request, response, etag: etag)
     }
 
-    /// Answers with `respond`, storing a 200 for the next requests.
+    /// Answers with `respond`, storing a 200 for the next requests. A request that missed on its
+    /// reading thread takes the stored answer instead if it was stored meanwhile, or is being computed
+    /// for another request (`PageCache.computing`): a wave of misses after a change runs one query.
     func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
         guard let entry = entry(request) else { return respond(request) }
+        var computed: Response?
+        if let (response, etag) = cache.computing(entry.key, { computed = compute(entry, request, respond) }) {
+            return Self.served(request, response, etag: etag)
+        }
+        return computed ?? compute(entry, request, respond)
+    }
+
+    private func compute(_ entry: (key: String, kinds: [String]), _ request: Request, _ respond: (Request) -> Response) -> Response {
         let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
         var request = request
         // A standby that has not replayed a change heard of may not answer. Suspended (its notifications
@@ -57,6 +67,11 @@ struct CachedPages: Sendable {
         if computed.header("cache-control") == nil { response.headers.append(("Cache-Control", "public, no-cache")) }
         cache.store(entry.key, response, etag: etag, shows: entry.kinds, stamp: stamp)
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
+    }
+
+    /// A stored answer as this request gets it: 304 for a matching If-None-Match, else the page.
+    private static func served(_ request: Request, _ response: Response, etag: String) -> Response {
+        revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "hit")
     }
 
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
