@@ -116,6 +116,28 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(wrongMedia.json()["code"] as? String, "unsupported_media_type")
     }
 
+    /// The checks made while the body is decoded: a body that is JSON but not an object, and a string
+    /// holding U+0000 however it is escaped; a backslash before "u0000" is text, not a NUL.
+    func testNonObjectBodiesAndNULCharactersAreRefused() throws {
+        let c = try client()
+        for body in ["[1,2]", "\"name\"", "7", "null"] {
+            let r = try c.request("POST", "/greet", json: body)
+            XCTAssertEqual(r.status, 400, body)
+            XCTAssertEqual(r.json()["code"] as? String, "invalid_json", body)
+            XCTAssertEqual(r.json()["detail"] as? String, "The request body is not a JSON object.", body)
+        }
+        for body in [#"{"name":"a\u0000b","count":1}"#, #"{"count":1,"name":"\\\u0000"}"#] {
+            let r = try c.request("POST", "/greet", json: body)
+            XCTAssertEqual(r.status, 400, body)
+            XCTAssertEqual(r.json()["code"] as? String, "validation_failed", body)
+            XCTAssertEqual((r.json()["errors"] as? [[String: Any]])?.first?["message"] as? String, "must not contain the NUL character", body)
+            XCTAssertEqual((r.json()["errors"] as? [[String: Any]])?.first?["field"] as? String, "name", body)
+        }
+        let text = try c.request("POST", "/greet", json: #"{"name":"\\u0000","count":1}"#)
+        XCTAssertEqual(text.status, 201)
+        XCTAssertEqual(text.json()["greeting"] as? String, #"hello \u0000"#)
+    }
+
     func testBodyOverTheLimitIs413BeforeItIsRead() throws {
         let c = try client()
         // Declared too large: answered from the headers alone.
