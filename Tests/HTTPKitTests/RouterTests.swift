@@ -22,6 +22,21 @@ final class RouterTests: XCTestCase {
 
     func body(_ r: Response) -> String { String(decoding: r.body, as: UTF8.self) }
 
+    /// Header names match in any case, on requests (stored lower-cased) and on responses (as written).
+    func testHeaderNamesMatchInAnyCase() {
+        let request = Request(method: "GET", path: "/", headers: ["if-none-match": "\"a\"", "x-min-lsn": "0/1"])
+        XCTAssertEqual(request.header("If-None-Match"), "\"a\"")
+        XCTAssertEqual(request.header("if-none-match"), "\"a\"")
+        XCTAssertEqual(request.header("X-MIN-LSN"), "0/1")
+        XCTAssertNil(request.header("if-none-matc"))
+        let response = Response(status: 200, headers: [("Content-Type", "text/plain"), ("ETag", "\"b\"")])
+        XCTAssertEqual(response.header("content-type"), "text/plain")
+        XCTAssertEqual(response.header("etag"), "\"b\"")
+        XCTAssertEqual(response.header("ETAG"), "\"b\"")
+        XCTAssertNil(response.header("etags"))
+        XCTAssertNil(response.header("etaf"))
+    }
+
     func testLiteralAndParameterRoutes() {
         let r = router()
         XCTAssertEqual(body(r.respond(to: Request(method: "GET", path: "/v1/cafes"))), "\"list\"")

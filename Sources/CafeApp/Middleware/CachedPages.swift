@@ -65,13 +65,14 @@ struct CachedPages: Sendable {
         let etag = computed.header("etag") ?? PageCache.etag(computed.body)
         if computed.header("etag") == nil { response.headers.append(("ETag", etag)) }
         if computed.header("cache-control") == nil { response.headers.append(("Cache-Control", "public, no-cache")) }
-        cache.store(entry.key, response, etag: etag, shows: entry.kinds, stamp: stamp)
+        // Stored as the hits are sent, so that a hit adds nothing to it.
+        cache.store(entry.key, response.adding(header: "X-Cache", "hit"), etag: etag, shows: entry.kinds, stamp: stamp)
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
     }
 
     /// A stored answer as this request gets it: 304 for a matching If-None-Match, else the page.
     private static func served(_ request: Request, _ response: Response, etag: String) -> Response {
-        revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "hit")
+        revalidated(request, response, etag: etag) ?? response
     }
 
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
