@@ -3,14 +3,17 @@
 # and prints one table (also .build/bench/latest.json). Every figure is a ratio because this
 # machine is shared: absolute numbers drift from run to run, ratios much less.
 #
-#   BENCH_CAFES (200000)  BENCH_COMMENTS (2000000)  BENCH_DURATION (10s per side)  BENCH_CONNECTIONS (64)
+#   BENCH_CAFES (200000)  BENCH_COMMENTS (2000000)  BENCH_CONNECTIONS (64)
+#   BENCH_ROUNDS (3) rounds of BENCH_DURATION (4s) per side: the service and its reference alternate, and
+#   a row's ratio is the median of its rounds' ratios (a reference measured minutes apart moved by half here)
 #   BENCH_REFLECT (100: comments timed from the worker's pass to the cached page)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cafes=${BENCH_CAFES:-200000}
 comments=${BENCH_COMMENTS:-2000000}
-duration=${BENCH_DURATION:-10s}
+duration=${BENCH_DURATION:-4s}
+rounds=${BENCH_ROUNDS:-3}
 conns=${BENCH_CONNECTIONS:-64}
 port=18180
 cached_port=18181
@@ -51,6 +54,24 @@ row() { rows+=("$1|$2|$3|$4|$5|$6|${7:--}"); }
 ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
 ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# paired REFERENCE_COMMAND TARGET [wrk script] -> "reference rps p50 p99 cpu ratio": $rounds rounds of
+# the reference (a command printing its rate) and wrk against TARGET, alternating which goes first;
+# each a median over the rounds, the ratio the median of the rounds' own ratios.
+paired() {
+    local reference=$1 target=$2 script=${3:-} i ref api refs=() rpss=() p50s=() p99s=() cpus=() ratios=()
+    for i in $(seq 1 "$rounds"); do
+        if (( i % 2 )); then
+            ref=$($reference); api=$(wrk_run "$target" $script)
+        else
+            api=$(wrk_run "$target" $script); ref=$($reference)
+        fi
+        read -r rps p50 p99 cpu <<< "$api"
+        refs+=("$ref"); rpss+=("$rps"); p50s+=("$p50"); p99s+=("$p99"); cpus+=("$cpu"); ratios+=("$(ratio "$rps" "$ref")")
+    done
+    echo "$(median "${refs[@]}") $(median "${rpss[@]}") $(median "${p50s[@]}") $(median "${p99s[@]}") $(median "${cpus[@]}") $(median "${ratios[@]}")"
+}
 
 # --- 1. trivial JSON endpoint vs nginx -----------------------------------------------------------
 step "HTTP: /healthz vs nginx serving the same bytes"
@@ -68,9 +89,10 @@ http {
 }
 NGINX
 nginx -c "$PWD/$work/nginx/nginx.conf"
-read -r ng_rps _ _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/healthz")"
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/healthz")"
-r=$(ratio "$api_rps" "$ng_rps"); row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu"
+nginx_rate() { cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/$1" | cut -d' ' -f1; }
+nginx_healthz() { nginx_rate healthz; }
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(paired nginx_healthz "$base/healthz")"
+row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu"
 
 # --- 2. list newest 20 ---------------------------------------------------------------------------
 step "list newest 20 vs the same SQL in pgbench"
@@ -78,9 +100,9 @@ cat > "$work/newest.sql" <<'SQL'
 SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, coalesce(s.average_star, -1)::text
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
-pg=$(pgbench_run "$work/newest.sql")
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/v1/cafes?limit=20")"
-r=$(ratio "$api_rps" "$pg"); row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
+pgbench_newest() { pgbench_run "$work/newest.sql"; }
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_newest "$base/v1/cafes?limit=20")"
+row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 
 # --- 3. rare 2-character Japanese keyword --------------------------------------------------------
 step "search for a rare 2-character keyword (蕎麦) vs the same SQL, and vs ILIKE"
@@ -93,10 +115,10 @@ SQL
 cat > "$work/ilike.sql" <<'SQL'
 SELECT id FROM cafes WHERE name ILIKE '%蕎麦%' OR catch_copy ILIKE '%蕎麦%' OR introduction ILIKE '%蕎麦%' ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
-pg=$(pgbench_run "$work/search.sql")
+pgbench_search() { pgbench_run "$work/search.sql"; }
 ilike=$(pgbench -n -M prepared -c2 -j2 -T"${duration%s}" -f "$work/ilike.sql" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.2f", $3; exit }')
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
-r=$(ratio "$api_rps" "$pg"); row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_search "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
+row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "$ilike (ILIKE, 2 clients)" "ratio $r, goal >= 50" "$(ge "$r" 50)" "$api_cpu"
 
 # --- 4. comments of a cafe -----------------------------------------------------------------------
@@ -105,9 +127,9 @@ cat > "$work/comments.sql" <<SQL
 SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at
 FROM comments m JOIN users u ON u.id = m.user_id WHERE m.cafe_id = $busiest ORDER BY m.created_at DESC, m.id DESC LIMIT 101;
 SQL
-pg=$(pgbench_run "$work/comments.sql")
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/v1/cafes/$busiest/comments?limit=100")"
-r=$(ratio "$api_rps" "$pg"); row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
+pgbench_comments() { pgbench_run "$work/comments.sql"; }
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_comments "$base/v1/cafes/$busiest/comments?limit=100")"
+row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 
 # --- 5. post a comment ---------------------------------------------------------------------------
 step "post a comment (logged in) vs the same INSERT (comment + outbox trigger)"
@@ -125,9 +147,9 @@ cat > "$work/post.sql" <<SQL
 \set cafe random(1, $cafes)
 INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (:cafe, $user_id, 'ベンチマークの投稿', 2) RETURNING id, created_at;
 SQL
-pg=$(pgbench_run "$work/post.sql")
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(wrk_run "$base/v1/cafes/1/comments" "$work/post.lua")"
-r=$(ratio "$api_rps" "$pg"); row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 1.0" "$(ge "$r" 1.0)" "$api_cpu"
+pgbench_post() { pgbench_run "$work/post.sql"; }
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_post "$base/v1/cafes/1/comments" "$work/post.lua")"
+row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 1.0" "$(ge "$r" 1.0)" "$api_cpu"
 rss_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$cpu_pid/status")
 
 # --- 6. full recompute ---------------------------------------------------------------------------
@@ -173,13 +195,12 @@ start_serve $cached_port "$work/serve-cached.log" DATABASE_URL="$conninfo" RATE_
 cached=http://127.0.0.1:$cached_port
 cached_cpu_pid=$(request_process "${pids[-1]}")
 curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
-python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * ${duration%s} + 4 )) > "$work/posted" &
+python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * rounds * ${duration%s} + 4 )) > "$work/posted" &
 poster=$!
 sleep 1
-read -r ng_rps _ _ _ <<< "$(cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/list.json")"
-read -r api_rps api_p50 api_p99 api_cpu <<< "$(cpu_pid=$cached_cpu_pid wrk_run "$cached/v1/cafes?limit=20")"
+nginx_list() { nginx_rate list.json; }
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(cpu_pid=$cached_cpu_pid paired nginx_list "$cached/v1/cafes?limit=20")"
 wait "$poster"
-r=$(ratio "$api_rps" "$ng_rps")
 row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu"
 
 step "a new comment in the cached page after the worker's pass ($reflect comments)"
