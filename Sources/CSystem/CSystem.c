@@ -92,6 +92,12 @@ int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t
     return inet_ntop(sa->sa_family, src, buf, (socklen_t)buflen) == NULL ? -1 : 0;
 }
 
+void *cafe_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 /// Closes every descriptor from 3 up except `keep` (-1 for none). A child gets only the descriptors it
 /// is given: whatever else the parent has open without close-on-exec (a test runner's process-exit
 /// socket, a client's connection, a pipe another thread is about to hand to its own child) would

@@ -28,6 +28,8 @@ uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon);
 
 /// The peer address of a connection as text ("127.0.0.1"), written into buf. Returns 0 on success.
 int cafe_mhd_client_address(struct MHD_Connection *connection, char *buf, size_t buflen);
+/// The pointer the connection-notify callback stored for this connection (NULL for none).
+void *cafe_mhd_socket_context(struct MHD_Connection *connection);
 
 /// fork + exec with optional privilege drop, used to run PostgreSQL as an unprivileged account.
 /// uid/gid < 0 keep the current ones. stdout and stderr go to out_fd (when >= 0).
