@@ -34,17 +34,36 @@ public struct LoginThrottle: Sendable {
     /// being held off; a nil from it is a failure, already recorded. On success the pair's failures
     /// are forgotten.
     public func attempt<T: Sendable>(username: String, address: String, _ verify: () throws -> T?) throws -> Outcome<T> {
-        let wait: Int? = try pool.transaction { tx in
+        let reservation: Reservation = try pool.transaction { tx in
             // One reservation at a time per pair (the lock goes with the transaction).
             try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
-            if let wait = try retryAfter(username: username, address: address) { return wait }
-            try tx.query("INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address))")
-            return nil
+            if let wait = try retryAfter(username: username, address: address) { return .wait(wait) }
+            return .made(at: try tx.query("""
+                INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address)) RETURNING failed_at::text
+                """).one().decode(0))
         }
-        if let wait { return .wait(wait) }
-        guard let value = try verify() else { return .failed }
+        let reservedAt: String
+        switch reservation {
+        case .wait(let seconds): return .wait(seconds)
+        case .made(let at): reservedAt = at
+        }
+        guard let value = try verify() else {
+            // The hold counts from the failure's answer, not from its start: a password check that
+            // outlasts the hold (argon2id on a busy machine) must not leave the next attempt free.
+            try pool.query("""
+                UPDATE login_failures SET failed_at = clock_timestamp()
+                WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at = \(reservedAt)::timestamptz
+                """)
+            return .failed
+        }
         try pool.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
         return .passed(value)
+    }
+
+    private enum Reservation {
+        case wait(Int)
+        /// The failure counted before the password is checked, stamped with this (PostgreSQL's text).
+        case made(at: String)
     }
 
     /// Seconds until another attempt is allowed, or nil if attempts are allowed now.
