@@ -4,7 +4,7 @@ import PostgresKit
 /// Failed log-ins per (username, client address) in a sliding window. Up to `limit` failures (5)
 /// cost nothing; after that each further attempt from that address at that name must wait twice
 /// as long as the one before — 1 s, 2 s, 4 s, … up to `window` (15 minutes) — after the last
-/// failure. The owner, logging in from another address, is never held up by an attacker's
+/// failure was answered. The owner, logging in from another address, is never held up by an attacker's
 /// failures; an attacker spraying one name from many addresses is bounded by the per-address
 /// log-in rate limit and by the cost of argon2id.
 ///
