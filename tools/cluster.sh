@@ -24,7 +24,11 @@ cleanup() {
     pkill -TERM -f "patroni $DIR/node" 2>/dev/null || true
     wait 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+# A signal stops the script too: bash resumes a script after a trap's handler returns, and one stopped
+# while it was still starting the cluster went on to start the rest, with nothing left to stop them.
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
 start() { local name=$1; shift; "$@" >"$DIR/$name.log" 2>&1 & pids+=($!); }
 # The processes the cluster cannot do without; a database node may die (that is what failover is for).
 essential=()
