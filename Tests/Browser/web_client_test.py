@@ -438,8 +438,15 @@ class Story:
         self.go("#/admin/users")
         self.one("#admin-user-search").clear()
         self.one("#admin-user-search").send_keys(self.other_username)
-        row = self.wait(lambda d: len(self.css("#admin-users tr")) == 1 and self.css(f"#admin-users tr[data-username='{self.other_username}']"), "that user")[0]
-        row.find_element(By.CSS_SELECTOR, "td a").click()
+        def open_user(d):
+            # Found and clicked in one go, again if the list was drawn anew in between (an answer to an
+            # earlier keystroke's search can arrive last: once, in CI, the row found went stale).
+            rows = self.css(f"#admin-users tr[data-username='{self.other_username}']")
+            if len(self.css("#admin-users tr")) != 1 or not rows:
+                return False
+            rows[0].find_element(By.CSS_SELECTOR, "td a").click()
+            return True
+        self.wait(open_user, "that user opened")
         contents = self.one("#user-delete-contents").text
         assert "0 comments (1 hidden)" in contents, contents   # the block hid their comment
         assert not self.one("#user-delete").is_enabled(), "delete waits for the confirmation"
