@@ -56,11 +56,11 @@ ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# paired REFERENCE_COMMAND TARGET [wrk script] -> "reference rps p50 p99 cpu ratio": $rounds rounds of
-# the reference (a command printing its rate) and wrk against TARGET, alternating which goes first;
+# paired "REFERENCE COMMAND" TARGET [wrk script] -> "reference rps p50 p99 cpu ratio": $rounds rounds of
+# the reference (a command and its arguments, printing its rate) and wrk against TARGET, alternating which goes first;
 # each a median over the rounds, the ratio the median of the rounds' own ratios.
 paired() {
-    local reference=$1 target=$2 script=${3:-} i ref api refs=() rpss=() p50s=() p99s=() cpus=() ratios=()
+    local reference=$1 target=$2 script=${3:-} i ref api rps p50 p99 cpu refs=() rpss=() p50s=() p99s=() cpus=() ratios=()
     for i in $(seq 1 "$rounds"); do
         if (( i % 2 )); then
             ref=$($reference); api=$(wrk_run "$target" $script)
@@ -90,8 +90,7 @@ http {
 NGINX
 nginx -c "$PWD/$work/nginx/nginx.conf"
 nginx_rate() { cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/$1" | cut -d' ' -f1; }
-nginx_healthz() { nginx_rate healthz; }
-read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(paired nginx_healthz "$base/healthz")"
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(paired "nginx_rate healthz" "$base/healthz")"
 row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu"
 
 # --- 2. list newest 20 ---------------------------------------------------------------------------
@@ -100,8 +99,7 @@ cat > "$work/newest.sql" <<'SQL'
 SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, coalesce(s.average_star, -1)::text
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
-pgbench_newest() { pgbench_run "$work/newest.sql"; }
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_newest "$base/v1/cafes?limit=20")"
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
 row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 
 # --- 3. rare 2-character Japanese keyword --------------------------------------------------------
@@ -115,9 +113,8 @@ SQL
 cat > "$work/ilike.sql" <<'SQL'
 SELECT id FROM cafes WHERE name ILIKE '%蕎麦%' OR catch_copy ILIKE '%蕎麦%' OR introduction ILIKE '%蕎麦%' ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
-pgbench_search() { pgbench_run "$work/search.sql"; }
 ilike=$(pgbench -n -M prepared -c2 -j2 -T"${duration%s}" -f "$work/ilike.sql" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.2f", $3; exit }')
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_search "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/search.sql" "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
 row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "$ilike (ILIKE, 2 clients)" "ratio $r, goal >= 50" "$(ge "$r" 50)" "$api_cpu"
 
@@ -127,8 +124,7 @@ cat > "$work/comments.sql" <<SQL
 SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at
 FROM comments m JOIN users u ON u.id = m.user_id WHERE m.cafe_id = $busiest ORDER BY m.created_at DESC, m.id DESC LIMIT 101;
 SQL
-pgbench_comments() { pgbench_run "$work/comments.sql"; }
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_comments "$base/v1/cafes/$busiest/comments?limit=100")"
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/comments.sql" "$base/v1/cafes/$busiest/comments?limit=100")"
 row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
 
 # --- 5. post a comment ---------------------------------------------------------------------------
@@ -147,8 +143,7 @@ cat > "$work/post.sql" <<SQL
 \set cafe random(1, $cafes)
 INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (:cafe, $user_id, 'ベンチマークの投稿', 2) RETURNING id, created_at;
 SQL
-pgbench_post() { pgbench_run "$work/post.sql"; }
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired pgbench_post "$base/v1/cafes/1/comments" "$work/post.lua")"
+read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/post.sql" "$base/v1/cafes/1/comments" "$work/post.lua")"
 row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 1.0" "$(ge "$r" 1.0)" "$api_cpu"
 rss_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$cpu_pid/status")
 
@@ -198,8 +193,7 @@ curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
 python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * rounds * ${duration%s} + 4 )) > "$work/posted" &
 poster=$!
 sleep 1
-nginx_list() { nginx_rate list.json; }
-read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(cpu_pid=$cached_cpu_pid paired nginx_list "$cached/v1/cafes?limit=20")"
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(cpu_pid=$cached_cpu_pid paired "nginx_rate list.json" "$cached/v1/cafes?limit=20")"
 wait "$poster"
 row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu"
 
