@@ -10,7 +10,7 @@ import Foundation
 /// One computation per page at a time (`computing(_:_:)`): when a change empties a popular page, every
 /// client asking for it misses at once; the first computes it and the others wait for that answer
 /// instead of each running the same query (at 64 connections, 50 changes a second had cost about
-/// 15 queries each, docs/performance.md).
+/// 13 queries each, docs/performance.md).
 public final class PageCache: @unchecked Sendable {
     public struct Stamp: Sendable, Equatable {
         fileprivate let generations: [UInt64]
