@@ -59,8 +59,13 @@ public struct Cafe: Sendable, Equatable {
 
     /// Mean star rating rounded to two decimals; nil without comments.
     public var averageStar: Double? {
-        guard commentSum > 0 else { return nil }
-        return (Double(commentAmount) / Double(commentSum) * 100).rounded() / 100
+        Self.averageStarHundredths(sum: commentSum, amount: commentAmount).map { Double($0) / 100 }
+    }
+
+    /// The mean star rating in hundredths (233 for 2.33), rounded; nil without comments.
+    public static func averageStarHundredths(sum: Int, amount: Int) -> Int? {
+        guard sum > 0 else { return nil }
+        return Int((Double(amount) / Double(sum) * 100).rounded())
     }
 }
 

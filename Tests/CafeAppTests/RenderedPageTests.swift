@@ -34,7 +34,7 @@ final class RenderedPageTests: XCTestCase {
     }
 
     func testCommentPageIsByteForByteAsBefore() {
-        let page = Self.render { w in w.page(Self.comments, next: nil) { w.comment($0, cafeName: $0.cafeID.rawValue == 4 ? "Cafe \"4\"" : nil) } }
+        let page = Self.render { w in w.page(Self.comments, next: nil) { m in w.comment(m) { if m.cafeID.rawValue == 4 { w.field("cafeName", "Cafe \"4\"") } } } }
         XCTAssertEqual(page, #"{"items":[{"id":"232082","cafeId":"1","userId":"2","username":"bencher","detail":"反映の計測 </script>","star":3,"imageUrl":"/v1/files/5","imageWidth":320,"imageHeight":1000,"createdAt":"2026-12-02T02:42:43.001Z","updatedAt":"2026-12-02T02:42:43.001Z"},{"id":"1","cafeId":"4","userId":"3","username":"ユーザー","detail":"","star":1,"imageUrl":null,"imageWidth":null,"imageHeight":null,"createdAt":"2001-09-09T01:46:40.250Z","updatedAt":"2001-09-09T01:46:41.000Z","cafeName":"Cafe \"4\""}],"nextCursor":null}"#)
     }
 }

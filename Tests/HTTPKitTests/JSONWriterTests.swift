@@ -31,6 +31,53 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    /// The eight-bytes-at-a-time scan against the byte-by-byte rule: every byte value, at every
+    /// offset of a word, in runs that end inside and after one.
+    func testEveryByteIsEscapedExactlyWhenItMustBe() throws {
+        func expected(_ bytes: [UInt8]) -> String {
+            var out = "\""
+            for b in bytes {
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case ..<0x20: out += String(format: "\\u%04x", b)
+                default: out += String(UnicodeScalar(b))
+                }
+            }
+            return out + "\""
+        }
+        for byte in UInt8(0)...0x7F {
+            for offset in 0..<17 {
+                let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + [byte] + [UInt8](repeating: UInt8(ascii: "b"), count: 16 - offset % 9)
+                let w = JSONWriter()
+                bytes.withUnsafeBufferPointer { w.value(utf8: $0) }
+                XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), expected(bytes), "byte \(byte) at \(offset)")
+            }
+        }
+    }
+
+    /// `value(hundredths:)` writes what `value(Double)` writes for the same number.
+    func testHundredthsAreWrittenAsTheirDouble() {
+        for cents in -1_000...100_000 {
+            let a = JSONWriter(), b = JSONWriter()
+            a.value(hundredths: cents)
+            b.value(Double(cents) / 100)
+            XCTAssertEqual(a.bytes, b.bytes, "\(cents)")
+        }
+    }
+
+    func testQuotedIntegersAndPrefixedNumbers() {
+        let w = JSONWriter()
+        w.array {
+            w.value(quoted: 0); w.value(quoted: Int64.max); w.value(quoted: Int64.min)
+            w.value(asciiPrefix: "/v1/files/", decimal: 42)
+        }
+        XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), #"["0","9223372036854775807","-9223372036854775808","/v1/files/42"]"#)
+    }
+
     func testStructureNumbersAndNulls() throws {
         let w = JSONWriter()
         w.object {

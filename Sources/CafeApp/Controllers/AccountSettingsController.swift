@@ -89,7 +89,8 @@ struct AccountSettingsController: Sendable {
                 w.key("comments")
                 w.array {
                     for item in comments {
-                        w.comment(item.comment, cafeName: item.cafeName) {
+                        w.comment(item.comment) {
+                            w.field("cafeName", item.cafeName)
                             w.field("hidden", item.hiddenCause != nil)
                             w.field("hiddenBecause", item.hiddenCause)
                         }

@@ -48,7 +48,7 @@ struct CommentsController: Sendable {
         let after = try cursors.decodeComment(request.query["cursor"])
         let result = try comments.recent(withImage: withImage, after: after, limit: try PageLimit.parse(request, default: 20))
         let next = try result.next.map { try cursors.encode($0) }
-        return .json { w in w.page(result.items, next: next) { w.comment($0.comment, cafeName: $0.cafeName) } }
+        return .json { w in w.page(result.items, next: next) { row in w.comment(row) { w.key("cafeName"); w.value(utf8: row.cafeName) } } }
     }
 
     func create(_ request: Request) throws -> Response {

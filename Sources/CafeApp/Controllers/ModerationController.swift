@@ -67,7 +67,8 @@ struct ModerationController: Sendable {
         let next = try page.next.map { try cursors.encode($0) }
         return .json { w in
             w.page(page.items, next: next) { item in
-                w.comment(item.comment, cafeName: item.cafeName) {
+                w.comment(item.comment) {
+                    w.field("cafeName", item.cafeName)
                     w.field("hidden", item.hiddenCause != nil)
                     w.field("hiddenBecause", item.hiddenCause)
                 }
@@ -86,7 +87,8 @@ struct ModerationController: Sendable {
         let items = try moderation.queue(order, limit: limit)
         return .json { w in
             w.page(items, next: nil) { item in
-                w.comment(item.comment, cafeName: item.cafeName) {
+                w.comment(item.comment) {
+                    w.field("cafeName", item.cafeName)
                     w.field("reportCount", item.reportCount)
                     w.field("latestReportAt", item.latestReportAt)
                     w.key("reports")

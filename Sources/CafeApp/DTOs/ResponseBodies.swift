@@ -7,7 +7,8 @@ import HTTPKit
 
 /// Where a stored photo is served: the `imageUrl` of cafes and comments, the `Location` of an upload.
 enum FileURL {
-    static func path(for id: FileID) -> String { "/v1/files/\(id)" }
+    static let prefix: StaticString = "/v1/files/"
+    static func path(for id: FileID) -> String { "\(prefix)\(id)" }
 }
 
 extension JSONWriter {
@@ -26,46 +27,50 @@ extension JSONWriter {
     }
 
     /// `more` writes further fields (the operator's view adds its own).
-    func cafe(_ c: Cafe, more: () -> Void = {}) {
+    func cafe<C: CafeFields>(_ c: C, more: () -> Void = {}) {
         object {
-            field("id", c.id.description)
-            field("name", c.name)
-            field("catchCopy", c.catchCopy)
-            field("introduction", c.introduction)
-            field("imageUrl", c.imageID.map(FileURL.path(for:)))
-            field("imageWidth", c.imageSize?.width)
-            field("imageHeight", c.imageSize?.height)
-            field("publishDate", c.publishDate)
+            key("id"); value(quoted: c.id.rawValue)
+            key("name"); c.writeName(self)
+            key("catchCopy"); c.writeCatchCopy(self)
+            key("introduction"); c.writeIntroduction(self)
+            imageFields(c.imageID, c.imageSize)
+            key("publishDate"); c.writePublishDate(self)
             field("commentSum", c.commentSum)
             field("commentAmount", c.commentAmount)
-            field("averageStar", c.averageStar)
-            field("createdAt", c.createdAt)
-            field("updatedAt", c.updatedAt)
+            key("averageStar")
+            if let cents = Cafe.averageStarHundredths(sum: c.commentSum, amount: c.commentAmount) { value(hundredths: cents) } else { null() }
+            field("createdAt", micros: c.createdAtMicros)
+            field("updatedAt", micros: c.updatedAtMicros)
             more()
         }
     }
 
-    /// `cafeName` for lists that span cafes (`GET /v1/comments`); `more` writes further fields.
-    func comment(_ m: Comment, cafeName: String? = nil, more: () -> Void = {}) {
+    /// `more` writes further fields (`cafeName` for lists that span cafes, the operator's own).
+    func comment<C: CommentFields>(_ m: C, more: () -> Void = {}) {
         object {
-            field("id", m.id.description)
-            field("cafeId", m.cafeID.description)
-            field("userId", m.userID.description)
-            field("username", m.username)
-            field("detail", m.detail)
-            field("star", m.star.value)
-            field("imageUrl", m.imageID.map(FileURL.path(for:)))
-            field("imageWidth", m.imageSize?.width)
-            field("imageHeight", m.imageSize?.height)
-            field("createdAt", m.createdAt)
-            field("updatedAt", m.updatedAt)
-            if let cafeName { field("cafeName", cafeName) }
+            key("id"); value(quoted: m.id.rawValue)
+            key("cafeId"); value(quoted: m.cafeID.rawValue)
+            key("userId"); value(quoted: m.userID.rawValue)
+            key("username"); m.writeUsername(self)
+            key("detail"); m.writeDetail(self)
+            field("star", m.stars)
+            imageFields(m.imageID, m.imageSize)
+            field("createdAt", micros: m.createdAtMicros)
+            field("updatedAt", micros: m.updatedAtMicros)
             more()
         }
+    }
+
+    /// `imageUrl`, `imageWidth`, `imageHeight`.
+    private func imageFields(_ id: FileID?, _ size: ImageSize?) {
+        key("imageUrl")
+        if let id { value(asciiPrefix: FileURL.prefix, decimal: id.rawValue) } else { null() }
+        field("imageWidth", size?.width)
+        field("imageHeight", size?.height)
     }
 
     /// `{items: [...], nextCursor}`.
-    func page<T>(_ items: [T], next: String?, item: (T) -> Void) {
+    func page<Items: Collection>(_ items: Items, next: String?, item: (Items.Element) -> Void) {
         object {
             key("items")
             array { items.forEach(item) }

@@ -16,17 +16,31 @@ enum Timestamp {
 
     /// Writes the `length` bytes of `date` into `out` by integer arithmetic (no formatter, no `String`).
     static func write(_ date: Date, into out: UnsafeMutableBufferPointer<UInt8>) {
-        // Stored values are whole milliseconds (migration 0005).
-        let t = UTCTime(micros: Int64((date.timeIntervalSince1970 * 1000).rounded()) * 1000)
-        // Two digits at a time, of values already in range (a year has four, milliseconds three).
+        write(micros: Int64((date.timeIntervalSince1970 * 1000).rounded()) &* 1000, into: out)
+    }
+
+    /// Writes the `length` bytes of the instant `micros` after 1970 into `out`, rounded to the
+    /// millisecond (stored values are whole milliseconds already: migration 0005).
+    static func write(micros: Int64, into out: UnsafeMutableBufferPointer<UInt8>) {
+        let millis = micros / 1000 + (micros % 1000 >= 500 ? 1 : micros % 1000 <= -500 ? -1 : 0)
+        let t = UTCTime(micros: millis &* 1000)
+        guard out.count == length, let base = UnsafeMutableRawPointer(out.baseAddress) else { return }
+        // Two digits at a time from a table, of values already in range (a year has four, milliseconds three).
         func pair(_ value: Int, _ at: Int) {
-            out[at] = UInt8(truncatingIfNeeded: 48 + value / 10)
-            out[at + 1] = UInt8(truncatingIfNeeded: 48 + value % 10)
+            base.storeBytes(of: Timestamp.digitPairs[Int(truncatingIfNeeded: UInt(bitPattern: value) % 100)].littleEndian, toByteOffset: at, as: UInt16.self)
         }
-        let year = min(max(t.year, 0), 9999), millis = t.microsecond / 1000
-        pair(year / 100, 0); pair(year % 100, 2); out[4] = 45; pair(t.month, 5); out[7] = 45; pair(t.day, 8)
-        out[10] = 84; pair(t.hour, 11); out[13] = 58; pair(t.minute, 14); out[16] = 58; pair(t.second, 17)
-        out[19] = 46; out[20] = UInt8(truncatingIfNeeded: 48 + millis / 100); pair(millis % 100, 21); out[23] = 90
+        let year = min(max(t.year, 0), 9999), ms = t.microsecond / 1000
+        pair(year / 100, 0); pair(year % 100, 2); pair(t.month, 5); pair(t.day, 8)
+        pair(t.hour, 11); pair(t.minute, 14); pair(t.second, 17); pair(ms % 100, 21)
+        func byte(_ value: UInt8, _ at: Int) { base.storeBytes(of: value, toByteOffset: at, as: UInt8.self) }
+        byte(45, 4); byte(45, 7); byte(84, 10); byte(58, 13); byte(58, 16); byte(46, 19); byte(90, 23)
+        byte(UInt8(truncatingIfNeeded: 48 + ms / 100), 20)
+    }
+
+    /// "00" to "99", each as its two bytes in memory order (read as little-endian).
+    private static let digitPairs: [UInt16] = (0..<100).map { (n: Int) -> UInt16 in
+        let tens = UInt16(48 + n / 10), units = UInt16(48 + n % 10)
+        return tens | units << 8
     }
 }
 
@@ -35,5 +49,11 @@ extension JSONWriter {
     func field(_ name: StaticString, _ date: Date?) {
         key(name)
         if let date { value(asciiLength: Timestamp.length) { Timestamp.write(date, into: $0) } } else { null() }
+    }
+
+    /// A timestamp field given as microseconds since 1970 (a row's column read in place).
+    func field(_ name: StaticString, micros: Int64) {
+        key(name)
+        value(asciiLength: Timestamp.length) { Timestamp.write(micros: micros, into: $0) }
     }
 }

@@ -18,7 +18,7 @@ public struct CommentRepository: Sendable {
     /// this statement for each cafe. Kept for all cafes, the plan made for the average one (fetch its
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
     /// `withImage`: only those that show a photo (the cafe's photos).
-    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> Page<Comment> {
+    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
         let photos: SQL = withImage ? "AND m.image_id IS NOT NULL" : ""
         let rows: QueryResult
         if let after {
@@ -33,12 +33,13 @@ public struct CommentRepository: Sendable {
                 WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
                 """, format: .binary)
         }
-        return CafeRepository.page(try rows.map(CommentColumns.decode), limit: limit) { Keyset(createdAt: $0.createdAt, id: $0.id.rawValue) }
+        try rows.expect(CommentRow.expected)
+        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
     }
 
     /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
     /// `withImage` (the photo wall).
-    public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> Page<RecentComment> {
+    public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
         var conditions: [SQL] = withImage ? ["m.image_id IS NOT NULL"] : []
         if let after {
             conditions.append("(m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)")
@@ -48,8 +49,8 @@ public struct CommentRepository: Sendable {
             \(SQL.where(conditions))
             ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
             """, format: .binary)
-        let items = try rows.map { RecentComment(comment: try CommentColumns.decode($0), cafeName: try $0.decode(10)) }
-        return CafeRepository.page(items, limit: limit) { Keyset(createdAt: $0.comment.createdAt, id: $0.comment.id.rawValue) }
+        try rows.expect(CommentRow.expected + [.text()])
+        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
     }
 
     /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
@@ -124,10 +125,4 @@ public struct CommentRepository: Sendable {
             throw StoreError.invalidReference(field: "imageId")
         }
     }
-}
-
-/// A comment with the name of its cafe, for lists that span cafes.
-public struct RecentComment: Sendable {
-    public let comment: Comment
-    public let cafeName: String
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresKit
 
 /// A position in a newest-first listing: the last row's `(created_at, id)`. The next page holds
 /// rows strictly after it in `created_at DESC, id DESC` order, so pages never repeat or skip a
@@ -28,4 +29,16 @@ public struct Keyset: Sendable, Equatable {
 public struct Page<Item: Sendable>: Sendable {
     public let items: [Item]
     public let next: Keyset?
+}
+
+/// One page of rows read in place (`CafeRow`, `CommentRow`) and the keyset after its last row
+/// (nil on the last page). The statement asks for one row more than the page, to know.
+public struct RowPage<Item: RowView>: Sendable {
+    public let items: RowViews<Item>
+    public let next: Keyset?
+
+    init(_ result: QueryResult, limit: Int, keyset: (Item) -> Keyset) {
+        items = RowViews(result, limit: limit)
+        next = result.count > limit ? items.last.map(keyset) : nil
+    }
 }

@@ -47,6 +47,57 @@ enum CommentColumns {
     }
 }
 
+/// A row of `CafeColumns.select` (binary), read in place: what a page of cafes is written from.
+/// Text is the row's own bytes, valid while the row lives.
+public struct CafeRow: RowView {
+    let row: Row
+    public init(_ row: Row) { self.row = row }
+
+    /// What `CafeRow` relies on, checked once per result.
+    static let expected: [ColumnExpectation] = [
+        .integer(), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true),
+        .integer(), .integer(), .timestamp(), .timestamp(), .integer(nullable: true),
+    ]
+
+    public var id: CafeID { CafeID(rawValue: row.integer(0)) }
+    public var name: UnsafeBufferPointer<UInt8> { row.bytes(1) }
+    public var catchCopy: UnsafeBufferPointer<UInt8> { row.bytes(2) }
+    public var introduction: UnsafeBufferPointer<UInt8> { row.bytes(3) }
+    public var imageID: FileID? { row.isNull(4) ? nil : FileID(rawValue: row.integer(4)) }
+    public var publishDate: UnsafeBufferPointer<UInt8>? { row.isNull(5) ? nil : row.bytes(5) }
+    public var commentSum: Int { Int(row.integer(6)) }
+    public var commentAmount: Int { Int(row.integer(7)) }
+    public var createdAtMicros: Int64 { row.timestampMicros(8) }
+    public var updatedAtMicros: Int64 { row.timestampMicros(9) }
+    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(10) ? nil : row.integer(10)) }
+}
+
+/// A row of `CommentColumns.select` (binary), read in place: what a page of comments is written
+/// from. Text is the row's own bytes, valid while the row lives.
+public struct CommentRow: RowView {
+    let row: Row
+    public init(_ row: Row) { self.row = row }
+
+    /// What `CommentRow` relies on, checked once per result.
+    static let expected: [ColumnExpectation] = [
+        .integer(), .integer(), .integer(), .text(), .text(), .integer(), .integer(nullable: true),
+        .timestamp(), .timestamp(), .integer(nullable: true),
+    ]
+
+    public var id: CommentID { CommentID(rawValue: row.integer(0)) }
+    public var cafeID: CafeID { CafeID(rawValue: row.integer(1)) }
+    public var userID: UserID { UserID(rawValue: row.integer(2)) }
+    public var username: UnsafeBufferPointer<UInt8> { row.bytes(3) }
+    public var detail: UnsafeBufferPointer<UInt8> { row.bytes(4) }
+    public var star: Int { Int(row.integer(5)) }
+    public var imageID: FileID? { row.isNull(6) ? nil : FileID(rawValue: row.integer(6)) }
+    public var createdAtMicros: Int64 { row.timestampMicros(7) }
+    public var updatedAtMicros: Int64 { row.timestampMicros(8) }
+    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(9) ? nil : row.integer(9)) }
+    /// The cafe's name, in a statement that selects it after the comment's columns (`recent`).
+    public var cafeName: UnsafeBufferPointer<UInt8> { row.bytes(10) }
+}
+
 /// The photo's width and height as one column, `ImageSize(packed:)`: one index lookup per row that has
 /// a photo (not two), and none for a row without one — the CASE keeps PostgreSQL from running the
 /// subquery at all there (measured: run for every row, it cost a page of 100 comments a third of its rate).

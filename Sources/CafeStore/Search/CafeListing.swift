@@ -200,7 +200,7 @@ extension CafeRepository {
     /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
-    public func list(_ listing: CafeListing) throws -> (items: [Cafe], next: CafeSortKey?) {
+    public func list(_ listing: CafeListing) throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
         let rows: QueryResult = try search.run(listing.keywords, on: pool, walkable: true, limit: listing.limit,
                                                filled: { $0.count > listing.limit }) { conn, step in
             let statement: CafeListing.Statement = switch step {
@@ -222,14 +222,10 @@ extension CafeRepository {
                 return try conn.query(listing.sql(statement), format: .binary)
             }
         }
-        var cafes: [Cafe] = []
-        var last: CafeSortKey?
-        for row in rows.prefix(listing.limit) {
-            let cafe = try CafeColumns.decode(row)
-            cafes.append(cafe)
-            last = CafeSortKey(rating: try row.decode(11), commentSum: cafe.commentSum,
-                               createdAtMicros: Keyset.micros(cafe.createdAt), id: cafe.id.rawValue)
-        }
-        return (cafes, rows.count > listing.limit ? last : nil)
+        try rows.expect(CafeRow.expected)
+        let cafes = RowViews<CafeRow>(rows, limit: listing.limit)
+        guard rows.count > listing.limit, let last = cafes.last else { return (cafes, nil) }
+        return (cafes, CafeSortKey(rating: try last.row.decode(11), commentSum: last.commentSum,
+                                   createdAtMicros: last.createdAtMicros, id: last.id.rawValue))
     }
 }

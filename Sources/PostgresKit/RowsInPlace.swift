@@ -1,0 +1,113 @@
+import CLibPQ
+
+/// The kinds of column a page read in place is made of (see `QueryResult.expect(_:)`).
+public enum ColumnKind: Sendable {
+    /// int2, int4 or int8.
+    case integer
+    /// text or varchar: UTF-8, as the server checked it (`client_encoding=UTF8`).
+    case text
+    /// timestamptz or timestamp, finite.
+    case timestamp
+}
+
+/// What a column of a page read in place must be.
+public struct ColumnExpectation: Sendable {
+    public let kind: ColumnKind
+    public let nullable: Bool
+
+    public static func integer(nullable: Bool = false) -> ColumnExpectation { .init(kind: .integer, nullable: nullable) }
+    public static func text(nullable: Bool = false) -> ColumnExpectation { .init(kind: .text, nullable: nullable) }
+    public static func timestamp(nullable: Bool = false) -> ColumnExpectation { .init(kind: .timestamp, nullable: nullable) }
+}
+
+extension QueryResult {
+    /// Checks once what the in-place readers of `Row` rely on: a binary result whose columns have these
+    /// kinds, no NULL where none is expected and no infinite timestamp, in any row. A page of 100
+    /// comments is then written straight from libpq's buffers, without a `String` or a `Date` per value
+    /// (making those was a third of the page's instructions; docs/performance.md). Throws a decoding
+    /// error naming the first column that differs: the statement and its reader have drifted apart.
+    public func expect(_ columns: [ColumnExpectation]) throws {
+        guard columnCount >= columns.count else {
+            throw PostgresError(kind: .decoding, message: "expected \(columns.count) columns, the result has \(columnCount)")
+        }
+        for (index, column) in columns.enumerated() {
+            let c = Int32(index)
+            let type = PostgresType(rawValue: PQftype(handle, c))
+            let fits = switch column.kind {
+            case .integer: type == .int2 || type == .int4 || type == .int8
+            case .text: type.isText
+            case .timestamp: type == .timestamptz || type == .timestamp
+            }
+            guard PQfformat(handle, c) == ResultFormat.binary.rawValue, fits else {
+                throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is not a binary \(column.kind)")
+            }
+            // Only a column that must not be NULL, or a timestamp, has anything to check per row.
+            guard !column.nullable || column.kind == .timestamp else { continue }
+            for row in 0..<Int32(count) {
+                if PQgetisnull(handle, row, c) == 1 {
+                    guard column.nullable else {
+                        throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is NULL")
+                    }
+                } else if column.kind == .timestamp {
+                    let micros = Row(result: self, index: row).integer(index)
+                    guard micros != .max, micros != .min else {
+                        throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is infinite")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// In-place readers for the columns `QueryResult.expect(_:)` checked. Whatever a column holds they
+/// stay within its bytes (a NULL reads as empty, or 0); what they mean is right for checked columns only.
+extension Row {
+    /// The value's bytes, valid while the result lives (the row holds it).
+    public func bytes(_ column: Int) -> UnsafeBufferPointer<UInt8> {
+        let c = Int32(truncatingIfNeeded: column)
+        guard let value = PQgetvalue(result.handle, index, c) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        let length = max(0, Int(PQgetlength(result.handle, index, c)))
+        return UnsafeBufferPointer(start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: length)
+    }
+
+    /// A binary integer (or timestamp) column, big-endian of its own width (8 bytes at most read).
+    public func integer(_ column: Int) -> Int64 {
+        let value = bytes(column)
+        guard let base = value.baseAddress else { return 0 }
+        if value.count == 8 { return Int64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: Int64.self)) }
+        let width = min(value.count, 8)
+        guard width > 0 else { return 0 }
+        var bits: UInt64 = 0
+        for i in 0..<width { bits = bits << 8 | UInt64(base[i]) }
+        let shift = UInt64(64 - 8 * width)
+        return Int64(bitPattern: bits << shift) >> Int64(shift)   // sign-extend
+    }
+
+    /// A checked timestamp column as microseconds since 1970-01-01 UTC.
+    public func timestampMicros(_ column: Int) -> Int64 {
+        // Binary timestamps count from 2000-01-01; a finite one is ±294,276 years, far from overflowing.
+        integer(column) &+ Self.unixEpochIn2000Micros
+    }
+
+    private static let unixEpochIn2000Micros: Int64 = 946_684_800_000_000
+}
+
+/// A row of a known statement, read in place (see `QueryResult.expect(_:)`).
+public protocol RowView: Sendable {
+    init(_ row: Row)
+}
+
+/// The first rows of a checked result as `Item`s, made as they are read: no array of values.
+public struct RowViews<Item: RowView>: RandomAccessCollection, Sendable {
+    let result: QueryResult
+    public let endIndex: Int
+    public var startIndex: Int { 0 }
+
+    /// The first `limit` rows of `result` (all when fewer).
+    public init(_ result: QueryResult, limit: Int) {
+        self.result = result
+        endIndex = Swift.min(Swift.max(0, limit), result.count)
+    }
+
+    public subscript(position: Int) -> Item { Item(result[position]) }
+}
