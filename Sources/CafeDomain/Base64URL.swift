@@ -10,21 +10,26 @@ public enum Base64URL {
     }()
 
     public static func encode(_ bytes: [UInt8]) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
+        let length = (bytes.count * 4 + 2) / 3
+        // Written into the string's own storage: no array of characters, none per group of three.
+        return String(unsafeUninitializedCapacity: length) { out in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var i = 0, o = 0
+                func put(_ n: UInt32, _ shift: UInt32) { out[o] = alphabet[Int(n >> shift & 63)]; o += 1 }
+                while i + 3 <= bytes.count {
+                    let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                    put(n, 18); put(n, 12); put(n, 6); put(n, 0)
+                    i += 3
+                }
+                let rest = bytes.count - i
+                if rest > 0 {
+                    let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+                    put(n, 18); put(n, 12)
+                    if rest == 2 { put(n, 6) }
+                }
+                return o
+            }
         }
-        let rest = bytes.count - i
-        if rest > 0 {
-            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-            if rest == 2 { out.append(alphabet[Int(n >> 6 & 63)]) }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// nil for anything that is not canonical unpadded base64url.

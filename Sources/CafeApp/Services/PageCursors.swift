@@ -10,7 +10,7 @@ struct PageCursors: Sendable {
     let signer: CursorSigner
 
     func encode(_ key: CafeSortKey, sort: CafeSort) throws -> String {
-        try seal("c|\(sort.rawValue)|\(key.rating)|\(key.commentSum)|\(key.createdAtMicros)|\(key.id)")
+        try seal(["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id)])
     }
 
     func decodeCafe(_ cursor: String?, sort: CafeSort) throws -> CafeSortKey? {
@@ -22,7 +22,7 @@ struct PageCursors: Sendable {
     }
 
     func encode(_ keyset: Keyset) throws -> String {
-        try seal("m|\(keyset.createdAtMicros)|\(keyset.id)")
+        try seal(["m", String(keyset.createdAtMicros), String(keyset.id)])
     }
 
     func decodeComment(_ cursor: String?) throws -> Keyset? {
@@ -34,8 +34,15 @@ struct PageCursors: Sendable {
 
     static let invalid = Problem.badRequest("invalid_cursor", "The cursor is not one this listing issued; start again without it.")
 
-    private func seal(_ payload: String) throws -> String {
-        Base64URL.encode(try signer.sign(Array(payload.utf8)))
+    /// The fields joined by `|` (none contains one), signed, in base64url.
+    private func seal(_ fields: [String]) throws -> String {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(fields.reduce(fields.count) { $0 + $1.utf8.count } + CursorSigner.macLength)
+        for (i, field) in fields.enumerated() {
+            if i > 0 { payload.append(UInt8(ascii: "|")) }
+            payload.append(contentsOf: field.utf8)
+        }
+        return Base64URL.encode(try signer.sign(payload))
     }
 
     private func open(_ cursor: String) throws -> [Substring] {

@@ -10,7 +10,7 @@ import Synchronization
 public final class CursorSigner: Sendable {
     private let pool: ConnectionPool
     private let keyed = Mutex<crypto_auth_hmacsha256_state?>(nil)
-    static let macLength = 16
+    public static let macLength = 16
 
     public init(pool: ConnectionPool) { self.pool = pool }
 
@@ -21,7 +21,9 @@ public final class CursorSigner: Sendable {
     }
 
     public func sign(_ payload: [UInt8]) throws -> [UInt8] {
-        payload + Array(try mac(payload).prefix(Self.macLength))
+        var sealed = payload
+        try sealed.append(contentsOf: mac(payload).prefix(Self.macLength))
+        return sealed
     }
 
     /// The payload if the signature is valid, else nil (compared in constant time).
