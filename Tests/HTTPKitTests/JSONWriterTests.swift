@@ -69,6 +69,20 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    /// Keys of every length up to past the short copy's words, each whole and in place.
+    func testKeysOfEveryLength() throws {
+        let w = JSONWriter()
+        w.object {
+            w.field("a", 1); w.field("ab", 2); w.field("abc", 3); w.field("abcd", 4); w.field("abcde", 5)
+            w.field("abcdef", 6); w.field("abcdefg", 7); w.field("abcdefgh", 8); w.field("abcdefghi", 9)
+            w.field("abcdefghijklmno", 15); w.field("abcdefghijklmnop", 16); w.field("abcdefghijklmnopq", 17)
+            w.field("abcdefghijklmnopqrstuvwxyz0123456789", 36)
+        }
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(w.bytes)) as? [String: Int])
+        let alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        XCTAssertEqual(object, Dictionary(uniqueKeysWithValues: [1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 36].map { (String(alphabet.prefix($0)), $0) }))
+    }
+
     func testQuotedIntegersAndPrefixedNumbers() {
         let w = JSONWriter()
         w.array {
