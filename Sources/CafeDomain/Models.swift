@@ -62,10 +62,12 @@ public struct Cafe: Sendable, Equatable {
         Self.averageStarHundredths(sum: commentSum, amount: commentAmount).map { Double($0) / 100 }
     }
 
-    /// The mean star rating in hundredths (233 for 2.33), rounded; nil without comments.
+    /// The mean star rating in hundredths (233 for 2.33), rounded; nil without comments (and for
+    /// totals no ratings could add up to, rather than trap converting them).
     public static func averageStarHundredths(sum: Int, amount: Int) -> Int? {
         guard sum > 0 else { return nil }
-        return Int((Double(amount) / Double(sum) * 100).rounded())
+        let hundredths = (Double(amount) / Double(sum) * 100).rounded()
+        return hundredths.magnitude < 1e15 ? Int(hundredths) : nil
     }
 }
 

@@ -68,17 +68,21 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
 
     /// The text as sent, with numbered placeholders, and the values in their order.
     public var rendered: (text: String, binds: [PostgresBind]) {
-        var text = ""
+        // Bytes first, one `String` at the end: appending two dozen pieces to a `String` one by one
+        // cost a listing's statement 16k instructions.
+        var text: [UInt8] = []
         var binds: [PostgresBind] = []
+        text.reserveCapacity(pieces.reduce(0) { if case .text(let t) = $1 { $0 + t.utf8.count } else { $0 + 4 } })
         for piece in pieces {
             switch piece {
-            case .text(let t): text += t
+            case .text(let t): text.append(contentsOf: t.utf8)
             case .value(let v):
                 binds.append(v)
-                text += "$\(binds.count)"
+                text.append(UInt8(ascii: "$"))
+                text.append(contentsOf: String(binds.count).utf8)
             }
         }
-        return (text, binds)
+        return (String(decoding: text, as: UTF8.self), binds)
     }
 }
 
