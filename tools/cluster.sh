@@ -119,6 +119,15 @@ done
 until as_db psql -qAt -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -c "SELECT 1" >/dev/null 2>&1; do sleep 0.2; done
 as_db psql -qAt -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'cafe'" | grep -q 1 \
     || as_db psql -q -h 127.0.0.1 -p $((NODE_PORT + leader)) -U postgres -d postgres -c "CREATE DATABASE cafe"
+# Every node has it before anything connects (up to 120 s each): libpq gives up on its list of hosts at a
+# standby that answers "database does not exist" (it has not replayed the CREATE DATABASE yet) instead
+# of trying the next one, and the first API process failed to start that way in CI.
+for n in 1 2 3; do
+    for _ in $(seq 1 600); do
+        as_db psql -qAt -h 127.0.0.1 -p $((NODE_PORT + n)) -U postgres -d cafe -c "SELECT 1" >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+done
 # Writes find the primary wherever it is (libpq tries each host, keeps the one that takes writes);
 # each node is also listed for the public reads, which go to the ones that are standbys and caught up.
 PRIMARY="host=$hosts port=$ports dbname=cafe user=postgres target_session_attrs=read-write connect_timeout=2"
