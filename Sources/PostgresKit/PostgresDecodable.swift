@@ -34,9 +34,12 @@ public struct PostgresType: RawRepresentable, Equatable, Sendable {
     var isText: Bool { self == .text || self == .varchar || rawValue == 19 /* name */ || rawValue == 1042 /* bpchar */ }
 }
 
-/// A big-endian integer of the buffer's exact width, widened to Int64.
-private func bigEndianInteger(_ bytes: UnsafeBufferPointer<UInt8>, width: Int) -> Int64? {
-    guard bytes.count == width else { return nil }
+/// A big-endian integer of the buffer's exact width (1 to 8 bytes), widened to Int64.
+func bigEndianInteger(_ bytes: UnsafeBufferPointer<UInt8>, width: Int) -> Int64? {
+    guard bytes.count == width, let base = bytes.baseAddress else { return nil }
+    // Eight bytes (int8, timestamps: most of a page's integers) in one load.
+    if width == 8 { return Int64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: Int64.self)) }
+    guard width > 0 && width < 8 else { return nil }
     var value: UInt64 = 0
     for byte in bytes { value = value << 8 | UInt64(byte) }
     let shift = UInt64(64 - 8 * width)

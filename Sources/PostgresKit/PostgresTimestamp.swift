@@ -4,7 +4,7 @@ import Foundation
 /// server prints `2026-11-29 16:34:33.123456+00`; parsing it by hand avoids a DateFormatter per row.
 public enum PostgresTimestamp {
     public static func format(_ date: Date) -> String {
-        let t = UTCTime(micros: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+        let t = UTCTime(micros: micros(date))
         return "\(pad(t.year, 4))-\(pad(t.month, 2))-\(pad(t.day, 2)) "
             + "\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2)).\(pad(t.microsecond, 6))+00"
     }
@@ -57,6 +57,13 @@ public enum PostgresTimestamp {
         let days = daysFromCivil(year: year, month: month, day: day)
         let epochSeconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return date(epochSeconds: epochSeconds, micros: micros)
+    }
+
+    /// A `Date` as PostgreSQL keeps an instant: whole microseconds since 1970 (rounded), clamped to
+    /// `Int64` instead of trapping on a date no column can hold.
+    public static func micros(_ date: Date) -> Int64 {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        return micros.magnitude < 9.2e18 ? Int64(micros) : micros < 0 ? .min : .max
     }
 
     /// The binary form's value, microseconds since 2000-01-01 00:00 UTC, as the same `Date` its text

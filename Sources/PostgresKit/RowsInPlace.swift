@@ -70,17 +70,11 @@ extension Row {
         return UnsafeBufferPointer(start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: length)
     }
 
-    /// A binary integer (or timestamp) column, big-endian of its own width (8 bytes at most read).
+    /// A binary integer (or timestamp) column, big-endian of its own width; 0 for a value of no
+    /// width from 1 to 8 bytes.
     public func integer(_ column: Int) -> Int64 {
         let value = bytes(column)
-        guard let base = value.baseAddress else { return 0 }
-        if value.count == 8 { return Int64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: Int64.self)) }
-        let width = min(value.count, 8)
-        guard width > 0 else { return 0 }
-        var bits: UInt64 = 0
-        for i in 0..<width { bits = bits << 8 | UInt64(base[i]) }
-        let shift = UInt64(64 - 8 * width)
-        return Int64(bitPattern: bits << shift) >> Int64(shift)   // sign-extend
+        return bigEndianInteger(value, width: value.count) ?? 0
     }
 
     /// A checked timestamp column as microseconds since 1970-01-01 UTC.

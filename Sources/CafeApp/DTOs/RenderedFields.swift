@@ -1,7 +1,7 @@
 import CafeDomain
 import CafeStore
-import Foundation
 import HTTPKit
+import PostgresKit
 
 // What the JSON of a cafe and of a comment is written from: the decoded model (one item, after a
 // write or a lookup) or a row of a page read in place (`CafeRow`, `CommentRow`: no `String` or `Date`
@@ -36,8 +36,8 @@ protocol CommentFields {
 }
 
 extension Cafe: CafeFields {
-    var createdAtMicros: Int64 { microseconds(createdAt) }
-    var updatedAtMicros: Int64 { microseconds(updatedAt) }
+    var createdAtMicros: Int64 { PostgresTimestamp.micros(createdAt) }
+    var updatedAtMicros: Int64 { PostgresTimestamp.micros(updatedAt) }
     func writeName(_ w: JSONWriter) { w.value(name) }
     func writeCatchCopy(_ w: JSONWriter) { w.value(catchCopy) }
     func writeIntroduction(_ w: JSONWriter) { w.value(introduction) }
@@ -53,8 +53,8 @@ extension CafeRow: CafeFields {
 
 extension Comment: CommentFields {
     var stars: Int { star.value }
-    var createdAtMicros: Int64 { microseconds(createdAt) }
-    var updatedAtMicros: Int64 { microseconds(updatedAt) }
+    var createdAtMicros: Int64 { PostgresTimestamp.micros(createdAt) }
+    var updatedAtMicros: Int64 { PostgresTimestamp.micros(updatedAt) }
     func writeUsername(_ w: JSONWriter) { w.value(username) }
     func writeDetail(_ w: JSONWriter) { w.value(detail) }
 }
@@ -63,10 +63,4 @@ extension CommentRow: CommentFields {
     var stars: Int { star }
     func writeUsername(_ w: JSONWriter) { w.value(utf8: username) }
     func writeDetail(_ w: JSONWriter) { w.value(utf8: detail) }
-}
-
-/// A model's timestamp as the whole microseconds PostgreSQL stored.
-private func microseconds(_ date: Date) -> Int64 {
-    let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-    return micros.magnitude < 9e18 ? Int64(micros) : 0
 }

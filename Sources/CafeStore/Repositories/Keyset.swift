@@ -15,13 +15,11 @@ public struct Keyset: Sendable, Equatable {
     }
 
     public init(createdAt: Date, id: Int64) {
-        self.init(createdAtMicros: Self.micros(createdAt), id: id)
+        self.init(createdAtMicros: PostgresTimestamp.micros(createdAt), id: id)
     }
 
     var createdAt: Date { Self.date(micros: createdAtMicros) }
 
-    /// A timestamp as PostgreSQL keeps it: whole microseconds since the epoch.
-    static func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
     static func date(micros: Int64) -> Date { Date(timeIntervalSince1970: Double(micros) / 1_000_000) }
 }
 
