@@ -31,25 +31,6 @@ CREATE FUNCTION public.cafe_like_pattern(keyword text) RETURNS text
     SELECT '%' || replace(replace(replace(keyword, '\', '\\'), '%', '\%'), '_', '\_') || '%'
 $$;
 
-CREATE FUNCTION public.cafe_lookup_grams(keywords text[], hints text[]) RETURNS text[]
-    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-    AS $$
-DECLARE
-    keyword text;
-    own text[];
-    grams text[] := '{}';
-    looked int := 0;
-BEGIN
-    FOR i IN 1 .. coalesce(cardinality(keywords), 0) LOOP
-        keyword := lower(normalize(keywords[i], NFKC));
-        CONTINUE WHEN keyword IS NULL OR char_length(keyword) = 0;
-        looked := looked + 1;
-        own := CASE WHEN char_length(keyword) <= 2 THEN ARRAY[keyword] ELSE cafe_bigrams(keyword) END;
-        grams := grams || CASE WHEN hints[i] = ANY(own) THEN ARRAY[hints[i]] ELSE own END;
-    END LOOP;
-    RETURN CASE WHEN looked = 0 THEN NULL ELSE grams END;
-END $$;
-
 CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$

@@ -32,8 +32,12 @@ final class SearchAPITests: APITestCase {
     func testTheLookupIgnoresWrongHintsAndRefusesPastItsCap() throws {
         for i in 1...3 { try add("Kissa \(i)", introduction: "ホットサンドとコーヒー") }
         try add("Other", introduction: "ホットドッグ")
+        let forms = KeywordFormCache(capacity: 10)
         func ids(_ keywords: [String], _ hints: [String?], cap: Int) throws -> Int {
-            try pool.query("SELECT cardinality(\(CafeListing.lookedUpIDs(keywords: keywords, hints: hints, cap: cap)))::int").one().decode(0)
+            try pool.withConnection { conn in
+                let terms = try forms.terms(keywords, on: conn)
+                return try conn.query("SELECT cardinality(\(CafeListing.lookedUpIDs(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns, cap: cap)))::int").one().decode(0)
+            }
         }
         for hints in [["トサ"], ["ホッ"], ["not one of its grams"], [nil], []] as [[String?]] {
             XCTAssertEqual(try ids(["ホットサンド"], hints, cap: 10), 3, "\(hints)")
@@ -83,6 +87,21 @@ final class SearchAPITests: APITestCase {
         XCTAssertEqual(try names("コーヒー"), ["Coffee Lab", "ＣＯＦＦＥＥ ｓｔａｎｄ"])
         XCTAssertEqual(try names("ｺｰﾋｰ"), ["Coffee Lab", "ＣＯＦＦＥＥ ｓｔａｎｄ"])
         XCTAssertEqual(try names("ト"), ["ＣＯＦＦＥＥ ｓｔａｎｄ"], "half-width ﾄ is ト")
+    }
+
+    /// The keywords' forms are kept per process (`SEARCH_KEYWORD_CACHE`): kept or asked again each
+    /// time, searches give the same answers.
+    func testSearchesGiveTheSameWithTheirKeywordFormsKeptOrNot() throws {
+        try add("ＣＯＦＦＥＥ ｓｔａｎｄ", introduction: "ｺｰﾋｰ と ﾄｰｽﾄ、100% の珈琲")
+        try add("Coffee Lab", introduction: "コーヒー専門店 snake_case")
+        let searches = ["coffee", "ｺｰﾋｰ", "ト", "100%", "_", "珈琲 coffee", "コーヒー ｓｔａｎｄ", "紅茶"]
+        let kept = try searches.map { try names($0) }
+        XCTAssertEqual(try searches.map { try names($0) }, kept, "asked again, now kept")
+        app.shutdown()
+        try startApplication(extra: ["SEARCH_KEYWORD_CACHE": "0"])
+        XCTAssertEqual(try searches.map { try names($0) }, kept, "nothing kept")
+        XCTAssertEqual(kept, [["Coffee Lab", "ＣＯＦＦＥＥ ｓｔａｎｄ"], ["Coffee Lab", "ＣＯＦＦＥＥ ｓｔａｎｄ"], ["ＣＯＦＦＥＥ ｓｔａｎｄ"],
+                              ["ＣＯＦＦＥＥ ｓｔａｎｄ"], ["Coffee Lab"], ["ＣＯＦＦＥＥ ｓｔａｎｄ"], ["ＣＯＦＦＥＥ ｓｔａｎｄ"], []])
     }
 
     func testLikeMetacharactersAndQuotesAreLiteral() throws {

@@ -48,6 +48,12 @@ final class FieldQuerySearchTests: XCTestCase {
         try pool.query(RecordQuerySQL(q, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .none)).map { try $0.decode(0) }
     }
 
+    /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
+    func lookup(_ cores: [String], hints: [String?]) throws -> RecordQuerySQL<CafeField>.Narrowing {
+        let terms = SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(cores, on: $0) })
+        return .lookup(grams: terms.lookupGrams(hints: hints), terms: terms)
+    }
+
     func testEveryNarrowingGivesTheExactRows() throws {
         let cases: [RecordQuery<CafeField>] = [
             query(.contains("珈琲")), query(.contains("珈琲"), skip: 700), query(.contains("ホットサンド")),
@@ -57,7 +63,7 @@ final class FieldQuerySearchTests: XCTestCase {
         for q in cases {
             let want = try expected(q)
             let sql = RecordQuerySQL(q, idColumn: "c.id")
-            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, .lookup(hints: statistics.rarestGrams(sql.indexableCores).map(\.gram))] {
+            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, try lookup(sql.indexableCores, hints: statistics.rarestGrams(sql.indexableCores).map(\.gram))] {
                 let got = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: narrowing)).map { try $0.decode(0, as: Int64.self) }
                 XCTAssertEqual(got, want, "\(q.constraints) \(narrowing)")
             }
@@ -77,7 +83,7 @@ final class FieldQuerySearchTests: XCTestCase {
         try GramBitmapBuilder(pool: pool).buildAll()
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
-        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, keywords: cores, preferred: statistics.lookup(cores).preferred) }) else {
+        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, terms: SearchTerms(forms: KeywordFormCache.ask(cores, on: $0)), preferred: statistics.lookup(cores).preferred) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)
@@ -121,7 +127,7 @@ final class FieldQuerySearchTests: XCTestCase {
             """)
         let many = query(.contains("珈琲"), newestFirst: false, skip: 10, limit: 30)
         XCTAssertThrowsError(try pool.query(RecordQuerySQL(many, idColumn: "c.id").select("c.id", from: CafeColumns.from,
-                                                                                         narrowing: .lookup(hints: ["珈琲"])))) {
+                                                                                         narrowing: lookup(["珈琲"], hints: ["珈琲"])))) {
             XCTAssertEqual(($0 as? PostgresError)?.sqlState, SQLState.programLimitExceeded)
         }
         XCTAssertEqual(try cafes.find(many).map(\.id.rawValue), try expected(many))

@@ -98,7 +98,7 @@ final class GramBitmapsTests: XCTestCase {
                 WHERE c.search_text LIKE ALL (SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) k)
                 """).map { try $0.decode(0) }
             let candidates = try pool.withConnection {
-                try GramBitmaps.candidates($0, keywords: keywords, preferred: statistics.lookup(keywords).preferred)
+                try GramBitmaps.candidates($0, terms: SearchTerms(forms: KeywordFormCache.ask(keywords, on: $0)), preferred: statistics.lookup(keywords).preferred)
             }
             switch candidates {
             case .ids(let ids):

@@ -35,7 +35,7 @@ public final class Application: Sendable {
         let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
         let auth = Authenticator()
         // The one search planner, its gram statistics shared by every search of this process.
-        let search = SearchPlanner(pool: pool)
+        let search = SearchPlanner(pool: pool, keywordForms: configuration.searchKeywordCache)
         let cafes = CafeRepository(pool: pool, search: search)
         let audit = AuditLog(pool: pool)
         let archive = CafeArchive(pool: pool)

@@ -71,6 +71,9 @@ public struct Configuration: Sendable {
     /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
     /// request process (`PageCache`), dropped when the database notifies a change.
     public var pageCacheBytes: Int
+    /// `SEARCH_KEYWORD_CACHE` (default 10,000; 0 keeps none): search keywords whose forms, as
+    /// PostgreSQL normalises them, each request process keeps (`KeywordFormCache`).
+    public var searchKeywordCache: Int
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
     /// that the least recently used is deallocated.
     public var preparedStatementLimit: Int
@@ -196,6 +199,7 @@ public struct Configuration: Sendable {
         databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
         preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
         pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)
+        searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", 10_000, 0...10_000_000)
         let quota = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
         uploadQuotaBytes = quota > 0 ? quota : nil
         let anonymousTimeout = env.seconds("QUERY_ANONYMOUS_TIMEOUT", 1, 0...86_400)

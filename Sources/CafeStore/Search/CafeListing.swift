@@ -68,17 +68,20 @@ public struct CafeListing: Sendable {
     /// fast. Written into the lookup statement as a constant.
     public static let lookupLimit = 50_000
 
-    /// The ids of every cafe whose search text holds all `keywords`, found through the gram index by
-    /// looking up `hints` (one gram per keyword, see `GramStatistics.rarestGrams`); SQLSTATE 54000
-    /// past `cap` of them. A fragment of the caller's statement, not a function call that runs a query
-    /// of its own (migration 0026 says what that cost).
-    public static func lookedUpIDs(keywords: [String], hints: [String?], cap: Int = lookupLimit) -> SQL {
-        """
-        cafe_capped(ARRAY(SELECT m.id FROM cafes m \
-        WHERE m.search_grams @> (SELECT cafe_lookup_grams(\(PostgresTextArray(keywords))::text[], \(PostgresTextArray(hints))::text[])) \
-        AND m.search_text LIKE ALL (\(likePatterns(keywords))) \
-        LIMIT \(fixed: String(cap + 1))), \(fixed: String(cap)))
-        """
+    /// The ids of every cafe whose search text matches every pattern of `terms`, found through the
+    /// gram index by looking up `grams` (`SearchTerms.lookupGrams`; nil matches nothing); SQLSTATE
+    /// 54000 past `cap` of them. A fragment of the caller's statement, not a function call that runs a
+    /// query of its own (migration 0026 says what that cost). The grams and patterns are init plans'
+    /// values, which the planner cannot see: it estimates the containment at its default selectivity
+    /// and takes the gram index for every keyword, rare or common.
+    public static func lookedUpIDs(grams: [String]?, patterns: [String], cap: Int = lookupLimit) -> SQL {
+        let looked: SQL = grams.map { "\(PostgresTextArray($0))::text[]" } ?? "NULL::text[]"
+        return """
+            cafe_capped(ARRAY(SELECT m.id FROM cafes m \
+            WHERE m.search_grams @> (SELECT \(looked)) \
+            AND m.search_text LIKE ALL (\(likePatterns(patterns))) \
+            LIMIT \(fixed: String(cap + 1))), \(fixed: String(cap)))
+            """
     }
 
     /// The statements of a listing: fixed fragments, every value bound except the page size (see
@@ -94,10 +97,10 @@ public struct CafeListing: Sendable {
         /// Follow the order's index from the cursor, reading at most `cap` rows (nil: no cap)
         /// or all, keeping those that match. Cheap when matches are common.
         case walk(cap: Int?)
-        /// Every matching cafe through the search indexes, looking up the given gram of each
-        /// keyword (see `GramStatistics.rarestGrams`), then the page among them by primary key and
-        /// a sort: one statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
-        case lookup(grams: [String])
+        /// Every matching cafe through the search indexes, looking up the given grams
+        /// (`SearchTerms.lookupGrams`), then the page among them by primary key and a sort: one
+        /// statement. Fails with SQLSTATE 54000 past `lookupLimit` matches.
+        case lookup(grams: [String]?)
         /// The page among the cafes the gram bitmaps allow (`GramBitmaps`), each checked by its text.
         case candidates([Int64])
 
@@ -107,22 +110,20 @@ public struct CafeListing: Sendable {
         var cap: Int? { if case .walk(let cap) = self { cap } else { nil } }
     }
 
-    /// The `LIKE` patterns of `keywords`, each NFKC-normalised and lower-cased by PostgreSQL itself
-    /// (the functions that built `search_text`). An init plan, computed once per statement: inline, a
-    /// prepared statement's generic plan normalised every keyword again for every row (5.7 ms instead
-    /// of 3.4 for 965 candidates at 1M cafes).
-    static func likePatterns(_ keywords: [String]) -> SQL {
-        "ARRAY(SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k)"
+    /// The keywords' `LIKE` patterns (`SearchTerms.patterns`: each keyword NFKC-normalised and
+    /// lower-cased by PostgreSQL itself, as `search_text` was), bound as an init plan's value: the plan
+    /// does not depend on them (the walk's filter, the lookup's check).
+    static func likePatterns(_ patterns: [String]) -> SQL {
+        // The cast makes it an array expression: `ALL ((SELECT …))` alone would compare each row.
+        "(SELECT \(PostgresTextArray(patterns))::text[])::text[]"
     }
 
-    /// The exact check of the keywords against the copy of the search text beside the sort keys.
-    private var matching: SQL { "s.search_text LIKE ALL (\(Self.likePatterns(keywords)))" }
-
-    func sql(_ statement: Statement) -> SQL {
+    /// The statement of `statement`, with the keywords' forms `terms` (`SearchPlanner`).
+    func sql(_ statement: Statement, _ terms: SearchTerms = .none) -> SQL {
         func date(_ micros: Int64) -> SQL { "\(Keyset.date(micros: micros))::timestamptz" }
         var position: [SQL] = []
         if case .lookup(let grams) = statement {
-            position.append("s.cafe_id = ANY(\(Self.lookedUpIDs(keywords: keywords, hints: grams)))")
+            position.append("s.cafe_id = ANY(\(Self.lookedUpIDs(grams: grams, patterns: terms.patterns)))")
         }
         if let minStar {
             position.append("s.average_star >= \(minStar)::numeric")
@@ -175,7 +176,7 @@ public struct CafeListing: Sendable {
                         ORDER BY \(fixed: descending)
                         \(fixed: statement.cap.map { "LIMIT \($0)" } ?? "")
                     ) s
-                    WHERE \(matching)
+                    WHERE s.search_text LIKE ALL (\(Self.likePatterns(terms.patterns)))
                     ORDER BY \(fixed: namedOrder)
                     \(LiteralLimit.clause(limit + 1))
                 ) s JOIN cafes c ON c.id = s.cafe_id
@@ -202,7 +203,7 @@ extension CafeRepository {
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing) throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
         let rows: QueryResult = try search.run(listing.keywords, on: pool, walkable: true, limit: listing.limit,
-                                               filled: { $0.count > listing.limit }) { conn, step in
+                                               filled: { $0.count > listing.limit }) { conn, step, terms in
             let statement: CafeListing.Statement = switch step {
             case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
             case .candidates(let ids): .candidates(ids)
@@ -211,15 +212,15 @@ extension CafeRepository {
             // key (for a list of ids the planner never walks the whole order instead). The indexes are
             // the point: the grams looked up are an init plan's value, which the planner cannot see, so it
             // never expects so many matches that it scans the table instead (migration 0026).
-            case .lookup(let hints): .lookup(grams: hints)
+            case .lookup(let grams): .lookup(grams: grams)
             }
             switch statement {
             case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
                 // Planned for its values: a generic plan of the candidates, not knowing how many
                 // there are, walked the whole popularity index filtering by them (64 ms, not 10).
-                return try conn.queryPlannedPerCall(listing.sql(statement), format: .binary)
+                return try conn.queryPlannedPerCall(listing.sql(statement, terms), format: .binary)
             default:
-                return try conn.query(listing.sql(statement), format: .binary)
+                return try conn.query(listing.sql(statement, terms), format: .binary)
             }
         }
         try rows.expect(CafeRow.expected)

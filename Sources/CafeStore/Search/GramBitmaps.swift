@@ -6,9 +6,9 @@ import PostgresKit
 /// never meet are then known to have no cafe in common in about a millisecond at 1M cafes, where
 /// the gram index intersects two posting lists of 125,000 (docs/performance.md).
 ///
-/// The grams are taken from the keywords by PostgreSQL itself, normalised as the search text is
-/// (a gram of the keyword that has no ready bitmap is left out, which only widens the bound), so no
-/// difference between Swift's and PostgreSQL's Unicode tables can drop a match.
+/// The grams are the keywords' own as PostgreSQL normalised them (`SearchTerms`; a gram that has no
+/// ready bitmap is left out, which only widens the bound), so no difference between Swift's and
+/// PostgreSQL's Unicode tables can drop a match.
 public enum GramBitmaps {
     /// Cafes per bitmap row: 3,840 bytes of bits, two rows to a page (migration 0017).
     public static let chunkBits = 30720
@@ -21,7 +21,7 @@ public enum GramBitmaps {
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
     /// further grams add nothing to its first.
-    static func gramLimit(_ keywords: [String]) -> Int { max(4, keywords.count) }
+    static func gramLimit(_ keywords: Int) -> Int { max(4, keywords) }
 
     public enum Candidates: Equatable, Sendable {
         /// No keyword has a gram with a ready bitmap: nothing is known.
@@ -41,17 +41,13 @@ public enum GramBitmaps {
 
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
     /// grams to AND, rarest first (`GramStatistics.lookup`).
-    static func candidates(_ conn: Connection, keywords: [String], preferred: [String]) throws -> Candidates {
+    static func candidates(_ conn: Connection, terms: SearchTerms, preferred: [String]) throws -> Candidates {
         let rows = try conn.query("""
             WITH used AS (
                 SELECT b.gram FROM search_bitmap_grams b
-                WHERE b.ready AND b.gram = ANY(ARRAY(
-                    SELECT g FROM unnest(\(PostgresTextArray(keywords))::text[]) AS k(keyword),
-                        LATERAL (SELECT lower(normalize(k.keyword, NFKC)) AS n) x,
-                        LATERAL unnest(CASE WHEN char_length(x.n) = 0 THEN '{}'::text[] WHEN char_length(x.n) <= 2 THEN ARRAY[x.n]
-                                            ELSE cafe_bigrams(x.n) END) AS g))
+                WHERE b.ready AND b.gram = ANY(\(PostgresTextArray(terms.forms.flatMap(\.grams)))::text[])
                 ORDER BY array_position(\(PostgresTextArray(preferred))::text[], b.gram) NULLS LAST, b.gram
-                LIMIT \(gramLimit(keywords))
+                LIMIT \(gramLimit(terms.forms.count))
             ), anded AS (
                 SELECT m.chunk, bit_and(m.bits) AS bits FROM search_gram_bitmaps m JOIN used USING (gram)
                 GROUP BY m.chunk HAVING count(*) = (SELECT count(*) FROM used)

@@ -47,12 +47,12 @@ extension CafeRepository {
     public func find(_ query: RecordQuery<CafeField>) throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
         let result: QueryResult = try search.run(sql.indexableCores, on: pool, walkable: sql.orderIsIndexed, limit: query.limit,
-                                                 filled: { $0.count == query.limit }) { conn, step in
+                                                 filled: { $0.count == query.limit }) { conn, step, terms in
             let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
             case .everything: .none
             case .candidates(let ids): .candidates(ids)
             case .walk(let cap): .window(table: "cafes c", cap: cap)
-            case .lookup(let hints): .lookup(hints: hints)
+            case .lookup(let grams): .lookup(grams: grams, terms: terms)
             }
             return try conn.queryPlannedPerCall(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing))
         }

@@ -13,10 +13,18 @@ import PostgresKit
 /// past `CafeListing.lookupLimit` matches, everything again (a walk fills a page soon).
 public struct SearchPlanner: Sendable {
     let statistics: GramStatistics
+    /// The keywords' forms as PostgreSQL normalises them, which every step's statement binds.
+    public let keywordForms: KeywordFormCache
 
-    public init(statistics: GramStatistics) { self.statistics = statistics }
+    /// `keywordForms`: keywords whose forms are kept (`SEARCH_KEYWORD_CACHE`).
+    public init(statistics: GramStatistics, keywordForms: Int = 10_000) {
+        self.statistics = statistics
+        self.keywordForms = KeywordFormCache(capacity: keywordForms)
+    }
 
-    public init(pool: ConnectionPool) { self.init(statistics: GramStatistics(pool: pool)) }
+    public init(pool: ConnectionPool, keywordForms: Int = 10_000) {
+        self.init(statistics: GramStatistics(pool: pool), keywordForms: keywordForms)
+    }
 
     public enum Step: Sendable {
         /// No narrowing: the whole order (a listing's plain walk, a field query's exact check alone).
@@ -25,35 +33,37 @@ public struct SearchPlanner: Sendable {
         case candidates([Int64])
         /// The order's first `cap` rows, keeping those that match.
         case walk(cap: Int)
-        /// Every match through the search indexes, looking up each keyword's given gram.
-        case lookup(hints: [String])
+        /// Every match through the search indexes, looking up these grams (`SearchTerms.lookupGrams`;
+        /// nil: the keywords normalise to nothing, and nothing matches).
+        case lookup(grams: [String]?)
     }
 
     /// Runs the steps for `keywords` on one connection of `pool` until one answers: `filled` says
     /// whether a walk's answer is the whole page (else the search goes on); `walkable` whether the
-    /// caller can walk its order at all.
+    /// caller can walk its order at all. Each step is given the keywords' forms (`SearchTerms`).
     func run<R>(_ keywords: [String], on pool: ConnectionPool, walkable: Bool, limit: Int,
-                filled: (R) -> Bool, _ step: (Connection, Step) throws -> R) throws -> R {
-        guard !keywords.isEmpty else { return try pool.withConnection { try step($0, .everything) } }
+                filled: (R) -> Bool, _ step: (Connection, Step, SearchTerms) throws -> R) throws -> R {
+        guard !keywords.isEmpty else { return try pool.withConnection { try step($0, .everything, .none) } }
         // Before taking a connection: refreshing the statistics needs one of its own.
         let (hints, rare, preferred) = statistics.lookup(keywords)
         return try pool.withConnection { conn in
+            let terms = try keywordForms.terms(keywords, on: conn)
             var cap = CafeListing.walkLimit
             if GramBitmaps.worthAsking(keywords, anyRare: rare) {
-                switch try GramBitmaps.candidates(conn, keywords: keywords, preferred: preferred) {
-                case .ids(let ids): return try step(conn, .candidates(ids))
+                switch try GramBitmaps.candidates(conn, terms: terms, preferred: preferred) {
+                case .ids(let ids): return try step(conn, .candidates(ids), terms)
                 case .many(let bound, let cafes): cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: limit)
                 case .unknown: break
                 }
             }
             if walkable && !rare {
-                let walked = try step(conn, .walk(cap: cap))
+                let walked = try step(conn, .walk(cap: cap), terms)
                 if filled(walked) { return walked }
             }
             do {
-                return try step(conn, .lookup(hints: hints))
+                return try step(conn, .lookup(grams: terms.lookupGrams(hints: hints)), terms)
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
-                return try step(conn, .everything)
+                return try step(conn, .everything, terms)
             }
         }
     }

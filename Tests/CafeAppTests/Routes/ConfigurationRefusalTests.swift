@@ -17,15 +17,18 @@ final class ConfigurationRefusalTests: XCTestCase {
     func testEveryKindOfValueIsChecked() {
         let config = Configuration(environment: [
             "HTTP_THREADS": "0", "DB_QUERY_TIMEOUT": "soon", "LOG_LEVEL": "verbose", "RATE_LIMIT_HOLD": "-1",
-            "TRUSTED_PROXIES": "10.0.0.0/40", "PUBLIC_URL": "cafe.example.com", "QUERY_MAX_IN": "1e3",
+            "TRUSTED_PROXIES": "10.0.0.0/40", "PUBLIC_URL": "cafe.example.com", "QUERY_MAX_IN": "1e3", "SEARCH_KEYWORD_CACHE": "-1",
         ])
         let named = config.invalid.map { String($0.prefix { $0 != ":" }) }
-        XCTAssertEqual(Set(named), ["HTTP_THREADS", "DB_QUERY_TIMEOUT", "LOG_LEVEL", "RATE_LIMIT_HOLD", "TRUSTED_PROXIES", "PUBLIC_URL", "QUERY_MAX_IN"],
+        XCTAssertEqual(Set(named), ["HTTP_THREADS", "DB_QUERY_TIMEOUT", "LOG_LEVEL", "RATE_LIMIT_HOLD", "TRUSTED_PROXIES", "PUBLIC_URL", "QUERY_MAX_IN",
+                                  "SEARCH_KEYWORD_CACHE"],
                        "\(config.invalid)")
         XCTAssertThrowsError(try config.validate())
         let fine = Configuration(environment: ["PORT": "0", "QUERY_HEAVY_SHARE": "0.05", "PUBLIC_URL": "https://cafe.example.com/", "DATABASE_URL": ""])
         XCTAssertEqual(fine.invalid, [])
         XCTAssertEqual(fine.publicURL, "https://cafe.example.com")
         XCTAssertNil(fine.databaseURL, "empty is unset")
+        XCTAssertEqual(fine.searchKeywordCache, 10_000)
+        XCTAssertEqual(Configuration(environment: ["SEARCH_KEYWORD_CACHE": "0"]).searchKeywordCache, 0)
     }
 }

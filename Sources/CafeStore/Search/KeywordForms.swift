@@ -1,0 +1,126 @@
+import PostgresKit
+import Synchronization
+
+/// What PostgreSQL makes of one search keyword: its `LIKE` pattern and its grams, from the keyword
+/// normalised as the search text was (`lower(normalize(k, NFKC))`). Asked of PostgreSQL, never
+/// computed in Swift: its Unicode tables and its `lower` built `search_text` and `search_grams`, and
+/// Swift's could differ.
+public struct KeywordForm: Sendable, Equatable {
+    /// `cafe_like_pattern` of the normalised keyword: a literal substring match.
+    public let pattern: String
+    /// The keyword's grams in the search index: itself when it has one or two characters, else its
+    /// 2-character substrings (`cafe_bigrams`); none when it normalises to nothing.
+    public let grams: [String]
+}
+
+/// The forms of one search's keywords, in their order.
+public struct SearchTerms: Sendable {
+    public let forms: [KeywordForm]
+
+    public static let none = SearchTerms(forms: [])
+
+    /// Each keyword's `LIKE` pattern: every one must match.
+    public var patterns: [String] { forms.map(\.pattern) }
+
+    /// The grams a lookup in the gram index intersects: for each keyword, its hint when that is one of
+    /// its own grams (else all of them: a wrong hint costs speed, never a match); keywords that
+    /// normalise to nothing are left out. Nil when every keyword does: then nothing matches.
+    public func lookupGrams(hints: [String?]) -> [String]? {
+        var grams: [String] = []
+        var looked = false
+        for (i, form) in forms.enumerated() where !form.grams.isEmpty {
+            looked = true
+            let hint = i < hints.count ? hints[i] : nil
+            // Compared as PostgreSQL compares them, byte for byte (Swift's `==` holds canonically
+            // equivalent strings equal), and PostgreSQL's own bytes looked up.
+            if let hint, let own = form.grams.first(where: { $0.utf8.elementsEqual(hint.utf8) }) {
+                grams.append(own)
+            } else {
+                grams += form.grams
+            }
+        }
+        return looked ? grams : nil
+    }
+}
+
+/// The forms of the keywords searched lately, so that a search binds them instead of having
+/// PostgreSQL normalise its keywords in every statement: in the rare-keyword page, the PL/pgSQL that
+/// did so cost PostgreSQL about a third of the statement (docs/performance.md, "Fifth session").
+/// A keyword not kept is asked of PostgreSQL, with the other missing ones, in one statement.
+///
+/// Bounded: at most `capacity` keywords (`SEARCH_KEYWORD_CACHE`), in two generations: once the newer
+/// holds half of them, the older is dropped and the newer becomes the older. A keyword found in the
+/// older moves to the newer, so those in use stay.
+public final class KeywordFormCache: Sendable {
+    public let capacity: Int
+    /// Keyed by the keyword's bytes: Swift's `==` holds canonically equivalent strings equal, which
+    /// PostgreSQL's Unicode tables need not (an older version may not know a character).
+    fileprivate struct Generations {
+        var newer: [[UInt8]: KeywordForm] = [:]
+        var older: [[UInt8]: KeywordForm] = [:]
+    }
+    private let generations = Mutex(Generations())
+
+    /// `capacity` 0 keeps nothing (every search asks).
+    public init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    /// Keywords kept now (both generations).
+    public var count: Int { generations.withLock { $0.newer.count + $0.older.count } }
+
+    /// Whether the form of `keyword` is kept (a search of it asks PostgreSQL nothing).
+    func isKept(_ keyword: String) -> Bool {
+        let key = Array(keyword.utf8)
+        return generations.withLock { $0.newer[key] != nil || $0.older[key] != nil }
+    }
+
+    /// The forms of `keywords`, asking PostgreSQL on `conn` for those not kept.
+    public func terms(_ keywords: [String], on conn: Connection) throws -> SearchTerms {
+        guard !keywords.isEmpty else { return .none }
+        let keys = keywords.map { Array($0.utf8) }
+        var forms: [KeywordForm?] = generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
+        let missing = keywords.indices.filter { forms[$0] == nil }
+        guard !missing.isEmpty else { return SearchTerms(forms: forms.compactMap { $0 }) }
+        let asked = try Self.ask(missing.map { keywords[$0] }, on: conn)
+        for (index, form) in zip(missing, asked) { forms[index] = form }
+        generations.withLock { kept in
+            for (index, form) in zip(missing, asked) { kept.keep(keys[index], form, capacity: capacity) }
+        }
+        return SearchTerms(forms: forms.compactMap { $0 })
+    }
+
+    /// One statement for all of `keywords`, their forms in the same order.
+    static func ask(_ keywords: [String], on conn: Connection) throws -> [KeywordForm] {
+        let rows = try conn.query("""
+            SELECT cafe_like_pattern(x.n),
+                   CASE WHEN char_length(x.n) = 0 THEN '{}'::text[] WHEN char_length(x.n) <= 2 THEN ARRAY[x.n] ELSE cafe_bigrams(x.n) END
+            FROM unnest(\(PostgresTextArray(keywords))::text[]) WITH ORDINALITY AS k(keyword, i),
+                 LATERAL (SELECT lower(normalize(k.keyword, NFKC)) AS n) x
+            ORDER BY k.i
+            """)
+        guard rows.count == keywords.count else {
+            throw PostgresError(kind: .decoding, message: "\(rows.count) keyword forms for \(keywords.count) keywords")
+        }
+        return try rows.map { KeywordForm(pattern: try $0.decode(0), grams: try $0.decode(1, as: PostgresTextArray.self).strings) }
+    }
+}
+
+extension KeywordFormCache.Generations {
+    /// The kept form of `keyword`, moved to the newer generation when found in the older.
+    fileprivate mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
+        if let form = newer[keyword] { return form }
+        guard let form = older.removeValue(forKey: keyword) else { return nil }
+        keep(keyword, form, capacity: capacity)
+        return form
+    }
+
+    /// Into the newer generation; when that holds half the capacity already, it becomes the older
+    /// one first (so neither ever holds more than half).
+    fileprivate mutating func keep(_ keyword: [UInt8], _ form: KeywordForm, capacity: Int) {
+        guard capacity > 0 else { return }
+        if newer.count >= max(1, capacity / 2) {
+            older = capacity >= 2 ? newer : [:]
+            newer = [:]
+        }
+        newer[keyword] = form
+    }
+}

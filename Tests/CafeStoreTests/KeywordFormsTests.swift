@@ -1,0 +1,108 @@
+@testable import CafeStore
+import CafeTestSupport
+import PostgresKit
+import XCTest
+
+/// A search's keywords as PostgreSQL normalises them (`KeywordFormCache`, `SearchTerms`): the forms
+/// must be exactly what the search text and its grams were built with, and the cache must stay within
+/// its capacity while keeping the keywords in use.
+final class KeywordFormsTests: XCTestCase {
+    var db: TestDatabase!
+    var pool: ConnectionPool!
+
+    override func setUpWithError() throws {
+        db = try TestCluster.migratedDatabase(name)
+        pool = db.pool(maxConnections: 2)
+    }
+
+    override func tearDown() {
+        pool?.close()
+        db = nil
+    }
+
+    func forms(_ keywords: [String]) throws -> [KeywordForm] {
+        try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) }
+    }
+
+    func testFormsAreWhatPostgreSQLBuiltTheSearchTextWith() throws {
+        let keywords = ["ｺｰﾋｰ", "珈", "珈琲", "ＣＯＦＦＥＥ", "100%_\\x", "Ǆ", "ﬁ", "", "cafe\u{301}", "☕️🍰"]
+        let got = try forms(keywords)
+        XCTAssertEqual(got.count, keywords.count, "one form per keyword, in order")
+        XCTAssertEqual(got[0].pattern, "%コーヒー%", "half-width katakana")
+        XCTAssertEqual(Set(got[0].grams), ["コー", "ーヒ", "ヒー"])
+        XCTAssertEqual(got[1], KeywordForm(pattern: "%珈%", grams: ["珈"]))
+        XCTAssertEqual(got[2], KeywordForm(pattern: "%珈琲%", grams: ["珈琲"]))
+        XCTAssertEqual(got[3].pattern, "%coffee%", "full-width, lower-cased")
+        XCTAssertEqual(got[4].pattern, "%100\\%\\_\\\\x%", "LIKE's specials escaped")
+        XCTAssertEqual(Set(got[4].grams), ["10", "00", "0%", "%_", "_\\", "\\x"])
+        XCTAssertEqual(got[7], KeywordForm(pattern: "%%", grams: []), "nothing left after normalising")
+        // Each form matches, and its grams are among the indexed ones of, a cafe whose text holds the keyword.
+        for (keyword, form) in zip(keywords, got) where !keyword.isEmpty {
+            let id: Int64 = try pool.query("INSERT INTO cafes (name) VALUES (\("x " + keyword + " y")) RETURNING id").one().decode(0)
+            let row = try pool.query("""
+                SELECT search_text LIKE \(form.pattern), search_grams @> \(PostgresTextArray(form.grams))::text[] FROM cafes WHERE id = \(id)
+                """).one()
+            XCTAssertEqual(try row.decode(0, as: Bool.self), true, "\(keyword): the pattern matches")
+            XCTAssertEqual(try row.decode(1, as: Bool.self), true, "\(keyword): its grams are indexed")
+        }
+    }
+
+    func testLookupGramsTakeAHintOnlyWhenItIsTheKeywordsOwn() throws {
+        let terms = SearchTerms(forms: try forms(["ホットサンド", "珈琲", ""]))
+        XCTAssertEqual(terms.lookupGrams(hints: ["トサ", "珈琲", nil]), ["トサ", "珈琲"], "the keyword that normalises to nothing is left out")
+        let all = terms.forms[0].grams + ["珈琲"]
+        XCTAssertEqual(Set(all), ["ホッ", "ット", "トサ", "サン", "ンド", "珈琲"])
+        XCTAssertEqual(terms.lookupGrams(hints: ["not its own", nil]), all)
+        XCTAssertEqual(terms.lookupGrams(hints: []), all)
+        XCTAssertNil(SearchTerms(forms: try forms(["", ""])).lookupGrams(hints: ["", ""]), "nothing to look up: nothing matches")
+        // A hint equal only canonically (Swift's `==`) is not the keyword's own gram to PostgreSQL:
+        // its own bytes are looked up, never the hint's.
+        let composed = SearchTerms(forms: try forms(["ｶﾞﾗ"]))
+        XCTAssertEqual(composed.lookupGrams(hints: ["\u{30AB}\u{3099}ラ"]).map { $0.map { Array($0.unicodeScalars) } }, [Array("\u{30AC}ラ".unicodeScalars)])
+        XCTAssertNil(SearchTerms.none.lookupGrams(hints: []))
+    }
+
+    func testTheCacheStaysWithinItsCapacityAndKeepsTheKeywordsInUse() throws {
+        let cache = KeywordFormCache(capacity: 8)
+        try pool.withConnection { conn in
+            for i in 0..<200 {
+                let terms = try cache.terms(["珈琲", "keyword \(i)"], on: conn)
+                XCTAssertEqual(terms.patterns, ["%珈琲%", "%keyword \(i)%"])
+                XCTAssertLessThanOrEqual(cache.count, 8)
+            }
+        }
+        XCTAssertTrue(cache.isKept("珈琲"), "asked every time: never dropped")
+        XCTAssertTrue(cache.isKept("keyword 199"))
+        XCTAssertFalse(cache.isKept("keyword 0"))
+
+        let none = KeywordFormCache(capacity: 0)
+        let one = KeywordFormCache(capacity: 1)
+        try pool.withConnection { conn in
+            for keyword in ["a", "b", "c"] {
+                XCTAssertEqual(try none.terms([keyword], on: conn).patterns, ["%\(keyword)%"])
+                XCTAssertEqual(try one.terms([keyword], on: conn).patterns, ["%\(keyword)%"])
+            }
+        }
+        XCTAssertEqual(none.count, 0)
+        XCTAssertEqual(one.count, 1)
+        XCTAssertTrue(one.isKept("c"))
+        XCTAssertTrue(cache.isKept("珈琲"))
+        XCTAssertFalse(KeywordFormCache(capacity: 2).isKept("e\u{301}"))
+        let decomposed = KeywordFormCache(capacity: 2)
+        _ = try pool.withConnection { try decomposed.terms(["e\u{301}"], on: $0) }
+        XCTAssertFalse(decomposed.isKept("\u{E9}"), "kept by its bytes, not by Swift's canonical equivalence")
+    }
+
+    /// A keyword kept is answered without PostgreSQL: on a connection whose server is gone, a search
+    /// of kept keywords still gets its forms, and one of a new keyword fails.
+    func testAKeptKeywordAsksNothing() throws {
+        let cache = KeywordFormCache(capacity: 100)
+        let conn = try Connection(conninfo: db.conninfo)
+        XCTAssertEqual(try cache.terms(["ジャズ", "渋谷"], on: conn).patterns, ["%ジャズ%", "%渋谷%"])
+        let pid: Int = try conn.query("SELECT pg_backend_pid()").one().decode(0)
+        try pool.query("SELECT pg_terminate_backend(\(pid))")
+        XCTAssertEqual(try cache.terms(["渋谷", "ジャズ"], on: conn).patterns, ["%渋谷%", "%ジャズ%"])
+        XCTAssertThrowsError(try cache.terms(["ジャズ", "京都"], on: conn))
+        XCTAssertFalse(cache.isKept("京都"))
+    }
+}
