@@ -73,14 +73,17 @@ public struct CafeListing: Sendable {
     /// 54000 past `cap` of them. A fragment of the caller's statement, not a function call that runs a
     /// query of its own (migration 0026 says what that cost). The grams and patterns are init plans'
     /// values, which the planner cannot see: it estimates the containment at its default selectivity
-    /// and takes the gram index for every keyword, rare or common.
+    /// and takes the gram index for every keyword, rare or common. `cafe_capped` (PL/pgSQL) is called
+    /// only past the cap, to raise: called on every lookup, it cost PostgreSQL 5-10% of the
+    /// rare-keyword page (docs/performance.md, "Fifth session"); `OFFSET 0` keeps the ids one value.
     public static func lookedUpIDs(grams: [String]?, patterns: [String], cap: Int = lookupLimit) -> SQL {
         let looked: SQL = grams.map { "\(PostgresTextArray($0))::text[]" } ?? "NULL::text[]"
         return """
-            cafe_capped(ARRAY(SELECT m.id FROM cafes m \
+            (SELECT CASE WHEN cardinality(f.ids) > \(fixed: String(cap)) THEN cafe_capped(f.ids, \(fixed: String(cap))) ELSE f.ids END \
+            FROM (SELECT ARRAY(SELECT m.id FROM cafes m \
             WHERE m.search_grams @> (SELECT \(looked)) \
             AND m.search_text LIKE ALL (\(likePatterns(patterns))) \
-            LIMIT \(fixed: String(cap + 1))), \(fixed: String(cap)))
+            LIMIT \(fixed: String(cap + 1))) AS ids OFFSET 0) f)::bigint[]
             """
     }
 
