@@ -25,16 +25,16 @@ public final class GramStatistics: Sendable {
     /// statistics counts as 0). The keyword is rare exactly when that frequency is below `rareBelow`.
     /// Looking up that gram alone narrows almost as much as all of them together, for a fraction
     /// of the work (a twenty-fifth for ホットサンド at 1M cafes: docs/performance.md).
-    /// PostgreSQL ignores a hint that is not one of the keyword's own grams (see `cafe_lookup_grams`),
+    /// A hint that is not one of the keyword's own grams is ignored (see `SearchTerms.lookupGrams`),
     /// so a normalisation that differs here can cost speed, never a match.
-    /// What a search looks up for `keywords` — each one's rarest gram, the hints `cafe_lookup_grams`
+    /// What a search looks up for `keywords` — each one's rarest gram, the hints `SearchTerms.lookupGrams`
     /// takes — and whether any keyword is rare, when the search looks up at once instead of walking.
     ///
     /// When every keyword is common, their rarest grams may still be rare together (渋谷 and 京都;
     /// three phrases that seldom meet): estimated as if independent, the lookup intersects those.
     /// When even that estimate is common, the rarity must come from within a keyword: the digit pairs
     /// of a number are each in a few percent of cafes, "54321" in a few dozen. Such a keyword's hint
-    /// is then empty, which makes `cafe_lookup_grams` look up all its grams and the index intersect
+    /// is then empty, which makes `SearchTerms.lookupGrams` look up all its grams and the index intersect
     /// them. (A phrase's grams are not independent — チーズケーキ's always come together — so none
     /// of this decides to skip the walk; it only shapes the lookup after a walk that did not fill the page.)
     ///
