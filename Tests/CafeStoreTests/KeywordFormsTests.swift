@@ -1,6 +1,8 @@
 @testable import CafeStore
 import CafeTestSupport
+import Foundation
 import PostgresKit
+import Synchronization
 import XCTest
 
 /// A search's keywords as PostgreSQL normalises them (`KeywordFormCache`, `SearchTerms`): the forms
@@ -104,5 +106,30 @@ final class KeywordFormsTests: XCTestCase {
         XCTAssertEqual(try cache.terms(["渋谷", "ジャズ"], on: conn).patterns, ["%渋谷%", "%ジャズ%"])
         XCTAssertThrowsError(try cache.terms(["ジャズ", "京都"], on: conn))
         XCTAssertFalse(cache.isKept("京都"))
+    }
+
+    /// Eight threads searching at once, each on its own connection, through one small cache: every
+    /// answer is the keyword's own form, and the cache never holds more than its capacity.
+    func testConcurrentSearchesShareOneBoundedCache() throws {
+        let cache = KeywordFormCache(capacity: 6)
+        let pool = db.pool(maxConnections: 8)
+        defer { pool.close() }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                try pool.withConnection { conn in
+                    for i in 0..<60 {
+                        let keywords = ["ｺｰﾋｰ", "w\(worker) k\(i % 9)"]
+                        let patterns = try cache.terms(keywords, on: conn).patterns
+                        if patterns != ["%コーヒー%", "%w\(worker) k\(i % 9)%"] { failures.withLock { $0.append("\(keywords): \(patterns)") } }
+                        if cache.count > 6 { failures.withLock { $0.append("\(cache.count) kept") } }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertLessThanOrEqual(cache.count, 6)
     }
 }
