@@ -69,13 +69,18 @@ final class ClusterLoginTests: XCTestCase {
         // The balancer is no longer exempt: a client's log-in limit (10 a minute) is its own. Names
         // never tried before, so the hold-off is not what answers.
         var codes: [String] = []
+        let spraying = Date()
         for n in 0..<25 {
             let r = try RawHTTPClient(port: lb, from: "127.0.0.5").request("POST", "/v1/sessions", json: #"{"username":"sprayed_\#(n)","password":"x"}"#)
             codes.append(r.json()["code"] as? String ?? "\(r.status)")
         }
-        // One budget for the client through both API processes together (`SharedRateCounts`), not 10 in each.
+        // One budget for the client through both API processes together (`SharedRateCounts`), not 10 in each:
+        // 10, one more for the processes' 50 ms sync, and one more for each sixth of a minute the spray took
+        // (the window slides: a slow phase of this machine once took 12 s over the 25 and admitted 12).
         let admitted = codes.filter { $0 != "rate_limited" }.count
-        XCTAssertTrue((10...11).contains(admitted), "\(admitted) log-ins admitted: \(codes)")
+        let slid = Int((Date().timeIntervalSince(spraying) / 6).rounded(.up))
+        XCTAssertTrue((10...(11 + slid)).contains(admitted), "\(admitted) log-ins admitted in \(slid) sixths of a minute: \(codes)")
+        XCTAssertLessThan(11 + slid, 20, "the spray took too long to tell one budget from two")
         XCTAssertEqual(try logIn("the right one!", from: "127.0.0.6").status, 201, "another client is not limited")
     }
 
