@@ -51,7 +51,7 @@ final class FieldQuerySearchTests: XCTestCase {
     /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
     func lookup(_ cores: [String], hints: [String?]) throws -> RecordQuerySQL<CafeField>.Narrowing {
         let terms = SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(cores, on: $0) })
-        return .lookup(grams: terms.lookupGrams(hints: hints), terms: terms)
+        return .lookup(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns)
     }
 
     func testEveryNarrowingGivesTheExactRows() throws {

@@ -199,7 +199,7 @@ public struct Configuration: Sendable {
         databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
         preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
         pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)
-        searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", 10_000, 0...10_000_000)
+        searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", KeywordFormCache.defaultCapacity, 0...10_000_000)
         let quota = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
         uploadQuotaBytes = quota > 0 ? quota : nil
         let anonymousTimeout = env.seconds("QUERY_ANONYMOUS_TIMEOUT", 1, 0...86_400)

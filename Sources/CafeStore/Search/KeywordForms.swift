@@ -61,6 +61,9 @@ public final class KeywordFormCache: Sendable {
     }
     private let generations = Mutex(Generations())
 
+    /// `SEARCH_KEYWORD_CACHE`'s default.
+    public static let defaultCapacity = 10_000
+
     /// `capacity` 0 keeps nothing (every search asks).
     public init(capacity: Int) { self.capacity = max(0, capacity) }
 

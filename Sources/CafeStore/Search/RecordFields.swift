@@ -52,7 +52,7 @@ extension CafeRepository {
             case .everything: .none
             case .candidates(let ids): .candidates(ids)
             case .walk(let cap): .window(table: "cafes c", cap: cap)
-            case .lookup(let grams): .lookup(grams: grams, terms: terms)
+            case .lookup(let grams): .lookup(grams: grams, patterns: terms.patterns)
             }
             return try conn.queryPlannedPerCall(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing))
         }

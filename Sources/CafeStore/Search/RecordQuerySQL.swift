@@ -13,9 +13,9 @@ struct RecordQuerySQL<Field: RecordField> {
         case none
         /// Through the gram index, in the statement (for counts of many matches).
         case grams
-        /// Only among `CafeListing.lookedUpIDs` (the search indexes: the grams looked up, and the
-        /// `indexableCores`' forms, `SearchTerms`, checked).
-        case lookup(grams: [String]?, terms: SearchTerms)
+        /// Only among `CafeListing.lookedUpIDs` (the search indexes: these grams looked up, the
+        /// `indexableCores`' `LIKE` patterns checked; `SearchTerms`).
+        case lookup(grams: [String]?, patterns: [String])
         /// Only among the cafes the gram bitmaps allow (`GramBitmaps`).
         case candidates([Int64])
         /// Only among the first `cap` records of `table` (aliased as the columns expect, e.g.
@@ -82,8 +82,8 @@ struct RecordQuerySQL<Field: RecordField> {
 
     private func whereConditions(_ narrowing: Narrowing) -> [SQL] {
         var conditions = query.constraints.flatMap { condition($0, narrowing: narrowing) }
-        if case .lookup(let grams, let terms) = narrowing {
-            conditions.append("\(fixed: idColumn) = ANY(\(CafeListing.lookedUpIDs(grams: grams, patterns: terms.patterns)))")
+        if case .lookup(let grams, let patterns) = narrowing {
+            conditions.append("\(fixed: idColumn) = ANY(\(CafeListing.lookedUpIDs(grams: grams, patterns: patterns)))")
         }
         if case .candidates(let ids) = narrowing {
             conditions.append("\(fixed: idColumn) = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")

@@ -17,12 +17,12 @@ public struct SearchPlanner: Sendable {
     public let keywordForms: KeywordFormCache
 
     /// `keywordForms`: keywords whose forms are kept (`SEARCH_KEYWORD_CACHE`).
-    public init(statistics: GramStatistics, keywordForms: Int = 10_000) {
+    public init(statistics: GramStatistics, keywordForms: Int = KeywordFormCache.defaultCapacity) {
         self.statistics = statistics
         self.keywordForms = KeywordFormCache(capacity: keywordForms)
     }
 
-    public init(pool: ConnectionPool, keywordForms: Int = 10_000) {
+    public init(pool: ConnectionPool, keywordForms: Int = KeywordFormCache.defaultCapacity) {
         self.init(statistics: GramStatistics(pool: pool), keywordForms: keywordForms)
     }
 
