@@ -464,6 +464,20 @@ private final class PeerAddress {
 /// List headers whose repeated lines are joined rather than the first kept: who forwarded the request.
 private let forwardingHeaders: Set<String> = ["x-forwarded-for", "forwarded"]
 
+/// A header name in lower case, made in one pass. Names are tokens (ASCII, RFC 9110 5.1), looked up by
+/// ASCII names: a byte past ASCII is kept as it is (`lowercased()` applied Unicode's rules to every name
+/// of every request).
+private func asciiLowercased(_ name: UnsafePointer<CChar>) -> String {
+    let length = strlen(name)
+    return String(unsafeUninitializedCapacity: length) { out in
+        for i in 0..<length {
+            let byte = UInt8(bitPattern: name[i])
+            out[i] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+        }
+        return length
+    }
+}
+
 /// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
 private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
     final class Box { var values: [String: String] = [:]; let lower: Bool; init(_ lower: Bool) { self.lower = lower } }
@@ -474,8 +488,7 @@ private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasi
         MHD_get_connection_values(connection, kind, { cls, _, key, value in
             guard let cls, let key else { return .YES }
             let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-            var name = String(cString: key)
-            if box.lower { name = name.lowercased() }
+            let name = box.lower ? asciiLowercased(key) : String(cString: key)
             let text = value.map { String(cString: $0) } ?? ""
             if let first = box.values[name] {
                 // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).

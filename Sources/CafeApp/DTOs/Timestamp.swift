@@ -22,26 +22,50 @@ enum Timestamp {
     /// Writes the `length` bytes of the instant `micros` after 1970 into `out`, rounded to the
     /// millisecond (stored values are whole milliseconds already: migration 0005).
     static func write(micros: Int64, into out: UnsafeMutableBufferPointer<UInt8>) {
-        let millis = micros / 1000 + (micros % 1000 >= 500 ? 1 : micros % 1000 <= -500 ? -1 : 0)
-        let t = UTCTime(micros: millis &* 1000)
         guard out.count == length, let base = UnsafeMutableRawPointer(out.baseAddress) else { return }
-        // Two digits at a time from a table, of values already in range (a year has four, milliseconds three).
-        func pair(_ value: Int, _ at: Int) {
-            base.storeBytes(of: Timestamp.digitPairs[Int(truncatingIfNeeded: UInt(bitPattern: value) % 100)].littleEndian, toByteOffset: at, as: UInt16.self)
-        }
-        let year = min(max(t.year, 0), 9999), ms = t.microsecond / 1000
-        pair(year / 100, 0); pair(year % 100, 2); pair(t.month, 5); pair(t.day, 8)
-        pair(t.hour, 11); pair(t.minute, 14); pair(t.second, 17); pair(ms % 100, 21)
-        func byte(_ value: UInt8, _ at: Int) { base.storeBytes(of: value, toByteOffset: at, as: UInt8.self) }
-        byte(45, 4); byte(45, 7); byte(84, 10); byte(58, 13); byte(58, 16); byte(46, 19); byte(90, 23)
-        byte(UInt8(truncatingIfNeeded: 48 + ms / 100), 20)
+        let rest = micros % 1000
+        let millis = micros / 1000 + (rest >= 500 ? 1 : rest <= -500 ? -1 : 0)
+        // Every stored instant is from 1970 to 9999: unsigned arithmetic by constants (multiplications,
+        // no checks), 2 of a page's 3 digits at a time. Anything else goes the general way.
+        guard millis >= 0, millis < 253_402_300_800_000 else { return writeGeneral(millis: millis, base) }
+        let all = UInt64(millis)
+        let seconds = all / 1000, ms = Int(truncatingIfNeeded: all % 1000)
+        let ofDay = Int(truncatingIfNeeded: seconds % 86_400)
+        // Howard Hinnant's civil-from-days, for days from 1970 on (no negative era).
+        let z = Int(truncatingIfNeeded: seconds / 86_400) &+ 719_468
+        let era = z / 146_097, doe = z &- era &* 146_097
+        let yoe = (doe &- doe / 1460 &+ doe / 36_524 &- doe / 146_096) / 365
+        let doy = doe &- (365 &* yoe &+ yoe / 4 &- yoe / 100)
+        let mp = (5 &* doy &+ 2) / 153
+        let day = doy &- (153 &* mp &+ 2) / 5 &+ 1
+        let month = mp < 10 ? mp &+ 3 : mp &- 9
+        let year = yoe &+ era &* 400 &+ (month <= 2 ? 1 : 0)
+        put(year: year, month: month, day: day, hour: ofDay / 3600, minute: ofDay / 60 % 60, second: ofDay % 60, ms: ms, base)
     }
 
-    /// "00" to "99", each as its two bytes in memory order (read as little-endian).
-    private static let digitPairs: [UInt16] = (0..<100).map { (n: Int) -> UInt16 in
-        let tens = UInt16(48 + n / 10), units = UInt16(48 + n % 10)
-        return tens | units << 8
+    /// Before 1970 or past 9999 (no stored value; years clamped to four digits).
+    private static func writeGeneral(millis: Int64, _ base: UnsafeMutableRawPointer) {
+        let t = UTCTime(micros: millis &* 1000)
+        put(year: min(max(t.year, 0), 9999), month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second,
+            ms: t.microsecond / 1000, base)
     }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` from values already in range.
+    @inline(__always)
+    private static func put(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, ms: Int, _ base: UnsafeMutableRawPointer) {
+        let digits = UnsafeRawPointer(digitPairs.utf8Start)
+        func pair(_ value: Int, _ at: Int) {
+            base.storeBytes(of: digits.loadUnaligned(fromByteOffset: 2 &* (value % 100), as: UInt16.self), toByteOffset: at, as: UInt16.self)
+        }
+        pair(year / 100, 0); pair(year, 2); pair(month, 5); pair(day, 8)
+        pair(hour, 11); pair(minute, 14); pair(second, 17); pair(ms, 21)
+        func byte(_ value: UInt8, _ at: Int) { base.storeBytes(of: value, toByteOffset: at, as: UInt8.self) }
+        byte(45, 4); byte(45, 7); byte(84, 10); byte(58, 13); byte(58, 16); byte(46, 19); byte(90, 23)
+        byte(UInt8(truncatingIfNeeded: 48 &+ ms / 100), 20)
+    }
+
+    /// "00" to "99" back to back: a literal, read through its pointer (no lazy global, no bounds check).
+    private static var digitPairs: StaticString { "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899" }
 }
 
 extension JSONWriter {
