@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CJSONScan"),
         // ICU's uspoof (Debian libicu-dev) behind a header with no ICU types (see its header).
         .target(name: "CUsernameSpoof", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
         // libvips and libcurl behind headers with no GLib or curl types: both APIs are variadic.
@@ -34,7 +35,7 @@ let package = Package(
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
         // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "JSONLogging"], swiftSettings: release),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
         .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem"], swiftSettings: release),

@@ -1,3 +1,5 @@
+import CJSONScan
+
 /// Appends JSON straight into one growing byte buffer: no intermediate dictionaries, no `JSONEncoder`
 /// (which dominated the profile of a comparable Swift service). Commas are placed automatically.
 ///
@@ -221,42 +223,24 @@ public final class JSONWriter {
     }
 
     /// RFC 8259 string: escapes `"`, `\\` and control characters; everything else is copied as UTF-8.
-    /// Eight bytes are checked at a time (text is mostly plain: a cafe's introduction is hundreds of
-    /// bytes without one to escape), and each plain run is copied at once.
+    /// Text is mostly plain (a cafe's introduction is hundreds of bytes without one to escape): each
+    /// plain run is found sixteen bytes at a time (`cafe_json_plain_length`) and copied at once.
     private func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        reserve(utf8.count + 2)
+        reserve(utf8.count &+ 2)
         storage[count] = UInt8(ascii: "\"")
-        count += 1
+        count &+= 1
         if let base = utf8.baseAddress {
-            let n = utf8.count
             var start = 0
-            var i = 0
-            while i < n {
-                if n - i >= 8, !Self.mayNeedEscaping(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
-                    i += 8
-                    continue
-                }
-                let c = base[i]
-                if c < 0x20 || c == 0x22 || c == 0x5C {
-                    append(UnsafeBufferPointer(start: base + start, count: i - start))
-                    appendEscaped(c)
-                    start = i + 1
-                }
-                i += 1
+            while start < utf8.count {
+                let plain = cafe_json_plain_length(base + start, utf8.count &- start)
+                append(UnsafeBufferPointer(start: base + start, count: plain))
+                start &+= plain
+                guard start < utf8.count else { break }
+                appendEscaped(base[start])
+                start &+= 1
             }
-            append(UnsafeBufferPointer(start: base + start, count: n - start))
         }
         put(UInt8(ascii: "\""))
-    }
-
-    /// Whether any of the eight bytes is below 0x20, `"` or `\\` (exact: no byte is missed, and a
-    /// word without one is never reported).
-    @inline(__always)
-    private static func mayNeedEscaping(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
-        let control = (word &- ones &* 0x20) & ~word & highs   // a byte below 0x20
-        return (control | hasZeroByte(word ^ (ones &* 0x22)) | hasZeroByte(word ^ (ones &* 0x5C))) != 0
     }
 
     private func appendEscaped(_ c: UInt8) {

@@ -50,11 +50,39 @@ final class JSONWriterTests: XCTestCase {
             return out + "\""
         }
         for byte in UInt8(0)...0x7F {
-            for offset in 0..<17 {
-                let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + [byte] + [UInt8](repeating: UInt8(ascii: "b"), count: 16 - offset % 9)
+            for offset in 0..<40 {   // in and past the first sixteen-byte and eight-byte words
+                let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + [byte] + [UInt8](repeating: UInt8(ascii: "b"), count: 33 - offset % 17)
                 let w = JSONWriter()
                 bytes.withUnsafeBufferPointer { w.value(utf8: $0) }
                 XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), expected(bytes), "byte \(byte) at \(offset)")
+            }
+        }
+    }
+
+    /// Strings of every short length, with one byte that must (or must not) be escaped at every
+    /// position: the scan's sixteen-, eight- and four-byte windows and their overlaps meet each case.
+    func testEveryPositionOfShortStrings() {
+        func escaped(_ b: UInt8) -> [UInt8] {
+            switch b {
+            case 0x22: return Array("\\\"".utf8)
+            case 0x5C: return Array("\\\\".utf8)
+            case 0x0A: return Array("\\n".utf8)
+            case 0x0D: return Array("\\r".utf8)
+            case 0x09: return Array("\\t".utf8)
+            case ..<0x20: return Array(String(format: "\\u%04x", b).utf8)
+            default: return [b]
+            }
+        }
+        for length in 1...40 {
+            for position in 0..<length {
+                for byte: UInt8 in [0x00, 0x09, 0x1F, 0x20, 0x22, 0x5C, 0x7F, 0x80, 0xFF] {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let w = JSONWriter()
+                    bytes.withUnsafeBufferPointer { w.value(utf8: $0) }
+                    let expected = [UInt8(ascii: "\"")] + bytes.flatMap(escaped) + [UInt8(ascii: "\"")]
+                    XCTAssertEqual(w.bytes, expected, "byte \(byte) at \(position) of \(length)")
+                }
             }
         }
     }

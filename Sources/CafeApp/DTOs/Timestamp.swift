@@ -31,15 +31,17 @@ enum Timestamp {
         let all = UInt64(millis)
         let seconds = all / 1000, ms = Int(truncatingIfNeeded: all % 1000)
         let ofDay = Int(truncatingIfNeeded: seconds % 86_400)
-        // Howard Hinnant's civil-from-days, for days from 1970 on (no negative era).
-        let z = Int(truncatingIfNeeded: seconds / 86_400) &+ 719_468
-        let era = z / 146_097, doe = z &- era &* 146_097
-        let yoe = (doe &- doe / 1460 &+ doe / 36_524 &- doe / 146_096) / 365
-        let doy = doe &- (365 &* yoe &+ yoe / 4 &- yoe / 100)
-        let mp = (5 &* doy &+ 2) / 153
-        let day = doy &- (153 &* mp &+ 2) / 5 &+ 1
-        let month = mp < 10 ? mp &+ 3 : mp &- 9
-        let year = yoe &+ era &* 400 &+ (month <= 2 ? 1 : 0)
+        // Neri and Schneider's civil-from-days ("Euclidean affine functions", 2021): multiplications and
+        // shifts only, on the days counted from 1 March of year 0 (all positive from 1970 on).
+        let n = UInt32(truncatingIfNeeded: seconds / 86_400) &+ 719_468
+        let n1 = 4 &* n &+ 3
+        let century = n1 / 146_097, ofCentury = n1 % 146_097 / 4
+        let p2 = UInt64(2_939_745) &* UInt64(4 &* ofCentury &+ 3)
+        let ofYear = UInt32(truncatingIfNeeded: p2) / 2_939_745 / 4
+        let n3 = 2141 &* ofYear &+ 197_913
+        let march = ofYear >= 306   // January and February count in the next civil year
+        let year = Int(100 &* century &+ UInt32(truncatingIfNeeded: p2 >> 32)) &+ (march ? 1 : 0)
+        let month = Int(march ? n3 >> 16 &- 12 : n3 >> 16), day = Int(n3 & 0xFFFF / 2141 &+ 1)
         put(year: year, month: month, day: day, hour: ofDay / 3600, minute: ofDay / 60 % 60, second: ofDay % 60, ms: ms, base)
     }
 
