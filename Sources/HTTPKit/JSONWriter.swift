@@ -67,6 +67,19 @@ public final class JSONWriter {
         needsComma = false
     }
 
+    /// Whole members written as they are, `"a":null,"b":null`: a literal the caller has checked is
+    /// valid JSON members (keys are not escaped). For fixed runs, such as a row without a photo.
+    public func members(_ literal: StaticString) {
+        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer { members(bytes: $0) } }
+        members(bytes: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private func members(bytes: UnsafeBufferPointer<UInt8>) {
+        if needsComma { put(UInt8(ascii: ",")) }
+        append(bytes)
+        needsComma = true
+    }
+
     /// A short copy (a key, a number's digits) in two overlapping words, without a call to `memcpy`, which cost more
     /// than the copy itself for the eleven keys of each comment of a page.
     @inline(__always)
@@ -203,24 +216,34 @@ public final class JSONWriter {
     }
 
     private func appendDecimal(_ n: Int) {
-        // Up to 20 characters for Int.min; digits are written backwards from the end of the room.
-        reserve(20)
+        reserve(20)   // Int.min: a sign and 19 digits
+        if n < 0 { storage[count] = UInt8(ascii: "-"); count &+= 1 }
         var magnitude = n.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let length = withUnsafeMutableBytes(of: &digits) { room -> Int in
-            var at = room.count
-            repeat {
-                at -= 1
-                room[at] = UInt8(48 + magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if n < 0 { at -= 1; room[at] = UInt8(ascii: "-") }
-            let length = room.count - at
-            if let base = room.baseAddress { Self.copy(from: base + at, to: UnsafeMutableRawPointer(storage + count), count: length) }
-            return length
+        var length = 1, threshold: UInt = 10
+        while magnitude >= threshold {
+            length &+= 1
+            if length == 20 { break }
+            threshold &*= 10
         }
-        count += length
+        // Two digits a step from the end, from the pair table.
+        let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start), room = UnsafeMutableRawPointer(storage + count)
+        var at = length
+        while magnitude >= 100 {
+            at &-= 2
+            room.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude % 100), as: UInt16.self), toByteOffset: at, as: UInt16.self)
+            magnitude /= 100
+        }
+        if magnitude >= 10 {
+            room.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude), as: UInt16.self), as: UInt16.self)
+        } else {
+            room.storeBytes(of: UInt8(truncatingIfNeeded: 48 &+ magnitude), as: UInt8.self)
+        }
+        count &+= length
     }
+
+    /// "00" to "99" back to back, each pair of digits as two bytes (read as one `UInt16`): a literal,
+    /// read through its pointer (no lazy global, no bounds check). Timestamps are written with it too.
+    public static var digitPairs: StaticString { "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899" }
 
     /// RFC 8259 string: escapes `"`, `\\` and control characters; everything else is copied as UTF-8.
     /// Text is mostly plain (a cafe's introduction is hundreds of bytes without one to escape): each

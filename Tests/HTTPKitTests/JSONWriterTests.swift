@@ -87,6 +87,31 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    /// Integers as Swift prints them: every power of ten and its neighbours, the extremes, and random ones.
+    func testIntegersAreWrittenAsTheirDescription() {
+        var numbers: [Int] = [0, Int.max, Int.min, Int.min + 1]
+        var power = 1
+        for _ in 0..<19 {
+            numbers += [power - 1, power, power + 1, -power]
+            power = power.multipliedReportingOverflow(by: 10).overflow ? power : power * 10
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 { numbers.append(Int.random(in: Int.min...Int.max, using: &generator) >> Int.random(in: 0..<63, using: &generator)) }
+        for n in numbers {
+            let w = JSONWriter()
+            w.array { w.value(n); w.value(quoted: Int64(n)) }
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "[\(n),\"\(n)\"]")
+        }
+    }
+
+    /// A fixed run of members takes its place among the others, commas and all.
+    func testMembersLiteralJoinsTheObject() throws {
+        let w = JSONWriter()
+        w.object { w.members(#""a":null,"b":1"#); w.field("c", 2) }
+        w.object { w.field("c", 2); w.members(#""a":null"#) }
+        XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), #"{"a":null,"b":1,"c":2}{"c":2,"a":null}"#.replacingOccurrences(of: "}{", with: "},{"))
+    }
+
     /// `value(hundredths:)` writes what `value(Double)` writes for the same number.
     func testHundredthsAreWrittenAsTheirDouble() {
         for cents in -1_000...100_000 {

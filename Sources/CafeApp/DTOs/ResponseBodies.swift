@@ -63,6 +63,8 @@ extension JSONWriter {
 
     /// `imageUrl`, `imageWidth`, `imageHeight`.
     private func imageFields(_ id: FileID?, _ size: ImageSize?) {
+        // Most rows have no photo: their three members are one literal.
+        guard id != nil || size != nil else { return members(#""imageUrl":null,"imageWidth":null,"imageHeight":null"#) }
         key("imageUrl")
         if let id { value(asciiPrefix: FileURL.prefix, decimal: id.rawValue) } else { null() }
         field("imageWidth", size?.width)

@@ -55,7 +55,7 @@ enum Timestamp {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` from values already in range.
     @inline(__always)
     private static func put(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, ms: Int, _ base: UnsafeMutableRawPointer) {
-        let digits = UnsafeRawPointer(digitPairs.utf8Start)
+        let digits = UnsafeRawPointer(JSONWriter.digitPairs.utf8Start)
         func pair(_ value: Int, _ at: Int) {
             base.storeBytes(of: digits.loadUnaligned(fromByteOffset: 2 &* (value % 100), as: UInt16.self), toByteOffset: at, as: UInt16.self)
         }
@@ -65,9 +65,6 @@ enum Timestamp {
         byte(45, 4); byte(45, 7); byte(84, 10); byte(58, 13); byte(58, 16); byte(46, 19); byte(90, 23)
         byte(UInt8(truncatingIfNeeded: 48 &+ ms / 100), 20)
     }
-
-    /// "00" to "99" back to back: a literal, read through its pointer (no lazy global, no bounds check).
-    private static var digitPairs: StaticString { "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899" }
 }
 
 extension JSONWriter {
