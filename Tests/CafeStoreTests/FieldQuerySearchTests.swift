@@ -49,8 +49,13 @@ final class FieldQuerySearchTests: XCTestCase {
     }
 
     /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
+    /// The forms PostgreSQL makes of these keywords.
+    func terms(_ keywords: [String]) throws -> SearchTerms {
+        SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) })
+    }
+
     func lookup(_ cores: [String], hints: [String?]) throws -> RecordQuerySQL<CafeField>.Narrowing {
-        let terms = SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(cores, on: $0) })
+        let terms = try terms(cores)
         return .lookup(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns)
     }
 
@@ -63,7 +68,7 @@ final class FieldQuerySearchTests: XCTestCase {
         for q in cases {
             let want = try expected(q)
             let sql = RecordQuerySQL(q, idColumn: "c.id")
-            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, try lookup(sql.indexableCores, hints: statistics.rarestGrams(sql.indexableCores).map(\.gram))] {
+            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, try lookup(sql.indexableCores, hints: statistics.frequencies().rarest(terms(sql.indexableCores)).map(\.gram))] {
                 let got = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: narrowing)).map { try $0.decode(0, as: Int64.self) }
                 XCTAssertEqual(got, want, "\(q.constraints) \(narrowing)")
             }
@@ -83,7 +88,8 @@ final class FieldQuerySearchTests: XCTestCase {
         try GramBitmapBuilder(pool: pool).buildAll()
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
-        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, terms: SearchTerms(forms: KeywordFormCache.ask(cores, on: $0)), preferred: statistics.lookup(cores).preferred) }) else {
+        let coreTerms = try terms(cores)
+        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, terms: coreTerms, preferred: statistics.frequencies().lookup(coreTerms).preferred) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)

@@ -20,15 +20,16 @@ final class GramStatisticsTests: XCTestCase {
             FROM generate_series(1, 5000) g
             """)
         try pool.query("VACUUM ANALYZE cafes")
-        let statistics = GramStatistics(pool: pool)
-        XCTAssertTrue(try XCTUnwrap(statistics.rarestGrams(["4321"]).first).frequency >= GramStatistics.rareBelow, "each pair is common")
-        XCTAssertEqual(statistics.lookup(["4321"]).hints, [""], "a number: all its grams")
-        XCTAssertFalse(statistics.lookup(["4321"]).anyRare, "the walk still goes first")
-        XCTAssertEqual(statistics.lookup(["渋谷", "4321"]).hints, ["渋谷", ""])
-        XCTAssertEqual(statistics.lookup(["鰻", "4321"]).hints.first, "鰻")
-        XCTAssertTrue(statistics.lookup(["鰻", "4321"]).anyRare)
+        let frequencies = GramStatistics(pool: pool).frequencies()
+        func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) }) }
+        XCTAssertTrue(try XCTUnwrap(frequencies.rarest(terms(["4321"])).first).frequency >= GramStatistics.rareBelow, "each pair is common")
+        XCTAssertEqual(frequencies.lookup(try terms(["4321"])).hints, [""], "a number: all its grams")
+        XCTAssertFalse(frequencies.lookup(try terms(["4321"])).anyRare, "the walk still goes first")
+        XCTAssertEqual(frequencies.lookup(try terms(["渋谷", "4321"])).hints, ["渋谷", ""])
+        XCTAssertEqual(frequencies.lookup(try terms(["鰻", "4321"])).hints.first, "鰻")
+        XCTAssertTrue(frequencies.lookup(try terms(["鰻", "4321"])).anyRare)
         // Each keyword common, but rare together: their rarest grams, intersected across keywords.
-        let together = statistics.lookup(["43", "32", "21"])
+        let together = frequencies.lookup(try terms(["43", "32", "21"]))
         XCTAssertEqual(together.hints, ["43", "32", "21"])
     }
 }

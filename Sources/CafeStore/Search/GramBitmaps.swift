@@ -17,7 +17,7 @@ public enum GramBitmaps {
     /// lookup of a 3-digit number did). Past it the order's walk finds a page among more than ~1%
     /// of cafes within a few thousand rows, where no order puts them last.
     static let candidateLimit = 10_000
-    /// Bitmaps ANDed (in the order of `GramStatistics.lookup`'s `preferred`: each keyword's rarest first): four,
+    /// Bitmaps ANDed (in the order of `GramFrequencies.lookup`'s `preferred`: each keyword's rarest first): four,
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
     /// further grams add nothing to its first.
@@ -35,12 +35,12 @@ public enum GramBitmaps {
     /// Whether the bitmaps can say more than the gram statistics: every keyword is common (a rare one
     /// makes the gram index's lookup cheap) and either several keywords or one of several grams,
     /// whose combination may be rare. One common gram alone is a walk's business.
-    static func worthAsking(_ keywords: [String], anyRare: Bool) -> Bool {
-        !anyRare && (keywords.count > 1 || keywords.contains { GramStatistics.grams(of: $0).count > 1 })
+    static func worthAsking(_ terms: SearchTerms, anyRare: Bool) -> Bool {
+        !anyRare && (terms.forms.count > 1 || terms.forms.contains { $0.grams.count > 1 })
     }
 
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
-    /// grams to AND, rarest first (`GramStatistics.lookup`).
+    /// grams to AND, rarest first (`GramFrequencies.lookup`).
     static func candidates(_ conn: Connection, terms: SearchTerms, preferred: [String]) throws -> Candidates {
         let rows = try conn.query("""
             WITH used AS (

@@ -21,60 +21,9 @@ public final class GramStatistics: Sendable {
 
     public init(pool: ConnectionPool) { self.pool = pool }
 
-    /// For each keyword, its least common gram and that gram's frequency (one absent from the
-    /// statistics counts as 0). The keyword is rare exactly when that frequency is below `rareBelow`.
-    /// Looking up that gram alone narrows almost as much as all of them together, for a fraction
-    /// of the work (a twenty-fifth for ホットサンド at 1M cafes: docs/performance.md).
-    /// A hint that is not one of the keyword's own grams is ignored (see `SearchTerms.lookupGrams`),
-    /// so a normalisation that differs here can cost speed, never a match.
-    /// What a search looks up for `keywords` — each one's rarest gram, the hints `SearchTerms.lookupGrams`
-    /// takes — and whether any keyword is rare, when the search looks up at once instead of walking.
-    ///
-    /// When every keyword is common, their rarest grams may still be rare together (渋谷 and 京都;
-    /// three phrases that seldom meet): estimated as if independent, the lookup intersects those.
-    /// When even that estimate is common, the rarity must come from within a keyword: the digit pairs
-    /// of a number are each in a few percent of cafes, "54321" in a few dozen. Such a keyword's hint
-    /// is then empty, which makes `SearchTerms.lookupGrams` look up all its grams and the index intersect
-    /// them. (A phrase's grams are not independent — チーズケーキ's always come together — so none
-    /// of this decides to skip the walk; it only shapes the lookup after a walk that did not fill the page.)
-    ///
-    /// `preferred` is every gram of the keywords in the order `GramBitmaps` ANDs them: each keyword's
-    /// rarest, then each one's second rarest, and so on, so that a few grams already narrow by every
-    /// keyword (three phrases' first six grams are two of each, not all of two phrases).
-    public func lookup(_ keywords: [String]) -> (hints: [String], anyRare: Bool, preferred: [String]) {
-        let frequencies = current()
-        // Each keyword's distinct grams, the rarest first.
-        let ranked = keywords.map { keyword in
-            Set(Self.grams(of: keyword)).map { (gram: $0, frequency: frequencies[$0] ?? 0) }
-                .sorted { ($0.frequency, $0.gram) < ($1.frequency, $1.gram) }
-        }
-        var preferred: [String] = []
-        var seen = Set<String>()
-        for rank in 0..<(ranked.map(\.count).max() ?? 0) {
-            for grams in ranked where rank < grams.count && seen.insert(grams[rank].gram).inserted {
-                preferred.append(grams[rank].gram)
-            }
-        }
-        let rarest = ranked.map { $0.first ?? ("", 0) }
-        let anyRare = rarest.contains { $0.frequency < Self.rareBelow }
-        let together = rarest.reduce(1.0) { $0 * $1.frequency }
-        if anyRare || together < Self.rareBelow { return (rarest.map(\.gram), anyRare, preferred) }
-        return (zip(ranked, rarest).map { $0.count > 1 ? "" : $1.gram }, false, preferred)
-    }
-
-    public func rarestGrams(_ keywords: [String]) -> [(gram: String, frequency: Double)] {
-        let frequencies = current()
-        return keywords.map { keyword in
-            Self.grams(of: keyword).map { (gram: $0, frequency: frequencies[$0] ?? 0) }.min { $0.frequency < $1.frequency } ?? ("", 0)
-        }
-    }
-
-    /// The grams the search index holds for a keyword: the keyword itself when it has one or two
-    /// characters, else its 2-character substrings.
-    static func grams(of keyword: String) -> [String] {
-        let chars = Array(keyword.precomposedStringWithCompatibilityMapping.lowercased())
-        return chars.count <= 2 ? [String(chars)] : (0..<(chars.count - 1)).map { String(chars[$0...($0 + 1)]) }
-    }
+    /// The frequencies as of now: refreshed from PostgreSQL when older than five minutes, on a
+    /// connection of its own (so take them before the search takes its connection).
+    public func frequencies() -> GramFrequencies { GramFrequencies(of: current()) }
 
     private func current() -> [String: Double] {
         let cached = snapshot.withLock { $0 }
@@ -92,3 +41,61 @@ public final class GramStatistics: Sendable {
         return fresh.frequencies
     }
 }
+
+/// How common each gram is (see `GramStatistics`), to rank the grams of a search's keywords: the forms
+/// PostgreSQL made of them (`SearchTerms`), so the hints are always grams of the keyword itself.
+public struct GramFrequencies: Sendable {
+    let frequencies: [String: Double]
+
+    init(of frequencies: [String: Double]) { self.frequencies = frequencies }
+
+    /// Each keyword's least common gram and that gram's frequency (one absent from the statistics
+    /// counts as 0; a keyword that normalises to nothing has the gram "" at 0). The keyword is rare
+    /// exactly when that frequency is below `GramStatistics.rareBelow`. Looking up that gram alone
+    /// narrows almost as much as all of them together, for a fraction of the work (a twenty-fifth for
+    /// ホットサンド at 1M cafes: docs/performance.md).
+    public func rarest(_ terms: SearchTerms) -> [(gram: String, frequency: Double)] {
+        ranked(terms).map { $0.first ?? ("", 0) }
+    }
+
+    /// What a search looks up — each keyword's rarest gram, the hints `SearchTerms.lookupGrams` takes —
+    /// and whether any keyword is rare, when the search looks up at once instead of walking.
+    ///
+    /// When every keyword is common, their rarest grams may still be rare together (渋谷 and 京都;
+    /// three phrases that seldom meet): estimated as if independent, the lookup intersects those.
+    /// When even that estimate is common, the rarity must come from within a keyword: the digit pairs
+    /// of a number are each in a few percent of cafes, "54321" in a few dozen. Such a keyword's hint
+    /// is then empty, which makes `SearchTerms.lookupGrams` look up all its grams and the index intersect
+    /// them. (A phrase's grams are not independent — チーズケーキ's always come together — so none
+    /// of this decides to skip the walk; it only shapes the lookup after a walk that did not fill the page.)
+    ///
+    /// `preferred` is every gram of the keywords in the order `GramBitmaps` ANDs them: each keyword's
+    /// rarest, then each one's second rarest, and so on, so that a few grams already narrow by every
+    /// keyword (three phrases' first six grams are two of each, not all of two phrases).
+    public func lookup(_ terms: SearchTerms) -> (hints: [String], anyRare: Bool, preferred: [String]) {
+        let ranked = ranked(terms)
+        var preferred: [String] = []
+        var seen = Set<[UInt8]>()
+        for rank in 0..<(ranked.map(\.count).max() ?? 0) {
+            for grams in ranked where rank < grams.count && seen.insert(Array(grams[rank].gram.utf8)).inserted {
+                preferred.append(grams[rank].gram)
+            }
+        }
+        let rarest = ranked.map { $0.first ?? ("", 0) }
+        let anyRare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
+        let together = rarest.reduce(1.0) { $0 * $1.frequency }
+        if anyRare || together < GramStatistics.rareBelow { return (rarest.map(\.gram), anyRare, preferred) }
+        return (zip(ranked, rarest).map { $0.count > 1 ? "" : $1.gram }, false, preferred)
+    }
+
+    /// Each keyword's distinct grams (PostgreSQL's, distinct by their bytes), the rarest first.
+    private func ranked(_ terms: SearchTerms) -> [[(gram: String, frequency: Double)]] {
+        terms.forms.map { form in
+            var seen = Set<[UInt8]>()
+            return form.grams.filter { seen.insert(Array($0.utf8)).inserted }
+                .map { (gram: $0, frequency: frequencies[$0] ?? 0) }
+                .sorted { a, b in a.frequency != b.frequency ? a.frequency < b.frequency : a.gram.utf8.lexicographicallyPrecedes(b.gram.utf8) }
+        }
+    }
+}
+

@@ -45,11 +45,12 @@ public struct SearchPlanner: Sendable {
                 filled: (R) -> Bool, _ step: (Connection, Step, SearchTerms) throws -> R) throws -> R {
         guard !keywords.isEmpty else { return try pool.withConnection { try step($0, .everything, .none) } }
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let (hints, rare, preferred) = statistics.lookup(keywords)
+        let frequencies = statistics.frequencies()
         return try pool.withConnection { conn in
             let terms = try keywordForms.terms(keywords, on: conn)
+            let (hints, rare, preferred) = frequencies.lookup(terms)
             var cap = CafeListing.walkLimit
-            if GramBitmaps.worthAsking(keywords, anyRare: rare) {
+            if GramBitmaps.worthAsking(terms, anyRare: rare) {
                 switch try GramBitmaps.candidates(conn, terms: terms, preferred: preferred) {
                 case .ids(let ids): return try step(conn, .candidates(ids), terms)
                 case .many(let bound, let cafes): cap = CafeListing.walkCap(bound: bound, cafes: cafes, limit: limit)
