@@ -65,6 +65,12 @@ final class QueryAndDecodeTests: XCTestCase {
             XCTAssertEqual(try b.decode(13, as: [UInt8].self), try t.decode(13, as: [UInt8].self))
             XCTAssertEqual(try b.decode(14, as: Int.self), try t.decode(14, as: Int.self))
             XCTAssertEqual(try b.decode(15, as: Int.self), try t.decode(15, as: Int.self))
+            // Read in place, as pages are: every integer width at its extremes, and timestamps.
+            for column in [2, 3, 4, 14, 15] { XCTAssertEqual(b.integer(column), try t.decode(column, as: Int64.self), "column \(column) in place") }
+            for column in 7...9 {   // a Date's seconds as a Double hold microseconds exactly only near 1970
+                XCTAssertEqual(Double(b.timestampMicros(column)), try t.decode(column, as: Date.self).timeIntervalSince1970 * 1_000_000,
+                               accuracy: 64, "column \(column) in place")
+            }
         }
         let row = try XCTUnwrap(binary.first)
         XCTAssertEqual(try row.decode(2, as: Int16.self), -32768)
