@@ -56,14 +56,19 @@ public final class JSONWriter {
 
     @inline(__always)
     private func key(bytes name: UnsafeBufferPointer<UInt8>) {
-        reserve(name.count + 4)
-        if needsComma { storage[count] = UInt8(ascii: ","); count += 1 }
-        storage[count] = UInt8(ascii: "\"")
-        if let base = name.baseAddress { Self.copy(from: UnsafeRawPointer(base), to: UnsafeMutableRawPointer(storage + count + 1), count: name.count) }
-        count += name.count + 1
-        storage[count] = UInt8(ascii: "\"")
-        storage[count + 1] = UInt8(ascii: ":")
-        count += 2
+        // Through locals: a store through `storage` may alias this object's fields as far as the
+        // compiler knows, so `count += …` between stores reloaded and stored it each time.
+        let n = name.count
+        if count &+ n &+ 4 > capacity { grow(to: count &+ n &+ 4) }
+        let out = storage
+        var at = count
+        if needsComma { out[at] = UInt8(ascii: ","); at &+= 1 }
+        out[at] = UInt8(ascii: "\"")
+        if let base = name.baseAddress { Self.copy(from: UnsafeRawPointer(base), to: UnsafeMutableRawPointer(out + (at &+ 1)), count: n) }
+        at &+= n &+ 1
+        out[at] = UInt8(ascii: "\"")
+        out[at &+ 1] = UInt8(ascii: ":")
+        count = at &+ 2
         needsComma = false
     }
 
@@ -110,9 +115,11 @@ public final class JSONWriter {
     /// An integer as a JSON string (`"42"`): ids, which JavaScript cannot hold as numbers past 2^53.
     public func value(quoted n: Int64) {
         separator()
-        put(UInt8(ascii: "\""))
-        appendDecimal(Int(n))
-        put(UInt8(ascii: "\""))
+        reserve(22)   // two quotes, a sign and 19 digits
+        storage[count] = UInt8(ascii: "\"")
+        count = writeDecimal(Int(n), at: count &+ 1)
+        storage[count] = UInt8(ascii: "\"")
+        count &+= 1
     }
     /// A string of an ASCII prefix and a number (`"/v1/files/42"`), without a `String` in between.
     public func value(asciiPrefix prefix: StaticString, decimal n: Int64) {
@@ -217,7 +224,15 @@ public final class JSONWriter {
 
     private func appendDecimal(_ n: Int) {
         reserve(20)   // Int.min: a sign and 19 digits
-        if n < 0 { storage[count] = UInt8(ascii: "-"); count &+= 1 }
+        count = writeDecimal(n, at: count)
+    }
+
+    /// Writes `n` at `at`, where 20 bytes are free; returns the index after it.
+    @inline(__always)
+    private func writeDecimal(_ n: Int, at start: Int) -> Int {
+        let room = UnsafeMutableRawPointer(storage + start)
+        var sign = 0
+        if n < 0 { room.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self); sign = 1 }
         var magnitude = n.magnitude
         var length = 1, threshold: UInt = 10
         while magnitude >= threshold {
@@ -226,19 +241,19 @@ public final class JSONWriter {
             threshold &*= 10
         }
         // Two digits a step from the end, from the pair table.
-        let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start), room = UnsafeMutableRawPointer(storage + count)
+        let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start), digits = room + sign
         var at = length
         while magnitude >= 100 {
             at &-= 2
-            room.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude % 100), as: UInt16.self), toByteOffset: at, as: UInt16.self)
+            digits.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude % 100), as: UInt16.self), toByteOffset: at, as: UInt16.self)
             magnitude /= 100
         }
         if magnitude >= 10 {
-            room.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude), as: UInt16.self), as: UInt16.self)
+            digits.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 &* Int(magnitude), as: UInt16.self), as: UInt16.self)
         } else {
-            room.storeBytes(of: UInt8(truncatingIfNeeded: 48 &+ magnitude), as: UInt8.self)
+            digits.storeBytes(of: UInt8(truncatingIfNeeded: 48 &+ magnitude), as: UInt8.self)
         }
-        count &+= length
+        return start &+ sign &+ length
     }
 
     /// "00" to "99" back to back, each pair of digits as two bytes (read as one `UInt16`): a literal,
