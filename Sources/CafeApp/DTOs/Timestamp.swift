@@ -26,7 +26,7 @@ enum Timestamp {
         let rest = micros % 1000
         let millis = micros / 1000 + (rest >= 500 ? 1 : rest <= -500 ? -1 : 0)
         // Every stored instant is from 1970 to 9999: unsigned arithmetic by constants (multiplications,
-        // no checks), 2 of a page's 3 digits at a time. Anything else goes the general way.
+        // no overflow checks), two digits at a time from the pair table. Anything else goes the general way.
         guard millis >= 0, millis < 253_402_300_800_000 else { return writeGeneral(millis: millis, base) }
         let all = UInt64(millis)
         let seconds = all / 1000, ms = Int(truncatingIfNeeded: all % 1000)
