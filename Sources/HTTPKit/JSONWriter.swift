@@ -187,7 +187,7 @@ public final class JSONWriter {
         if count + more > capacity { grow(to: count + more) }
     }
 
-    /// Four times larger each time: a page of 100 comments (~40 KB) is copied twice on the way, not six times.
+    /// Four times larger each time: a page of 100 comments (~40 KB) grows once from the first 16 KiB.
     private func grow(to needed: Int) {
         var size = capacity
         while size < needed { size *= 4 }
