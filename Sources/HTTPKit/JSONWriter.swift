@@ -48,10 +48,16 @@ public final class JSONWriter {
     /// Keys are literals: written as they are, without scanning for characters to escape
     /// (they contain none; a profile showed the scan at a tenth of a list response).
     public func key(_ name: StaticString) {
-        // A key literal held as a pointer is read directly: `withUTF8Buffer`'s closure and its check for
-        // a one-scalar literal were most of this call's cost (~1,200 keys on a page of 100 comments).
-        guard name.hasPointerRepresentation else { return name.withUTF8Buffer { key(bytes: $0) } }
-        key(bytes: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        Self.withBytes(of: name) { key(bytes: $0) }
+    }
+
+    /// A literal's UTF-8 bytes, read through its pointer when it has one (every multi-character literal):
+    /// `withUTF8Buffer`'s closure and its check for a one-scalar literal were most of a key's cost
+    /// (~1,200 keys on a page of 100 comments).
+    @inline(__always)
+    private static func withBytes<R>(of literal: StaticString, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer(body) }
+        return body(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     @inline(__always)
@@ -75,13 +81,8 @@ public final class JSONWriter {
     /// Whole members written as they are, `"a":null,"b":null`: a literal the caller has checked is
     /// valid JSON members (keys are not escaped). For fixed runs, such as a row without a photo.
     public func members(_ literal: StaticString) {
-        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer { members(bytes: $0) } }
-        members(bytes: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
-    private func members(bytes: UnsafeBufferPointer<UInt8>) {
         if needsComma { put(UInt8(ascii: ",")) }
-        append(bytes)
+        append(literal)
         needsComma = true
     }
 
@@ -206,8 +207,7 @@ public final class JSONWriter {
     }
 
     private func append(_ literal: StaticString) {
-        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer { append($0) } }
-        append(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        Self.withBytes(of: literal) { append($0) }
     }
 
     private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -234,10 +234,10 @@ public final class JSONWriter {
         var sign = 0
         if n < 0 { room.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self); sign = 1 }
         var magnitude = n.magnitude
+        // An Int's magnitude has at most 19 digits, below 10^19, which a UInt holds: the threshold never wraps.
         var length = 1, threshold: UInt = 10
         while magnitude >= threshold {
             length &+= 1
-            if length == 20 { break }
             threshold &*= 10
         }
         // Two digits a step from the end, from the pair table.

@@ -82,9 +82,9 @@ extension Row {
         case 8: return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
         case 4: return Int64(Int32(bigEndian: raw.loadUnaligned(as: Int32.self)))
         case 2: return Int64(Int16(bigEndian: raw.loadUnaligned(as: Int16.self)))
-        case let length:
-            return bigEndianInteger(UnsafeBufferPointer(start: raw.assumingMemoryBound(to: UInt8.self), count: max(0, Int(length))),
-                                    width: max(0, Int(length))) ?? 0
+        default:
+            let value = bytes(column)
+            return bigEndianInteger(value, width: value.count) ?? 0
         }
     }
 

@@ -55,7 +55,7 @@ public struct GramFrequencies: Sendable {
     /// narrows almost as much as all of them together, for a fraction of the work (a twenty-fifth for
     /// ホットサンド at 1M cafes: docs/performance.md).
     public func rarest(_ terms: SearchTerms) -> [(gram: String, frequency: Double)] {
-        ranked(terms).map { $0.first ?? ("", 0) }
+        Self.rarest(of: ranked(terms))
     }
 
     /// What a search looks up — each keyword's rarest gram, the hints `SearchTerms.lookupGrams` takes —
@@ -81,11 +81,16 @@ public struct GramFrequencies: Sendable {
                 preferred.append(grams[rank].gram)
             }
         }
-        let rarest = ranked.map { $0.first ?? ("", 0) }
+        let rarest = Self.rarest(of: ranked)
         let anyRare = rarest.contains { $0.frequency < GramStatistics.rareBelow }
         let together = rarest.reduce(1.0) { $0 * $1.frequency }
         if anyRare || together < GramStatistics.rareBelow { return (rarest.map(\.gram), anyRare, preferred) }
         return (zip(ranked, rarest).map { $0.count > 1 ? "" : $1.gram }, false, preferred)
+    }
+
+    /// The first of each keyword's ranked grams ("" at 0 for a keyword without any).
+    private static func rarest(of ranked: [[(gram: String, frequency: Double)]]) -> [(gram: String, frequency: Double)] {
+        ranked.map { $0.first ?? ("", 0) }
     }
 
     /// Each keyword's distinct grams (PostgreSQL's, distinct by their bytes), the rarest first.
