@@ -198,6 +198,12 @@ enum MonotonicClock {
     }
 }
 
+/// libmicrohttpd's free callback of a response: lets go of the body it was sent from.
+private let releaseBody: MHD_ContentReaderFreeCallback = { held in
+    guard let held else { return }
+    Unmanaged<ResponseBody>.fromOpaque(held).release()
+}
+
 // libmicrohttpd calls these on its own threads; they are plain functions (not closures in main.swift,
 // which Swift 6 would bind to the main actor) and find the server through the `cls` pointer.
 
@@ -505,10 +511,13 @@ private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasi
 extension HTTPServer {
     fileprivate func queue(_ response: Response, on connection: OpaquePointer, requestID: String, closing: Bool) -> MHD_Result {
         connections.writing(cafe_mhd_connection_fd(connection))
-        let handle: OpaquePointer? = response.body.withUnsafeBytes { raw in
-            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+        // Sent from the body's own memory: libmicrohttpd holds a reference to it until it is done.
+        let body = response.body
+        let held = Unmanaged.passRetained(body).toOpaque()
+        guard let handle = MHD_create_response_from_buffer_with_free_callback_cls(body.count, body.baseAddress, releaseBody, held) else {
+            Unmanaged<ResponseBody>.fromOpaque(held).release()
+            return .NO
         }
-        guard let handle else { return .NO }
         defer { MHD_destroy_response(handle) }
         for (name, value) in response.headers { MHD_add_response_header(handle, name, value) }
         MHD_add_response_header(handle, "X-Request-Id", requestID)

@@ -24,8 +24,19 @@ public final class JSONWriter {
 
     deinit { storage.deallocate() }
 
-    /// What has been written so far.
+    /// What has been written so far, as an array (a copy).
     public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: storage, count: count)) }
+
+    /// What has been written, as an answer's body: the buffer itself is handed over, not copied.
+    /// The writer starts again empty.
+    public func body() -> ResponseBody {
+        let written = ResponseBody(adopting: storage, count: count, allocated: capacity)
+        capacity = 64
+        storage = .allocate(capacity: capacity)
+        count = 0
+        needsComma = false
+        return written
+    }
 
     public func object(_ body: () -> Void) {
         separator()

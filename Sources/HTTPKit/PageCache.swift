@@ -118,7 +118,9 @@ public final class PageCache: @unchecked Sendable {
     /// anything it shows changed meanwhile, while suspended, or if it alone is over a quarter of the capacity.
     public func store(_ key: String, _ response: Response, etag: String, shows kinds: [String], stamp: Stamp) {
         let indexes = kinds.compactMap { self.kinds.firstIndex(of: $0) }
-        let bytes = response.body.count + key.utf8.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
+        var response = response
+        response.body = response.body.compacted()
+        let bytes = response.body.allocatedBytes + key.utf8.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
         guard capacityBytes > 0, bytes <= capacityBytes / 4 else { return }
         lock.withLock {
             guard !suspended, stamp.epoch == epoch, indexes.allSatisfy({ stamp.generations[$0] == generations[$0] }) else { return }
@@ -207,9 +209,9 @@ public final class PageCache: @unchecked Sendable {
     }
 
     /// A strong ETag for a body (FNV-1a, 64 bits: it only has to change when the bytes do).
-    public static func etag(_ body: [UInt8]) -> String {
+    public static func etag(_ body: ResponseBody) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in body { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        body.withUnsafeBytes { for b in $0 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 } }
         return "\"p\(String(hash, radix: 36))\""
     }
 }

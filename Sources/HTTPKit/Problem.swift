@@ -82,7 +82,7 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
                 }
             }
         }
-        var response = Response(status: status, headers: [("Content-Type", "application/problem+json; charset=utf-8")] + headers, body: w.bytes)
+        var response = Response(status: status, headers: [("Content-Type", "application/problem+json; charset=utf-8")] + headers, body: w.body())
         response.hold = hold
         return response
     }

@@ -2,7 +2,7 @@
 public struct Response: Sendable {
     public var status: Int
     public var headers: [(String, String)]
-    public var body: [UInt8]
+    public var body: ResponseBody
     /// The route pattern that answered (`/v1/cafes/{id}`), set by the router; not sent. For metrics.
     public var route: String?
     /// Seconds the server waits before sending this answer, holding the connection without a
@@ -13,7 +13,7 @@ public struct Response: Sendable {
     /// same to the client): what this process's page cache must not serve anything older than.
     public var commitPosition: UInt64?
 
-    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [(String, String)] = [], body: ResponseBody = .empty) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -22,7 +22,7 @@ public struct Response: Sendable {
     public static let jsonContentType = "application/json; charset=utf-8"
 
     /// A JSON body already serialised (see `JSONWriter`).
-    public static func json(_ status: Int = 200, _ body: [UInt8]) -> Response {
+    public static func json(_ status: Int = 200, _ body: ResponseBody) -> Response {
         Response(status: status, headers: [("Content-Type", jsonContentType)], body: body)
     }
 
@@ -30,7 +30,7 @@ public struct Response: Sendable {
     public static func json(_ status: Int = 200, _ write: (JSONWriter) -> Void) -> Response {
         let writer = JSONWriter()
         write(writer)
-        return json(status, writer.bytes)
+        return json(status, writer.body())
     }
 
     public static func noContent() -> Response { Response(status: 204) }

@@ -14,7 +14,7 @@ final class AbusiveClientTests: XCTestCase {
     func start(connectionLimit: Int = 4096, perAddress: Int = 0, readTimeout: Int = 2, writeTimeout: Int = 120) throws {
         let logger = Logger(label: "test", minimum: .error)
         let problems = RouteGroup.problems(logger: logger)
-        let big = [UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20)
+        let big = ResponseBody([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
         let group = RouteGroup(routes: [
             Endpoint("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
             Endpoint("GET", "/big", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),

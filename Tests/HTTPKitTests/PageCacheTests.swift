@@ -6,14 +6,14 @@ import XCTest
 /// keeps to its byte budget (least recently used out first) and serves nothing while suspended.
 final class PageCacheTests: XCTestCase {
     private func page(_ text: String, bytes: Int = 0) -> Response {
-        Response(status: 200, body: Array(text.utf8) + Array(repeating: 32, count: bytes))
+        Response(status: 200, body: ResponseBody(Array(text.utf8) + Array(repeating: 32, count: bytes)))
     }
 
     func testAnAnswerIsServedUntilWhatItShowsChanges() {
         let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes", "comments"])
         cache.store("list", page("cafes v1"), etag: "\"a\"", shows: ["cafes"], stamp: cache.stamp())
         cache.store("comments", page("comments v1"), etag: "\"b\"", shows: ["cafes", "comments"], stamp: cache.stamp())
-        XCTAssertEqual(cache.lookup("list")?.response.body, Array("cafes v1".utf8))
+        XCTAssertEqual(cache.lookup("list")?.response.body.bytes, Array("cafes v1".utf8))
         cache.changed("comments")
         XCTAssertNotNil(cache.lookup("list"), "a change to comments leaves the cafe list")
         XCTAssertNil(cache.lookup("comments"))
@@ -82,7 +82,7 @@ final class PageCacheTests: XCTestCase {
                     Thread.sleep(forTimeInterval: 0.2)   // long enough for every other thread to arrive
                     cache.store("list", v1, etag: "\"a\"", shows: ["cafes"], stamp: cache.stamp())
                 }
-                if found?.response.body == Array("v1".utf8) { answers.add() }
+                if found?.response.body.bytes == Array("v1".utf8) { answers.add() }
                 threads.leave()
             }.start()
         }

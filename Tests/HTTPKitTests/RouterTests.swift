@@ -20,7 +20,7 @@ final class RouterTests: XCTestCase {
         ], renderError: problems)], unmatched: problems)
     }
 
-    func body(_ r: Response) -> String { String(decoding: r.body, as: UTF8.self) }
+    func body(_ r: Response) -> String { String(decoding: r.body.bytes, as: UTF8.self) }
 
     /// Header names match in any case, on requests (stored lower-cased) and on responses (as written).
     func testHeaderNamesMatchInAnyCase() {
@@ -97,7 +97,7 @@ final class RouterTests: XCTestCase {
     func testGroupsRunTheirOwnMiddlewareAfterMatchingAndRenderTheirOwnErrors() {
         let seen = Mutex<[String]>([])
         let logger = Logger(label: "t", minimum: .error)
-        let plain: RouteGroup.ErrorRenderer = { error, _ in Response(status: 418, body: Array("plain \(error is Problem)".utf8)) }
+        let plain: RouteGroup.ErrorRenderer = { error, _ in Response(status: 418, body: ResponseBody("plain \(error is Problem)")) }
         let router = Router(groups: [
             RouteGroup(routes: [Endpoint("GET", "/a/{id}", { _ in .noContent() }), Endpoint("POST", "/a/{id}", { _ in throw Problem.notFound() })],
                        middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: RouteGroup.problems(logger: logger)),

@@ -121,7 +121,7 @@ struct PhotoServing: Sendable {
         if negotiated { headers.append(("Vary", "Accept")) }
         if request.ifNoneMatch(etag) || answer.bytes == nil { return Response(status: 304, headers: headers) }
         headers += [("Content-Type", answer.contentType), ("X-Photo-Width", String(answer.width)), ("X-Photo-Height", String(answer.height))]
-        return Response(status: 200, headers: headers, body: answer.bytes ?? [])
+        return Response(status: 200, headers: headers, body: ResponseBody(answer.bytes ?? []))
     }
 }
 

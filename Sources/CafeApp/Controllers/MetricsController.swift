@@ -64,7 +64,7 @@ struct MetricsController: Sendable {
         databaseMetrics(into: &out)
         processMetrics(into: &out)
         return Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
-                        body: Array(out.utf8))
+                        body: ResponseBody(out))
     }
 
     /// Outbox lag and the worker's recorded runs, read from the database (the worker is another

@@ -5,10 +5,10 @@ import HTTPKit
 /// (found like `web/` and `migrations/`, or `OPENAPI_FILE`). A test keeps it and the router in
 /// step, and its length and range limits in step with CafeDomain's rules.
 struct OpenAPIController: Sendable {
-    private let body: [UInt8]?
+    private let body: ResponseBody?
 
     init(file: URL?) {
-        body = file.flatMap { try? Data(contentsOf: $0) }.map { [UInt8]($0) }
+        body = file.flatMap { try? Data(contentsOf: $0) }.map { ResponseBody([UInt8]($0)) }
     }
 
     var routes: [Endpoint] {

@@ -8,7 +8,7 @@ import HTTPKit
 /// by ETag, so a deploy is seen on the next load.
 struct WebClientController: Sendable {
     struct Asset: Sendable {
-        let bytes: [UInt8]
+        let body: ResponseBody
         let contentType: String
         let etag: String
     }
@@ -35,7 +35,7 @@ struct WebClientController: Sendable {
             // FNV-1a: an ETag only has to change when the bytes do.
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
-            return Asset(bytes: bytes, contentType: type, etag: "\"\(String(hash, radix: 16))\"")
+            return Asset(body: ResponseBody(bytes), contentType: type, etag: "\"\(String(hash, radix: 16))\"")
         }
         index = directory.flatMap { load($0.appendingPathComponent("index.html")) }
         var assets: [String: Asset] = [:]
@@ -63,6 +63,6 @@ struct WebClientController: Sendable {
     static func serve(_ asset: Asset, _ request: Request, extra: [(String, String)]) -> Response {
         let headers = [("ETag", asset.etag), ("Cache-Control", "no-cache")] + extra
         if request.ifNoneMatch(asset.etag) { return Response(status: 304, headers: headers) }
-        return Response(status: 200, headers: headers + [("Content-Type", asset.contentType)], body: asset.bytes)
+        return Response(status: 200, headers: headers + [("Content-Type", asset.contentType)], body: asset.body)
     }
 }

@@ -47,12 +47,12 @@ struct IdempotentWrites: Middleware {
                     var headers = [("Idempotent-Replayed", "true")]
                     if let type = stored.contentType { headers.append(("Content-Type", type)) }
                     if let location = stored.location { headers.append(("Location", location)) }
-                    return Response(status: stored.status, headers: headers, body: stored.body)
+                    return Response(status: stored.status, headers: headers, body: ResponseBody(stored.body))
                 case .claimed:
                     let response = try handlerResponse(request, next)
                     guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
                     try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
-                                    location: response.header("location"), body: response.body)
+                                    location: response.header("location"), body: response.body.bytes)
                     return response
                 }
             }

@@ -120,11 +120,11 @@ struct ParseBatchController: Sendable {
         for (i, answer) in answers.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes += Array((200..<300).contains(answer.status) ? #"{"success":"#.utf8 : #"{"error":"#.utf8)
-            bytes += answer.body.isEmpty ? Array("{}".utf8) : answer.body
+            if answer.body.isEmpty { bytes += Array("{}".utf8) } else { answer.body.withUnsafeBytes { bytes += $0 } }
             bytes.append(UInt8(ascii: "}"))
         }
         bytes.append(UInt8(ascii: "]"))
-        return .json(200, bytes)
+        return .json(200, ResponseBody(bytes))
     }
 }
 

@@ -40,7 +40,7 @@ struct ParseError: HeldAnswer, Sendable {
             if hasCode { w.field("code", code) }
             w.field("error", message)
         }
-        var response = Response.json(status, w.bytes)
+        var response = Response.json(status, w.body())
         response.headers += headers
         return response
     }

@@ -1,0 +1,52 @@
+/// The bytes of an answer: written once, never changed, shared by reference. A page a `JSONWriter`
+/// wrote becomes a body without a copy (`JSONWriter.body()`), and libmicrohttpd sends it from this
+/// memory, holding a reference until the last byte is out. So a page of 100 comments is not copied
+/// twice on its way out (into an array, then into libmicrohttpd's own buffer), and a cached page or a
+/// photo is not copied once per answer.
+public final class ResponseBody: @unchecked Sendable {   // immutable after init
+    private let storage: UnsafeMutablePointer<UInt8>
+    public let count: Int
+    /// The memory it holds, which may be more than `count` (a writer's buffer, adopted as it was).
+    public let allocatedBytes: Int
+
+    /// Takes over `storage`, `allocated` bytes of which `count` are the body; freed with the body.
+    init(adopting storage: UnsafeMutablePointer<UInt8>, count: Int, allocated: Int) {
+        self.storage = storage
+        self.count = count
+        allocatedBytes = allocated
+    }
+
+    /// A copy of `bytes`.
+    public convenience init(_ bytes: [UInt8]) {
+        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: max(bytes.count, 1))
+        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { storage.update(from: base, count: $0.count) } }
+        self.init(adopting: storage, count: bytes.count, allocated: max(bytes.count, 1))
+    }
+
+    /// A copy of the UTF-8 of `text`.
+    public convenience init(_ text: String) { self.init(Array(text.utf8)) }
+
+    public static let empty = ResponseBody([])
+
+    deinit { storage.deallocate() }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The bytes as an array (a copy): for the few that keep or combine bodies (the idempotency
+    /// store, a Parse batch), and for tests.
+    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: storage, count: count)) }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// This body in memory of its own size: for one kept long (the page cache), so that a small page
+    /// does not hold the rest of the writer's buffer.
+    public func compacted() -> ResponseBody {
+        allocatedBytes - count < 1024 ? self : ResponseBody(bytes)
+    }
+
+    /// The start of the bytes, for libmicrohttpd, which sends from it while it holds a reference
+    /// (`Unmanaged.passRetained`) released by its free callback.
+    var baseAddress: UnsafeMutableRawPointer { UnsafeMutableRawPointer(storage) }
+}
