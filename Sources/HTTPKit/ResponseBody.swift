@@ -18,9 +18,15 @@ public final class ResponseBody: @unchecked Sendable {   // immutable after init
 
     /// A copy of `bytes`.
     public convenience init(_ bytes: [UInt8]) {
-        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: max(bytes.count, 1))
-        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { storage.update(from: base, count: $0.count) } }
+        let storage = bytes.withUnsafeBufferPointer { Self.copy(of: $0) }
         self.init(adopting: storage, count: bytes.count, allocated: max(bytes.count, 1))
+    }
+
+    /// New memory of their size (at least one byte) holding the bytes at `source`.
+    private static func copy(of source: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: max(source.count, 1))
+        if let base = source.baseAddress { storage.update(from: base, count: source.count) }
+        return storage
     }
 
     /// A copy of the UTF-8 of `text`.
@@ -43,7 +49,8 @@ public final class ResponseBody: @unchecked Sendable {   // immutable after init
     /// This body in memory of its own size: for one kept long (the page cache), so that a small page
     /// does not hold the rest of the writer's buffer.
     public func compacted() -> ResponseBody {
-        allocatedBytes - count < 1024 ? self : ResponseBody(bytes)
+        guard allocatedBytes - count >= 1024 else { return self }
+        return ResponseBody(adopting: Self.copy(of: UnsafeBufferPointer(start: storage, count: count)), count: count, allocated: max(count, 1))
     }
 
     /// The start of the bytes, for libmicrohttpd, which sends from it while it holds a reference
