@@ -48,12 +48,12 @@ final class FieldQuerySearchTests: XCTestCase {
         try pool.query(RecordQuerySQL(q, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .none)).map { try $0.decode(0) }
     }
 
-    /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
     /// The forms PostgreSQL makes of these keywords.
     func terms(_ keywords: [String]) throws -> SearchTerms {
         SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) })
     }
 
+    /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
     func lookup(_ cores: [String], hints: [String?]) throws -> RecordQuerySQL<CafeField>.Narrowing {
         let terms = try terms(cores)
         return .lookup(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns)

@@ -103,4 +103,3 @@ public struct GramFrequencies: Sendable {
         }
     }
 }
-
