@@ -87,6 +87,61 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertNil(try pool.query("SELECT NULL::timestamptz", format: .binary).one().decode(0, as: Date?.self))
     }
 
+    /// What pages are written from: a result `expect` has checked, read in place. Every value, NULL and
+    /// empty alike, and a column past the checked ones, reads as it decodes; and `expect` refuses what the
+    /// in-place readers cannot read right.
+    func testCheckedResultsReadInPlaceAsTheyDecode() throws {
+        let sql: SQL = """
+            SELECT v.* FROM (VALUES
+              (9223372036854775807::int8, (-2147483648)::int4, 7::int2, '珈琲 ☕️'::text, NULL::int8, NULL::text,
+               '2026-12-02 07:35:29.123456+00'::timestamptz, 'past the checked'::text),
+              ((-9223372036854775808)::int8, 0::int4, (-32768)::int2, ''::text, 42::int8, ''::text,
+               '1969-12-31 23:59:59.999999+00'::timestamptz, NULL::text),
+              (1::int8, 2147483647::int4, 32767::int2, repeat('x', 5000), (-1)::int8, 'y'::text,
+               '9999-12-31 23:59:59.999999+00'::timestamptz, ''::text)
+            ) AS v
+            """
+        let expected: [ColumnExpectation] = [.integer(), .integer(), .integer(), .text(), .integer(nullable: true),
+                                             .text(nullable: true), .timestamp()]
+        let checked = try pool.query(sql, format: .binary)
+        try checked.expect(expected)
+        XCTAssertEqual(checked.count, 3)
+        for row in checked {
+            for column in [0, 1, 2, 4] {
+                XCTAssertEqual(row.isNull(column), try row.decode(column, as: Int64?.self) == nil, "column \(column)")
+                XCTAssertEqual(row.integer(column), try row.decode(column, as: Int64?.self) ?? 0, "column \(column)")
+            }
+            for column in [3, 5, 7] {
+                XCTAssertEqual(row.isNull(column), try row.decode(column, as: String?.self) == nil, "column \(column)")
+                XCTAssertEqual(String(decoding: row.bytes(column), as: UTF8.self), try row.decode(column, as: String?.self) ?? "", "column \(column)")
+            }
+            XCTAssertEqual(Double(row.timestampMicros(6)), try row.decode(6, as: Date.self).timeIntervalSince1970 * 1_000_000, accuracy: 64)
+        }
+        XCTAssertTrue(checked[0].isNull(4))
+        XCTAssertTrue(checked[0].isNull(5))
+        XCTAssertFalse(checked[1].isNull(5), "an empty text is not NULL")
+        XCTAssertTrue(checked[1].isNull(7), "a column past the checked ones is read from libpq")
+        XCTAssertEqual(checked[2].bytes(3).count, 5000)
+        XCTAssertEqual(checked[1].integer(0), .min)
+
+        // What `expect` refuses: a NULL where none may be, an infinite timestamp, the wrong kind or format.
+        func refusal(_ sql: SQL, _ columns: [ColumnExpectation], format: ResultFormat = .binary) -> String? {
+            do {
+                try pool.query(sql, format: format).expect(columns)
+                return nil
+            } catch {
+                return (error as? PostgresError)?.message
+            }
+        }
+        XCTAssertEqual(refusal("SELECT v FROM (VALUES (1::int8), (NULL)) AS t(v)", [.integer()]), "column 0 (v) is NULL")
+        XCTAssertNil(refusal("SELECT v FROM (VALUES (1::int8), (NULL)) AS t(v)", [.integer(nullable: true)]))
+        XCTAssertEqual(refusal("SELECT v FROM (VALUES (now()), ('infinity'::timestamptz)) AS t(v)", [.timestamp(nullable: true)]),
+                       "column 0 (v) is infinite")
+        XCTAssertEqual(refusal("SELECT 'a'::text AS v", [.integer()]), "column 0 (v) is not a binary integer")
+        XCTAssertEqual(refusal("SELECT 1::int8 AS v", [.integer()], format: .text), "column 0 (v) is not a binary integer")
+        XCTAssertEqual(refusal("SELECT 1::int8 AS v", [.integer(), .integer()]), "expected 2 columns, the result has 1")
+    }
+
     func testNullDecodesAsNilAndIsAnErrorForNonOptionals() throws {
         let none: String? = nil
         let row = try pool.query("SELECT \(none)::text AS a").first!
