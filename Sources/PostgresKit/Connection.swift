@@ -233,31 +233,53 @@ private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<Uns
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
 
+/// Lays the values out as libpq takes them — text NUL-terminated, bytes in binary format — in one block
+/// that lives for the call (a `strdup` per value and four arrays per statement cost a search more than
+/// its SQL text did).
 private func withBoundParameters<R>(
     _ binds: [PostgresBind],
     _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
 ) -> R {
-    var buffers: [UnsafeMutableRawPointer?] = []
-    var lengths: [Int32] = []
-    var formats: [Int32] = []
-    buffers.reserveCapacity(binds.count)
+    guard !binds.isEmpty else { return body(nil, nil, nil) }
+    var size = 0
     for bind in binds {
         switch bind {
-        case .null:
-            buffers.append(nil); lengths.append(0); formats.append(0)
-        case .text(let s):
-            buffers.append(UnsafeMutableRawPointer(strdup(s))); lengths.append(0); formats.append(0)
-        case .bytes(let b):
-            let p = malloc(max(b.count, 1))!
-            b.withUnsafeBytes { p.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(p), byteCount: b.count) }
-            buffers.append(p); lengths.append(Int32(b.count)); formats.append(1)
+        case .null: break
+        case .text(let s): size += s.utf8.count + 1
+        case .bytes(let b): size += b.count
         }
     }
-    defer { buffers.forEach { free($0) } }
-    let values = buffers.map { $0.map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) } }
-    return values.withUnsafeBufferPointer { v in
-        lengths.withUnsafeBufferPointer { l in
-            formats.withUnsafeBufferPointer { f in body(v.baseAddress, l.baseAddress, f.baseAddress) }
+    let block = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 1)
+    defer { block.deallocate() }
+    let count = binds.count
+    return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { values in
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { numbers in
+            // numbers: the lengths, then the formats.
+            var offset = 0
+            func place(_ bytes: UnsafeRawBufferPointer, terminated: Bool) -> UnsafePointer<CChar> {
+                let start = block.advanced(by: offset)
+                if let base = bytes.baseAddress, !bytes.isEmpty { start.copyMemory(from: base, byteCount: bytes.count) }
+                offset += bytes.count
+                if terminated {
+                    block.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
+                    offset += 1
+                }
+                return UnsafePointer(start.assumingMemoryBound(to: CChar.self))
+            }
+            for (i, bind) in binds.enumerated() {
+                switch bind {
+                case .null:
+                    values[i] = nil; numbers[i] = 0; numbers[count + i] = 0
+                case .text(var s):
+                    values[i] = s.withUTF8 { place(UnsafeRawBufferPointer($0), terminated: true) }
+                    numbers[i] = 0; numbers[count + i] = 0
+                case .bytes(let b):
+                    values[i] = b.withUnsafeBytes { place($0, terminated: false) }
+                    numbers[i] = Int32(b.count); numbers[count + i] = 1
+                }
+            }
+            return body(UnsafePointer(values.baseAddress), UnsafePointer(numbers.baseAddress),
+                        UnsafePointer(numbers.baseAddress?.advanced(by: count)))
         }
     }
 }

@@ -7,59 +7,78 @@
 /// its own values, renumbered), or explicitly through `fixed:` — for fragments a program chooses
 /// from its own constants (a column of a typed field, a sort direction), never from request input.
 public struct SQL: Sendable, ExpressibleByStringInterpolation {
-    enum Piece: Sendable {
-        case text(String)
-        case value(PostgresBind)
+    /// The statement's text, without its values: a value's place is `places`' offset into it. Kept as
+    /// bytes with the offsets beside them, not as a list of pieces: a search's statement is two dozen
+    /// fragments, and a piece per fragment (a `String` each, retained, copied into every enclosing
+    /// statement and released) cost a third of the search's instructions (docs/performance.md).
+    private(set) var text: [UInt8]
+    /// Each value and where in `text` it goes, in order.
+    private(set) var places: [Place]
+
+    struct Place: Sendable {
+        var offset: Int
+        var value: PostgresBind
     }
 
-    private(set) var pieces: [Piece]
+    public init(stringLiteral text: String) {
+        self.text = Array(text.utf8)
+        places = []
+    }
 
-    public init(stringLiteral text: String) { pieces = [.text(text)] }
-
-    public init(stringInterpolation: StringInterpolation) { pieces = stringInterpolation.pieces }
+    public init(stringInterpolation: StringInterpolation) {
+        text = stringInterpolation.text
+        places = stringInterpolation.places
+    }
 
     /// SQL text chosen by the program, never taken from a request.
-    public init(fixed text: String) { pieces = [.text(text)] }
+    public init(fixed text: String) { self.init(stringLiteral: text) }
 
     public struct StringInterpolation: StringInterpolationProtocol {
-        var pieces: [Piece] = []
+        var text: [UInt8] = []
+        var places: [Place] = []
 
         public init(literalCapacity: Int, interpolationCount: Int) {
-            pieces.reserveCapacity(interpolationCount * 2 + 1)
+            // Interpolations are mostly fragments of their own text: room for a few dozen bytes each.
+            text.reserveCapacity(literalCapacity + interpolationCount * 32)
         }
 
-        public mutating func appendLiteral(_ literal: String) {
-            if !literal.isEmpty { pieces.append(.text(literal)) }
-        }
+        public mutating func appendLiteral(_ literal: String) { text.append(contentsOf: literal.utf8) }
 
         /// A value: bound as the next parameter.
         public mutating func appendInterpolation(_ value: some PostgresEncodable) {
-            pieces.append(.value(value.postgresBind))
+            places.append(Place(offset: text.count, value: value.postgresBind))
         }
 
         /// An optional value: bound as the next parameter, NULL when nil.
         public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
-            pieces.append(.value(value.postgresBind))
+            places.append(Place(offset: text.count, value: value.postgresBind))
         }
 
         /// Another statement fragment, with its values.
         public mutating func appendInterpolation(_ fragment: SQL) {
-            pieces.append(contentsOf: fragment.pieces)
+            SQL.append(fragment, toText: &text, places: &places)
         }
 
         /// SQL text the program chose from its own constants (see `SQL.init(fixed:)`).
-        public mutating func appendInterpolation(fixed text: String) {
-            pieces.append(.text(text))
-        }
+        public mutating func appendInterpolation(fixed text: String) { self.text.append(contentsOf: text.utf8) }
+    }
+
+    /// `fragment` appended to a statement's text and places (its values' offsets moved along).
+    fileprivate static func append(_ fragment: SQL, toText text: inout [UInt8], places: inout [Place]) {
+        let shift = text.count
+        text.append(contentsOf: fragment.text)
+        if fragment.places.isEmpty { return }
+        places.reserveCapacity(places.count + fragment.places.count)
+        for place in fragment.places { places.append(Place(offset: place.offset + shift, value: place.value)) }
     }
 
     public static func + (lhs: SQL, rhs: SQL) -> SQL {
         var joined = lhs
-        joined.pieces.append(contentsOf: rhs.pieces)
+        joined += rhs
         return joined
     }
 
-    public static func += (lhs: inout SQL, rhs: SQL) { lhs.pieces.append(contentsOf: rhs.pieces) }
+    public static func += (lhs: inout SQL, rhs: SQL) { append(rhs, toText: &lhs.text, places: &lhs.places) }
 
     /// `WHERE a AND b …`, or nothing when there are no conditions.
     public static func `where`(_ conditions: [SQL]) -> SQL {
@@ -68,21 +87,33 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
 
     /// The text as sent, with numbered placeholders, and the values in their order.
     public var rendered: (text: String, binds: [PostgresBind]) {
-        // Bytes first, one `String` at the end: appending two dozen pieces to a `String` one by one
-        // cost a listing's statement 16k instructions.
-        var text: [UInt8] = []
+        guard !places.isEmpty else { return (String(decoding: text, as: UTF8.self), []) }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count + places.count * 4)
         var binds: [PostgresBind] = []
-        text.reserveCapacity(pieces.reduce(0) { if case .text(let t) = $1 { $0 + t.utf8.count } else { $0 + 4 } })
-        for piece in pieces {
-            switch piece {
-            case .text(let t): text.append(contentsOf: t.utf8)
-            case .value(let v):
-                binds.append(v)
-                text.append(UInt8(ascii: "$"))
-                text.append(contentsOf: String(binds.count).utf8)
-            }
+        binds.reserveCapacity(places.count)
+        var from = 0
+        for place in places {
+            out.append(contentsOf: text[from..<place.offset])
+            from = place.offset
+            binds.append(place.value)
+            out.append(UInt8(ascii: "$"))
+            Self.appendDecimal(binds.count, to: &out)
         }
-        return (String(decoding: text, as: UTF8.self), binds)
+        out.append(contentsOf: text[from...])
+        return (String(decoding: out, as: UTF8.self), binds)
+    }
+
+    /// A parameter's number in decimal (at most 65,535 of them: PostgreSQL's limit).
+    private static func appendDecimal(_ n: Int, to out: inout [UInt8]) {
+        var divisor = 1
+        while divisor * 10 <= n { divisor *= 10 }
+        var rest = n
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
 

@@ -151,6 +151,21 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertThrowsError(try row.decode(0, as: String.self)) { XCTAssertEqual(($0 as? PostgresError)?.kind, .decoding) }
     }
 
+    func testEveryKindOfValueTravelsInOneStatement() throws {
+        let none: String? = nil
+        let row = try pool.query("""
+            SELECT \(none)::text IS NULL, \("")::text, \([UInt8]())::bytea, \("珈琲")::text, \([UInt8]([0, 255, 0]))::bytea,
+                   \(Int64.min)::int8, \(String(repeating: "x", count: 100_000))::text
+            """).one()
+        XCTAssertEqual(try row.decode(0, as: Bool.self), true)
+        XCTAssertEqual(try row.decode(1, as: String.self), "")
+        XCTAssertEqual(try row.decode(2, as: [UInt8].self), [])
+        XCTAssertEqual(try row.decode(3, as: String.self), "珈琲")
+        XCTAssertEqual(try row.decode(4, as: [UInt8].self), [0, 255, 0])
+        XCTAssertEqual(try row.decode(5, as: Int64.self), .min)
+        XCTAssertEqual(try row.decode(6, as: String.self).count, 100_000)
+    }
+
     func testByteaRoundTripsEveryByteValue() throws {
         let bytes = (0..<1024).map { UInt8($0 % 256) }
         let back = try pool.query("SELECT \(bytes)::bytea, length(\(bytes)::bytea)").first!

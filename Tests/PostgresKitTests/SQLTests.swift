@@ -20,4 +20,16 @@ final class SQLTests: XCTestCase {
         XCTAssertEqual(SQL.where([]).rendered.text, "")
         XCTAssertEqual(("x = \(nil as String?)" as SQL).rendered.binds, [.null])
     }
+
+    func testPlaceholdersPastNineAndFragmentsAtEitherEnd() {
+        let values: [SQL] = (1...120).map { "\($0)" }
+        let list = values.joined(separator: ",")
+        let sql: SQL = "\(list)" + " = ANY(" + list + ")"
+        let (text, binds) = sql.rendered
+        let numbers = (1...120).map { "$\($0)" }.joined(separator: ",")
+        XCTAssertEqual(text, numbers + " = ANY(" + (121...240).map { "$\($0)" }.joined(separator: ",") + ")")
+        XCTAssertEqual(binds, ((1...120).map { .text(String($0)) } as [PostgresBind]) + (1...120).map { .text(String($0)) })
+        XCTAssertEqual(("\(1)" as SQL).rendered.text, "$1", "a statement that is only a value")
+        XCTAssertEqual(("" as SQL).rendered.text, "")
+    }
 }
