@@ -234,8 +234,7 @@ private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<Uns
 }
 
 /// Lays the values out as libpq takes them — text NUL-terminated, bytes in binary format — in one block
-/// that lives for the call (a `strdup` per value and four arrays per statement cost a search more than
-/// its SQL text did).
+/// that lives for the call, not a `strdup` or `malloc` per value and four arrays per statement.
 private func withBoundParameters<R>(
     _ binds: [PostgresBind],
     _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R

@@ -10,7 +10,8 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
     /// The statement's text, without its values: a value's place is `places`' offset into it. Kept as
     /// bytes with the offsets beside them, not as a list of pieces: a search's statement is two dozen
     /// fragments, and a piece per fragment (a `String` each, retained, copied into every enclosing
-    /// statement and released) cost a third of the search's instructions (docs/performance.md).
+    /// statement, released) made putting it together cost a fifth of the search's instructions
+    /// (docs/performance.md, "Eighth session").
     private(set) var text: [UInt8]
     /// Each value and where in `text` it goes, in order.
     private(set) var places: [Place]
@@ -98,22 +99,10 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
             from = place.offset
             binds.append(place.value)
             out.append(UInt8(ascii: "$"))
-            Self.appendDecimal(binds.count, to: &out)
+            out.append(contentsOf: String(binds.count).utf8)
         }
         out.append(contentsOf: text[from...])
         return (String(decoding: out, as: UTF8.self), binds)
-    }
-
-    /// A parameter's number in decimal (at most 65,535 of them: PostgreSQL's limit).
-    private static func appendDecimal(_ n: Int, to out: inout [UInt8]) {
-        var divisor = 1
-        while divisor * 10 <= n { divisor *= 10 }
-        var rest = n
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 }
 
