@@ -33,7 +33,14 @@ rows=("trivial JSON endpoint|/healthz|0"
       "list newest 20|/v1/cafes?limit=20|0"
       "search, rare 2-char keyword|/v1/cafes?q=%E8%95%8E%E9%BA%A6|0"
       "comments of a cafe (100)|/v1/cafes/$busiest/comments?limit=100|0"
-      "cached list newest 20|/v1/cafes?limit=20|64")   # cached rows last: `measure` counts them second
+      "cached list newest 20|/v1/cafes?limit=20|64")
+# The rows each server counts (one without the page cache, one with it), as indexes into `rows`, in the
+# order `measure` counts them.
+uncached=(); cached=()
+for i in "${!rows[@]}"; do
+    if [ "${rows[$i]##*|}" = 0 ]; then uncached+=("$i"); else cached+=("$i"); fi
+done
+paths() { local i; for i in "$@"; do IFS='|' read -r _ path _ <<< "${rows[$i]}"; echo "$path"; done; }
 
 # count BINARY NAME PORT CACHE_MB PATH...: instructions per request of each PATH, a line each in
 # $work/NAME.counts.
@@ -68,15 +75,13 @@ count() {
     wait "$server" 2>/dev/null || true
 }
 
-# measure BINARY NAME PORT: $work/NAME.counts, a count per row in the rows' order.
+# measure BINARY NAME PORT: $work/NAME.counts, a count per row, uncached rows first.
 measure() {
-    local binary=$1 name=$2 port=$3 row uncached=() cached=()
-    for row in "${rows[@]}"; do
-        IFS='|' read -r _ path cache <<< "$row"
-        if (( cache > 0 )); then cached+=("$path"); else uncached+=("$path"); fi
-    done
-    count "$binary" "$name" "$port" 0 "${uncached[@]}"
-    count "$binary" "$name" "$((port + 1))" 64 "${cached[@]}"
+    local binary=$1 name=$2 port=$3 list
+    mapfile -t list < <(paths "${uncached[@]}")
+    count "$binary" "$name" "$port" 0 "${list[@]}"
+    mapfile -t list < <(paths "${cached[@]}")
+    count "$binary" "$name" "$((port + 1))" 64 "${list[@]}"
 }
 
 step "counting this build ($cafe) under callgrind, ${seconds}s per page"
@@ -91,9 +96,11 @@ fi
 printf '\n%-32s %14s' "instructions per request" "this build"
 [ -n "$other" ] && printf ' %14s %8s' "other" "change"
 printf '\n'
-for i in "${!rows[@]}"; do
+j=0
+for i in "${uncached[@]}" "${cached[@]}"; do
     IFS='|' read -r name _ _ <<< "${rows[$i]}"
-    printf '%-32s %14s' "$name" "${this[$i]}"
-    [ -n "$other" ] && printf ' %14s %7.1f%%' "${that[$i]}" "$(echo "scale=4; (${this[$i]} - ${that[$i]}) * 100 / ${that[$i]}" | bc)"
+    printf '%-32s %14s' "$name" "${this[$j]}"
+    [ -n "$other" ] && printf ' %14s %7.1f%%' "${that[$j]}" "$(echo "scale=4; (${this[$j]} - ${that[$j]}) * 100 / ${that[$j]}" | bc)"
     printf '\n'
+    j=$((j + 1))
 done
