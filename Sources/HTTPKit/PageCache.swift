@@ -207,13 +207,6 @@ public final class PageCache: @unchecked Sendable {
         head?.previous = node
         head = node
     }
-
-    /// A strong ETag for a body (FNV-1a, 64 bits: it only has to change when the bytes do).
-    public static func etag(_ body: ResponseBody) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        body.withUnsafeBytes { for b in $0 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 } }
-        return "\"p\(String(hash, radix: 36))\""
-    }
 }
 
 /// One page being computed; those who asked for it meanwhile wait until it is done.

@@ -46,6 +46,14 @@ public final class ResponseBody: @unchecked Sendable {   // immutable after init
         try body(UnsafeBufferPointer(start: storage, count: count))
     }
 
+    /// A strong ETag of these bytes (FNV-1a, 64 bits): it only has to change when the bytes do, and
+    /// is the same in every replica and release for the same bytes.
+    public var strongETag: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        withUnsafeBytes { for b in $0 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 } }
+        return "\"p\(String(hash, radix: 36))\""
+    }
+
     /// This body in memory of its own size: for one kept long (the page cache), so that a small page
     /// does not hold the rest of the writer's buffer.
     public func compacted() -> ResponseBody {

@@ -34,6 +34,20 @@ final class ResponseBodyTests: XCTestCase {
         XCTAssertEqual(ResponseBody("héllo").bytes, Array("héllo".utf8))
     }
 
+    /// The page cache's and the web client's `ETag`: FNV-1a of the body's bytes (its published test
+    /// vectors), only `count` of them (not the rest of a writer's buffer), quoted.
+    func testTheStrongETagIsFNV1aOfTheBytesAlone() {
+        XCTAssertEqual(ResponseBody.empty.strongETag, "\"p\(String(UInt64(0xcbf2_9ce4_8422_2325), radix: 36))\"")
+        XCTAssertEqual(ResponseBody("a").strongETag, "\"p\(String(UInt64(0xaf63_dc4c_8601_ec8c), radix: 36))\"")
+        XCTAssertEqual(ResponseBody("foobar").strongETag, "\"p\(String(UInt64(0x8594_4171_f739_67e8), radix: 36))\"")
+        let w = JSONWriter()
+        w.object { w.field("page", 1) }
+        let written = w.body()
+        XCTAssertGreaterThan(written.allocatedBytes, written.count)
+        XCTAssertEqual(written.strongETag, ResponseBody(written.bytes).strongETag, "the buffer past the body is not hashed")
+        XCTAssertNotEqual(ResponseBody(#"{"page":2}"#).strongETag, written.strongETag)
+    }
+
     /// Many connections at once: a body made per answer and one shared by every answer arrive whole,
     /// and each body made per answer is released once sent (none kept, none freed while in use: a
     /// use after free would garble an answer or crash the process).

@@ -32,10 +32,8 @@ struct WebClientController: Sendable {
             case "json": "application/json; charset=utf-8"
             default: "application/octet-stream"
             }
-            // FNV-1a: an ETag only has to change when the bytes do.
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
-            return Asset(body: ResponseBody(bytes), contentType: type, etag: "\"\(String(hash, radix: 16))\"")
+            let body = ResponseBody(bytes)
+            return Asset(body: body, contentType: type, etag: body.strongETag)
         }
         index = directory.flatMap { load($0.appendingPathComponent("index.html")) }
         var assets: [String: Asset] = [:]

@@ -62,7 +62,7 @@ struct CachedPages: Sendable {
         guard computed.status == 200 else { return computed }
         // A route that sets its own validators (a photo: its digest, and how long a CDN may keep it) keeps them.
         var response = computed
-        let etag = computed.header("etag") ?? PageCache.etag(computed.body)
+        let etag = computed.header("etag") ?? computed.body.strongETag
         if computed.header("etag") == nil { response.headers.append(("ETag", etag)) }
         if computed.header("cache-control") == nil { response.headers.append(("Cache-Control", "public, no-cache")) }
         // Stored as the hits are sent, so that a hit adds nothing to it.
