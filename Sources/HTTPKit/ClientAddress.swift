@@ -108,7 +108,7 @@ public struct TrustedProxies: Sendable {
     public func contains(_ address: IPAddress) -> Bool { blocks.contains { $0.contains(address) } }
 
     /// The client of a request from `peer` with these (lower-cased) headers.
-    public func client(peer: IPAddress, headers: [String: String]) -> IPAddress {
+    public func client(peer: IPAddress, headers: HeaderFields) -> IPAddress {
         guard contains(peer) else { return peer }
         let chain: [Substring]
         if let forwardedFor = headers["x-forwarded-for"] {

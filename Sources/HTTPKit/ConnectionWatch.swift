@@ -14,11 +14,10 @@ import Synchronization
 /// whose answer has been sending for longer than `writeTimeout`: a client that reads a photo a
 /// byte at a time would otherwise keep the answer's copy in memory for as long as it likes.
 final class ConnectionWatch: @unchecked Sendable {
-    private struct Entry { var readingSince: UInt64?; var writingSince: UInt64?; var cut = false }
-    /// Entries are sharded by descriptor: every request updates its connection's entry twice, and
-    /// with one lock for all of them the handler threads queued on it (8 threads on 2 cores served
-    /// `/healthz` at a quarter of the rate 4 threads did, half the time spent waiting for that lock).
-    private final class Shard: Sendable { let entries = Mutex<[Int32: Entry]>([:]) }
+    /// The open connections by descriptor, for the sweep. Only opening and closing a connection
+    /// touch them (a request updates its `WatchedConnection` alone); sharded so that connections
+    /// opening on every handler thread at once do not queue on one lock.
+    private final class Shard: Sendable { let connections = Mutex<[Int32: WatchedConnection]>([:]) }
     private let shards: [Shard] = (0..<64).map { _ in Shard() }
     private func shard(_ fd: Int32) -> Shard { shards[Int(UInt32(bitPattern: fd)) % shards.count] }
 
@@ -35,31 +34,19 @@ final class ConnectionWatch: @unchecked Sendable {
         writeTimeoutNanos = UInt64(max(1, writeTimeoutSeconds)) * 1_000_000_000
     }
 
-    func opened(_ fd: Int32) {
+    /// A connection opened (reading its first request from now on); the caller keeps what this returns
+    /// with the connection, and every request on it reports to that.
+    func opened(_ fd: Int32, peer: String) -> WatchedConnection {
         open.add(1, ordering: .relaxed)
-        shard(fd).entries.withLock { $0[fd] = Entry(readingSince: MonotonicClock.nanoseconds()) }
+        let connection = WatchedConnection(peer: peer, since: MonotonicClock.nanoseconds())
+        shard(fd).connections.withLock { $0[fd] = connection }
+        return connection
     }
 
     /// Called before libmicrohttpd closes the socket: afterwards the number may name another connection.
     func closed(_ fd: Int32) {
         open.subtract(1, ordering: .relaxed)
-        _ = shard(fd).entries.withLock { $0.removeValue(forKey: fd) }
-    }
-
-    func handling(_ fd: Int32) {
-        shard(fd).entries.withLock { $0[fd]?.readingSince = nil }
-    }
-
-    func reading(_ fd: Int32) {
-        shard(fd).entries.withLock {
-            $0[fd]?.readingSince = MonotonicClock.nanoseconds()
-            $0[fd]?.writingSince = nil
-        }
-    }
-
-    /// An answer was queued on the connection: it has `writeTimeout` to go out.
-    func writing(_ fd: Int32) {
-        shard(fd).entries.withLock { $0[fd]?.writingSince = MonotonicClock.nanoseconds() }
+        _ = shard(fd).connections.withLock { $0.removeValue(forKey: fd) }
     }
 
     func start() {
@@ -87,18 +74,51 @@ final class ConnectionWatch: @unchecked Sendable {
 
     private func cutSlowReaders() {
         for shard in shards {
-            shard.entries.withLock { entries in
-                let now = MonotonicClock.nanoseconds()   // under the lock: no entry is newer than this
-                for (fd, entry) in entries where !entry.cut {
-                    let slowReading = entry.readingSince.map { now > $0 && now - $0 > readTimeoutNanos } ?? false
-                    let slowWriting = entry.writingSince.map { now > $0 && now - $0 > writeTimeoutNanos } ?? false
+            shard.connections.withLock { connections in
+                let now = MonotonicClock.nanoseconds()
+                for (fd, connection) in connections where !connection.isCut {
+                    // A request may report meanwhile: a connection found slow an instant before its
+                    // request completed was slow for the whole timeout all the same.
+                    let reading = connection.readingSince.load(ordering: .relaxed)
+                    let writing = connection.writingSince.load(ordering: .relaxed)
+                    let slowReading = reading != 0 && now > reading && now - reading > readTimeoutNanos
+                    let slowWriting = writing != 0 && now > writing && now - writing > writeTimeoutNanos
                     guard slowReading || slowWriting else { continue }
                     // Under the lock: `closed` cannot run meanwhile, so fd is still this connection's.
                     Glibc.shutdown(fd, Int32(SHUT_RDWR))
-                    entries[fd]?.cut = true
+                    connection.isCut = true
                     cut.add(1, ordering: .relaxed)
                 }
             }
         }
+    }
+}
+
+/// One open connection as `ConnectionWatch` sees it: its peer's address (found once: every request on
+/// a kept-alive connection has the same one), and since when it has been reading a request or sending
+/// an answer (0: it is not). Kept in libmicrohttpd's socket context, so a request reports to its own
+/// connection with an atomic store, not a lookup under a lock (three per request, a tenth of the
+/// instructions of `/healthz`: docs/performance.md).
+final class WatchedConnection: @unchecked Sendable {   // isCut: only under its shard's lock
+    let peer: String
+    fileprivate let readingSince: Atomic<UInt64>
+    fileprivate let writingSince = Atomic<UInt64>(0)
+    fileprivate var isCut = false
+
+    fileprivate init(peer: String, since: UInt64) {
+        self.peer = peer
+        readingSince = Atomic(since)
+    }
+
+    /// Its request is read whole and being answered: no reading deadline until the next one.
+    func handling() { readingSince.store(0, ordering: .relaxed) }
+
+    /// Its answer was queued: it has the write timeout to go out.
+    func writing() { writingSince.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
+
+    /// Its answer is out: the next request has the read timeout from now.
+    func reading() {
+        writingSince.store(0, ordering: .relaxed)
+        readingSince.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
     }
 }

@@ -260,7 +260,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return server.queue(response, on: connection, requestID: state.requestID, closing: state.closing)
     }
     state.answered = true
-    server.connections.handling(cafe_mhd_connection_fd(connection))
+    watched(connection)?.handling()
 
     if state.tooLarge { return server.refuse(Problem.payloadTooLarge(limit: state.maxBodyBytes), connection, state) }
     var request = server.request(connection, state)
@@ -394,13 +394,12 @@ extension HTTPServer {
 
     /// The request as handlers see it, from what libmicrohttpd has read (the body so far, if any).
     fileprivate func request(_ connection: OpaquePointer, _ state: RequestState) -> Request {
-        let headers = collect(connection, kind: .HEADER_KIND, lowercasingKeys: true)
-        let peer = cafe_mhd_socket_context(connection).map { Unmanaged<PeerAddress>.fromOpaque($0).takeUnretainedValue().text }
-            ?? PeerAddress.of(connection)
+        let headers = collectHeaders(connection)
+        let peer = watched(connection)?.peer ?? peerAddress(connection)
         let proxies = configuration.trustedProxies
         let client = proxies.isEmpty ? peer : IPAddress(peer).map { proxies.client(peer: $0, headers: headers).description } ?? peer
         var request = Request(method: state.method, path: state.path,
-                              query: collect(connection, kind: .GET_ARGUMENT_KIND, lowercasingKeys: false),
+                              query: collectQuery(connection),
                               headers: headers, body: state.body, requestID: RequestID.accept(headers["x-request-id"]),
                               clientAddress: client, peerAddress: peer)
         if let routing = state.routing { request.apply(routing) }
@@ -434,7 +433,7 @@ private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, 
     conCls.pointee = nil
     Unmanaged<RequestState>.fromOpaque(existing).release()
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    if let connection { server.connections.reading(cafe_mhd_connection_fd(connection)) }
+    if let connection { watched(connection)?.reading() }
     server.inFlight.subtract(1, ordering: .releasing)
 }
 
@@ -443,28 +442,27 @@ private let connectionHandler: MHD_NotifyConnectionCallback = { cls, connection,
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let fd = cafe_mhd_connection_fd(connection)
     if event == .CONNECTION_NOTIFY_STARTED {
-        server.connections.opened(fd)
-        socketContext?.pointee = Unmanaged.passRetained(PeerAddress(PeerAddress.of(connection))).toOpaque()
+        let watched = server.connections.opened(fd, peer: peerAddress(connection))
+        socketContext?.pointee = Unmanaged.passRetained(watched).toOpaque()
     } else {
         server.connections.closed(fd)
         if let kept = socketContext?.pointee {
             socketContext?.pointee = nil
-            Unmanaged<PeerAddress>.fromOpaque(kept).release()
+            Unmanaged<WatchedConnection>.fromOpaque(kept).release()
         }
     }
 }
 
-/// A connection's TCP peer as text, found once when it opens (every request on a kept-alive connection
-/// has the same one: formatting it per request was 3% of the instructions of `/healthz`).
-private final class PeerAddress {
-    let text: String
-    init(_ text: String) { self.text = text }
+/// What `ConnectionWatch` keeps of a connection, left in libmicrohttpd's socket context when it opened.
+private func watched(_ connection: OpaquePointer) -> WatchedConnection? {
+    cafe_mhd_socket_context(connection).map { Unmanaged<WatchedConnection>.fromOpaque($0).takeUnretainedValue() }
+}
 
-    static func of(_ connection: OpaquePointer) -> String {
-        var address = [CChar](repeating: 0, count: 64)
-        return cafe_mhd_client_address(connection, &address, address.count) == 0
-            ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
-    }
+/// A connection's TCP peer as text.
+private func peerAddress(_ connection: OpaquePointer) -> String {
+    var address = [CChar](repeating: 0, count: 64)
+    return cafe_mhd_client_address(connection, &address, address.count) == 0
+        ? address.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } } ?? "unknown" : "unknown"
 }
 
 /// List headers whose repeated lines are joined rather than the first kept: who forwarded the request.
@@ -484,33 +482,49 @@ private func asciiLowercased(_ name: UnsafePointer<CChar>) -> String {
     }
 }
 
-/// Copies one kind of key/value pairs (headers, query arguments) out of libmicrohttpd.
-private func collect(_ connection: OpaquePointer, kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
-    final class Box { var values: [String: String] = [:]; let lower: Bool; init(_ lower: Bool) { self.lower = lower } }
-    let box = Box(lowercasingKeys)
-    // Counted first, so that the dictionary is made once at its size rather than grown.
-    box.values.reserveCapacity(max(0, Int(MHD_get_connection_values(connection, kind, nil, nil))))
-    _ = withExtendedLifetime(box) {
-        MHD_get_connection_values(connection, kind, { cls, _, key, value in
-            guard let cls, let key else { return .YES }
-            let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-            let name = box.lower ? asciiLowercased(key) : String(cString: key)
-            let text = value.map { String(cString: $0) } ?? ""
-            if let first = box.values[name] {
-                // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).
-                if box.lower && forwardingHeaders.contains(name) { box.values[name] = first + ", " + text }
-            } else {
-                box.values[name] = text
-            }
-            return .YES
-        }, Unmanaged.passUnretained(box).toOpaque())
+/// The request's header fields, in order, each name once.
+private func collectHeaders(_ connection: OpaquePointer) -> HeaderFields {
+    var fields = HeaderFields.Collector()
+    eachValue(connection, kind: .HEADER_KIND) { key, value in
+        let name = asciiLowercased(key)
+        let text = value.map { String(cString: $0) } ?? ""
+        // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).
+        fields.add(name, text, joiningRepeats: forwardingHeaders.contains(name))
     }
-    return box.values
+    return fields.fields
+}
+
+/// The query's arguments, percent-decoded by libmicrohttpd; a repeated name keeps its first value.
+private func collectQuery(_ connection: OpaquePointer) -> [String: String] {
+    let count = Int(MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil))
+    guard count > 0 else { return [:] }
+    var query: [String: String] = [:]
+    query.reserveCapacity(count)
+    eachValue(connection, kind: .GET_ARGUMENT_KIND) { key, value in
+        let name = String(cString: key)
+        if query[name] == nil { query[name] = value.map { String(cString: $0) } ?? "" }
+    }
+    return query
+}
+
+/// Calls `body` with each key and value of one kind libmicrohttpd has read, in the request's order.
+private func eachValue(_ connection: OpaquePointer, kind: MHD_ValueKind, _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>?) -> Void) {
+    typealias Visit = (UnsafePointer<CChar>, UnsafePointer<CChar>?) -> Void
+    withoutActuallyEscaping(body) { body in
+        var visit: Visit = body
+        withUnsafeMutablePointer(to: &visit) { visit in
+            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                cls.assumingMemoryBound(to: Visit.self).pointee(key, value)
+                return .YES
+            }, visit)
+        }
+    }
 }
 
 extension HTTPServer {
     fileprivate func queue(_ response: Response, on connection: OpaquePointer, requestID: String, closing: Bool) -> MHD_Result {
-        connections.writing(cafe_mhd_connection_fd(connection))
+        watched(connection)?.writing()
         // Sent from the body's own memory: libmicrohttpd holds a reference to it until it is done.
         let body = response.body
         let held = Unmanaged.passRetained(body).toOpaque()

@@ -7,7 +7,7 @@ public struct Request: Sendable {
     /// Percent-decoded query parameters; a repeated name keeps its first value.
     public let query: [String: String]
     /// Header names lower-cased.
-    public let headers: [String: String]
+    public let headers: HeaderFields
     public let body: [UInt8]
     public let requestID: String
     /// The client's address: the TCP peer, or behind a trusted proxy the address it forwarded
@@ -34,7 +34,7 @@ public struct Request: Sendable {
     /// Where the router found the request line leads, once it has looked.
     var routing: Routing?
 
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+    public init(method: String, path: String, query: [String: String] = [:], headers: HeaderFields = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1", peerAddress: String? = nil) {
         self.method = method
         self.path = path

@@ -32,6 +32,14 @@ final class ServerTests: XCTestCase {
             Endpoint("GET", "/boom", { _ in throw Unexpected() }),
             Endpoint("GET", "/slow", { _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
             Endpoint("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            Endpoint("GET", "/headers", { req in
+                Response.json { w in
+                    w.object {
+                        w.field("fields", req.headers.count); w.field("one", req.header("X-One")); w.field("forwarded", req.header("x-forwarded-for"))
+                        w.field("first", req.header("x-h0")); w.field("last", req.header("x-h179")); w.field("absent", req.header("x-h180"))
+                    }
+                }
+            }),
         ], logger: Logger(label: "test", minimum: .error))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 4, idleTimeoutSeconds: 2, maxBodyBytes: 1024),
                             logger: Logger(label: "test", minimum: .error), responder: FrontDoor(router: router))
@@ -165,6 +173,24 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(r.json()["code"] as? String, "internal_error")
         XCTAssertEqual(try c.request("GET", "/hello").status, 200)
         XCTAssertEqual(try client().request("GET", "/hello").status, 200)
+    }
+
+    /// Header names in any case, the first line of a repeated name kept, the hops of a repeated
+    /// `X-Forwarded-For` joined into one list; the same with 180 more fields (looked up by index).
+    func testRepeatedHeadersKeepTheFirstLineButForwardingHopsAreJoined() throws {
+        for extra in [0, 180] {
+            let c = try client()
+            let many = (0..<extra).map { "x-h\($0): v\($0)\r\n" }.joined()
+            try c.send("GET /headers HTTP/1.1\r\nHost: x\r\nX-One: first\r\nx-one: second\r\n\(many)"
+                       + "X-Forwarded-For: 203.0.113.5\r\nx-forwarded-for: 10.0.0.1, 10.0.0.2\r\n\r\n")
+            let json = try c.readResponse().json()
+            XCTAssertEqual(json["fields"] as? Int, 3 + extra, "host, x-one and x-forwarded-for once each")
+            XCTAssertEqual(json["one"] as? String, "first")
+            XCTAssertEqual(json["forwarded"] as? String, "203.0.113.5, 10.0.0.1, 10.0.0.2")
+            XCTAssertEqual(json["first"] as? String, extra > 0 ? "v0" : nil)
+            XCTAssertEqual(json["last"] as? String, extra > 0 ? "v179" : nil)
+            XCTAssertNil(json["absent"] as? String)
+        }
     }
 
     func testKeepAliveServesManyRequestsOnOneConnection() throws {

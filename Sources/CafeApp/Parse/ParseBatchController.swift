@@ -97,7 +97,7 @@ struct ParseBatchController: Sendable {
     /// An entry as a request of its own: the batch's client, application id and session, the entry's
     /// method and body. A read is sent as the SDKs' `POST` with `_method: GET`, its body the query.
     private func subrequest(_ entry: Entry, _ index: Int, of r: ParseRequest) -> Request {
-        var headers = r.http.headers.filter { ["user-agent", "x-parse-client-version", "x-parse-installation-id", "accept-language"].contains($0.key) }
+        var headers = r.http.headers.keeping(["user-agent", "x-parse-client-version", "x-parse-installation-id", "accept-language"])
         headers["x-parse-application-id"] = context.appID
         headers["content-type"] = "application/json"
         if let token = r.token { headers["x-parse-session-token"] = token }
