@@ -466,7 +466,8 @@ private func peerAddress(_ connection: OpaquePointer) -> String {
 }
 
 /// List headers whose repeated lines are joined rather than the first kept: who forwarded the request.
-private let forwardingHeaders: Set<String> = ["x-forwarded-for", "forwarded"]
+/// Two names compared as they are (a `Set` hashed every name of every request).
+private func isForwardingHeader(_ name: String) -> Bool { name == "x-forwarded-for" || name == "forwarded" }
 
 /// A header name in lower case, made in one pass. Names are tokens (ASCII, RFC 9110 5.1), looked up by
 /// ASCII names: a byte past ASCII is kept as it is (`lowercased()` applied Unicode's rules to every name
@@ -489,7 +490,7 @@ private func collectHeaders(_ connection: OpaquePointer) -> HeaderFields {
         let name = asciiLowercased(key)
         let text = value.map { String(cString: $0) } ?? ""
         // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).
-        fields.add(name, text, joiningRepeats: forwardingHeaders.contains(name))
+        fields.add(name, text, joiningRepeats: isForwardingHeader(name))
     }
     return fields.fields
 }
