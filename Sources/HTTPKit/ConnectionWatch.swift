@@ -97,8 +97,8 @@ final class ConnectionWatch: @unchecked Sendable {
 /// One open connection as `ConnectionWatch` sees it: its peer's address (found once: every request on
 /// a kept-alive connection has the same one), and since when it has been reading a request or sending
 /// an answer (0: it is not). Kept in libmicrohttpd's socket context, so a request reports to its own
-/// connection with an atomic store, not a lookup under a lock (three per request, a tenth of the
-/// instructions of `/healthz`: docs/performance.md).
+/// connection with an atomic store, not a lookup under a lock (three per request: 5% of the
+/// instructions of `/healthz`, docs/performance.md).
 final class WatchedConnection: @unchecked Sendable {   // isCut: only under its shard's lock
     let peer: String
     fileprivate let readingSince: Atomic<UInt64>
