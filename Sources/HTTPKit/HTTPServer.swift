@@ -485,14 +485,14 @@ private func asciiLowercased(_ name: UnsafePointer<CChar>) -> String {
 
 /// The request's header fields, in order, each name once.
 private func collectHeaders(_ connection: OpaquePointer) -> HeaderFields {
-    var fields = HeaderFields.Collector()
+    var fields = HeaderFields()
     eachValue(connection, kind: .HEADER_KIND) { key, value in
         let name = asciiLowercased(key)
         let text = value.map { String(cString: $0) } ?? ""
         // The hops a proxy appends as a header line of its own are part of the one list (RFC 9110 5.3).
-        fields.add(name, text, joiningRepeats: isForwardingHeader(name))
+        fields.addLine(name, text, joiningRepeats: isForwardingHeader(name))
     }
-    return fields.fields
+    return fields
 }
 
 /// The query's arguments, percent-decoded by libmicrohttpd; a repeated name keeps its first value.

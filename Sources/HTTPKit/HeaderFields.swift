@@ -54,18 +54,13 @@ public struct HeaderFields: Sendable, ExpressibleByDictionaryLiteral {
         index = Dictionary(fields.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Builds the fields of a request line by line.
-    struct Collector {
-        private(set) var fields = HeaderFields()
-
-        /// A line of the request: a name seen before keeps its first value, or with `joiningRepeats`
-        /// gets this one appended to its list.
-        mutating func add(_ name: String, _ value: String, joiningRepeats: Bool) {
-            if let first = fields[name] {
-                if joiningRepeats { fields[name] = first + ", " + value }
-            } else {
-                fields[name] = value
-            }
+    /// A header line of a request, as it is read: a name seen before keeps its first value, or with
+    /// `joiningRepeats` gets this one appended to its list.
+    mutating func addLine(_ name: String, _ value: String, joiningRepeats: Bool) {
+        if let first = self[name] {
+            if joiningRepeats { self[name] = first + ", " + value }
+        } else {
+            self[name] = value
         }
     }
 }

@@ -25,15 +25,15 @@ final class HeaderFieldsTests: XCTestCase {
         }
     }
 
-    func testTheCollectorKeepsTheFirstLineOrJoinsTheList() {
-        var collector = HeaderFields.Collector()
-        collector.add("x-one", "first", joiningRepeats: false)
-        collector.add("x-forwarded-for", "203.0.113.5", joiningRepeats: true)
-        collector.add("x-one", "second", joiningRepeats: false)
-        collector.add("x-forwarded-for", "10.0.0.1", joiningRepeats: true)
-        XCTAssertEqual(collector.fields["x-one"], "first")
-        XCTAssertEqual(collector.fields["x-forwarded-for"], "203.0.113.5, 10.0.0.1")
-        XCTAssertEqual(collector.fields.count, 2)
+    func testARepeatedLineKeepsTheFirstValueOrJoinsTheList() {
+        var fields = HeaderFields()
+        fields.addLine("x-one", "first", joiningRepeats: false)
+        fields.addLine("x-forwarded-for", "203.0.113.5", joiningRepeats: true)
+        fields.addLine("x-one", "second", joiningRepeats: false)
+        fields.addLine("x-forwarded-for", "10.0.0.1", joiningRepeats: true)
+        XCTAssertEqual(fields["x-one"], "first")
+        XCTAssertEqual(fields["x-forwarded-for"], "203.0.113.5, 10.0.0.1")
+        XCTAssertEqual(fields.count, 2)
     }
 
     func testKeepingTakesOnlyTheNamedFields() {
