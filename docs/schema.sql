@@ -25,6 +25,14 @@ BEGIN
     RETURN ids;
 END $$;
 
+CREATE FUNCTION public.cafe_keyword_grams(normalized text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN char_length(normalized) = 0 THEN '{}'::text[]
+                WHEN char_length(normalized) <= 2 THEN ARRAY[normalized]
+                ELSE cafe_bigrams(normalized) END
+$$;
+
 CREATE FUNCTION public.cafe_like_pattern(keyword text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$

@@ -9,7 +9,7 @@ public struct KeywordForm: Sendable, Equatable {
     /// `cafe_like_pattern` of the normalised keyword: a literal substring match.
     public let pattern: String
     /// The keyword's grams in the search index: itself when it has one or two characters, else its
-    /// 2-character substrings (`cafe_bigrams`); none when it normalises to nothing.
+    /// 2-character substrings (`cafe_bigrams`); none when it normalises to nothing (`cafe_keyword_grams`).
     public let grams: [String]
 }
 
@@ -95,7 +95,7 @@ public final class KeywordFormCache: Sendable {
     static func ask(_ keywords: [String], on conn: Connection) throws -> [KeywordForm] {
         let rows = try conn.query("""
             SELECT cafe_like_pattern(x.n),
-                   CASE WHEN char_length(x.n) = 0 THEN '{}'::text[] WHEN char_length(x.n) <= 2 THEN ARRAY[x.n] ELSE cafe_bigrams(x.n) END
+                   cafe_keyword_grams(x.n)
             FROM unnest(\(PostgresTextArray(keywords))::text[]) WITH ORDINALITY AS k(keyword, i),
                  LATERAL (SELECT lower(normalize(k.keyword, NFKC)) AS n) x
             ORDER BY k.i

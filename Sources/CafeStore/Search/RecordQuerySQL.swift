@@ -143,7 +143,7 @@ struct RecordQuerySQL<Field: RecordField> {
             if case .grams = narrowing, column.inSearchText, let core = SubstringPrefilter.indexableCore(of: match.literal) {
                 // Narrow through the gram index over the normalised search text (see SubstringPrefilter).
                 let normalized: SQL = "lower(normalize(\(core)::text, NFKC))"
-                parts.append("c.search_grams @> (CASE WHEN char_length(\(normalized)) <= 2 THEN ARRAY[\(normalized)] ELSE cafe_bigrams(\(normalized)) END)")
+                parts.append("c.search_grams @> cafe_keyword_grams(\(normalized))")
             }
             // The exact, case-sensitive match on the stored text decides.
             let literal: SQL = "\(match.literal)::text"
