@@ -14,7 +14,8 @@ PORT=${CLUSTER_PORT:-8080}
 BIN=${CAFE_BIN:-$PWD/.build/release/cafe}
 mkdir -p "$DIR"
 chmod 755 "$DIR"   # the postgres account must reach the data directories inside
-pids=()
+# The processes started, by what they are; they stop in groups (see cleanup).
+etcd_pids=() node_pids=() client_pids=()
 # Stops what runs in order, each group once the one before it has exited: the database's clients (the
 # balancer, the API processes, the workers), then the nodes, then etcd. A Patroni node that stops talks
 # to etcd on its way out: stopped all at once, every node's log ended in etcd connection errors and
@@ -28,13 +29,12 @@ stop() {
 cleanup() {
     trap - EXIT INT TERM
     echo "stopping the cluster…"
-    # pids: etcd, node1–node3, then the API processes, the workers and the balancer.
-    stop "${pids[@]:4}"
+    stop "${client_pids[@]}"
     # Nodes a failover drill brought back run outside this script's children: Patroni stops its
     # PostgreSQL on SIGTERM.
     pkill -TERM -f "patroni $DIR/node" 2>/dev/null || true
-    stop "${pids[@]:1:3}"
-    stop "${pids[@]:0:1}"
+    stop "${node_pids[@]}"
+    stop "${etcd_pids[@]}"
     wait 2>/dev/null || true
 }
 # A signal stops the script too: bash resumes a script after a trap's handler returns, and one stopped
@@ -42,7 +42,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM
-start() { local name=$1; shift; "$@" >"$DIR/$name.log" 2>&1 & pids+=($!); }
+# start GROUP NAME COMMAND…: runs it in the background, its output in NAME.log, its pid kept in the
+# group's list (etcd, node, or client: the balancer, the API processes and the workers).
+start() {
+    local group=$1 name=$2
+    shift 2
+    "$@" >"$DIR/$name.log" 2>&1 &
+    case $group in
+        etcd) etcd_pids+=($!) ;;
+        node) node_pids+=($!) ;;
+        client) client_pids+=($!) ;;
+    esac
+}
 # The processes the cluster cannot do without; a database node may die (that is what failover is for).
 essential=()
 # wait_for FILE PATTERN: until the log shows the line, or fail after 120 s.
@@ -65,7 +76,7 @@ db_owner() { if [ "$(id -u)" = 0 ]; then chown -R postgres "$@"; fi; }
 ETCD_PORT=$((PORT + 10)) NODE_PORT=$((PORT + 20)) REST_PORT=$((PORT + 30))
 mkdir -p "$DIR/etcd"; db_owner "$DIR/etcd"
 echo "etcd…"
-start etcd "${AS_DB[@]}" etcd --name cafe-etcd --data-dir "$DIR/etcd/data" \
+start etcd etcd "${AS_DB[@]}" etcd --name cafe-etcd --data-dir "$DIR/etcd/data" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
     --initial-cluster "cafe-etcd=http://127.0.0.1:$((ETCD_PORT + 1))"
@@ -117,7 +128,7 @@ postgresql:
 YML
     db_owner "$node"
     echo "node$n…"
-    start "node$n" "${AS_DB[@]}" patroni "$node/patroni.yml"
+    start node "node$n" "${AS_DB[@]}" patroni "$node/patroni.yml"
     hosts+="${hosts:+,}127.0.0.1"; ports+="${ports:+,}$((NODE_PORT + n))"
 done
 # The leader, once elected, gets the service's database.
@@ -152,11 +163,11 @@ export DATABASE_URL=$PRIMARY DATABASE_READ_URLS=$STANDBY
 # and log-in hold-offs count clients, not the balancer.
 export TRUSTED_PROXIES=127.0.0.1
 echo "API processes and workers…"
-start api1 "$BIN" serve --port $((PORT + 1)) --seed-demo
+start client api1 "$BIN" serve --port $((PORT + 1)) --seed-demo
 wait_for "$DIR/api1.log" '"msg":"serving"'
-start api2 "$BIN" serve --port $((PORT + 2)) --no-migrate
-start worker1 "$BIN" worker
-start worker2 "$BIN" worker
+start client api2 "$BIN" serve --port $((PORT + 2)) --no-migrate
+start client worker1 "$BIN" worker
+start client worker2 "$BIN" worker
 wait_for "$DIR/api2.log" '"msg":"serving"'
 
 cat >"$DIR/nginx.conf" <<CONF
@@ -189,7 +200,7 @@ http {
 }
 CONF
 echo "load balancer…"
-start lb nginx -c "$DIR/nginx.conf" -p "$DIR" -g 'daemon off;'
+start client lb nginx -c "$DIR/nginx.conf" -p "$DIR" -g 'daemon off;'
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null || { echo "the load balancer does not answer; see $DIR/lb-error.log" >&2; exit 1; }
 
@@ -204,7 +215,7 @@ cat <<DONE
 $(grep -m2 -E 'username: |password: ' "$DIR/api1.log" | sed 's/^ */    demo admin /' || true)
   Ctrl-C stops it.
 DONE
-essential=("${pids[0]}" "${pids[@]:4}")   # all but the nodes' (started after etcd)
+essential=("${etcd_pids[@]}" "${client_pids[@]}")   # all but the nodes'
 wait -n "${essential[@]}"
 echo "a process of the cluster exited; see $DIR/*.log" >&2
 exit 1
