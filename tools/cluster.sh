@@ -46,16 +46,12 @@ trap 'cleanup; exit 143' TERM
 # group's list (etcd, node, or client: the balancer, the API processes and the workers).
 start() {
     local group=$1 name=$2
+    case $group in etcd | node | client) ;; *) echo "start: no group '$group'" >&2; exit 1 ;; esac
+    local -n started=${group}_pids
     shift 2
     "$@" >"$DIR/$name.log" 2>&1 &
-    case $group in
-        etcd) etcd_pids+=($!) ;;
-        node) node_pids+=($!) ;;
-        client) client_pids+=($!) ;;
-    esac
+    started+=($!)
 }
-# The processes the cluster cannot do without; a database node may die (that is what failover is for).
-essential=()
 # wait_for FILE PATTERN: until the log shows the line, or fail after 120 s.
 wait_for() {
     for _ in $(seq 1 1200); do
@@ -215,7 +211,8 @@ cat <<DONE
 $(grep -m2 -E 'username: |password: ' "$DIR/api1.log" | sed 's/^ */    demo admin /' || true)
   Ctrl-C stops it.
 DONE
-essential=("${etcd_pids[@]}" "${client_pids[@]}")   # all but the nodes'
-wait -n "${essential[@]}"
+# Runs until a process the cluster cannot do without exits: any but a database node, which may die
+# (that is what failover is for).
+wait -n "${etcd_pids[@]}" "${client_pids[@]}"
 echo "a process of the cluster exited; see $DIR/*.log" >&2
 exit 1
