@@ -33,6 +33,23 @@ static socklen_t socket_address(const char *host, uint16_t port, struct sockaddr
     return sizeof(*a4);
 }
 
+/// What `mark_nul_target` leaves as a request's context: only its address matters.
+static char nul_target_marker;
+
+void *cafe_mhd_nul_target(void) { return &nul_target_marker; }
+
+/// libmicrohttpd decodes the request target in place into C strings, so a `%00` cut the path or a
+/// query value short where it stood (`/v1/cafes/1%00x` was `/v1/cafes/1`, `q=a%00b` was `q=a`). Called
+/// with the target as sent, before decoding; what it returns is the request's first context, which the
+/// access handler reads on its first call.
+static void *mark_nul_target(void *cls, const char *uri, struct MHD_Connection *connection) {
+    (void)cls; (void)connection;
+    for (const char *p = strchr(uri, '%'); p != NULL; p = strchr(p + 1, '%')) {
+        if (p[1] == '0' && p[2] == '0') return &nul_target_marker;
+    }
+    return NULL;
+}
+
 struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,
                                   unsigned int thread_pool_size,
                                   unsigned int connection_limit,
@@ -53,6 +70,7 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                                 MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                                MHD_OPTION_URI_LOG_CALLBACK, mark_nul_target, NULL,
                                 MHD_OPTION_END);
     }
     struct sockaddr_storage addr;
@@ -68,6 +86,7 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                            MHD_OPTION_URI_LOG_CALLBACK, mark_nul_target, NULL,
                             MHD_OPTION_END);
 }
 

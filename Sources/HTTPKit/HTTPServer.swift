@@ -212,7 +212,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
     // First call for this request: headers are in, the body (if any) is not.
-    guard let existing = conCls.pointee else {
+    guard let existing = conCls.pointee, UInt(bitPattern: existing) != nulTarget else {
+        let holdsNul = conCls.pointee != nil
         let state = RequestState()
         state.method = String(cString: method)
         state.path = String(cString: url)
@@ -227,6 +228,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             refusal = Problem.shuttingDown
         } else if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
             refusal = Problem.unavailable("too_many_connections", "The server has too many open connections; retry.", retryAfter: 1)
+        } else if holdsNul {
+            refusal = Problem.nulInTarget
         } else if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
                   let declared = Int(String(cString: length)), declared > state.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
@@ -303,7 +306,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 extension Problem {
     /// The answer to a request that arrives, or is still waiting, while the server stops.
     static let shuttingDown = Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1)
+    /// The answer to a target with `%00` in it, which decoded would cut the path or a query value short.
+    static let nulInTarget = Problem.badRequest("invalid_target", "The request target holds %00 (a NUL byte), which no path or query value may contain.")
 }
+
+/// The first context of a request whose target holds `%00` (`cafe_mhd_nul_target`).
+private let nulTarget = UInt(bitPattern: cafe_mhd_nul_target())
 
 /// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that
 /// from any thread).
@@ -431,6 +439,8 @@ extension HTTPServer {
 private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
     guard let cls, let conCls, let existing = conCls.pointee else { return }
     conCls.pointee = nil
+    // Marked for its target but never handled (libmicrohttpd refused it first): nothing to let go.
+    guard UInt(bitPattern: existing) != nulTarget else { return }
     Unmanaged<RequestState>.fromOpaque(existing).release()
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     if let connection { watched(connection)?.reading() }

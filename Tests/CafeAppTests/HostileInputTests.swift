@@ -58,6 +58,22 @@ final class HostileInputTests: APITestCase {
         try assertStillServing()
     }
 
+    /// `%00` once cut the decoded target short: `q=a%00b` searched for "a", `/v1/cafes/1%00x` read cafe 1,
+    /// and a write to such a path went to the shorter one. Every such target is a 400 now, in the
+    /// route's own format, and nothing is written.
+    func testATargetHoldingAnEncodedNULIsRefusedWhole() throws {
+        let admin = try adminToken()
+        for target in ["/v1/cafes?q=a%00b", "/v1/cafes?sort=rating%00x", "/v1/cafes/1%00x", "/v1/cafes/1/comments%00"] {
+            assertProblem(try call("GET", target), 400, "invalid_target")
+        }
+        assertProblem(try call("POST", "/v1/cafes%00", json: #"{"name":"A","catchCopy":"","introduction":""}"#, token: admin), 400, "invalid_target")
+        XCTAssertEqual(try count("cafes"), 0)
+        let parse = try call("GET", "/parse/classes/CafeMaster?where=%7B%22CafeName%22%3A%22a%00%22%7D", headers: ["X-Parse-Application-Id": "cafe"])
+        XCTAssertEqual(parse.status, 400, parse.text)
+        XCTAssertEqual(parse.json()["code"] as? Int, 102, parse.text)
+        try assertStillServing()
+    }
+
     /// The safety net under every validator: a value only the database refuses (here a CHECK the
     /// validators do not know about) is a 400 naming the field, and writes nothing.
     func testAValueOnlyTheDatabaseRefusesIsA400NamingTheField() throws {

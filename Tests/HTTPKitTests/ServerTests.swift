@@ -86,6 +86,24 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(r.json()["route"] as? String, "/cafes/{id}/comments")
     }
 
+    /// libmicrohttpd decodes the target into C strings, where a NUL ends it: `%00` cut the path or a query
+    /// value short and the rest was answered as if never sent. Such a target is refused whole; an escaped
+    /// percent sign followed by zeros (`%2500`, the text "%00") is an ordinary value.
+    func testTargetHoldingAnEncodedNULIsRefusedNotCutShort() throws {
+        for target in ["/cafes/42%00x/comments", "/cafes/42/comments%00", "/cafes/42/comments?q=a%00b", "/cafes/42/comments?x=1&q%00=a",
+                       "/hello%00", "/nope%00"] {
+            let c = try client()
+            let r = try c.request("GET", target)
+            XCTAssertEqual(r.status, 400, target)
+            XCTAssertEqual(r.json()["code"] as? String, "invalid_target", target)
+            XCTAssertEqual(r.headers["connection"], "close", target)
+        }
+        let kept = try client().request("GET", "/cafes/42/comments?q=a%2500b")
+        XCTAssertEqual(kept.status, 200)
+        XCTAssertEqual(kept.json()["q"] as? String, "a%00b")
+        XCTAssertEqual(try client().request("GET", "/hello").status, 200)
+    }
+
     func testValidJSONBody() throws {
         let r = try client().request("POST", "/greet", json: #"{"name":"珈琲","count":2}"#)
         XCTAssertEqual(r.status, 201)

@@ -20,6 +20,10 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                                   MHD_RequestCompletedCallback completed, void *completed_cls,
                                   MHD_NotifyConnectionCallback notify, void *notify_cls);
 
+/// The context a request starts with when its target holds `%00` (a NUL once decoded, which would cut
+/// the path or a query value short): the access handler refuses it.
+void *cafe_mhd_nul_target(void);
+
 /// The socket of a connection, or -1.
 int cafe_mhd_connection_fd(struct MHD_Connection *connection);
 

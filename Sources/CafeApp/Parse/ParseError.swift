@@ -50,6 +50,7 @@ struct ParseError: HeldAnswer, Sendable {
         switch (problem.status, problem.code) {
         case (_, "validation_failed"): self.init(142, problem.detail ?? problem.title)
         case (_, "invalid_json"): self.init(107, problem.detail ?? "Invalid JSON.")
+        case (_, "invalid_target"): self.init(102, problem.detail ?? "Invalid query.")   // Parse's INVALID_QUERY
         case (_, "email_not_verified"): self.init(205, problem.detail ?? "User email is not verified.")
         case (401, _): self = .invalidSessionToken
         case (403, _): self.init(119, problem.detail ?? "Permission denied.")
