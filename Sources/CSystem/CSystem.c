@@ -44,6 +44,7 @@ void *cafe_mhd_nul_target(void) { return &nul_target_marker; }
 /// access handler reads on its first call.
 static void *mark_nul_target(void *cls, const char *uri, struct MHD_Connection *connection) {
     (void)cls; (void)connection;
+    if (uri == NULL) return NULL;
     for (const char *p = strchr(uri, '%'); p != NULL; p = strchr(p + 1, '%')) {
         if (p[1] == '0' && p[2] == '0') return &nul_target_marker;
     }
