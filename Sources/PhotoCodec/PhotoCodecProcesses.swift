@@ -40,14 +40,23 @@ public final class PhotoCodecProcesses: PhotoCoding {
                        width: Int32(clamping: width), encoding: encoding.code), photo)
     }
 
-    /// The `cafe` executable that runs the helpers: this process's own, or, when this is not `cafe`
-    /// (a test runner), the `cafe` beside it. Nil when there is none.
+    /// Set by the `cafe` program's entry point (`runHelpersWithThisExecutable`).
+    private static let thisExecutableIsCafe = Atomic<Bool>(false)
+
+    /// Called by the `cafe` program before it serves: its own executable answers `photo-codec`, so it
+    /// runs the helpers whatever its file is called (an operator may install it as `cafereview`).
+    public static func runHelpersWithThisExecutable() {
+        thisExecutableIsCafe.store(true, ordering: .relaxed)
+    }
+
+    /// The `cafe` executable that runs the helpers: this process's own when it is the `cafe` program,
+    /// otherwise (a test runner) the `cafe` beside it. Nil when there is none.
     public static func cafeExecutable() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { return nil }
         let own = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if own.split(separator: "/").last == "cafe" { return own }
+        if thisExecutableIsCafe.load(ordering: .relaxed) { return own }
         let sibling = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/cafe"
         return access(sibling, X_OK) == 0 ? sibling : nil
     }

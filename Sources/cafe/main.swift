@@ -9,6 +9,8 @@ import PhotoCodec
 // A photo-decoding helper of a serving process (`PhotoCodecProcesses`): nothing else of the command
 // line, no configuration, no logger; it speaks only over its pipes.
 if CommandLine.arguments.dropFirst().first == "photo-codec" { exit(PhotoCodecServer.serve()) }
+// This executable answers `photo-codec` above, whatever its file is called: it runs its own helpers.
+PhotoCodecProcesses.runHelpersWithThisExecutable()
 
 // Entry point: pick the subcommand, run it, turn errors into a message and a non-zero status.
 // (No C callbacks here: closures at the top level of main.swift are bound to the main actor.)

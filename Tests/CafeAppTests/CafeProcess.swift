@@ -32,8 +32,9 @@ final class CafeProcess: @unchecked Sendable {
         return env.merging(extra) { $1 }
     }
 
-    init(_ arguments: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil) throws {
-        process.executableURL = Self.binary
+    init(_ arguments: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil,
+         executable: URL = binary) throws {
+        process.executableURL = executable
         if let directory { process.currentDirectoryURL = directory }
         process.arguments = arguments
         process.environment = environment

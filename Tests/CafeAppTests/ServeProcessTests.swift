@@ -114,6 +114,38 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertNil(livePostmasterPID(in: dataDirectory), "usage errors start nothing")
     }
 
+    /// An operator may install the binary under another name: it runs its own photo helpers
+    /// (`cafe photo-codec`) rather than look for a `cafe` beside it, and serves and resizes photos.
+    func testARenamedBinaryServesAndDecodesPhotosWithItself() throws {
+        let bin = dataDirectory.deletingLastPathComponent().appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let renamed = bin.appendingPathComponent("cafereview")
+        try FileManager.default.copyItem(at: CafeProcess.binary, to: renamed)
+        let serve = try CafeProcess(["serve", "--port", "0", "--seed-demo"], environment: environment, executable: renamed)
+        let port = try serve.waitUntilServing()
+        let page = try RawHTTPClient(port: port).request("GET", "/v1/cafes?limit=50")
+        XCTAssertEqual(page.status, 200, page.text)
+        let items = try XCTUnwrap(page.json()["items"] as? [[String: Any]])
+        let photo = try XCTUnwrap(items.compactMap { $0["imageUrl"] as? String }.first, "the demo data has photos")
+        let path = try XCTUnwrap(URL(string: photo)?.path)
+        let size = try RawHTTPClient(port: port).request("GET", path + "?w=160")
+        XCTAssertEqual(size.status, 200, serve.log)
+        XCTAssertEqual(size.headers["content-type"], "image/jpeg")
+        XCTAssertTrue(helperCommandLines().contains { $0.hasPrefix(renamed.path + "\0photo-codec") },
+                      "the size was made by a helper of the renamed binary: \(helperCommandLines())")
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 10), 0, serve.log)
+    }
+
+    /// The command lines (NUL-separated, as /proc has them) of every `photo-codec` helper running.
+    private func helperCommandLines() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard Int(entry) != nil, let line = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8),
+                  line.contains("photo-codec") else { return nil }
+            return line
+        }
+    }
+
     /// A checkout the `postgres` account cannot reach (root's home is 0700): with no CAFE_DATA_DIR,
     /// `cafe serve` picks a directory under /var/lib/cafe/ for it, says so first, and serves.
     func testAsRootAnUnreachableCheckoutGetsADataDirectoryUnderVarLib() throws {
