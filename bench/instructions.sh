@@ -44,8 +44,8 @@ paths() { local i; for i in "$@"; do IFS='|' read -r _ path _ <<< "${rows[$i]}";
 
 # count BINARY NAME PORT CACHE_MB PATH...: instructions per request of each PATH, a line each in
 # $work/NAME.counts.
-# The binary is run as a copy named `cafe` (it finds its photo decoder beside itself) without its
-# debug information, which valgrind 3.19 cannot read from Swift 6's DWARF 5.
+# The binary is run as a copy without its debug information, which valgrind 3.19 cannot read from
+# Swift 6's DWARF 5.
 count() {
     local binary=$1 name=$2 port=$3 cache=$4 dir server request path out n ir dump
     shift 4
