@@ -33,17 +33,25 @@ request_process() { pgrep -P "$1" -f -- '--listen-fd' | head -1; }
 # CPU time (user + system, all threads, in clock ticks) PID has used so far.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# wrk_run TARGET [script] -> "rps p50 p99 cpu" with $conns connections for $duration. cpu is the
-# microseconds of CPU the process $cpu_pid (when set) spent per request answered, from /proc.
+# Context switches (voluntary and not, every thread) PID's threads have made so far: a thread that waits
+# for PostgreSQL or for work is switched out, and on a virtual machine a switch costs what thousands of
+# instructions do (docs/performance.md, "Twelfth session").
+context_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+
+# wrk_run TARGET [script] -> "rps p50 p99 cpu switches" with $conns connections for $duration. cpu is the
+# microseconds of CPU the process $cpu_pid (when set) spent per request answered, from /proc, and
+# switches its threads' context switches per request.
 wrk_run() {
-    local out before=0 after=0 cpu=-
-    [ -n "${cpu_pid:-}" ] && before=$(cpu_ticks "$cpu_pid")
+    local out before=0 after=0 switched=0 cpu=- switches=-
+    [ -n "${cpu_pid:-}" ] && before=$(cpu_ticks "$cpu_pid") && switched=$(context_switches "$cpu_pid")
     out=$(wrk -t2 -c"$conns" -d"$duration" --latency ${2:+-s "$2"} "$1")
     if [ -n "${cpu_pid:-}" ]; then
         after=$(cpu_ticks "$cpu_pid")
+        switched=$(( $(context_switches "$cpu_pid") - switched ))
         cpu=$(echo "$out" | awk -v t=$(( after - before )) -v hz="$(getconf CLK_TCK)" '/requests in/ { printf "%.1f", t / hz * 1e6 / $1 }')
+        switches=$(echo "$out" | awk -v s=$switched '/requests in/ { printf "%.2f", s / $1 }')
     fi
-    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms) $cpu"
+    echo "$(echo "$out" | awk '/Requests\/sec/ { printf "%.0f", $2 }') $(echo "$out" | awk '$1 == "50%" { print $2 }' | to_ms) $(echo "$out" | awk '$1 == "99%" { print $2 }' | to_ms) $cpu $switches"
 }
 
 # start_serve PORT LOG [VAR=value …]: $cafe serve (see bench_paths) on $CAFE_DATA_DIR, without the worker,

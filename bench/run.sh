@@ -49,7 +49,8 @@ pgbench_run() {
     pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'
 }
 rows=()
-# row NAME UNIT VALUE REFERENCE GOAL_TEXT MEETS [CPU µs per request of the request process]
+# row NAME UNIT VALUE REFERENCE GOAL_TEXT MEETS ["CPU SWITCHES": the request process's CPU µs and context
+# switches per request]
 row() { rows+=("$1|$2|$3|$4|$5|$6|${7:--}"); }
 ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
 ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
@@ -60,17 +61,17 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 # the reference (a command and its arguments, printing its rate) and wrk against TARGET, alternating which goes first;
 # each a median over the rounds, the ratio the median of the rounds' own ratios.
 paired() {
-    local reference=$1 target=$2 script=${3:-} i ref api rps p50 p99 cpu refs=() rpss=() p50s=() p99s=() cpus=() ratios=()
+    local reference=$1 target=$2 script=${3:-} i ref api rps p50 p99 cpu sw refs=() rpss=() p50s=() p99s=() cpus=() sws=() ratios=()
     for i in $(seq 1 "$rounds"); do
         if (( i % 2 )); then
             ref=$($reference); api=$(wrk_run "$target" $script)
         else
             api=$(wrk_run "$target" $script); ref=$($reference)
         fi
-        read -r rps p50 p99 cpu <<< "$api"
-        refs+=("$ref"); rpss+=("$rps"); p50s+=("$p50"); p99s+=("$p99"); cpus+=("$cpu"); ratios+=("$(ratio "$rps" "$ref")")
+        read -r rps p50 p99 cpu sw <<< "$api"
+        refs+=("$ref"); rpss+=("$rps"); p50s+=("$p50"); p99s+=("$p99"); cpus+=("$cpu"); sws+=("$sw"); ratios+=("$(ratio "$rps" "$ref")")
     done
-    echo "$(median "${refs[@]}") $(median "${rpss[@]}") $(median "${p50s[@]}") $(median "${p99s[@]}") $(median "${cpus[@]}") $(median "${ratios[@]}")"
+    echo "$(median "${refs[@]}") $(median "${rpss[@]}") $(median "${p50s[@]}") $(median "${p99s[@]}") $(median "${cpus[@]}") $(median "${ratios[@]}") $(median "${sws[@]}")"
 }
 
 # --- 1. trivial JSON endpoint vs nginx -----------------------------------------------------------
@@ -90,8 +91,8 @@ http {
 NGINX
 nginx -c "$PWD/$work/nginx/nginx.conf"
 nginx_rate() { cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/$1" | cut -d' ' -f1; }
-read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(paired "nginx_rate healthz" "$base/healthz")"
-row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu"
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "nginx_rate healthz" "$base/healthz")"
+row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu $api_sw"
 
 # --- 2. list newest 20 ---------------------------------------------------------------------------
 step "list newest 20 vs the same SQL in pgbench"
@@ -99,8 +100,8 @@ cat > "$work/newest.sql" <<'SQL'
 SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, coalesce(s.average_star, -1)::text
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
-row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
+read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
+row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu $api_sw"
 
 # --- 3. rare 2-character Japanese keyword --------------------------------------------------------
 step "search for a rare 2-character keyword (蕎麦) vs the same SQL, and vs ILIKE"
@@ -114,9 +115,9 @@ cat > "$work/ilike.sql" <<'SQL'
 SELECT id FROM cafes WHERE name ILIKE '%蕎麦%' OR catch_copy ILIKE '%蕎麦%' OR introduction ILIKE '%蕎麦%' ORDER BY created_at DESC, id DESC LIMIT 21;
 SQL
 ilike=$(pgbench -n -M prepared -c2 -j2 -T"${duration%s}" -f "$work/ilike.sql" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.2f", $3; exit }')
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/search.sql" "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
-row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
-r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "$ilike (ILIKE, 2 clients)" "ratio $r, goal >= 50" "$(ge "$r" 50)" "$api_cpu"
+read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/search.sql" "$base/v1/cafes?q=%E8%95%8E%E9%BA%A6")"
+row "search, rare 2-char keyword" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu $api_sw"
+r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "$ilike (ILIKE, 2 clients)" "ratio $r, goal >= 50" "$(ge "$r" 50)" "$api_cpu $api_sw"
 
 # --- 4. comments of a cafe -----------------------------------------------------------------------
 step "comments of the busiest cafe (100) vs the same SQL"
@@ -124,8 +125,8 @@ cat > "$work/comments.sql" <<SQL
 SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at
 FROM comments m JOIN users u ON u.id = m.user_id WHERE m.cafe_id = $busiest ORDER BY m.created_at DESC, m.id DESC LIMIT 101;
 SQL
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/comments.sql" "$base/v1/cafes/$busiest/comments?limit=100")"
-row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu"
+read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/comments.sql" "$base/v1/cafes/$busiest/comments?limit=100")"
+row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu $api_sw"
 
 # --- 5. post a comment ---------------------------------------------------------------------------
 step "post a comment (logged in) vs the same INSERT (comment + outbox trigger)"
@@ -143,8 +144,8 @@ cat > "$work/post.sql" <<SQL
 \set cafe random(1, $cafes)
 INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (:cafe, $user_id, 'ベンチマークの投稿', 2) RETURNING id, created_at;
 SQL
-read -r pg api_rps api_p50 api_p99 api_cpu r <<< "$(paired "pgbench_run $work/post.sql" "$base/v1/cafes/1/comments" "$work/post.lua")"
-row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 1.0" "$(ge "$r" 1.0)" "$api_cpu"
+read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/post.sql" "$base/v1/cafes/1/comments" "$work/post.lua")"
+row "post a comment" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 1.0" "$(ge "$r" 1.0)" "$api_cpu $api_sw"
 rss_kb=$(awk '/VmHWM/ { print $2 }' "/proc/$cpu_pid/status")
 
 # --- 6. full recompute ---------------------------------------------------------------------------
@@ -193,9 +194,9 @@ curl -sf "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json"
 python3 bench/cache.py post "$cached" "$token" "$cafes" 50 $(( 2 * rounds * ${duration%s} + 4 )) > "$work/posted" &
 poster=$!
 sleep 1
-read -r ng_rps api_rps api_p50 api_p99 api_cpu r <<< "$(cpu_pid=$cached_cpu_pid paired "nginx_rate list.json" "$cached/v1/cafes?limit=20")"
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(cpu_pid=$cached_cpu_pid paired "nginx_rate list.json" "$cached/v1/cafes?limit=20")"
 wait "$poster"
-row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu"
+row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu $api_sw"
 
 step "a new comment in the cached page after the worker's pass ($reflect comments)"
 read -r lag_p50 lag_p99 <<< "$(python3 bench/cache.py reflect "$cached" "$base" "$token" "$busiest" "$reflect")"
@@ -211,10 +212,11 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 echo
 echo "CafeReview bench — $(date -u +%Y-%m-%dT%H:%MZ) — $cores cores ($cpu), $mem — $cafes cafes, $comments comments (seeded in ${seed_seconds%.*} s)"
 echo "Server, PostgreSQL and load generator share these $cores cores; both sides of a ratio use $conns connections."
-printf '%-42s %-38s %12s %-26s %-26s %-6s %s\n' scenario unit value reference ratio meets 'server CPU µs/request'
+printf '%-42s %-38s %12s %-26s %-26s %-6s %-22s %s\n' scenario unit value reference ratio meets 'server CPU µs/request' 'switches/request'
 for r in "${rows[@]}"; do
     IFS='|' read -r name unit value reference goal meets cpu <<< "$r"
-    printf '%-42s %-38s %12s %-26s %-26s %-6s %s\n' "$name" "$unit" "$value" "$reference" "$goal" "$meets" "$cpu"
+    read -r cpu_us switches <<< "$cpu"
+    printf '%-42s %-38s %12s %-26s %-26s %-6s %-22s %s\n' "$name" "$unit" "$value" "$reference" "$goal" "$meets" "$cpu_us" "${switches:--}"
 done
 
 json=$work/latest.json
@@ -225,12 +227,13 @@ json=$work/latest.json
     for r in "${rows[@]}"; do
         IFS='|' read -r name unit value reference goal meets cpu <<< "$r"
         cpunum=$(echo "$cpu" | awk '{ print ($1 ~ /^[0-9.]+$/) ? $1 : "null" }')
+        switchnum=$(echo "$cpu" | awk '{ print ($2 ~ /^[0-9.]+$/) ? $2 : "null" }')
         refnum=$(echo "$reference" | awk '{ print ($1 ~ /^[0-9.]+$/) ? $1 : "null" }')
         rationum=$(echo "$goal" | awk '$1 == "ratio" { gsub(",", "", $2); print $2; exit } { print "null" }')
         [ $first = 1 ] || printf ','
         first=0
-        printf '{"name":"%s","unit":"%s","value":%s,"reference":%s,"ratio":%s,"goal":"%s","meets":%s,"serverCPUMicrosPerRequest":%s}' \
-            "$name" "$unit" "$value" "$refnum" "$rationum" "${goal#*, }" "$meets" "$cpunum"
+        printf '{"name":"%s","unit":"%s","value":%s,"reference":%s,"ratio":%s,"goal":"%s","meets":%s,"serverCPUMicrosPerRequest":%s,"serverContextSwitchesPerRequest":%s}' \
+            "$name" "$unit" "$value" "$refnum" "$rationum" "${goal#*, }" "$meets" "$cpunum" "$switchnum"
     done
     printf ']}\n'
 } > "$json"

@@ -5,8 +5,8 @@
 # by more than most changes do on this shared machine (docs/performance.md), while two servers asked
 # in alternation share each moment's speed; so a change is judged here by how many rounds it wins.
 #
-# Prints, per row, each round's req/s and server CPU µs per request (the request process's user and
-# system time over the requests wrk counted) for both, and how many rounds this build used less CPU
+# Prints, per row, each round's req/s, server CPU µs per request (the request process's user and
+# system time over the requests wrk counted) and context switches per request for both, and how many rounds this build used less CPU
 # and served more. The other build must accept this build's schema (the same migrations), or be given
 # its own through MIGRATIONS_DIR, which only it reads.
 #
@@ -51,11 +51,12 @@ compare() {
         else
             that=$(cpu_pid=$other_pid wrk_run "$other_base$path"); this=$(cpu_pid=$this_pid wrk_run "$base$path")
         fi
-        read -r this_rps _ _ this_cpu <<< "$this"
-        read -r that_rps _ _ that_cpu <<< "$that"
+        read -r this_rps _ _ this_cpu this_sw <<< "$this"
+        read -r that_rps _ _ that_cpu that_sw <<< "$that"
         [ "$(echo "$this_cpu < $that_cpu" | bc)" = 1 ] && this_wins=$((this_wins + 1))
         (( this_rps > that_rps )) && more=$((more + 1))
-        printf '  round %d: this %6d req/s %7.1f µs   other %6d req/s %7.1f µs\n' "$i" "$this_rps" "$this_cpu" "$that_rps" "$that_cpu"
+        printf '  round %d: this %6d req/s %7.1f µs %5.2f switches   other %6d req/s %7.1f µs %5.2f switches\n' \
+            "$i" "$this_rps" "$this_cpu" "$this_sw" "$that_rps" "$that_cpu" "$that_sw"
     done
     printf '%s: this build used less CPU per request in %d of %d rounds and served more in %d\n' "$name" "$this_wins" "$rounds" "$more"
 }
