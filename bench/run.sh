@@ -57,7 +57,7 @@ ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# paired "REFERENCE COMMAND" TARGET [wrk script] -> "reference rps p50 p99 cpu ratio": $rounds rounds of
+# paired "REFERENCE COMMAND" TARGET [wrk script] -> "reference rps p50 p99 cpu ratio switches": $rounds rounds of
 # the reference (a command and its arguments, printing its rate) and wrk against TARGET, alternating which goes first;
 # each a median over the rounds, the ratio the median of the rounds' own ratios.
 paired() {

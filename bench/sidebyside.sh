@@ -6,9 +6,9 @@
 # in alternation share each moment's speed; so a change is judged here by how many rounds it wins.
 #
 # Prints, per row, each round's req/s, server CPU µs per request (the request process's user and
-# system time over the requests wrk counted) and context switches per request for both, and how many rounds this build used less CPU
-# and served more. The other build must accept this build's schema (the same migrations), or be given
-# its own through MIGRATIONS_DIR, which only it reads.
+# system time over the requests wrk counted) and context switches per request for both, and how many
+# rounds this build used less CPU and served more. The other build must accept this build's schema (the
+# same migrations), or be given its own through MIGRATIONS_DIR, which only it reads.
 #
 #   SIDE_CAFES (20000)  SIDE_COMMENTS (200000)  SIDE_ROUNDS (6)  SIDE_DURATION (4s)  SIDE_CONNECTIONS (64)
 set -euo pipefail
