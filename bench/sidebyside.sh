@@ -40,16 +40,17 @@ other_pid=$(request_process "${pids[-1]}")
 cafe=$this_cafe
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
-# compare NAME PATH: the rounds of one row, then its tally.
+# compare NAME PATH [wrk script]: the rounds of one row, then its tally.
 compare() {
-    local name=$1 path=$2 i this that this_wins=0 more=0
+    local name=$1 path=$2 script=${3:-} i this that this_wins=0 more=0
     step "$name: $rounds rounds of $duration each, alternating which goes first"
-    wrk -t2 -c"$conns" -d1s "$base$path" > /dev/null; wrk -t2 -c"$conns" -d1s "$other_base$path" > /dev/null   # warm-up
+    wrk -t2 -c"$conns" -d1s ${script:+-s "$script"} "$base$path" > /dev/null
+    wrk -t2 -c"$conns" -d1s ${script:+-s "$script"} "$other_base$path" > /dev/null   # warm-up
     for i in $(seq 1 "$rounds"); do
         if (( i % 2 )); then
-            this=$(cpu_pid=$this_pid wrk_run "$base$path"); that=$(cpu_pid=$other_pid wrk_run "$other_base$path")
+            this=$(cpu_pid=$this_pid wrk_run "$base$path" $script); that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $script)
         else
-            that=$(cpu_pid=$other_pid wrk_run "$other_base$path"); this=$(cpu_pid=$this_pid wrk_run "$base$path")
+            that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $script); this=$(cpu_pid=$this_pid wrk_run "$base$path" $script)
         fi
         read -r this_rps _ _ this_cpu this_sw <<< "$this"
         read -r that_rps _ _ that_cpu that_sw <<< "$that"
@@ -65,3 +66,17 @@ compare "trivial JSON endpoint" "/healthz"
 compare "list newest 20" "/v1/cafes?limit=20"
 compare "search, rare 2-char keyword" "/v1/cafes?q=%E8%95%8E%E9%BA%A6"
 compare "comments of a cafe (100)" "/v1/cafes/$busiest/comments?limit=100"
+
+# One session posts through both servers: the database is the same.
+token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
+    -d '{"username":"sidebyside","password":"side by side password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
+cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $token"
+wrk.body = '{"detail":"ベンチマークの投稿","star":2}'
+request = function()
+  return wrk.format(nil, "/v1/cafes/" .. math.random(1, $cafes) .. "/comments")
+end
+LUA
+compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua"

@@ -72,7 +72,7 @@ public final class Connection: @unchecked Sendable {
         let (text, values) = sql.rendered
         let name = try preparedName(for: text, parameterCount: values.count)
         let binds = try Self.checked(values)
-        return try exchange {
+        return try exchange(followedBy: commitRecorder) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, format.rawValue)
             }
@@ -86,7 +86,7 @@ public final class Connection: @unchecked Sendable {
     public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
         let (text, values) = sql.rendered
         let binds = try Self.checked(values)
-        return try exchange {
+        return try exchange(followedBy: commitRecorder) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, format.rawValue)
             }
@@ -100,36 +100,117 @@ public final class Connection: @unchecked Sendable {
         try exchange { PQsendQuery(handle, sql) }
     }
 
+    /// The recorder a statement sent now reports its commit to: the thread's current one (see
+    /// `CommitRecorder`) when no transaction is open, so that the statement commits by itself.
+    private var commitRecorder: CommitRecorder? { isIdle ? CommitRecorder.current : nil }
+
     /// Sends a statement and collects its answer, waiting at most `queryTimeout`. The last result
     /// is the answer (a script's last statement, or the error that stopped it), as with PQexec.
-    private func exchange(_ send: () -> Int32) throws -> QueryResult {
+    /// With a `recorder`, the statement is followed in the same round trip by the log position
+    /// after its commit, which the recorder keeps.
+    private func exchange(followedBy recorder: CommitRecorder? = nil, _ send: () -> Int32) throws -> QueryResult {
         guard !abandoned else { throw PostgresError(kind: .unavailable, message: "connection abandoned after a timeout") }
+        if let recorder { return try exchangePipelined(send, recordingIn: recorder) }
         guard send() == 1 else { return try check(nil) }
         let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
         var last: OpaquePointer?
-        while true {
-            while PQisBusy(handle) == 1 {
-                var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-                let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
-                let ready = poll(&pfd, 1, wait)
-                if ready == 0 {
-                    // No answer in time: the server is hung or unreachable. Give the connection up
-                    // (the pool closes it) rather than wait on it forever.
-                    abandoned = true
-                    if let last { PQclear(last) }
-                    throw PostgresError(kind: .unavailable, message: "no answer from the database within \(queryTimeout!) s")
+        var failed = false
+        do {
+            while true {
+                guard try awaitResult(until: deadline) else {
+                    failed = true
+                    break
                 }
-                if ready < 0 && errno == EINTR { continue }
-                guard PQconsumeInput(handle) == 1 else {
-                    if let last { PQclear(last) }
-                    return try check(nil)
-                }
+                guard let next = PQgetResult(handle) else { break }
+                if let last { PQclear(last) }
+                last = next
             }
-            guard let next = PQgetResult(handle) else { break }
+        } catch {
             if let last { PQclear(last) }
-            last = next
+            throw error
+        }
+        if failed {
+            if let last { PQclear(last) }
+            return try check(nil)
         }
         return try check(last)
+    }
+
+    /// The statement, a sync point (where it commits), the position statement and another sync
+    /// point, sent at once; the answers read back in that order. A statement that fails still
+    /// lets the position through (each sync point ends its own transaction).
+    private func exchangePipelined(_ send: () -> Int32, recordingIn recorder: CommitRecorder) throws -> QueryResult {
+        guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
+        var answer: OpaquePointer?
+        var position: OpaquePointer?
+        func clear() {
+            if let answer { PQclear(answer) }
+            if let position { PQclear(position) }
+            answer = nil
+            position = nil
+        }
+        let sent = send() == 1 && PQpipelineSync(handle) == 1
+            && PQsendQueryParams(handle, CommitRecorder.positionStatement, 0, nil, nil, nil, nil, 0) == 1
+            && PQpipelineSync(handle) == 1
+        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
+        var syncs = 0
+        var endsInARow = 0
+        do {
+            // Each statement's results end with one nil; two in a row: nothing more is coming.
+            while sent, syncs < 2, endsInARow < 2, try awaitResult(until: deadline) {
+                guard let next = PQgetResult(handle) else {
+                    endsInARow += 1
+                    continue
+                }
+                endsInARow = 0
+                if PQresultStatus(next) == PGRES_PIPELINE_SYNC {
+                    PQclear(next)
+                    syncs += 1
+                } else if syncs == 0 {
+                    if let answer { PQclear(answer) }
+                    answer = next
+                } else {
+                    if let position { PQclear(position) }
+                    position = next
+                }
+            }
+        } catch {
+            clear()
+            throw error
+        }
+        if syncs == 2 { _ = PQexitPipelineMode(handle) }
+        // Still in pipeline mode: the exchange broke off. The pool drops the connection.
+        if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { abandoned = true }
+        if let position, PQresultStatus(position) == PGRES_TUPLES_OK, PQntuples(position) == 1, PQnfields(position) == 1,
+           let text = PQgetvalue(position, 0, 0), let recorded = WALPosition(String(cString: text)) {
+            recorder.record(recorded)
+        }
+        if let position { PQclear(position) }
+        // Only the first sync point's answer says the statement's transaction ended: an answer
+        // without it is not known to be committed.
+        guard sent, syncs >= 1, let answer else {
+            if let answer { PQclear(answer) }
+            return try check(nil)
+        }
+        return try check(answer)
+    }
+
+    /// Waits until libpq holds a whole result (or knows there is none): false when the connection
+    /// failed. Past `deadline` the server is hung or unreachable: the connection is given up (the
+    /// pool closes it) rather than waited on forever.
+    private func awaitResult(until deadline: Date?) throws -> Bool {
+        while PQisBusy(handle) == 1 {
+            var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
+            let ready = poll(&pfd, 1, wait)
+            if ready == 0 {
+                abandoned = true
+                throw PostgresError(kind: .unavailable, message: "no answer from the database within \(queryTimeout ?? 0) s")
+            }
+            if ready < 0 && errno == EINTR { continue }
+            guard PQconsumeInput(handle) == 1 else { return false }
+        }
+        return true
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -148,7 +229,8 @@ public final class Connection: @unchecked Sendable {
             throw error
         }
         // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
-        let commit = try execute(script: "COMMIT")
+        // Through the extended protocol, which pipeline mode requires when a recorder follows it.
+        let commit = try exchange(followedBy: CommitRecorder.current) { PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) }
         let tag = String(cString: PQcmdStatus(commit.handle))
         guard tag == "COMMIT" else {
             throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")

@@ -8,6 +8,8 @@ import PostgresKit
 /// (`PublicReads`). With read replicas, it is also recorded on the client's session, for clients
 /// that send nothing back (the Parse SDKs).
 ///
+/// The position comes with the write's own commit, in the same round trip (`CommitRecorder`); only
+/// a write whose commits the recorder did not see (none today) asks for it separately afterwards.
 /// Taken after the write's answer is final and never fails it: the write has committed.
 struct CommitPositions: Middleware {
     static let header = "X-Commit-LSN"
@@ -18,13 +20,15 @@ struct CommitPositions: Middleware {
     let logger: Logger
 
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        let response = next(request)
-        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly, (200..<300).contains(response.status) else {
-            return response
-        }
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return next(request) }
+        let recorder = CommitRecorder()
+        let response = CommitRecorder.$current.withValue(recorder) { next(request) }
+        guard (200..<300).contains(response.status) else { return response }
         do {
             let position: WALPosition
             if recordOnSessions, let token = request.liveSession?.token, let recorded = try sessions.noteWrite(token: token) {
+                position = recorded
+            } else if let recorded = recorder.position {
                 position = recorded
             } else {
                 position = try pool.withConnection(WALPosition.current)

@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Collects, for one request's writes, a log position at or past each of their commits, without a
+/// round trip of its own: while a recorder is current on a thread, every statement that commits by
+/// itself there (one sent with no transaction open) and every `COMMIT` is sent in libpq's pipeline
+/// mode followed by `SELECT pg_current_wal_insert_lsn()` behind a sync point. The statement commits
+/// at its sync point, so the position, read after it in the same round trip, is past its commit.
+///
+/// It sees what commits on the thread that made it current: a write handed to another thread is
+/// not recorded there (today no write request hands one on). Reads of a write request are followed
+/// too; the position costs PostgreSQL a few microseconds and no round trip.
+public final class CommitRecorder: Sendable {
+    @TaskLocal public static var current: CommitRecorder?
+
+    private let latest = Mutex<WALPosition?>(nil)
+
+    public init() {}
+
+    /// The furthest position recorded: at or past every commit made while this recorder was current.
+    public var position: WALPosition? { latest.withLock { $0 } }
+
+    func record(_ position: WALPosition) {
+        latest.withLock { $0 = max($0 ?? position, position) }
+    }
+
+    /// The statement that follows a commit (simple text: nothing bound, so no prepared name).
+    static let positionStatement = "SELECT pg_current_wal_insert_lsn()"
+}
