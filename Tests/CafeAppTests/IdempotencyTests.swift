@@ -37,6 +37,19 @@ final class IdempotencyTests: ParseTestCase {
         assertProblem(try post(#"{"detail":"x","star":3}"#, key: String(repeating: "k", count: 256)), 400, "invalid_idempotency_key")
     }
 
+    /// Past its 24 hours a key is new again: the request runs once more, whatever it is now.
+    func testAnExpiredKeyIsClaimedAnew() throws {
+        XCTAssertEqual(try post(#"{"detail":"first day","star":3}"#, key: "daily").status, 201)
+        try app.database.pool.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'")
+        let later = try post(#"{"detail":"next day","star":2}"#, key: "daily")
+        XCTAssertEqual(later.status, 201, later.text)
+        XCTAssertNil(later.headers["idempotent-replayed"])
+        let retry = try post(#"{"detail":"next day","star":2}"#, key: "daily")
+        XCTAssertEqual(retry.headers["idempotent-replayed"], "true", "the new claim holds the new answer")
+        XCTAssertEqual(retry.body, later.body)
+        XCTAssertEqual(try count("comments"), 2)
+    }
+
     /// Answers that hold a session token are never stored, however the log-in path is spelt.
     func testLogInsAreNeverStoredEvenThroughAnotherSpellingOfThePath() throws {
         for path in ["/v1/sessions", "/v1/sessions/", "//v1/sessions"] {

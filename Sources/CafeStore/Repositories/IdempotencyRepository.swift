@@ -33,15 +33,16 @@ public struct IdempotencyRepository: Sendable {
     }
 
     /// Claims `key` for `user`. Blocks while another transaction holds the same claim, until it
-    /// commits (→ `.answered`) or rolls back (→ `.claimed`).
+    /// commits (→ `.answered`) or rolls back (→ `.claimed`). A new key, the usual case, is one
+    /// statement: an expired key is as good as new, so it is taken over where it conflicts.
     public func claim(user: UserID, key: String, requestHash: [UInt8]) throws -> Claim {
-        // An expired key is as good as new.
-        try pool.query("DELETE FROM idempotency_keys WHERE user_id = \(user.rawValue) AND key = \(key) AND created_at < now() - make_interval(secs => \(Self.lifetime))")
-        let inserted = try pool.query("""
+        let claimed = try pool.query("""
             INSERT INTO idempotency_keys (user_id, key, request_hash) VALUES (\(user.rawValue), \(key), \(requestHash))
-            ON CONFLICT (user_id, key) DO NOTHING
+            ON CONFLICT (user_id, key) DO UPDATE
+            SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, location = NULL, body = NULL, created_at = now()
+            WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.lifetime))
             """)
-        if inserted.affectedRows == 1 { return .claimed }
+        if claimed.affectedRows == 1 { return .claimed }
         guard let row = try pool.query("""
             SELECT request_hash, status, content_type, location, body FROM idempotency_keys WHERE user_id = \(user.rawValue) AND key = \(key)
             """).first else {
