@@ -51,8 +51,12 @@ public final class Connection: @unchecked Sendable {
     /// False once libpq has seen the socket fail.
     public var isBroken: Bool { abandoned || PQstatus(handle) != CONNECTION_OK }
 
+    /// `transaction` has opened a transaction whose `BEGIN` is not sent yet: it goes with the
+    /// transaction's first statement, in the same round trip (a transaction with none sends nothing).
+    private var beginPending = false
+
     /// True when no transaction is open (the state the pool requires before reusing a connection).
-    var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+    var isIdle: Bool { !beginPending && PQtransactionStatus(handle) == PQTRANS_IDLE }
     /// A statement of the open transaction failed; only a rollback (to a savepoint) helps.
     public var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
@@ -97,7 +101,10 @@ public final class Connection: @unchecked Sendable {
     /// (migrations, `BEGIN`, `COMMIT`). Never pass values in here.
     @discardableResult
     public func execute(script sql: String) throws -> QueryResult {
-        try exchange { PQsendQuery(handle, sql) }
+        // A BEGIN in a query string of several statements opens a block that outlasts the string.
+        let text = beginPending ? "BEGIN;\n" + sql : sql
+        beginPending = false
+        return try exchange { PQsendQuery(handle, text) }
     }
 
     /// The recorder a statement sent now reports its commit to: the thread's current one (see
@@ -110,7 +117,8 @@ public final class Connection: @unchecked Sendable {
     /// after its commit, which the recorder keeps.
     private func exchange(followedBy recorder: CommitRecorder? = nil, _ send: () -> Int32) throws -> QueryResult {
         guard !abandoned else { throw PostgresError(kind: .unavailable, message: "connection abandoned after a timeout") }
-        if let recorder { return try exchangePipelined(send, recordingIn: recorder) }
+        if beginPending { return try exchangeOpeningTransaction(send) }
+        if let recorder { return try exchangeRecordingCommit(send, in: recorder) }
         guard send() == 1 else { return try check(nil) }
         let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
         var last: OpaquePointer?
@@ -139,26 +147,63 @@ public final class Connection: @unchecked Sendable {
     /// The statement, a sync point (where it commits), the position statement and another sync
     /// point, sent at once; the answers read back in that order. A statement that fails still
     /// lets the position through (each sync point ends its own transaction).
-    private func exchangePipelined(_ send: () -> Int32, recordingIn recorder: CommitRecorder) throws -> QueryResult {
+    private func exchangeRecordingCommit(_ send: () -> Int32, in recorder: CommitRecorder) throws -> QueryResult {
         guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
-        var answer: OpaquePointer?
-        var position: OpaquePointer?
-        func clear() {
-            if let answer { PQclear(answer) }
-            if let position { PQclear(position) }
-            answer = nil
-            position = nil
-        }
         let sent = send() == 1 && PQpipelineSync(handle) == 1
             && PQsendQueryParams(handle, CommitRecorder.positionStatement, 0, nil, nil, nil, nil, 0) == 1
             && PQpipelineSync(handle) == 1
-        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
-        var syncs = 0
-        var endsInARow = 0
+        let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 2 : 0)
+        if let position = results[1] {
+            if PQresultStatus(position) == PGRES_TUPLES_OK, PQntuples(position) == 1, PQnfields(position) == 1,
+               let text = PQgetvalue(position, 0, 0), let recorded = WALPosition(String(cString: text)) {
+                recorder.record(recorded)
+            }
+            PQclear(position)
+        }
+        // Only the first sync point's answer says the statement's transaction ended: an answer
+        // without it is not known to be committed.
+        guard syncs >= 1, let answer = results[0] else {
+            if let answer = results[0] { PQclear(answer) }
+            return try check(nil)
+        }
+        return try check(answer)
+    }
+
+    /// `BEGIN` and the transaction's first statement, sent at once with one sync point (which
+    /// leaves the transaction open); the statement's answer.
+    private func exchangeOpeningTransaction(_ send: () -> Int32) throws -> QueryResult {
+        beginPending = false
+        guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
+        let sent = PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 && send() == 1 && PQpipelineSync(handle) == 1
+        let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 1 : 0)
+        guard syncs == 1, let begun = results[0], let answer = results[1] else {
+            results.forEach { $0.map(PQclear) }
+            return try check(nil)
+        }
         do {
-            // Each statement's results end with one nil; two in a row: nothing more is coming.
-            while sent, syncs < 2, endsInARow < 2, try awaitResult(until: deadline) {
+            _ = try check(begun)
+        } catch {
+            PQclear(answer)
+            throw error
+        }
+        return try check(answer)
+    }
+
+    /// Reads back what `statements` statements sent in pipeline mode answered, until `syncs` sync
+    /// points have: each statement's last result, which the caller clears, and how many sync points
+    /// answered (fewer when the connection failed). Leaves pipeline mode, or gives the connection
+    /// up when it cannot (the pool drops it).
+    private func readPipeline(statements: Int, syncs expected: Int) throws -> (results: [OpaquePointer?], syncs: Int) {
+        var results = [OpaquePointer?](repeating: nil, count: statements)
+        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
+        var current = 0
+        var ended = false      // the current statement's results ended (libpq answered nil)
+        var endsInARow = 0     // two nils in a row: nothing more is coming
+        var syncs = 0
+        do {
+            while syncs < expected, endsInARow < 2, try awaitResult(until: deadline) {
                 guard let next = PQgetResult(handle) else {
+                    ended = true
                     endsInARow += 1
                     continue
                 }
@@ -166,33 +211,26 @@ public final class Connection: @unchecked Sendable {
                 if PQresultStatus(next) == PGRES_PIPELINE_SYNC {
                     PQclear(next)
                     syncs += 1
-                } else if syncs == 0 {
-                    if let answer { PQclear(answer) }
-                    answer = next
-                } else {
-                    if let position { PQclear(position) }
-                    position = next
+                    continue
                 }
+                if ended {
+                    current += 1
+                    ended = false
+                }
+                guard current < statements else {
+                    PQclear(next)
+                    continue
+                }
+                if let earlier = results[current] { PQclear(earlier) }
+                results[current] = next
             }
         } catch {
-            clear()
+            results.forEach { $0.map(PQclear) }
             throw error
         }
-        if syncs == 2 { _ = PQexitPipelineMode(handle) }
-        // Still in pipeline mode: the exchange broke off. The pool drops the connection.
+        if syncs == expected { _ = PQexitPipelineMode(handle) }
         if PQpipelineStatus(handle) != PQ_PIPELINE_OFF { abandoned = true }
-        if let position, PQresultStatus(position) == PGRES_TUPLES_OK, PQntuples(position) == 1, PQnfields(position) == 1,
-           let text = PQgetvalue(position, 0, 0), let recorded = WALPosition(String(cString: text)) {
-            recorder.record(recorded)
-        }
-        if let position { PQclear(position) }
-        // Only the first sync point's answer says the statement's transaction ended: an answer
-        // without it is not known to be committed.
-        guard sent, syncs >= 1, let answer else {
-            if let answer { PQclear(answer) }
-            return try check(nil)
-        }
-        return try check(answer)
+        return (results, syncs)
     }
 
     /// Waits until libpq holds a whole result (or knows there is none): false when the connection
@@ -220,13 +258,21 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
         if !isIdle { return try savepoint(body) }
-        try execute(script: "BEGIN")
+        beginPending = true
         let value: T
         do {
             value = try body(self)
         } catch {
-            _ = try? execute(script: "ROLLBACK")
+            if beginPending {
+                beginPending = false   // nothing was sent
+            } else {
+                _ = try? execute(script: "ROLLBACK")
+            }
             throw error
+        }
+        if beginPending {
+            beginPending = false
+            return value   // no statement: nothing to commit
         }
         // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
         // Through the extended protocol, which pipeline mode requires when a recorder follows it.

@@ -1,0 +1,88 @@
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import XCTest
+
+/// A transaction's `BEGIN` travels with its first statement (`Connection.transaction`): whatever
+/// that first thing is — a prepared statement, a script, a savepoint — the transaction is the same
+/// one from its first statement to its `COMMIT`, and one that sends nothing leaves nothing open.
+final class TransactionOpeningTests: XCTestCase {
+    var db: TestDatabase!
+    var pool: ConnectionPool!
+
+    override func setUpWithError() throws {
+        db = try TestCluster.freshDatabase(name)
+        pool = db.pool(maxConnections: 1)
+        try pool.query("CREATE TABLE t (n int PRIMARY KEY)")
+    }
+
+    override func tearDown() {
+        pool?.close()
+        db?.drop()
+    }
+
+    private var openTransactions: Int {
+        get throws {
+            let inspector = db.pool(maxConnections: 1)
+            defer { inspector.close() }
+            return try inspector.query("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                AND (backend_xid IS NOT NULL OR state LIKE 'idle in transaction%')
+                """).one().decode(0, as: Int.self)
+        }
+    }
+
+    func testEveryStatementFromTheFirstIsInTheOneTransaction() throws {
+        let ids = try pool.transaction { tx -> [String] in
+            let first = try tx.query("SELECT pg_current_xact_id()::text").one().decode(0, as: String.self)
+            try tx.query("INSERT INTO t VALUES (\(1))")
+            let last = try tx.query("SELECT pg_current_xact_id()::text").one().decode(0, as: String.self)
+            return [first, last]
+        }
+        XCTAssertEqual(ids[0], ids[1])
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 1)
+    }
+
+    func testAScriptFirstIsLocalToTheTransaction() throws {
+        let inside = try pool.transaction { tx -> String in
+            try tx.execute(script: "SET LOCAL statement_timeout = 4321")
+            return try tx.query("SHOW statement_timeout").one().decode(0, as: String.self)
+        }
+        XCTAssertEqual(inside, "4321ms")
+        XCTAssertEqual(try pool.query("SHOW statement_timeout").one().decode(0, as: String.self), "0", "gone with the transaction")
+        XCTAssertEqual(try pool.withStatementTimeout(1.5) { try pool.query("SHOW statement_timeout").one().decode(0, as: String.self) }, "1500ms")
+    }
+
+    func testAFailingFirstStatementFailsTheCommitAndUndoesTheRest() throws {
+        try pool.query("INSERT INTO t VALUES (\(1))")
+        XCTAssertThrowsError(try pool.transaction { tx in
+            _ = try? tx.query("INSERT INTO t VALUES (\(1))")   // fails, swallowed
+            XCTAssertTrue(tx.isInFailedTransaction)
+        })
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 1)
+    }
+
+    func testASavepointFirstAndAThrowBeforeAnyStatementLeaveNothingOpen() throws {
+        struct Stop: Error {}
+        XCTAssertThrowsError(try pool.transaction { _ in throw Stop() })
+        try pool.transaction { _ in }   // nothing sent, nothing to commit
+        XCTAssertEqual(try openTransactions, 0)
+
+        try pool.transaction { tx in
+            XCTAssertThrowsError(try tx.transaction { inner in   // a savepoint, the outer transaction's first statement
+                try inner.query("INSERT INTO t VALUES (\(2))")
+                throw Stop()
+            })
+            try tx.query("INSERT INTO t VALUES (\(3))")
+        }
+        XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{3}")
+        XCTAssertEqual(try openTransactions, 0)
+    }
+
+    func testTheFirstStatementOfATransactionAnswersInBinaryToo() throws {
+        let answer = try pool.transaction { tx in
+            try tx.query("SELECT \(40) + 2", format: .binary).one().decode(0, as: Int.self)
+        }
+        XCTAssertEqual(answer, 42)
+    }
+}
