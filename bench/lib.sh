@@ -65,3 +65,16 @@ start_serve() {
     cat "$log"
     return 1
 }
+
+# write_post_lua FILE TOKEN CAFES: a wrk script posting a comment as TOKEN to a random one of CAFES cafes.
+write_post_lua() {
+    cat > "$1" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $2"
+wrk.body = '{"detail":"ベンチマークの投稿","star":2}'
+request = function()
+  return wrk.format(nil, "/v1/cafes/" .. math.random(1, $3) .. "/comments")
+end
+LUA
+}

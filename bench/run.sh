@@ -130,15 +130,7 @@ row "comments of a cafe (100)" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$
 
 # --- 5. post a comment ---------------------------------------------------------------------------
 step "post a comment (logged in) vs the same INSERT (comment + outbox trigger)"
-cat > "$work/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $token"
-wrk.body = '{"detail":"ベンチマークの投稿","star":2}'
-request = function()
-  return wrk.format(nil, "/v1/cafes/" .. math.random(1, $cafes) .. "/comments")
-end
-LUA
+write_post_lua "$work/post.lua" "$token" "$cafes"
 user_id=$(psql "$conninfo" -XAtc "SELECT id FROM users WHERE username = 'bencher'")
 cat > "$work/post.sql" <<SQL
 \set cafe random(1, $cafes)

@@ -70,13 +70,5 @@ compare "comments of a cafe (100)" "/v1/cafes/$busiest/comments?limit=100"
 # One session posts through both servers: the database is the same.
 token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
     -d '{"username":"sidebyside","password":"side by side password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
-cat > "$work/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $token"
-wrk.body = '{"detail":"ベンチマークの投稿","star":2}'
-request = function()
-  return wrk.format(nil, "/v1/cafes/" .. math.random(1, $cafes) .. "/comments")
-end
-LUA
+write_post_lua "$work/post.lua" "$token" "$cafes"
 compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua"

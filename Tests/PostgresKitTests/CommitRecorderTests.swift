@@ -6,20 +6,7 @@ import XCTest
 /// A write's commit position read in the write's own round trip (`CommitRecorder`): past the
 /// commit record itself, as PostgreSQL's log shows it; only commits count; a failing statement
 /// keeps its error and leaves the connection as usable as ever.
-final class CommitRecorderTests: XCTestCase {
-    var db: TestDatabase!
-    var pool: ConnectionPool!
-
-    override func setUpWithError() throws {
-        db = try TestCluster.freshDatabase(name)
-        pool = db.pool(maxConnections: 1)
-        try pool.query("CREATE TABLE t (n int PRIMARY KEY)")
-    }
-
-    override func tearDown() {
-        pool?.close()
-        db?.drop()
-    }
+final class CommitRecorderTests: OneConnectionTestCase {
 
     func testAStatementThatCommitsByItselfRecordsAPositionPastItsCommitRecord() throws {
         let before = try pool.withConnection(WALPosition.current)

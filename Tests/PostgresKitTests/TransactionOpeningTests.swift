@@ -6,20 +6,7 @@ import XCTest
 /// A transaction's `BEGIN` travels with its first statement (`Connection.transaction`): whatever
 /// that first thing is — a prepared statement, a script, a savepoint — the transaction is the same
 /// one from its first statement to its `COMMIT`, and one that sends nothing leaves nothing open.
-final class TransactionOpeningTests: XCTestCase {
-    var db: TestDatabase!
-    var pool: ConnectionPool!
-
-    override func setUpWithError() throws {
-        db = try TestCluster.freshDatabase(name)
-        pool = db.pool(maxConnections: 1)
-        try pool.query("CREATE TABLE t (n int PRIMARY KEY)")
-    }
-
-    override func tearDown() {
-        pool?.close()
-        db?.drop()
-    }
+final class TransactionOpeningTests: OneConnectionTestCase {
 
     private var openTransactions: Int {
         get throws {
