@@ -51,12 +51,13 @@ public final class Connection: @unchecked Sendable {
     /// False once libpq has seen the socket fail.
     public var isBroken: Bool { abandoned || PQstatus(handle) != CONNECTION_OK }
 
-    /// `transaction` has opened a transaction whose `BEGIN` is not sent yet: it goes with the
-    /// transaction's first statement, in the same round trip (a transaction with none sends nothing).
-    private var beginPending = false
+    /// Transaction control not sent yet — `BEGIN`, `SAVEPOINT`, `RELEASE SAVEPOINT`, in order — which
+    /// goes ahead of the next statement in the same round trip. A transaction or savepoint that sends
+    /// no statement sends nothing, and `COMMIT` releases the savepoints still to be released.
+    private var pendingControl: [String] = []
 
     /// True when no transaction is open (the state the pool requires before reusing a connection).
-    var isIdle: Bool { !beginPending && PQtransactionStatus(handle) == PQTRANS_IDLE }
+    var isIdle: Bool { pendingControl.isEmpty && PQtransactionStatus(handle) == PQTRANS_IDLE }
     /// A statement of the open transaction failed; only a rollback (to a savepoint) helps.
     public var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
@@ -102,8 +103,8 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func execute(script sql: String) throws -> QueryResult {
         // A BEGIN in a query string of several statements opens a block that outlasts the string.
-        let text = beginPending ? "BEGIN;\n" + sql : sql
-        beginPending = false
+        let text = (pendingControl + [sql]).joined(separator: ";\n")
+        pendingControl.removeAll()
         return try exchange { PQsendQuery(handle, text) }
     }
 
@@ -117,7 +118,7 @@ public final class Connection: @unchecked Sendable {
     /// after its commit, which the recorder keeps.
     private func exchange(followedBy recorder: CommitRecorder? = nil, _ send: () -> Int32) throws -> QueryResult {
         guard !abandoned else { throw PostgresError(kind: .unavailable, message: "connection abandoned after a timeout") }
-        if beginPending { return try exchangeOpeningTransaction(send) }
+        if !pendingControl.isEmpty { return try exchangeAfterControl(send) }
         if let recorder { return try exchangeRecordingCommit(send, in: recorder) }
         guard send() == 1 else { return try check(nil) }
         let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
@@ -169,19 +170,20 @@ public final class Connection: @unchecked Sendable {
         return try check(answer)
     }
 
-    /// `BEGIN` and the transaction's first statement, sent at once with one sync point (which
-    /// leaves the transaction open); the statement's answer.
-    private func exchangeOpeningTransaction(_ send: () -> Int32) throws -> QueryResult {
-        beginPending = false
+    /// The pending transaction control and the statement, sent at once with one sync point (which
+    /// leaves the transaction open); the statement's answer, or the first error of the control.
+    private func exchangeAfterControl(_ send: () -> Int32) throws -> QueryResult {
+        let control = pendingControl
+        pendingControl.removeAll()
         guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
-        let sent = PQsendQueryParams(handle, "BEGIN", 0, nil, nil, nil, nil, 0) == 1 && send() == 1 && PQpipelineSync(handle) == 1
-        let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 1 : 0)
-        guard syncs == 1, let begun = results[0], let answer = results[1] else {
+        let sent = control.allSatisfy { PQsendQueryParams(handle, $0, 0, nil, nil, nil, nil, 0) == 1 } && send() == 1 && PQpipelineSync(handle) == 1
+        var (results, syncs) = try readPipeline(statements: control.count + 1, syncs: sent ? 1 : 0)
+        guard syncs == 1, results.allSatisfy({ $0 != nil }), let answer = results.removeLast() else {
             results.forEach { $0.map(PQclear) }
             return try check(nil)
         }
         do {
-            _ = try check(begun)
+            for case let result? in results { _ = try check(result) }   // each freed by its QueryResult
         } catch {
             PQclear(answer)
             throw error
@@ -258,22 +260,19 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
         if !isIdle { return try savepoint(body) }
-        beginPending = true
+        pendingControl = ["BEGIN"]
         let value: T
         do {
             value = try body(self)
         } catch {
-            if beginPending {
-                beginPending = false   // nothing was sent
-            } else {
-                _ = try? execute(script: "ROLLBACK")
-            }
+            let sentNothing = pendingControl.first == "BEGIN"
+            pendingControl.removeAll()
+            if !sentNothing { _ = try? execute(script: "ROLLBACK") }
             throw error
         }
-        if beginPending {
-            beginPending = false
-            return value   // no statement: nothing to commit
-        }
+        let sentNothing = pendingControl.first == "BEGIN"
+        pendingControl.removeAll()   // nothing at all, or releases the COMMIT makes anyway
+        if sentNothing { return value }
         // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
         // Through the extended protocol, which pipeline mode requires when a recorder follows it.
         let commit = try exchange(followedBy: CommitRecorder.current) { PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) }
@@ -284,17 +283,35 @@ public final class Connection: @unchecked Sendable {
         return value
     }
 
+    /// A savepoint: sent with its first statement, released with the next statement after it (or by
+    /// the `COMMIT`), rolled back at once when `body` throws — or not at all when nothing was sent.
     private func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
         let name = "sp\(savepointDepth)"
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        try execute(script: "SAVEPOINT \(name)")
+        let opening = "SAVEPOINT \(name)"
+        pendingControl.append(opening)
         do {
             let value = try body(self)
-            try execute(script: "RELEASE SAVEPOINT \(name)")
+            if pendingControl.last == opening {
+                pendingControl.removeLast()   // nothing was sent inside it
+                return value
+            }
+            // A statement inside failed and `body` went on: the release would fail (25P02) without
+            // a round trip, as it did when it was sent at once.
+            guard !isInFailedTransaction else {
+                throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction,
+                                    message: "current transaction is aborted, commands ignored until end of transaction block")
+            }
+            pendingControl.append("RELEASE SAVEPOINT \(name)")
             return value
         } catch {
-            _ = try? execute(script: "ROLLBACK TO SAVEPOINT \(name)")
+            if let unsent = pendingControl.lastIndex(of: opening) {
+                pendingControl.removeSubrange(unsent...)   // nothing inside it reached the server
+            } else {
+                pendingControl.removeAll()   // releases of savepoints inside it, which the rollback undoes
+                _ = try? execute(script: "ROLLBACK TO SAVEPOINT \(name)")
+            }
             throw error
         }
     }

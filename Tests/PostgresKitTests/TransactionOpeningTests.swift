@@ -3,9 +3,11 @@ import Foundation
 import PostgresKit
 import XCTest
 
-/// A transaction's `BEGIN` travels with its first statement (`Connection.transaction`): whatever
-/// that first thing is — a prepared statement, a script, a savepoint — the transaction is the same
-/// one from its first statement to its `COMMIT`, and one that sends nothing leaves nothing open.
+/// Transaction control travels with the next statement (`Connection.transaction`): a `BEGIN` with
+/// the first, whatever that is (a prepared statement, a script, a savepoint); a savepoint with its
+/// first statement and its release with the one after it. The transaction is the same one from its
+/// first statement to its `COMMIT`, savepoints undo exactly their own work, and what sends nothing
+/// leaves nothing open.
 final class TransactionOpeningTests: OneConnectionTestCase {
 
     private var openTransactions: Int {
@@ -71,5 +73,34 @@ final class TransactionOpeningTests: OneConnectionTestCase {
             try tx.query("SELECT \(40) + 2", format: .binary).one().decode(0, as: Int.self)
         }
         XCTAssertEqual(answer, 42)
+    }
+
+    func testSiblingSavepointsUndoOnlyTheirOwnWork() throws {
+        struct Stop: Error {}
+        try pool.transaction { tx in
+            try tx.transaction { try $0.query("INSERT INTO t VALUES (\(1))") }
+            XCTAssertThrowsError(try tx.transaction { inner in
+                try inner.query("INSERT INTO t VALUES (\(2))")
+                try inner.transaction { try $0.query("INSERT INTO t VALUES (\(3))") }   // released, then undone with its parent
+                throw Stop()
+            })
+            try tx.transaction { _ in }   // sends nothing
+            try tx.transaction { try $0.query("INSERT INTO t VALUES (\(4))") }
+        }
+        XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{1,4}")
+        XCTAssertEqual(try openTransactions, 0)
+    }
+
+    func testASavepointWhoseFailureWasSwallowedThrowsAndTheTransactionGoesOn() throws {
+        try pool.query("INSERT INTO t VALUES (\(1))")
+        try pool.transaction { tx in
+            XCTAssertThrowsError(try tx.transaction { inner in
+                try inner.query("INSERT INTO t VALUES (\(5))")
+                _ = try? inner.query("INSERT INTO t VALUES (\(1))")   // fails, swallowed
+            }) { error in XCTAssertEqual((error as? PostgresError)?.sqlState, "25P02") }
+            XCTAssertFalse(tx.isInFailedTransaction, "rolled back to the savepoint")
+            try tx.query("INSERT INTO t VALUES (\(6))")
+        }
+        XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{1,6}")
     }
 }
