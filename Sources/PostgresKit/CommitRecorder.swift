@@ -23,6 +23,7 @@ public final class CommitRecorder: Sendable {
         latest.withLock { $0 = max($0 ?? position, position) }
     }
 
-    /// The statement that follows a commit (simple text: nothing bound, so no prepared name).
+    /// The statement that follows a commit: fixed text, nothing bound, prepared once per connection
+    /// with the transaction control (`Connection`).
     static let positionStatement = "SELECT pg_current_wal_insert_lsn()"
 }
