@@ -22,8 +22,4 @@ public final class CommitRecorder: Sendable {
     func record(_ position: WALPosition) {
         latest.withLock { $0 = max($0 ?? position, position) }
     }
-
-    /// The statement that follows a commit: fixed text, nothing bound, prepared once per connection
-    /// with the transaction control (`Connection`).
-    static let positionStatement = "SELECT pg_current_wal_insert_lsn()"
 }

@@ -152,10 +152,10 @@ public final class Connection: @unchecked Sendable {
     /// point, sent at once; the answers read back in that order. A statement that fails still
     /// lets the position through (each sync point ends its own transaction).
     private func exchangeRecordingCommit(_ send: () -> Int32, in recorder: CommitRecorder) throws -> QueryResult {
-        let position = fixedName(CommitRecorder.positionStatement)
+        let position = fixedName(WALPosition.currentStatement)
         guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
         let sent = send() == 1 && PQpipelineSync(handle) == 1
-            && sendFixed(CommitRecorder.positionStatement, preparedAs: position) == 1
+            && sendFixed(WALPosition.currentStatement, preparedAs: position) == 1
             && PQpipelineSync(handle) == 1
         let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 2 : 0)
         if let position = results[1] {

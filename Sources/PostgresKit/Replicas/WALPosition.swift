@@ -29,8 +29,11 @@ public struct WALPosition: Comparable, Hashable, Sendable, CustomStringConvertib
     /// The primary's insert position: at or past every commit made so far (also one that has not
     /// reached the disk yet, under `synchronous_commit = off`).
     public static func current(_ connection: Connection) throws -> WALPosition {
-        try connection.query("SELECT pg_current_wal_insert_lsn()").one().decode(0)
+        try connection.query(SQL(fixed: currentStatement)).one().decode(0)
     }
+
+    /// The statement that reads it (also sent after a commit by `CommitRecorder`'s pipeline).
+    static let currentStatement = "SELECT pg_current_wal_insert_lsn()"
 }
 
 /// A `pg_lsn` column: PostgreSQL writes it as the same two hexadecimal halves.
