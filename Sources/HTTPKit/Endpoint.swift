@@ -65,6 +65,13 @@ public struct Endpoint: Sendable {
     /// Where it runs and how large a body it takes, when not as its group's other routes.
     public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
 
+    /// Answered without a thread waiting, when `plan` can start the request's work without blocking
+    /// (see `AwaitedAnswer`); nil from `plan` (it would block, or it is not that kind of request)
+    /// runs the handler on the route's lane as usual. The plan runs on the reading thread after the
+    /// admission checks, and its answer passes the group's middleware like the handler's would: only
+    /// for requests that middleware answers without blocking (no credentials to look up).
+    public func awaits(_ plan: @escaping @Sendable (Request) -> AwaitedAnswer?) -> Endpoint { with { $0.awaits = plan } }
+
     /// A `POST` that only reads when `reads` says so of its body (a Parse query with `_method: GET`).
     public func readsOnly(when reads: @escaping @Sendable ([UInt8]) -> Bool) -> Endpoint { with { $0.readsOnlyWhen = reads } }
 }
@@ -104,6 +111,7 @@ public final class RouteTraits: Sendable {
         public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
         public var sendsMail: (@Sendable ([UInt8]) -> Bool)?
         public var posts: (@Sendable ([UInt8]) -> Bool)?
+        public var awaits: (@Sendable (Request) -> AwaitedAnswer?)?
         public init() {}
     }
 
@@ -115,8 +123,10 @@ public final class RouteTraits: Sendable {
     public let readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
     public let sendsMail: (@Sendable ([UInt8]) -> Bool)?
     public let posts: (@Sendable ([UInt8]) -> Bool)?
+    public let awaits: (@Sendable (Request) -> AwaitedAnswer?)?
 
     public init(_ declared: Declared) {
+        awaits = declared.awaits
         sendsMail = declared.sendsMail
         posts = declared.posts
         publicRead = declared.publicRead

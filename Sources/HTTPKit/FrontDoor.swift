@@ -29,25 +29,30 @@ public struct FrontDoor: Responder {
     public func route(method: String, path: String) -> Routing { router.route(method: method, path: path) }
 
     public func admit(_ request: inout Request) -> Response? {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = MonotonicClock.nanoseconds()
         if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }
         guard let answer = early(request) else { return nil }
         return finished(request, since: started) { _ in answer }
     }
 
     public func refuse(_ request: Request, with problem: Problem) -> Response {
-        finished(request, since: DispatchTime.now().uptimeNanoseconds) { router.refuse($0, with: problem) }
+        finished(request, since: MonotonicClock.nanoseconds()) { router.refuse($0, with: problem) }
     }
 
-    public func respond(to request: Request) -> Response {
-        finished(request, since: DispatchTime.now().uptimeNanoseconds) { inner($0, router.respond(to:)) }
+    public func respond(to request: Request, answeredBy handler: Handler? = nil, since: UInt64? = nil) -> Response {
+        finished(request, since: since ?? MonotonicClock.nanoseconds()) { inner($0) { router.respond(to: $0, answeredBy: handler) } }
     }
 
     /// Every answer, whoever decided it, leaves through here: the outer step, then the metrics.
     private func finished(_ request: Request, since started: UInt64, _ answer: (Request) -> Response) -> Response {
         let response = outer(request, answer)
         metrics?.record(route: response.route, method: request.method, status: response.status,
-                        seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+                        seconds: Double(MonotonicClock.nanoseconds().subtractingSaturated(started)) / 1e9)
         return response
     }
+}
+
+extension UInt64 {
+    /// `self - other`, or 0 when `other` is larger.
+    func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }

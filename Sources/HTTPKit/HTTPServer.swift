@@ -176,6 +176,8 @@ final class RequestState: @unchecked Sendable {
     var tooLarge = false
     var answered = false
     var response: Response?
+    /// What renders the answer, left for the resumption by an `AwaitedAnswer` that finished.
+    var deferred: (@Sendable () -> Response)?
     /// The answer left for the resumption closes the connection (given at shutdown).
     var closing = false
     var requestID = ""
@@ -257,6 +259,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     if state.answered {
+        // Resumed after awaited work finished: render its answer here, on the connection's thread.
+        if let deferred = state.deferred {
+            state.deferred = nil
+            return server.queue(deferred(), on: connection, requestID: state.requestID, closing: false)
+        }
         // Resumed after a lane answered: send that.
         guard let response = state.response else { return .YES }
         state.response = nil
@@ -279,6 +286,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         }
         server.resume(connection, with: server.logged(refusal, request, state))
         return .YES
+    }
+    if let plan = request.traits.awaits, let awaited = plan(request) {
+        return server.answer(request, state, on: connection, awaiting: awaited)
     }
     guard let lane = state.routing?.cost.lane else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
@@ -355,14 +365,20 @@ final class Suspensions: @unchecked Sendable {
     }
 
     /// Resumes the connection with `response`, unless `resumeAll` already answered it.
-    func resume(_ connection: OpaquePointer, with response: Response) {
+    func resume(_ connection: OpaquePointer, with response: Response) { resume(connection) { $0.response = response } }
+
+    /// Resumes the connection to render its answer with `deferred` on its own thread, unless
+    /// `resumeAll` already answered it.
+    func resume(_ connection: OpaquePointer, deferred: @escaping @Sendable () -> Response) { resume(connection) { $0.deferred = deferred } }
+
+    private func resume(_ connection: OpaquePointer, leaving answer: (RequestState) -> Void) {
         let shard = shard(connection)
         shard.lock.lock()
         guard let state = shard.open.removeValue(forKey: connection) else {
             shard.lock.unlock()
             return
         }
-        state.response = response
+        answer(state)
         resuming.add(1, ordering: .acquiring)
         shard.lock.unlock()
         MHD_resume_connection(connection)
@@ -423,7 +439,30 @@ extension HTTPServer {
     }
 
     fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {
-        logged(responder.respond(to: request), request, state)
+        logged(responder.respond(to: request, answeredBy: nil, since: nil), request, state)
+    }
+
+    /// Suspends the connection while `awaited` works; when it finishes, the connection is resumed
+    /// and its answer rendered on the connection's own thread (`RequestState.deferred`).
+    fileprivate func answer(_ request: Request, _ state: RequestState, on connection: OpaquePointer,
+                            awaiting awaited: AwaitedAnswer) -> MHD_Result {
+        state.requestID = request.requestID
+        guard suspensions.suspend(connection, state) else {
+            return queue(logged(responder.refuse(request, with: .shuttingDown), request, state),
+                         on: connection, requestID: request.requestID, closing: true)
+        }
+        state.request = request
+        let suspended = SuspendedConnection(connection: connection)
+        let started = awaited.start { [self] render in
+            suspensions.resume(suspended.connection, deferred: { [self] in
+                logged(responder.respond(to: request, answeredBy: render, since: state.started), request, state)
+            })
+        }
+        if !started {
+            let problem = Problem.unavailable("overloaded", "Too many reads are waiting for the database; retry.", retryAfter: 1)
+            suspensions.resume(connection, with: logged(responder.refuse(request, with: problem), request, state))
+        }
+        return .YES
     }
 
     fileprivate func logged(_ response: Response, _ request: Request, _ state: RequestState) -> Response {

@@ -109,7 +109,8 @@ public final class Router: Sendable {
     }
 
     /// Answers a request that `admit` has let in (the server always asks it first); never throws.
-    public func respond(to request: Request) -> Response {
+    /// `handler`: what answers in the route's handler's place (an `AwaitedAnswer`'s rendering).
+    public func respond(to request: Request, answeredBy handler: Handler? = nil) -> Response {
         var request = request
         let routing = routed(&request)
         guard let index = routing.index else {
@@ -118,7 +119,7 @@ public final class Router: Sendable {
             return routing.group.map { groups[$0].renderError(failure, request) } ?? unmatched(failure, request)
         }
         let route = routes[index]
-        var response = run(groups[route.group], route.handler, from: 0, request)
+        var response = run(groups[route.group], handler ?? route.handler, from: 0, request)
         response.route = route.pattern
         return response
     }
@@ -317,7 +318,9 @@ public struct Routing: Sendable {
 public protocol Responder: Sendable {
     func route(method: String, path: String) -> Routing
     func admit(_ request: inout Request) -> Response?
-    func respond(to request: Request) -> Response
+    /// `handler`, when given, answers in the route's handler's place (see `AwaitedAnswer`), and the
+    /// answer's time counts from `since` (`MonotonicClock`), when the work it renders was started.
+    func respond(to request: Request, answeredBy handler: Handler?, since: UInt64?) -> Response
     func refuse(_ request: Request, with problem: Problem) -> Response
 }
 

@@ -378,19 +378,11 @@ public final class Connection: @unchecked Sendable {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             return QueryResult(handle: result)
         default:
-            func field(_ code: Character) -> String? {
-                guard let p = PQresultErrorField(result, Int32(code.asciiValue!)) else { return nil }
-                return String(cString: p)
-            }
-            let sqlState = field("C")
+            let error = PostgresError(failed: result, broken: isBroken)
             // A write refused by a standby: this connection reached a server that is not the primary
             // (any more). It is dropped, so the pool's next connection finds the primary again
             // (`target_session_attrs=read-write`).
-            if sqlState == SQLState.readOnlySQLTransaction { abandoned = true }
-            let message = field("M") ?? String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
-            let error = PostgresError(
-                kind: isBroken || SQLState.meansUnavailable(sqlState) ? .unavailable : .server,
-                sqlState: sqlState, message: message, detail: field("D"), constraint: field("n"), table: field("t"), column: field("c"))
+            if error.sqlState == SQLState.readOnlySQLTransaction { abandoned = true }
             PQclear(result)
             throw error
         }
@@ -407,7 +399,7 @@ private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<Uns
 
 /// Lays the values out as libpq takes them — text NUL-terminated, bytes in binary format — in one block
 /// that lives for the call, not a `strdup` or `malloc` per value and four arrays per statement.
-private func withBoundParameters<R>(
+func withBoundParameters<R>(
     _ binds: [PostgresBind],
     _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
 ) -> R {

@@ -1,3 +1,5 @@
+import CLibPQ
+
 /// An error from PostgreSQL or from talking to it. Carries SQLSTATE when the server sent one,
 /// so callers map e.g. a unique violation to a domain error without parsing messages.
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
@@ -30,6 +32,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.constraint = constraint
         self.table = table
         self.column = column
+    }
+
+    /// The error a failed result reports (which the caller still clears); `broken`: the connection
+    /// it came on has failed, so whatever the server said, the database is unavailable to it.
+    init(failed result: OpaquePointer, broken: Bool) {
+        func field(_ code: UInt8) -> String? { PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
+        let sqlState = field(UInt8(ascii: "C"))
+        self.init(kind: broken || SQLState.meansUnavailable(sqlState) ? .unavailable : .server, sqlState: sqlState,
+                  message: field(UInt8(ascii: "M")) ?? String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines(),
+                  detail: field(UInt8(ascii: "D")), constraint: field(UInt8(ascii: "n")), table: field(UInt8(ascii: "t")),
+                  column: field(UInt8(ascii: "c")))
     }
 
     public var description: String {

@@ -19,6 +19,9 @@ public final class Application: Sendable {
     private let heavyQueries: ConnectionPool
     /// The standbys public reads go to; nil without `DATABASE_READ_URLS`.
     private let replicas: ReadReplicas?
+    /// Answers anonymous pages' single reads without a thread waiting (`DB_LOOP_CONNECTIONS`); nil with none.
+    private let statementLoop: StatementLoop?
+    private let cursors: PageCursors
     /// Keeps the page cache exact; nil with `PAGE_CACHE_BYTES=0`.
     private let pageCacheListener: PageCacheListener?
     public let pageCache: PageCache?
@@ -46,6 +49,7 @@ public final class Application: Sendable {
                                    limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
+        self.cursors = cursors
         let links = MailLinks(publicURL: configuration.publicURL, allowedHosts: configuration.allowedHosts,
                               fallback: "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)")
         let outbox = MailOutbox(pool: pool)
@@ -92,6 +96,12 @@ public final class Application: Sendable {
             : ReadReplicas(.init(standbys: configuration.databaseReadURLs, maxLag: configuration.maxReplicaLag), primary: pool,
                            alsoRedirecting: [heavyQueries], logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
         self.replicas = replicas
+        // With standbys, public reads go to them through `PublicReads` on the lanes; the loop reads the primary.
+        statementLoop = configuration.databaseLoopConnections > 0 && replicas == nil
+            ? try StatementLoop(.init(pool: pool.configuration, connections: configuration.databaseLoopConnections,
+                                      batch: configuration.databaseLoopBatch, waitingLimit: configuration.databaseLoopWaiting),
+                                logger: Logger(label: "db.loop", minimum: configuration.logLevel))
+            : nil
         let publicReads = PublicReads(replicas: replicas)
         let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
@@ -112,7 +122,7 @@ public final class Application: Sendable {
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
             + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, deletion: accountDeletion, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
-            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: LoopReads(loop: statementLoop)).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
@@ -178,12 +188,17 @@ public final class Application: Sendable {
         replicas?.start()
         pageCacheListener?.start()
         sharedRateCounts.start()
+        statementLoop?.start()
+        // Pages answered from the loop sign their cursors on the reading thread, which must not wait
+        // for the key; should this fail, the first page answered on a lane reads it.
+        try? cursors.signer.load()
         try server.start()
     }
 
     /// Graceful: refuse new requests, finish in-flight ones, then close the database.
     public func shutdown() {
         server.shutdown()
+        statementLoop?.stop()
         sharedRateCounts.stop()
         rateLimitPool.close()
         pageCacheListener?.stop()

@@ -33,6 +33,14 @@ public struct Configuration: Sendable {
     /// 256) more may wait for one; past that, 503 `overloaded` at once.
     public var queryThreads: Int
     public var queryQueue: Int
+    /// `DB_LOOP_CONNECTIONS` (default 2; 0: none): connections of the statement loop, which answers the
+    /// anonymous pages whose one read needs no round trip to plan (the listing, a rare keyword's search)
+    /// without a thread waiting (`StatementLoop`). Not with read replicas, whose reads stay on the lanes.
+    /// `DB_LOOP_BATCH` (default 32): statements it sends behind one sync point at most;
+    /// `DB_LOOP_WAITING` (default 1024): statements waiting on it at most, past which 503 `overloaded`.
+    public var databaseLoopConnections: Int
+    public var databaseLoopBatch: Int
+    public var databaseLoopWaiting: Int
     /// `HASH_THREADS` (default: half the cores, at least 1: argon2id is memory-hard, and a burst of
     /// log-ins on every core slowed the cheap requests beside it threefold) answer requests that hash a password (sign-up, log-in),
     /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
@@ -193,6 +201,9 @@ public struct Configuration: Sendable {
         httpThreads = env.int("HTTP_THREADS", 8, 1...1024)
         queryThreads = env.int("QUERY_THREADS", 8, 1...1024)
         queryQueue = env.int("QUERY_QUEUE", 256, 0...1_000_000)
+        databaseLoopConnections = env.int("DB_LOOP_CONNECTIONS", 2, 0...64)
+        databaseLoopBatch = env.int("DB_LOOP_BATCH", 32, 1...1_000)
+        databaseLoopWaiting = env.int("DB_LOOP_WAITING", 1024, 1...1_000_000)
         hashThreads = env.int("HASH_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...1024)
         hashQueue = env.int("HASH_QUEUE", 32, 0...1_000_000)
         hashNiceness = Int32(env.int("HASH_NICE", 10, 0...19))

@@ -1,6 +1,7 @@
 import CafeDomain
 import CafeStore
 import HTTPKit
+import PostgresKit
 
 /// Browsing cafes (anyone) and managing them (admins).
 struct CafesController: Sendable {
@@ -8,10 +9,12 @@ struct CafesController: Sendable {
     let administration: CafeAdministration
     let auth: Authenticator
     let cursors: PageCursors
+    let loopReads: LoopReads
 
     var routes: [Endpoint] {
         [
-            Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"]),
+            Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"])
+                .awaits(listFromLoop),
             Endpoint("POST", "/v1/cafes", create).changes("cafes"),
             Endpoint("GET", "/v1/cafes/{id}", show).publicRead().cached(shows: ["cafes"]),
             Endpoint("PATCH", "/v1/cafes/{id}", update).changes("cafes"),
@@ -20,12 +23,26 @@ struct CafesController: Sendable {
     }
 
     func list(_ request: Request) throws -> Response {
+        let listing = try listing(request)
+        return try render(cafes.list(listing), listing.sort)
+    }
+
+    /// `list` without a thread waiting for its read, when the read can be planned without one.
+    /// A request `listing` refuses is left to `list`, which says why.
+    func listFromLoop(_ request: Request) -> AwaitedAnswer? {
+        guard cursors.needNoDatabase, let listing = try? listing(request) else { return nil }
+        return loopReads.answer(request, cafes.loopRead(listing)) { rows in try render(listing.page(of: rows), listing.sort) }
+    }
+
+    private func listing(_ request: Request) throws -> CafeListing {
         let sort = try SearchQuery.sort(request.query["sort"])
-        let listing = CafeListing(keywords: try SearchQuery.keywords(request.query["q"]), sort: sort,
-                                  minStar: try SearchQuery.minStar(request.query["minStar"]),
-                                  after: try cursors.decodeCafe(request.query["cursor"], sort: sort),
-                                  limit: try PageLimit.parse(request, default: 20))
-        let page = try cafes.list(listing)
+        return CafeListing(keywords: try SearchQuery.keywords(request.query["q"]), sort: sort,
+                           minStar: try SearchQuery.minStar(request.query["minStar"]),
+                           after: try cursors.decodeCafe(request.query["cursor"], sort: sort),
+                           limit: try PageLimit.parse(request, default: 20))
+    }
+
+    private func render(_ page: (items: RowViews<CafeRow>, next: CafeSortKey?), _ sort: CafeSort) throws -> Response {
         let next = try page.next.map { try cursors.encode($0, sort: sort) }
         return .json { w in w.page(page.items, next: next) { w.cafe($0) } }
     }

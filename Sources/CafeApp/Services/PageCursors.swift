@@ -9,6 +9,9 @@ import HTTPKit
 struct PageCursors: Sendable {
     let signer: CursorSigner
 
+    /// Whether encoding and decoding need no database (the key is read on first use).
+    var needNoDatabase: Bool { signer.isKeyed }
+
     func encode(_ key: CafeSortKey, sort: CafeSort) throws -> String {
         try seal(["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id)])
     }

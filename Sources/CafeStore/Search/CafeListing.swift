@@ -245,28 +245,55 @@ extension CafeRepository {
     public func list(_ listing: CafeListing) throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
         let rows: QueryResult = try search.run(listing.keywords, on: pool, walkable: true, limit: listing.limit,
                                                filled: { $0.count > listing.limit }) { conn, step, terms in
-            let statement: CafeListing.Statement = switch step {
-            case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
-            case .candidates(let ids): .candidates(ids)
-            case .walk(let cap): .walk(cap: cap)
-            // Find every match through the search indexes, then take the page among them by primary
-            // key (for a list of ids the planner never walks the whole order instead). The indexes are
-            // the point: the grams looked up are an init plan's value, which the planner cannot see, so it
-            // never expects so many matches that it scans the table instead (migration 0026).
-            case .lookup(let grams): .lookup(grams: grams)
-            }
-            switch statement {
-            case .walk(cap: nil) where !listing.keywords.isEmpty, .candidates:
-                // Planned for its values: a generic plan of the candidates, not knowing how many
-                // there are, walked the whole popularity index filtering by them (64 ms, not 10).
-                return try conn.queryPlannedPerCall(listing.sql(statement, terms), format: .binary)
-            default:
-                return try conn.query(listing.sql(statement, terms), format: .binary)
-            }
+            let (sql, plannedPerCall) = listing.statement(for: step, terms)
+            return try plannedPerCall ? conn.queryPlannedPerCall(sql, format: .binary) : conn.query(sql, format: .binary)
         }
+        return try listing.page(of: rows)
+    }
+
+    /// The read of `list` for the `StatementLoop`, when choosing its statement needs no round trip
+    /// (`SearchPlanner.plannedWithoutRoundTrip`: no keyword, or rare ones already known); nil when
+    /// only `list` can answer. Its rows make the same page (`CafeListing.page(of:)`).
+    public func loopRead(_ listing: CafeListing) -> LoopRead? {
+        guard let (step, terms) = search.plannedWithoutRoundTrip(listing.keywords) else { return nil }
+        let (sql, plannedPerCall) = listing.statement(for: step, terms)
+        return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall).recovering { error in
+            // As `SearchPlanner.run`: past `lookupLimit` matches, the whole order instead.
+            guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded else { return nil }
+            let (sql, plannedPerCall) = listing.statement(for: .everything, terms)
+            return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall)
+        }
+    }
+}
+
+extension CafeListing {
+    /// The statement of one step of the search ladder, and whether it is planned for its values.
+    func statement(for step: SearchPlanner.Step, _ terms: SearchTerms) -> (SQL, plannedPerCall: Bool) {
+        let statement: CafeListing.Statement = switch step {
+        case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
+        case .candidates(let ids): .candidates(ids)
+        case .walk(let cap): .walk(cap: cap)
+        // Find every match through the search indexes, then take the page among them by primary
+        // key (for a list of ids the planner never walks the whole order instead). The indexes are
+        // the point: the grams looked up are an init plan's value, which the planner cannot see, so it
+        // never expects so many matches that it scans the table instead (migration 0026).
+        case .lookup(let grams): .lookup(grams: grams)
+        }
+        switch statement {
+        case .walk(cap: nil) where !keywords.isEmpty, .candidates:
+            // Planned for its values: a generic plan of the candidates, not knowing how many
+            // there are, walked the whole popularity index filtering by them (64 ms, not 10).
+            return (sql(statement, terms), true)
+        default:
+            return (sql(statement, terms), false)
+        }
+    }
+
+    /// The page the listing's rows make, and the key of the next page if there is one.
+    public func page(of rows: QueryResult) throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
         try rows.expect(CafeRow.expected)
-        let cafes = RowViews<CafeRow>(rows, limit: listing.limit)
-        guard rows.count > listing.limit, let last = cafes.last else { return (cafes, nil) }
+        let cafes = RowViews<CafeRow>(rows, limit: limit)
+        guard rows.count > limit, let last = cafes.last else { return (cafes, nil) }
         return (cafes, CafeSortKey(rating: try last.row.decode(11), commentSum: last.commentSum,
                                    createdAtMicros: last.createdAtMicros, id: last.id.rawValue))
     }

@@ -25,6 +25,12 @@ public final class GramStatistics: Sendable {
     /// connection of its own (so take them before the search takes its connection).
     public func frequencies() -> GramFrequencies { GramFrequencies(of: current()) }
 
+    /// The frequencies if they need no refresh now, without blocking; nil when they do.
+    func frequenciesIfFresh() -> GramFrequencies? {
+        let cached = snapshot.withLock { $0 }
+        return Date().timeIntervalSince(cached.loadedAt) < refreshInterval ? GramFrequencies(of: cached.frequencies) : nil
+    }
+
     private func current() -> [String: Double] {
         let cached = snapshot.withLock { $0 }
         if Date().timeIntervalSince(cached.loadedAt) < refreshInterval { return cached.frequencies }

@@ -91,6 +91,14 @@ public final class KeywordFormCache: Sendable {
         return SearchTerms(forms: forms.compactMap { $0 })
     }
 
+    /// The forms of `keywords` if every one is kept, without asking PostgreSQL; nil otherwise.
+    func keptTerms(_ keywords: [String]) -> SearchTerms? {
+        let keys = keywords.map { Array($0.utf8) }
+        let forms = generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
+        guard forms.allSatisfy({ $0 != nil }) else { return nil }
+        return SearchTerms(forms: forms.compactMap { $0 })
+    }
+
     /// One statement for all of `keywords`, their forms in the same order.
     static func ask(_ keywords: [String], on conn: Connection) throws -> [KeywordForm] {
         let rows = try conn.query("""
@@ -109,7 +117,7 @@ public final class KeywordFormCache: Sendable {
 
 extension KeywordFormCache.Generations {
     /// The kept form of `keyword`, moved to the newer generation when found in the older.
-    fileprivate mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
+    mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
         if let form = newer[keyword] { return form }
         guard let form = older.removeValue(forKey: keyword) else { return nil }
         keep(keyword, form, capacity: capacity)

@@ -38,6 +38,17 @@ public struct SearchPlanner: Sendable {
         case lookup(grams: [String]?)
     }
 
+    /// The one step that answers `keywords` when choosing it needs no round trip — no keyword, or
+    /// rare ones whose forms are kept while the statistics are fresh — with the keywords' forms;
+    /// nil when only `run` can tell. The same choice `run` makes for them, so the rows are the same.
+    func plannedWithoutRoundTrip(_ keywords: [String]) -> (Step, SearchTerms)? {
+        guard !keywords.isEmpty else { return (.everything, .none) }
+        guard let terms = keywordForms.keptTerms(keywords), let frequencies = statistics.frequenciesIfFresh() else { return nil }
+        let (hints, rare, _) = frequencies.lookup(terms)
+        guard rare, !GramBitmaps.worthAsking(terms, anyRare: rare) else { return nil }
+        return (.lookup(grams: terms.lookupGrams(hints: hints)), terms)
+    }
+
     /// Runs the steps for `keywords` on one connection of `pool` until one answers: `filled` says
     /// whether a walk's answer is the whole page (else the search goes on); `walkable` whether the
     /// caller can walk its order at all. Each step is given the keywords' forms (`SearchTerms`).

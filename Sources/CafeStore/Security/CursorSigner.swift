@@ -26,6 +26,12 @@ public final class CursorSigner: Sendable {
         keyed.withLock { $0 = key }
     }
 
+    /// Whether the key has been read (signing and checking then never ask the database).
+    public var isKeyed: Bool { keyed.withLock { $0 != nil } }
+
+    /// Reads the key now, if it is not yet, so that no request has to.
+    public func load() throws { _ = try key() }
+
     /// `payload` followed by its MAC.
     public func sign(_ payload: [UInt8]) throws -> [UInt8] {
         try payload + mac(payload)

@@ -1,0 +1,491 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibPQ
+import Foundation
+import JSONLogging
+import Synchronization
+
+/// Single statements that need no transaction (a page's one read), answered without a thread waiting
+/// for each: one thread owns a few connections in libpq's pipeline mode and an epoll set. Whatever is
+/// waiting when a connection is free goes out together behind one sync point, and each answer is handed
+/// to its statement's completion as it is read. The caller — a request whose connection is suspended —
+/// holds no thread meanwhile.
+///
+/// Why (docs/performance.md, fourteenth session): a thread per waiting statement costs a wake-up per
+/// statement, which on a machine with dear context switches was as much of a page as the rendering;
+/// and a backend woken once for a dozen statements reads its socket, starts and ends a transaction and
+/// flushes once for all of them, which took about 40% off PostgreSQL's share of a search.
+///
+/// What it keeps of the pool's promises:
+/// - a statement gets its own error; statements after a failed one in the same batch (which the server
+///   skips) are sent again, first in the next batch;
+/// - `queryTimeout` bounds each batch: a connection whose batch is not answered in time is closed and
+///   its statements fail (`unavailable`), as the pool gives up such a connection;
+/// - a connection that breaks (a restart, a terminated backend) is reopened in the background, and the
+///   reads it carried are sent once more on another; with no connection to be had, statements fail at once;
+/// - at most `waitingLimit` statements are queued or in flight: `submit` refuses past that.
+///
+/// Head-of-line: a statement waits for those ahead of it in its batch, so only statements planned as
+/// cheap belong here (a page's one read), and `batch` bounds how many go together.
+public final class StatementLoop: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var pool: ConnectionPool.Configuration
+        /// Connections the loop owns.
+        public var connections: Int
+        /// Statements sent behind one sync point at most.
+        public var batch: Int
+        /// Statements queued or in flight at most.
+        public var waitingLimit: Int
+
+        public init(pool: ConnectionPool.Configuration, connections: Int = 2, batch: Int = 32, waitingLimit: Int = 1024) {
+            self.pool = pool
+            self.connections = max(1, connections)
+            self.batch = max(1, batch)
+            self.waitingLimit = max(1, waitingLimit)
+        }
+    }
+
+    public typealias Completion = @Sendable (Result<QueryResult, any Error>) -> Void
+
+    struct Job {
+        let text: String
+        let binds: [PostgresBind]
+        let format: ResultFormat
+        let plannedPerCall: Bool
+        let completion: Completion
+        /// Sent once on a connection that then broke: not sent a third time.
+        var resent = false
+    }
+
+    public let configuration: Configuration
+    private let logger: Logger
+    /// Handed over from other threads, under `lock`.
+    private struct Inbox {
+        var jobs: [Job] = []
+        var opened: [Result<Connection, any Error>] = []
+        var stopping = false
+    }
+    private let inbox = Mutex(Inbox())
+    /// Statements submitted and not yet completed.
+    private let outstanding = Atomic<Int>(0)
+    /// Set while the loop may sleep in `epoll_wait`: submitters wake it only then.
+    private let sleeping = Atomic<Bool>(false)
+    private let wakeFD: Int32
+    private let epollFD: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "db.loop")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard wakeFD >= 0, epollFD >= 0 else {
+            if wakeFD >= 0 { close(wakeFD) }
+            if epollFD >= 0 { close(epollFD) }
+            throw PostgresError(kind: .unavailable, message: "cannot create the statement loop's descriptors: \(String(cString: strerror(errno)))")
+        }
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: wakeFD))
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+    }
+
+    deinit {
+        close(wakeFD)
+        close(epollFD)
+    }
+
+    /// Starts the loop's thread; its connections open in the background.
+    public func start() {
+        guard !started else { return }
+        started = true
+        let thread = Thread { [self] in
+            var state = LoopState(configuration: configuration)
+            run(&state)
+            finished.signal()
+        }
+        thread.name = "db-loop"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Fails what is waiting (`unavailable`), closes the connections and ends the thread.
+    public func stop() {
+        let wasRunning = inbox.withLock { inbox -> Bool in
+            defer { inbox.stopping = true }
+            return !inbox.stopping
+        }
+        guard wasRunning, started else { return }
+        wake()
+        finished.wait()
+    }
+
+    /// Statements queued or in flight right now.
+    public var waiting: Int { outstanding.load(ordering: .relaxed) }
+
+    /// Queues `sql`; `completion` is called once, on the loop's thread, with its rows or its error.
+    /// False, without calling it, when `waitingLimit` statements are already waiting or the loop stopped.
+    /// `plannedPerCall`: sent unnamed, planned for its values every time (`Connection.queryPlannedPerCall`).
+    public func submit(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false, _ completion: @escaping Completion) -> Bool {
+        guard outstanding.add(1, ordering: .relaxed).newValue <= configuration.waitingLimit else {
+            outstanding.subtract(1, ordering: .relaxed)
+            return false
+        }
+        let (text, binds) = sql.rendered
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inbox.jobs.append(Job(text: text, binds: binds, format: format, plannedPerCall: plannedPerCall, completion: completion))
+            return true
+        }
+        guard accepted else {
+            outstanding.subtract(1, ordering: .relaxed)
+            return false
+        }
+        if sleeping.load(ordering: .sequentiallyConsistent) { wake() }
+        return true
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func complete(_ job: Job, _ result: Result<QueryResult, any Error>) {
+        outstanding.subtract(1, ordering: .relaxed)
+        job.completion(result)
+    }
+}
+
+// MARK: - The loop's own thread
+
+extension StatementLoop {
+    /// One connection of the loop and what it waits for, in order.
+    final class Link {
+        enum Expected {
+            /// A statement's preparation, sent just before its first use.
+            case preparation(text: String)
+            case statement(Job)
+        }
+
+        let connection: Connection
+        let fd: Int32
+        var prepared: [String: String] = [:]
+        var nextName = 0
+        var expected: [Expected] = []
+        var head = 0
+        /// The current expected entry has had its result.
+        var answered = false
+        /// A batch is out: its sync point has not come back.
+        var busy = false
+        var sentAt: UInt64 = 0
+        /// libpq holds bytes the socket would not take yet.
+        var writing = false
+        /// The preparation just read failed: the statement after it (which the server skips) fails with this.
+        var preparationError: PostgresError?
+
+        init(_ connection: Connection) {
+            self.connection = connection
+            fd = PQsocket(connection.handle)
+        }
+        var handle: OpaquePointer { connection.handle }
+
+        /// The statements sent and not answered yet; forgets them (the caller completes them).
+        func takeUnanswered() -> [Job] {
+            let from = min(head + (answered ? 1 : 0), expected.count)
+            var jobs: [Job] = []
+            for case .statement(let job) in expected[from...] { jobs.append(job) }
+            expected.removeAll()
+            head = 0
+            answered = false
+            busy = false
+            return jobs
+        }
+    }
+
+    struct LoopState {
+        var links: [Link] = []
+        var pending: [Job] = []
+        /// Connections being opened in the background.
+        var opening = 0
+        /// When the last opening failed (0: it did not): with no connection, statements fail at once,
+        /// and another try waits a moment.
+        var failedAt: UInt64 = 0
+        var lastFailure: (any Error)?
+        let wanted: Int
+        init(configuration: Configuration) { wanted = configuration.connections }
+    }
+
+    private static let retryPause: UInt64 = 500_000_000
+
+    private func run(_ state: inout LoopState) {
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let (stopping, jobs, opened) = inbox.withLock { inbox -> (Bool, [Job], [Result<Connection, any Error>]) in
+                defer { inbox.jobs.removeAll(keepingCapacity: true); inbox.opened.removeAll() }
+                return (inbox.stopping, inbox.jobs, inbox.opened)
+            }
+            state.pending.append(contentsOf: jobs)
+            for result in opened { adopt(result, &state) }
+            if stopping {
+                shutDown(&state)
+                return
+            }
+            openConnections(&state)
+            if state.links.isEmpty && state.opening == 0 && !state.pending.isEmpty {
+                let error = state.lastFailure ?? PostgresError(kind: .unavailable, message: "no connection to the database")
+                for job in state.pending { complete(job, .failure(error)) }
+                state.pending.removeAll()
+            }
+            for link in state.links where !link.busy && !state.pending.isEmpty { send(on: link, &state) }
+
+            sleeping.store(true, ordering: .sequentiallyConsistent)
+            let queued = inbox.withLock { !$0.jobs.isEmpty || !$0.opened.isEmpty || $0.stopping }
+            let count = epoll_wait(epollFD, &events, Int32(events.count), queued ? 0 : timeout(state))
+            sleeping.store(false, ordering: .relaxed)
+            for i in 0..<max(0, Int(count)) {
+                let fd = events[i].data.fd
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, 8)
+                } else if let link = state.links.first(where: { $0.fd == fd }) {
+                    if events[i].events & EPOLLOUT.rawValue != 0 { flush(link, &state) }
+                    if events[i].events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { receive(link, &state) }
+                }
+            }
+            expire(&state)
+        }
+    }
+
+    /// Milliseconds `epoll_wait` may sleep: until the first batch's deadline, or the next try to open
+    /// a connection; forever when neither is due.
+    private func timeout(_ state: LoopState) -> Int32 {
+        let now = MonotonicNanoseconds.now()
+        var until: UInt64?
+        if let limit = configuration.pool.queryTimeout {
+            for link in state.links where link.busy {
+                let deadline = link.sentAt + UInt64(limit * 1e9)
+                until = min(until ?? deadline, deadline)
+            }
+        }
+        if state.links.count + state.opening < state.wanted, state.failedAt > 0 {
+            let retry = state.failedAt + Self.retryPause
+            until = min(until ?? retry, retry)
+        }
+        guard let until else { return -1 }
+        return until <= now ? 0 : Int32(min((until - now) / 1_000_000 + 1, 60_000))
+    }
+
+    private func openConnections(_ state: inout LoopState) {
+        guard state.links.count + state.opening < state.wanted else { return }
+        if state.failedAt > 0 && MonotonicNanoseconds.now() < state.failedAt + Self.retryPause { return }
+        let missing = state.wanted - state.links.count - state.opening
+        state.opening += missing
+        let pool = configuration.pool
+        for _ in 0..<missing {
+            // Opening blocks (DNS, TCP, authentication): never on the loop's thread.
+            let thread = Thread { [self] in
+                let result = Result {
+                    try Connection(conninfo: pool.conninfo, connectTimeoutSeconds: pool.connectTimeoutSeconds,
+                                   applicationName: pool.applicationName, settings: pool.settings, queryTimeout: pool.queryTimeout,
+                                   preparedStatementLimit: pool.preparedStatementLimit)
+                }
+                inbox.withLock { $0.opened.append(result) }
+                wake()
+            }
+            thread.name = "db-loop-open"
+            thread.start()
+        }
+    }
+
+    private func adopt(_ opened: Result<Connection, any Error>, _ state: inout LoopState) {
+        state.opening -= 1
+        switch opened {
+        case .failure(let error):
+            state.failedAt = max(1, MonotonicNanoseconds.now())
+            state.lastFailure = error
+            logger.warning("statement loop cannot connect", [("error", String(describing: error))])
+        case .success(let connection):
+            let link = Link(connection)
+            guard PQsetnonblocking(link.handle, 1) == 0, PQenterPipelineMode(link.handle) == 1 else {
+                state.failedAt = max(1, MonotonicNanoseconds.now())
+                return
+            }
+            var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: link.fd))
+            guard epoll_ctl(epollFD, EPOLL_CTL_ADD, link.fd, &event) == 0 else {
+                state.failedAt = max(1, MonotonicNanoseconds.now())
+                return
+            }
+            state.failedAt = 0
+            state.lastFailure = nil
+            state.links.append(link)
+        }
+    }
+
+    /// Sends up to `batch` waiting statements on an idle connection, then a sync point.
+    private func send(on link: Link, _ state: inout LoopState) {
+        var taken = 0
+        var sent = true
+        while sent && taken < min(configuration.batch, state.pending.count) {
+            sent = send(state.pending[taken], on: link)
+            taken += 1
+        }
+        state.pending.removeFirst(taken)
+        guard sent, PQpipelineSync(link.handle) == 1 else { return drop(link, &state) }
+        link.busy = true
+        link.sentAt = MonotonicNanoseconds.now()
+        flush(link, &state)
+    }
+
+    /// Queues one statement in libpq (prepared on its first use on this connection, while the
+    /// connection keeps fewer than `preparedStatementLimit`; unnamed past that). Every statement
+    /// handed to this call is expected, sent or not: `drop` fails the ones the connection carried.
+    private func send(_ job: Job, on link: Link) -> Bool {
+        var name = job.plannedPerCall ? nil : link.prepared[job.text]
+        if name == nil && !job.plannedPerCall && link.prepared.count < configuration.pool.preparedStatementLimit {
+            let fresh = "l\(link.nextName)"
+            link.nextName += 1
+            link.expected.append(.preparation(text: job.text))
+            guard PQsendPrepare(link.handle, fresh, job.text, Int32(job.binds.count), nil) == 1 else {
+                link.expected.append(.statement(job))
+                return false
+            }
+            link.prepared[job.text] = fresh
+            name = fresh
+        }
+        link.expected.append(.statement(job))
+        return withBoundParameters(job.binds) { values, lengths, formats in
+            if let name {
+                PQsendQueryPrepared(link.handle, name, Int32(job.binds.count), values, lengths, formats, job.format.rawValue)
+            } else {
+                PQsendQueryParams(link.handle, job.text, Int32(job.binds.count), nil, values, lengths, formats, job.format.rawValue)
+            }
+        } == 1
+    }
+
+    private func flush(_ link: Link, _ state: inout LoopState) {
+        let left = PQflush(link.handle)
+        guard left >= 0 else { return drop(link, &state) }
+        let writing = left == 1
+        guard writing != link.writing else { return }
+        link.writing = writing
+        var event = epoll_event(events: EPOLLIN.rawValue | (writing ? EPOLLOUT.rawValue : 0), data: epoll_data_t(fd: link.fd))
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, link.fd, &event)
+    }
+
+    /// Reads what has come in and hands each whole answer to its statement.
+    private func receive(_ link: Link, _ state: inout LoopState) {
+        guard PQconsumeInput(link.handle) == 1 else { return drop(link, &state) }
+        while link.busy && PQisBusy(link.handle) == 0 {
+            guard let result = PQgetResult(link.handle) else {
+                // The end of one statement's results.
+                if link.head < link.expected.count {
+                    if !link.answered, case .statement(let job) = link.expected[link.head] {
+                        complete(job, .failure(PostgresError(kind: .unavailable, message: "no result for a statement")))
+                    }
+                    link.head += 1
+                }
+                link.answered = false
+                continue
+            }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                // Every statement before it has answered; anything left is a bug, failed not lost.
+                for job in link.takeUnanswered() {
+                    complete(job, .failure(PostgresError(kind: .unavailable, message: "no result for a statement")))
+                }
+                continue
+            }
+            guard link.head < link.expected.count, !link.answered else {
+                PQclear(result)
+                continue
+            }
+            link.answered = true
+            switch link.expected[link.head] {
+            case .preparation(let text):
+                // A failed preparation fails its statement next (skipped by the server, so sent again
+                // once, when it fails for good); forget the name so that it is prepared anew.
+                if status != PGRES_COMMAND_OK {
+                    link.prepared[text] = nil
+                    link.preparationError = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
+                }
+                PQclear(result)
+            case .statement(let job):
+                if let error = link.preparationError {
+                    link.preparationError = nil
+                    PQclear(result)
+                    complete(job, .failure(error))
+                    continue
+                }
+                switch status {
+                case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+                    complete(job, .success(QueryResult(handle: result)))
+                case PGRES_PIPELINE_ABORTED:
+                    // Skipped because an earlier statement of the batch failed: not run, so sent again.
+                    PQclear(result)
+                    state.pending.insert(job, at: 0)
+                default:
+                    let error = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
+                    PQclear(result)
+                    complete(job, .failure(error))
+                }
+            }
+        }
+        if PQstatus(link.handle) != CONNECTION_OK { drop(link, &state) }
+    }
+
+    /// Fails the batches not answered within `queryTimeout`, closing their connections.
+    private func expire(_ state: inout LoopState) {
+        guard let limit = configuration.pool.queryTimeout else { return }
+        let now = MonotonicNanoseconds.now()
+        for link in state.links where link.busy && now >= link.sentAt + UInt64(limit * 1e9) {
+            let error = PostgresError(kind: .unavailable, message: "no answer from the database within \(limit) s")
+            for job in link.takeUnanswered() { complete(job, .failure(error)) }
+            remove(link, &state)
+        }
+    }
+
+    /// A connection that broke: what it carried is sent once more on another (reads may run twice;
+    /// a second failure is final), and it is reopened in the background.
+    private func drop(_ link: Link, _ state: inout LoopState) {
+        let error = PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(link.handle)).trimmingTrailingNewlines())
+        var again: [Job] = []
+        for var job in link.takeUnanswered() {
+            if job.resent {
+                complete(job, .failure(error))
+            } else {
+                job.resent = true
+                again.append(job)
+            }
+        }
+        state.pending.insert(contentsOf: again, at: 0)
+        state.lastFailure = error
+        remove(link, &state)
+    }
+
+    private func remove(_ link: Link, _ state: inout LoopState) {
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, link.fd, nil)
+        state.links.removeAll { $0 === link }
+        // The connection closes when the link goes (`Connection.deinit`).
+    }
+
+    private func shutDown(_ state: inout LoopState) {
+        let error = PostgresError(kind: .unavailable, message: "the statement loop stopped")
+        for link in state.links {
+            for job in link.takeUnanswered() { complete(job, .failure(error)) }
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, link.fd, nil)
+        }
+        state.links.removeAll()
+        for job in state.pending { complete(job, .failure(error)) }
+        state.pending.removeAll()
+        // Jobs submitted after the inbox closed were refused; none is left there.
+    }
+}
+
+enum MonotonicNanoseconds {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
