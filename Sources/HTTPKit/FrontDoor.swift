@@ -5,20 +5,24 @@ import Dispatch
 /// (each group's admission checks on the reading thread, its middleware around the handler). A
 /// refusal, whoever decides it (an admission check, or the server: a full lane, a body too large),
 /// leaves through the same steps as an answer. `early` may answer a request right after admission,
-/// on the reading thread (a page the cache holds); `inner` wraps the routed answer (filling that
-/// cache, and emptying it after a write).
+/// on the reading thread (a page the cache holds), or mark it (the cache's stamp, on a miss); `inner` wraps the routed answer (filling that
+/// cache, and emptying it after a write); `awaiting` claims what a request answered without a thread
+/// will compute (its page, so that others missing it wait for it).
 public struct FrontDoor: Responder {
     public typealias Step = @Sendable (Request, (Request) -> Response) -> Response
 
     let router: Router
     let metrics: RequestMetrics?
     let outer: Step
-    let early: @Sendable (Request) -> Response?
+    let early: @Sendable (inout Request) -> Response?
     let inner: Step
+    let awaiting: @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void)
 
     public init(router: Router, metrics: RequestMetrics? = nil, outer: @escaping Step = { request, next in next(request) },
-                early: @escaping @Sendable (Request) -> Response? = { _ in nil },
-                inner: @escaping Step = { request, next in next(request) }) {
+                early: @escaping @Sendable (inout Request) -> Response? = { _ in nil },
+                inner: @escaping Step = { request, next in next(request) },
+                awaiting: @escaping @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) = { _ in (true, {}) }) {
+        self.awaiting = awaiting
         self.router = router
         self.metrics = metrics
         self.outer = outer
@@ -31,9 +35,11 @@ public struct FrontDoor: Responder {
     public func admit(_ request: inout Request) -> Response? {
         let started = MonotonicClock.nanoseconds()
         if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }
-        guard let answer = early(request) else { return nil }
+        guard let answer = early(&request) else { return nil }
         return finished(request, since: started) { _ in answer }
     }
+
+    public func claimAwaited(_ request: inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) { awaiting(&request) }
 
     public func refuse(_ request: Request, with problem: Problem) -> Response {
         finished(request, since: MonotonicClock.nanoseconds()) { router.refuse($0, with: problem) }

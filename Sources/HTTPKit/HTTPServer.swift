@@ -178,6 +178,14 @@ final class RequestState: @unchecked Sendable {
     var response: Response?
     /// What renders the answer, left for the resumption by an `AwaitedAnswer` that finished.
     var deferred: (@Sendable () -> Response)?
+    /// Called once the answer of an awaited request is settled (`Responder.claimAwaited`); called
+    /// again, to no effect, when the request completes, whichever way it ended.
+    var settled: (@Sendable () -> Void)?
+    func settle() {
+        let settled = self.settled
+        self.settled = nil
+        settled?()
+    }
     /// The answer left for the resumption closes the connection (given at shutdown).
     var closing = false
     var requestID = ""
@@ -288,7 +296,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     if let plan = request.traits.awaits, let awaited = plan(request) {
-        return server.answer(request, state, on: connection, awaiting: awaited)
+        let (proceed, settled) = server.responder.claimAwaited(&request)
+        state.settled = settled
+        if proceed { return server.answer(request, state, on: connection, awaiting: awaited) }
+        settled()
     }
     guard let lane = state.routing?.cost.lane else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
@@ -452,10 +463,13 @@ extension HTTPServer {
                          on: connection, requestID: request.requestID, closing: true)
         }
         state.request = request
+        var finished = request
+        finished.isAwaited = true
         let suspended = SuspendedConnection(connection: connection)
-        let started = awaited.start { [self] render in
+        let started = awaited.start { [self, finished] render in
             suspensions.resume(suspended.connection, deferred: { [self] in
-                logged(responder.respond(to: request, answeredBy: render, since: state.started), request, state)
+                defer { state.settle() }
+                return logged(responder.respond(to: finished, answeredBy: render, since: state.started), finished, state)
             })
         }
         if !started {
@@ -480,7 +494,9 @@ private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, 
     conCls.pointee = nil
     // Marked for its target but never handled (libmicrohttpd refused it first): nothing to let go.
     guard UInt(bitPattern: existing) != nulTarget else { return }
-    Unmanaged<RequestState>.fromOpaque(existing).release()
+    let state = Unmanaged<RequestState>.fromOpaque(existing)
+    state.takeUnretainedValue().settle()
+    state.release()
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     if let connection { watched(connection)?.reading() }
     server.inFlight.subtract(1, ordering: .releasing)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Rendered answers kept in memory, exact rather than fresh-enough: each entry remembers the
 /// generation of every kind of data it shows (`cafes`, `comments`, …) as it was *before* the
@@ -85,33 +86,46 @@ public final class PageCache: @unchecked Sendable {
     /// error) computes the page itself. The wait is bounded by the computer's own work: a query, under
     /// the database's statement timeout.
     public func computing(_ key: String, _ compute: () -> Void) -> (response: Response, etag: String)? {
-        enum Turn { case found(Response, String), wait(Flight), compute(Flight?) }
-        let turn = lock.withLock { () -> Turn in
-            if let (response, etag) = unlockedLookup(key) { return .found(response, etag) }
-            if let flight = flights[key] { return .wait(flight) }
-            guard !suspended else { return .compute(nil) }
-            let flight = Flight()
-            flights[key] = flight
-            return .compute(flight)
-        }
-        switch turn {
+        switch claim(key) {
         case .found(let response, let etag):
             return (response, etag)
-        case .wait(let flight):
+        case .computed(let flight):
             flight.wait()
             if let found = lookup(key) { return found }
             compute()
             return nil
-        case .compute(let flight):
-            defer {
-                if let flight {
-                    lock.withLock { flights[key] = nil }
-                    flight.finish()
-                }
-            }
+        case .yours(let claimed):
+            defer { claimed.release() }
             compute()
             return nil
         }
+    }
+
+    /// Who computes `key` now (see `computing`), for a caller that computes it on another thread or later.
+    public enum Claim {
+        case found(Response, String)
+        /// Another request computes it; `wait` until it is done.
+        case computed(Flight)
+        /// The caller computes it, and releases the claim once it has stored it (or not): the
+        /// requests waiting for it go on then.
+        case yours(ClaimedPage)
+    }
+
+    public func claim(_ key: String) -> Claim {
+        lock.withLock {
+            if let (response, etag) = unlockedLookup(key) { return .found(response, etag) }
+            if let flight = flights[key] { return .computed(flight) }
+            // Suspended, nothing is stored: no one waits for anyone.
+            guard !suspended else { return .yours(ClaimedPage(cache: nil, key: key, flight: nil)) }
+            let flight = Flight()
+            flights[key] = flight
+            return .yours(ClaimedPage(cache: self, key: key, flight: flight))
+        }
+    }
+
+    fileprivate func land(_ key: String, _ flight: Flight) {
+        lock.withLock { if flights[key] === flight { flights[key] = nil } }
+        flight.finish()
     }
 
     /// Keeps an answer that shows data of `kinds`, computed after `stamp` was taken. Not kept if
@@ -210,11 +224,12 @@ public final class PageCache: @unchecked Sendable {
 }
 
 /// One page being computed; those who asked for it meanwhile wait until it is done.
-private final class Flight: @unchecked Sendable {
+/// A page being computed, which other requests for it wait for (`PageCache.computing`).
+public final class Flight: @unchecked Sendable {
     private let condition = NSCondition()
     private var done = false
 
-    func wait() {
+    public func wait() {
         condition.lock()
         while !done { condition.wait() }
         condition.unlock()
@@ -225,5 +240,24 @@ private final class Flight: @unchecked Sendable {
         done = true
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+/// The claim to compute a page (`PageCache.claim`): released once, from any thread; a second release does nothing.
+public final class ClaimedPage: Sendable {
+    private let cache: PageCache?
+    private let key: String
+    private let flight: Flight?
+    private let released = Atomic<Bool>(false)
+
+    fileprivate init(cache: PageCache?, key: String, flight: Flight?) {
+        self.cache = cache
+        self.key = key
+        self.flight = flight
+    }
+
+    public func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing), let cache, let flight else { return }
+        cache.land(key, flight)
     }
 }

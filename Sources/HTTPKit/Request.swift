@@ -33,6 +33,11 @@ public struct Request: Sendable {
     public var session: (any Sendable)?
     /// Where the router found the request line leads, once it has looked.
     var routing: Routing?
+    /// The page cache's stamp taken for this request before its read started, when it missed: a
+    /// page computed from that read is stored only if nothing it shows changed since (`CachedPages`).
+    public var pageStamp: PageCache.Stamp?
+    /// Its answer is rendered from work that already finished (`AwaitedAnswer`), not computed now.
+    public internal(set) var isAwaited = false
 
     public init(method: String, path: String, query: [String: String] = [:], headers: HeaderFields = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1", peerAddress: String? = nil) {

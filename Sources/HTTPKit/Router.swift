@@ -322,6 +322,11 @@ public protocol Responder: Sendable {
     /// answer's time counts from `since` (`MonotonicClock`), when the work it renders was started.
     func respond(to request: Request, answeredBy handler: Handler?, since: UInt64?) -> Response
     func refuse(_ request: Request, with problem: Problem) -> Response
+    /// Before a request's work starts without a thread (`AwaitedAnswer`): whether it goes on that way,
+    /// and what to call once its answer is settled (rendered, refused or abandoned). No when that work
+    /// is under way for another request already (a page being computed): it is then answered the
+    /// usual way, on its lane, which waits for that.
+    func claimAwaited(_ request: inout Request) -> (proceed: Bool, settled: @Sendable () -> Void)
 }
 
 

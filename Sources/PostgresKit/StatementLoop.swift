@@ -69,6 +69,7 @@ public final class StatementLoop: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     /// Statements submitted and not yet completed.
     private let outstanding = Atomic<Int>(0)
+    private let completions = Atomic<Int>(0)
     /// Set while the loop may sleep in `epoll_wait`: submitters wake it only then.
     private let sleeping = Atomic<Bool>(false)
     private let wakeFD: Int32
@@ -122,6 +123,8 @@ public final class StatementLoop: @unchecked Sendable {
 
     /// Statements queued or in flight right now.
     public var waiting: Int { outstanding.load(ordering: .relaxed) }
+    /// Statements answered (rows or an error) since start.
+    public var completed: Int { completions.load(ordering: .relaxed) }
 
     /// Queues `sql`; `completion` is called once, on the loop's thread, with its rows or its error.
     /// False, without calling it, when `waitingLimit` statements are already waiting or the loop stopped.
@@ -152,6 +155,7 @@ public final class StatementLoop: @unchecked Sendable {
 
     private func complete(_ job: Job, _ result: Result<QueryResult, any Error>) {
         outstanding.subtract(1, ordering: .relaxed)
+        completions.add(1, ordering: .relaxed)
         job.completion(result)
     }
 }
@@ -427,11 +431,23 @@ extension StatementLoop {
                 default:
                     let error = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
                     PQclear(result)
+                    if Self.endsConnection(error) {
+                        // The backend is gone (terminated, restarting): the read is sent again elsewhere.
+                        link.answered = false
+                        return drop(link, &state)
+                    }
                     complete(job, .failure(error))
                 }
             }
         }
         if PQstatus(link.handle) != CONNECTION_OK { drop(link, &state) }
+    }
+
+    /// An error after which the connection is of no more use: it broke, or its backend was ended.
+    static func endsConnection(_ error: PostgresError) -> Bool {
+        guard error.kind == .unavailable else { return false }
+        guard let state = error.sqlState else { return true }
+        return state.hasPrefix("08") || [SQLState.adminShutdown, SQLState.crashShutdown, SQLState.cannotConnectNow].contains(state)
     }
 
     /// Fails the batches not answered within `queryTimeout`, closing their connections.

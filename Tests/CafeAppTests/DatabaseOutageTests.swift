@@ -29,6 +29,36 @@ final class DatabaseOutageTests: XCTestCase {
         XCTAssertNotNil(try fixture.secondsUntilOK("/readyz"), "healed within 5 s of the database returning")
     }
 
+    /// The statement loop's pages (anonymous listings) ride out a restart: 503 at once while the
+    /// database is down, answered again once it is back, without a restart of the service.
+    func testListingsFromTheStatementLoopFailFastAndHealAfterARestart() throws {
+        let fixture = try AppOnOwnCluster("loop-outage", environment: ["PAGE_CACHE_BYTES": "0"])
+        defer { fixture.close() }
+        let (port, database) = (fixture.port, fixture.database)
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/v1/cafes").status, 200)
+        XCTAssertEqual(try loopStatements(port), 1, "answered by the loop")
+
+        database.embedded!.stop()
+        let started = Date()
+        let down = try RawHTTPClient(port: port).request("GET", "/v1/cafes")
+        XCTAssertEqual(down.status, 503, down.text)
+        XCTAssertEqual(down.json()["code"] as? String, "database_unavailable")
+        XCTAssertNotNil(down.headers["retry-after"])
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "fails fast, no hang")
+
+        let restarted = try fixture.restartDatabase()
+        defer { restarted.stop() }
+        XCTAssertNotNil(try fixture.secondsUntilOK("/v1/cafes"), "healed within 5 s of the database returning")
+        XCTAssertGreaterThan(try loopStatements(port) ?? 0, 2, "by the loop again")
+    }
+
+    /// `cafe_db_loop_statements_total` from `/metrics`.
+    private func loopStatements(_ port: UInt16) throws -> Int? {
+        let metrics = try RawHTTPClient(port: port).request("GET", "/metrics").text
+        return metrics.split(separator: "\n").first { $0.hasPrefix("cafe_db_loop_statements_total ") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) }
+    }
+
     /// A database that accepts connections but never answers (here: every PostgreSQL process
     /// stopped with SIGSTOP) costs a request at most DB_QUERY_TIMEOUT + 1 s, then 503.
     func testAHungDatabaseIsNotWaitedOnForever() throws {

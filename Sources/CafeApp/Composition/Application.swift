@@ -106,7 +106,7 @@ public final class Application: Sendable {
         let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
-                                        + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, server: serverReference,
+                                        + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, server: serverReference,
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
@@ -162,12 +162,13 @@ public final class Application: Sendable {
         let cors = CORSPolicy(allowedOrigins: configuration.corsOrigins)
         let pages = cache.map(CachedPages.init)
         let front = FrontDoor(router: router, metrics: requestMetrics, outer: { request, next in cors.respond(request, next: next) },
-                              early: { request in pages?.hit(request) },
+                              early: { request in pages?.hit(&request) },
                               inner: { request, next in
                                   let response = pages?.answer(request, next) ?? next(request)
                                   pages?.wrote(request, response)
                                   return response
-                              })
+                              },
+                              awaiting: { request in pages?.claim(&request) ?? (true, {}) })
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   connectionsPerAddress: configuration.connectionsPerAddress,

@@ -16,6 +16,7 @@ struct MetricsController: Sendable {
     let requests: RequestMetrics
     let pool: ConnectionPool
     let replicas: ReadReplicas?
+    let statementLoop: StatementLoop?
     let server: ServerReference
     let token: String?
 
@@ -43,6 +44,11 @@ struct MetricsController: Sendable {
         Prometheus.gauge("cafe_db_pool_connections", "Database connections of this process by state.",
                          [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))], into: &out)
         Prometheus.gauge("cafe_db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))], into: &out)
+        if let loop = statementLoop {
+            Prometheus.gauge("cafe_db_loop_statements_total", "Statements the statement loop answered (DB_LOOP_CONNECTIONS), rows or an error.",
+                             type: "counter", [("", Double(loop.completed))], into: &out)
+            Prometheus.gauge("cafe_db_loop_waiting", "Statements queued on the statement loop or in flight.", [("", Double(loop.waiting))], into: &out)
+        }
         if let server = server.current {
             Prometheus.gauge("cafe_http_connections_open", "Open HTTP connections.", [("", Double(server.openConnections))], into: &out)
             Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request or reading an answer too slowly.",

@@ -34,17 +34,28 @@ struct CachedPages: Sendable {
         return (key, page.shows)
     }
 
-    /// A stored answer (or 304 for a matching If-None-Match), nil on a miss.
-    func hit(_ request: Request) -> Response? {
-        guard let entry = entry(request), let (response, etag) = cache.lookup(entry.key) else { return nil }
+    /// A stored answer (or 304 for a matching If-None-Match); on a miss nil, and the request takes the
+    /// cache's stamp now, before anything reads for it: a change committed after this makes the page it
+    /// gets unusable. (A page read on the statement loop is rendered after its read; a stamp taken
+    /// then could miss a change committed in between.)
+    func hit(_ request: inout Request) -> Response? {
+        guard let entry = entry(request) else { return nil }
+        guard let (response, etag) = cache.lookup(entry.key) else {
+            request.pageStamp = cache.stamp()
+            return nil
+        }
         return Self.served(request, response, etag: etag)
     }
 
     /// Answers with `respond`, storing a 200 for the next requests. A request that missed on its
     /// reading thread takes the stored answer instead if it was stored meanwhile, or is being computed
     /// for another request (`PageCache.computing`): a wave of misses after a change runs one query.
+    ///
+    /// A page read on the statement loop (`Request.isAwaited`) is only rendered now, its read done: it
+    /// is stored for its stamp, and never waits for another request's computation on this thread.
     func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
         guard let entry = entry(request) else { return respond(request) }
+        if request.isAwaited { return compute(entry, request, respond) }
         var computed: Response?
         if let (response, etag) = cache.computing(entry.key, { computed = compute(entry, request, respond) }) {
             return Self.served(request, response, etag: etag)
@@ -53,7 +64,8 @@ struct CachedPages: Sendable {
     }
 
     private func compute(_ entry: (key: String, kinds: [String]), _ request: Request, _ respond: (Request) -> Response) -> Response {
-        let stamp = cache.stamp()   // before the query: a change committed after it makes the answer unusable
+        // Before the query: a change committed after it makes the answer unusable.
+        let stamp = request.pageStamp ?? cache.stamp()
         var request = request
         // A standby that has not replayed a change heard of may not answer. Suspended (its notifications
         // stopped, e.g. the primary died), the cache stores nothing, so any caught-up standby may.
@@ -68,6 +80,15 @@ struct CachedPages: Sendable {
         // Stored as the hits are sent, so that a hit adds nothing to it.
         cache.store(entry.key, response.adding(header: "X-Cache", "hit"), etag: etag, shows: entry.kinds, stamp: stamp)
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
+    }
+
+    /// Claims the request's page for a read that is answered without a thread (`AwaitedAnswer`): no
+    /// when another request computes it (answered then on a lane, which waits for that one) or it was
+    /// stored meanwhile (a lane serves it). `settled` lets the requests waiting for it go on.
+    func claim(_ request: inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) {
+        guard let entry = entry(request) else { return (true, {}) }
+        guard case .yours(let claimed) = cache.claim(entry.key) else { return (false, {}) }
+        return (true, { claimed.release() })
     }
 
     /// A stored answer as this request gets it: 304 for a matching If-None-Match, else the page.

@@ -1,0 +1,95 @@
+import CafeTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// Anonymous listings and rare searches answered from the statement loop (`DB_LOOP_CONNECTIONS`):
+/// the same bytes as the lanes give, through the same middleware (CORS, metrics, the page cache),
+/// and bounded by `DB_LOOP_WAITING`.
+final class LoopReadsAPITests: APITestCase {
+    override var extraEnvironment: [String: String] { ["CORS_ORIGINS": "https://app.example"] }
+
+    /// `cafe_db_loop_statements_total`, or nil when the metric is absent (no loop).
+    private func loopStatements() throws -> Int? {
+        metric("cafe_db_loop_statements_total", try call("GET", "/metrics").text)
+    }
+
+    private func metric(_ prefix: String, _ text: String) -> Int? {
+        text.split(separator: "\n").first { $0.hasPrefix(prefix + " ") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) }
+    }
+
+    private func seed() throws -> String {
+        let admin = try adminToken()
+        for i in 1...25 { try createCafe("Cafe \(i)", token: admin, introduction: i % 10 == 0 ? "名物は蕎麦" : "coffee and cake \(i)") }
+        return try signUp("reader").token
+    }
+
+    func testAnonymousPagesComeFromTheLoopAsTheLanesWouldWriteThem() throws {
+        let token = try seed()
+        let targets = ["/v1/cafes", "/v1/cafes?limit=3", "/v1/cafes?q=%E8%95%8E%E9%BA%A6", "/v1/cafes?q=%E8%95%8E%E9%BA%A6&limit=1"]
+        // With a session the lanes answer (the session is looked up); that also keeps the keyword's forms.
+        let fromLanes = try targets.map { try call("GET", $0, token: token) }
+        let before = try XCTUnwrap(try loopStatements())
+        let fromLoop = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
+        XCTAssertEqual(try loopStatements(), before + targets.count, "every anonymous page read on the loop")
+        for (target, (lane, loop)) in zip(targets, zip(fromLanes, fromLoop)) {
+            XCTAssertEqual(lane.status, 200, target)
+            XCTAssertEqual(loop.status, 200, target)
+            XCTAssertEqual(loop.body, lane.body, "\(target): the same bytes")
+            XCTAssertEqual(loop.headers["content-type"], lane.headers["content-type"])
+            XCTAssertEqual(loop.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
+        }
+        XCTAssertEqual((fromLoop[2].json()["items"] as? [Any])?.count, 2, "the two cafes with 蕎麦")
+
+        // Following the next cursor of a loop page, on the loop.
+        let next = try XCTUnwrap(fromLoop[1].json()["nextCursor"] as? String)
+        let second = try call("GET", "/v1/cafes?limit=3&cursor=\(next)")
+        XCTAssertEqual(second.status, 200)
+        XCTAssertEqual(second.body, try call("GET", "/v1/cafes?limit=3&cursor=\(next)", token: token).body)
+
+        // Counted by route in the request metrics like any answer.
+        let metrics = try call("GET", "/metrics").text
+        XCTAssertGreaterThanOrEqual(metric("cafe_http_requests_total{route=\"/v1/cafes\",method=\"GET\",status=\"200\"}", metrics) ?? 0,
+                                    2 * targets.count + 2)
+    }
+
+    func testBadParametersAreRefusedAsBefore() throws {
+        _ = try seed()
+        assertProblem(try call("GET", "/v1/cafes?limit=0"), 400, "validation_failed")
+        assertProblem(try call("GET", "/v1/cafes?cursor=forged"), 400, "invalid_cursor")
+        assertProblem(try call("GET", "/v1/cafes", headers: ["X-Min-LSN": "not a position"]), 400, "invalid_min_lsn")
+    }
+
+    func testPastDBLoopWaitingReadsAreRefusedWith503Overloaded() throws {
+        app.shutdown()
+        try startApplication(extra: ["DB_LOOP_WAITING": "1", "DB_LOOP_CONNECTIONS": "1"])
+        _ = try seed()
+        let statuses = Mutex<[Int: Int]>([:])
+        let wrong = Mutex<[String]>([])
+        let port = app.server.port
+        DispatchQueue.concurrentPerform(iterations: 32) { _ in
+            for _ in 0..<10 {
+                guard let reply = try? RawHTTPClient(port: port).request("GET", "/v1/cafes") else { continue }
+                statuses.withLock { $0[reply.status, default: 0] += 1 }
+                if reply.status == 503 && (reply.json()["code"] as? String != "overloaded" || reply.headers["retry-after"] == nil) {
+                    wrong.withLock { $0.append(reply.text) }
+                }
+                if reply.status != 200 && reply.status != 503 { wrong.withLock { $0.append("\(reply.status) \(reply.text)") } }
+            }
+        }
+        XCTAssertEqual(wrong.withLock { $0 }, [])
+        let counted = statuses.withLock { $0 }
+        XCTAssertGreaterThan(counted[503] ?? 0, 0, "one statement may wait: some of 32 at once were refused (\(counted))")
+        XCTAssertGreaterThan(counted[200] ?? 0, 0, "\(counted)")
+    }
+
+    func testWithoutTheLoopTheLanesAnswerEverything() throws {
+        app.shutdown()
+        try startApplication(extra: ["DB_LOOP_CONNECTIONS": "0"])
+        _ = try seed()
+        XCTAssertNil(try loopStatements(), "no loop, no metric")
+        XCTAssertEqual(try call("GET", "/v1/cafes").status, 200)
+        XCTAssertEqual(try call("GET", "/v1/cafes?q=%E8%95%8E%E9%BA%A6").status, 200)
+    }
+}

@@ -1,0 +1,197 @@
+import CafeTestSupport
+import Foundation
+import PostgresKit
+import Synchronization
+import XCTest
+
+/// The statement loop on a real database: each statement its own answer, batches or not; a failing
+/// statement does not take the others of its batch with it; the timeout, the waiting bound, a
+/// terminated backend, a stop.
+final class StatementLoopTests: XCTestCase {
+    var db: TestDatabase!
+    var pool: ConnectionPool!
+    var loop: StatementLoop?
+
+    override func setUpWithError() throws {
+        db = try TestCluster.freshDatabase(name)
+        pool = db.pool(maxConnections: 2)
+    }
+
+    override func tearDown() {
+        loop?.stop()
+        pool?.close()
+        db?.drop()
+    }
+
+    private func startLoop(queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256, connections: Int = 2, batch: Int = 32,
+                           waitingLimit: Int = 1024) throws -> StatementLoop {
+        let configuration = ConnectionPool.Configuration(conninfo: db.conninfo, applicationName: "loop-test", queryTimeout: queryTimeout,
+                                                         preparedStatementLimit: preparedStatementLimit)
+        let loop = try StatementLoop(.init(pool: configuration, connections: connections, batch: batch, waitingLimit: waitingLimit))
+        loop.start()
+        self.loop = loop
+        return loop
+    }
+
+    /// Submits and waits for the answer (at most `within` seconds).
+    private func run(_ sql: SQL, on loop: StatementLoop, within: TimeInterval = 10) throws -> Result<QueryResult, any Error> {
+        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        XCTAssertTrue(loop.submit(sql) { result in
+            answer.withLock { $0 = result }
+            done.signal()
+        })
+        XCTAssertEqual(done.wait(timeout: .now() + within), .success, "no answer within \(within) s")
+        return try XCTUnwrap(answer.withLock { $0 })
+    }
+
+    func testEveryStatementGetsItsOwnAnswerAndAFailureOnlyItsOwn() throws {
+        let loop = try startLoop(batch: 16)
+        let count = 600
+        let answers = Mutex<[Int: Result<Int, PostgresError>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        // Submitted from several threads at once, so that batches hold many; every seventh divides by zero.
+        DispatchQueue.concurrentPerform(iterations: 4) { part in
+            for i in stride(from: part, to: count, by: 4) {
+                let divisor = i % 7 == 0 ? 0 : 1
+                let accepted = loop.submit("SELECT (\(i)::int / \(divisor)::int) * 2") { result in
+                    answers.withLock { $0[i] = result.map { (try? $0.first?.decode(0, as: Int.self)) ?? -1 }
+                        .mapError { $0 as? PostgresError ?? PostgresError(kind: .decoding, message: "\($0)") } }
+                    done.signal()
+                }
+                XCTAssertTrue(accepted)
+            }
+        }
+        for _ in 0..<count { XCTAssertEqual(done.wait(timeout: .now() + 20), .success) }
+        let all = answers.withLock { $0 }
+        XCTAssertEqual(all.count, count)
+        for (i, answer) in all {
+            switch answer {
+            case .success(let doubled):
+                XCTAssertNotEqual(i % 7, 0, "\(i) should have failed")
+                XCTAssertEqual(doubled, i * 2)
+            case .failure(let error):
+                XCTAssertEqual(i % 7, 0, "\(i) failed: \(error)")
+                XCTAssertEqual(error.sqlState, "22012")
+                XCTAssertEqual(error.kind, .server)
+            }
+        }
+        XCTAssertEqual(loop.waiting, 0)
+        XCTAssertEqual(loop.completed, count)
+    }
+
+    func testAStatementThatCannotBePreparedFailsEachTimeAndTheLoopGoesOn() throws {
+        let loop = try startLoop()
+        for _ in 0..<2 {
+            guard case .failure(let error as PostgresError) = try run("SELEC 1", on: loop) else { return XCTFail("a syntax error answered") }
+            XCTAssertEqual(error.sqlState, "42601")
+        }
+        XCTAssertEqual(try run("SELECT 41 + 1", on: loop).get().first?.decode(0, as: Int.self), 42)
+    }
+
+    func testPastThePreparedStatementLimitStatementsGoUnnamed() throws {
+        let loop = try startLoop(preparedStatementLimit: 2, connections: 1)
+        for round in 0..<2 {
+            for n in 1...6 {
+                XCTAssertEqual(try run("SELECT \(fixed: String(n))::int + \(round)", on: loop).get().first?.decode(0, as: Int.self), n + round)
+            }
+        }
+    }
+
+    func testABatchNotAnsweredInTimeFailsAndTheLoopReconnects() throws {
+        let loop = try startLoop(queryTimeout: 0.5, connections: 1)
+        let started = Date()
+        guard case .failure(let error as PostgresError) = try run("SELECT pg_sleep(5)", on: loop) else { return XCTFail("the sleep answered") }
+        XCTAssertEqual(error.kind, .unavailable)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+        XCTAssertEqual(try run("SELECT 7", on: loop).get().first?.decode(0, as: Int.self), 7)
+    }
+
+    func testPastTheWaitingLimitSubmitRefuses() throws {
+        let loop = try startLoop(connections: 1, waitingLimit: 2)
+        let done = DispatchSemaphore(value: 0)
+        XCTAssertTrue(loop.submit("SELECT pg_sleep(0.5)") { _ in done.signal() })
+        XCTAssertTrue(loop.submit("SELECT pg_sleep(0.5)") { _ in done.signal() })
+        XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("a refused statement was answered") })
+        XCTAssertEqual(loop.waiting, 2)
+        for _ in 0..<2 { XCTAssertEqual(done.wait(timeout: .now() + 10), .success) }
+        XCTAssertEqual(loop.waiting, 0)
+        XCTAssertEqual(try run("SELECT 3", on: loop).get().first?.decode(0, as: Int.self), 3)
+    }
+
+    func testAReadCutOffByATerminatedBackendIsSentAgainOnAFreshConnection() throws {
+        let loop = try startLoop(connections: 1)
+        XCTAssertEqual(try run("SELECT 1", on: loop).get().count, 1)
+        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        XCTAssertTrue(loop.submit("SELECT pg_backend_pid(), pg_sleep(0.5)") { result in
+            answer.withLock { $0 = result }
+            done.signal()
+        })
+        Thread.sleep(forTimeInterval: 0.2)
+        let killed = try pool.query("""
+            SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'loop-test') k
+            """).first?.decode(0, as: Int.self)
+        XCTAssertEqual(killed, 1)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        let rows = try XCTUnwrap(answer.withLock { $0 }).get()
+        XCTAssertEqual(rows.count, 1, "answered by the second connection")
+    }
+
+    func testWithNoDatabaseStatementsFailAtOnce() throws {
+        let loop = try {
+            let configuration = ConnectionPool.Configuration(conninfo: "host=127.0.0.1 port=1 dbname=none connect_timeout=2")
+            let loop = try StatementLoop(.init(pool: configuration, connections: 1))
+            loop.start()
+            self.loop = loop
+            return loop
+        }()
+        let started = Date()
+        guard case .failure(let error as PostgresError) = try run("SELECT 1", on: loop) else { return XCTFail("answered without a database") }
+        XCTAssertEqual(error.kind, .unavailable)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+    }
+
+    func testStoppingFailsWhatWaitsAndRefusesTheRest() throws {
+        let loop = try startLoop(connections: 1)
+        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        XCTAssertTrue(loop.submit("SELECT pg_sleep(2)") { result in
+            answer.withLock { $0 = result }
+            done.signal()
+        })
+        Thread.sleep(forTimeInterval: 0.3)
+        loop.stop()
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        guard case .failure(let error as PostgresError) = try XCTUnwrap(answer.withLock { $0 }) else { return XCTFail("answered after stop") }
+        XCTAssertEqual(error.kind, .unavailable)
+        XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("answered after stop") })
+    }
+
+    func testARecoveringReadAnswersWithItsSecondStatement() throws {
+        let loop = try startLoop()
+        try pool.query("""
+            CREATE FUNCTION too_many() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '54000'; END $$
+            """)
+        let read = LoopRead.statement("SELECT too_many()").recovering { error in
+            (error as? PostgresError)?.sqlState == "54000" ? LoopRead.statement("SELECT 99") : nil
+        }
+        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        XCTAssertTrue(read.start(on: loop) { result in
+            answer.withLock { $0 = result }
+            done.signal()
+        })
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(try XCTUnwrap(answer.withLock { $0 }).get().first?.decode(0, as: Int.self), 99)
+        // An error it has no read for is the answer.
+        let unrecovered = LoopRead.statement("SELECT 1/0").recovering { _ in nil }
+        XCTAssertTrue(unrecovered.start(on: loop) { result in
+            answer.withLock { $0 = result }
+            done.signal()
+        })
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        guard case .failure(let error as PostgresError) = try XCTUnwrap(answer.withLock { $0 }) else { return XCTFail("1/0 answered") }
+        XCTAssertEqual(error.sqlState, "22012")
+    }
+}
