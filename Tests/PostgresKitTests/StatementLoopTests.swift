@@ -35,14 +35,14 @@ final class StatementLoopTests: XCTestCase {
 
     /// Submits and waits for the answer (at most `within` seconds).
     private func run(_ sql: SQL, on loop: StatementLoop, within: TimeInterval = 10) throws -> Result<QueryResult, any Error> {
-        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        XCTAssertTrue(loop.submit(sql) { result in
-            answer.withLock { $0 = result }
-            done.signal()
-        })
-        XCTAssertEqual(done.wait(timeout: .now() + within), .success, "no answer within \(within) s")
-        return try XCTUnwrap(answer.withLock { $0 })
+        try submit(sql, on: loop).result(within: within)
+    }
+
+    /// Submits without waiting.
+    private func submit(_ sql: SQL, on loop: StatementLoop) -> PendingAnswer {
+        let pending = PendingAnswer()
+        XCTAssertTrue(loop.submit(sql, pending.complete))
+        return pending
     }
 
     func testEveryStatementGetsItsOwnAnswerAndAFailureOnlyItsOwn() throws {
@@ -122,19 +122,13 @@ final class StatementLoopTests: XCTestCase {
     func testAReadCutOffByATerminatedBackendIsSentAgainOnAFreshConnection() throws {
         let loop = try startLoop(connections: 1)
         XCTAssertEqual(try run("SELECT 1", on: loop).get().count, 1)
-        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        XCTAssertTrue(loop.submit("SELECT pg_backend_pid(), pg_sleep(0.5)") { result in
-            answer.withLock { $0 = result }
-            done.signal()
-        })
+        let pending = submit("SELECT pg_backend_pid(), pg_sleep(0.5)", on: loop)
         Thread.sleep(forTimeInterval: 0.2)
         let killed = try pool.query("""
             SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'loop-test') k
             """).first?.decode(0, as: Int.self)
         XCTAssertEqual(killed, 1)
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        let rows = try XCTUnwrap(answer.withLock { $0 }).get()
+        let rows = try pending.result(within: 10).get()
         XCTAssertEqual(rows.count, 1, "answered by the second connection")
     }
 
@@ -154,16 +148,10 @@ final class StatementLoopTests: XCTestCase {
 
     func testStoppingFailsWhatWaitsAndRefusesTheRest() throws {
         let loop = try startLoop(connections: 1)
-        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        XCTAssertTrue(loop.submit("SELECT pg_sleep(2)") { result in
-            answer.withLock { $0 = result }
-            done.signal()
-        })
+        let pending = submit("SELECT pg_sleep(2)", on: loop)
         Thread.sleep(forTimeInterval: 0.3)
         loop.stop()
-        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
-        guard case .failure(let error as PostgresError) = try XCTUnwrap(answer.withLock { $0 }) else { return XCTFail("answered after stop") }
+        guard case .failure(let error as PostgresError) = try pending.result(within: 5) else { return XCTFail("answered after stop") }
         XCTAssertEqual(error.kind, .unavailable)
         XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("answered after stop") })
     }
@@ -176,22 +164,31 @@ final class StatementLoopTests: XCTestCase {
         let read = LoopRead.statement("SELECT too_many()").recovering { error in
             (error as? PostgresError)?.sqlState == "54000" ? LoopRead.statement("SELECT 99") : nil
         }
-        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        XCTAssertTrue(read.start(on: loop) { result in
-            answer.withLock { $0 = result }
-            done.signal()
-        })
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(try XCTUnwrap(answer.withLock { $0 }).get().first?.decode(0, as: Int.self), 99)
+        let recovered = PendingAnswer()
+        XCTAssertTrue(read.start(on: loop, recovered.complete))
+        XCTAssertEqual(try recovered.result(within: 10).get().first?.decode(0, as: Int.self), 99)
         // An error it has no read for is the answer.
-        let unrecovered = LoopRead.statement("SELECT 1/0").recovering { _ in nil }
-        XCTAssertTrue(unrecovered.start(on: loop) { result in
+        let unrecovered = PendingAnswer()
+        XCTAssertTrue(LoopRead.statement("SELECT 1/0").recovering { _ in nil }.start(on: loop, unrecovered.complete))
+        guard case .failure(let error as PostgresError) = try unrecovered.result(within: 10) else { return XCTFail("1/0 answered") }
+        XCTAssertEqual(error.sqlState, "22012")
+    }
+}
+
+/// A statement's answer, once the loop gives it.
+private final class PendingAnswer: Sendable {
+    private let answer = Mutex<Result<QueryResult, any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    var complete: StatementLoop.Completion {
+        { [self] result in
             answer.withLock { $0 = result }
             done.signal()
-        })
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        guard case .failure(let error as PostgresError) = try XCTUnwrap(answer.withLock { $0 }) else { return XCTFail("1/0 answered") }
-        XCTAssertEqual(error.sqlState, "22012")
+        }
+    }
+
+    func result(within seconds: TimeInterval) throws -> Result<QueryResult, any Error> {
+        XCTAssertEqual(done.wait(timeout: .now() + seconds), .success, "no answer within \(seconds) s")
+        return try XCTUnwrap(answer.withLock { $0 })
     }
 }
