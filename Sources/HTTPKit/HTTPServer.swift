@@ -297,9 +297,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if let plan = request.traits.awaits, let awaited = plan(request) {
         let (proceed, settled) = server.responder.claimAwaited(&request)
-        state.settled = settled
-        if proceed { return server.answer(request, state, on: connection, awaiting: awaited) }
-        settled()
+        if proceed {
+            state.settled = settled
+            return server.answer(request, state, on: connection, awaiting: awaited)
+        }
+        settled()   // not claimed: answered on the lane below
     }
     guard let lane = state.routing?.cost.lane else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)

@@ -179,12 +179,7 @@ public final class ConnectionPool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    let connection = try Connection(conninfo: configuration.conninfo,
-                                                    connectTimeoutSeconds: configuration.connectTimeoutSeconds,
-                                                    applicationName: configuration.applicationName,
-                                                    settings: configuration.settings,
-                                                    queryTimeout: configuration.queryTimeout,
-                                                    preparedStatementLimit: configuration.preparedStatementLimit)
+                    let connection = try configuration.openConnection()
                     logger.debug("opened database connection")
                     return connection
                 } catch {
@@ -220,5 +215,13 @@ public final class ConnectionPool: @unchecked Sendable {
         }
         condition.signal()
         condition.unlock()
+    }
+}
+
+extension ConnectionPool.Configuration {
+    /// A new connection as this configuration describes it (the pool's, and the statement loop's).
+    func openConnection() throws -> Connection {
+        try Connection(conninfo: conninfo, connectTimeoutSeconds: connectTimeoutSeconds, applicationName: applicationName,
+                       settings: settings, queryTimeout: queryTimeout, preparedStatementLimit: preparedStatementLimit)
     }
 }

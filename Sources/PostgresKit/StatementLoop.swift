@@ -288,11 +288,7 @@ extension StatementLoop {
         for _ in 0..<missing {
             // Opening blocks (DNS, TCP, authentication): never on the loop's thread.
             let thread = Thread { [self] in
-                let result = Result {
-                    try Connection(conninfo: pool.conninfo, connectTimeoutSeconds: pool.connectTimeoutSeconds,
-                                   applicationName: pool.applicationName, settings: pool.settings, queryTimeout: pool.queryTimeout,
-                                   preparedStatementLimit: pool.preparedStatementLimit)
-                }
+                let result = Result { try pool.openConnection() }
                 inbox.withLock { $0.opened.append(result) }
                 wake()
             }

@@ -26,14 +26,17 @@ public final class GramStatistics: Sendable {
     public func frequencies() -> GramFrequencies { GramFrequencies(of: current()) }
 
     /// The frequencies if they need no refresh now, without blocking; nil when they do.
-    func frequenciesIfFresh() -> GramFrequencies? {
+    func frequenciesIfFresh() -> GramFrequencies? { fresh().map(GramFrequencies.init(of:)) }
+
+    /// The kept frequencies while they are younger than `refreshInterval`.
+    private func fresh() -> [String: Double]? {
         let cached = snapshot.withLock { $0 }
-        return Date().timeIntervalSince(cached.loadedAt) < refreshInterval ? GramFrequencies(of: cached.frequencies) : nil
+        return Date().timeIntervalSince(cached.loadedAt) < refreshInterval ? cached.frequencies : nil
     }
 
     private func current() -> [String: Double] {
+        if let frequencies = fresh() { return frequencies }
         let cached = snapshot.withLock { $0 }
-        if Date().timeIntervalSince(cached.loadedAt) < refreshInterval { return cached.frequencies }
         var fresh = Snapshot(frequencies: cached.frequencies, loadedAt: Date())
         if let row = try? pool.query("""
             SELECT most_common_elems::text::text[], most_common_elem_freqs::text::float8[]::text[]

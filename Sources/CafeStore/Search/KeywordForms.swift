@@ -80,7 +80,7 @@ public final class KeywordFormCache: Sendable {
     public func terms(_ keywords: [String], on conn: Connection) throws -> SearchTerms {
         guard !keywords.isEmpty else { return .none }
         let keys = keywords.map { Array($0.utf8) }
-        var forms: [KeywordForm?] = generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
+        var forms = kept(keys)
         let missing = keywords.indices.filter { forms[$0] == nil }
         guard !missing.isEmpty else { return SearchTerms(forms: forms.compactMap { $0 }) }
         let asked = try Self.ask(missing.map { keywords[$0] }, on: conn)
@@ -93,10 +93,14 @@ public final class KeywordFormCache: Sendable {
 
     /// The forms of `keywords` if every one is kept, without asking PostgreSQL; nil otherwise.
     func keptTerms(_ keywords: [String]) -> SearchTerms? {
-        let keys = keywords.map { Array($0.utf8) }
-        let forms = generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
+        let forms = kept(keywords.map { Array($0.utf8) })
         guard forms.allSatisfy({ $0 != nil }) else { return nil }
         return SearchTerms(forms: forms.compactMap { $0 })
+    }
+
+    /// Each keyword's kept form, nil where none is kept (those found move to the newer generation).
+    private func kept(_ keys: [[UInt8]]) -> [KeywordForm?] {
+        generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
     }
 
     /// One statement for all of `keywords`, their forms in the same order.
@@ -117,7 +121,7 @@ public final class KeywordFormCache: Sendable {
 
 extension KeywordFormCache.Generations {
     /// The kept form of `keyword`, moved to the newer generation when found in the older.
-    mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
+    fileprivate mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
         if let form = newer[keyword] { return form }
         guard let form = older.removeValue(forKey: keyword) else { return nil }
         keep(keyword, form, capacity: capacity)
