@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "CMailTransfer", dependencies: ["CCurl"]),
 
         .target(name: "JSONLogging", swiftSettings: release),
-        .target(name: "PostgresKit", dependencies: ["CLibPQ", "JSONLogging"], swiftSettings: release),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "JSONLogging"], swiftSettings: release),
@@ -43,7 +43,7 @@ let package = Package(
         // Mail over SMTP (libcurl): the message's text and its one-at-a-time transport.
         .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
         .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
-        .target(name: "Aggregation", dependencies: ["PostgresKit", "JSONLogging"], swiftSettings: release),
+        .target(name: "Aggregation", dependencies: ["PostgresKit", "CSystem", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
         .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 

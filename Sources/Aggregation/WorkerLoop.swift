@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import JSONLogging
 import PostgresKit
@@ -36,6 +37,7 @@ public final class WorkerLoop: Sendable {
 
     private func start(_ jobs: [Job], name: String) {
         let thread = Thread { [self] in
+            cafe_name_thread(name)
             var due = jobs.map { _ in Date.distantPast }
             while !stopping.load(ordering: .relaxed) {
                 for (i, job) in jobs.enumerated() where Date() >= due[i] && !stopping.load(ordering: .relaxed) {
@@ -52,7 +54,6 @@ public final class WorkerLoop: Sendable {
             }
             finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 

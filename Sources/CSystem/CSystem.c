@@ -7,6 +7,8 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -253,4 +255,11 @@ pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const e
 int cafe_set_thread_niceness(int niceness) {
     // Linux keeps a niceness per thread: PRIO_PROCESS with a thread id sets only that thread's.
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), niceness);
+}
+
+void cafe_name_thread(const char *name) {
+    // The kernel keeps at most 15 bytes and a NUL; pthread_setname_np refuses a longer name outright.
+    char kept[16];
+    snprintf(kept, sizeof kept, "%s", name);
+    pthread_setname_np(pthread_self(), kept);
 }

@@ -79,8 +79,12 @@ public final class WorkLane: @unchecked Sendable {
 
     func start() {
         for i in 0..<configuration.threads {
-            let thread = Thread { [self] in work() }
-            thread.name = "\(configuration.name)-\(i)"
+            // Cut to keep the number within the kernel's 15 bytes (`cafe_name_thread`).
+            let name = "\(configuration.name.prefix(12))-\(i)"
+            let thread = Thread { [self] in
+                cafe_name_thread(name)
+                work()
+            }
             thread.stackSize = 1 << 20
             threads.append(thread)
             thread.start()

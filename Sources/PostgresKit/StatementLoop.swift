@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibPQ
+import CSystem
 import Foundation
 import JSONLogging
 import Synchronization
@@ -101,11 +102,11 @@ public final class StatementLoop: @unchecked Sendable {
         guard !started else { return }
         started = true
         let thread = Thread { [self] in
+            cafe_name_thread("db-loop")
             var state = LoopState(configuration: configuration)
             run(&state)
             finished.signal()
         }
-        thread.name = "db-loop"
         thread.stackSize = 1 << 20
         thread.start()
     }
@@ -287,13 +288,12 @@ extension StatementLoop {
         let pool = configuration.pool
         for _ in 0..<missing {
             // Opening blocks (DNS, TCP, authentication): never on the loop's thread.
-            let thread = Thread { [self] in
+            Thread { [self] in
+                cafe_name_thread("db-loop-open")
                 let result = Result { try pool.openConnection() }
                 inbox.withLock { $0.opened.append(result) }
                 wake()
-            }
-            thread.name = "db-loop-open"
-            thread.start()
+            }.start()
         }
     }
 

@@ -45,6 +45,21 @@ final class WorkLaneTests: XCTestCase {
         server?.shutdown()
     }
 
+    /// A lane's threads carry its name where an operator looks for them (`top -H`, `perf`), cut to
+    /// the kernel's 15 bytes with the thread's number kept.
+    func testLaneThreadsAreNamedForTheKernel() throws {
+        let long = WorkLane(.init(name: "password-hashing", threads: 2, queueLimit: 1))
+        let other = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: Logger(label: "test", minimum: .error), lanes: [long],
+                               responder: FrontDoor(router: Router(groups: [], unmatched: RouteGroup.problems(logger: Logger(label: "test", minimum: .error)))))
+        try other.start()
+        defer { other.shutdown() }
+        let deadline = Date().addingTimeInterval(5)
+        while !kernelThreadNames().contains("password-has-1") && Date() < deadline { usleep(10_000) }
+        let names = kernelThreadNames()
+        XCTAssertTrue(names.contains("query-0"), "\(names)")
+        XCTAssertTrue(names.contains("password-has-0") && names.contains("password-has-1"), "\(names)")
+    }
+
     /// A request still on its lane when the grace period ends is answered 503 `shutting_down` and
     /// its connection closed; the server stops (libmicrohttpd would abort with a connection still
     /// suspended), and the lane finishing afterwards does not touch the connection.

@@ -173,6 +173,13 @@ final class StatementLoopTests: XCTestCase {
         guard case .failure(let error as PostgresError) = try unrecovered.result(within: 10) else { return XCTFail("1/0 answered") }
         XCTAssertEqual(error.sqlState, "22012")
     }
+
+    /// The loop's thread carries its name where an operator looks for it (`top -H`, `perf`).
+    func testTheLoopsThreadIsNamedForTheKernel() throws {
+        let loop = try startLoop()
+        XCTAssertEqual(try run("SELECT 1", on: loop).get().count, 1)
+        XCTAssertTrue(kernelThreadNames().contains("db-loop"), "\(kernelThreadNames())")
+    }
 }
 
 /// A statement's answer, once the loop gives it.

@@ -61,4 +61,8 @@ pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long addr
 /// Sets the calling thread's CPU niceness (0–19); 0 on success, -1 with errno.
 int cafe_set_thread_niceness(int niceness);
 
+/// Names the calling thread for the kernel (what `top -H`, `perf` and /proc show), cut to its 15
+/// bytes. Foundation's `Thread.name` reaches the kernel only when the new thread loses a race.
+void cafe_name_thread(const char *name);
+
 #endif

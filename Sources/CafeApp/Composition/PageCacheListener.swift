@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import HTTPKit
 import JSONLogging
@@ -27,9 +28,11 @@ final class PageCacheListener: @unchecked Sendable {
 
     func start() {
         stopped.withLock { started = true }
-        let thread = Thread { [self] in run(); done.signal() }
-        thread.name = "page-cache-listener"
-        thread.start()
+        Thread { [self] in
+            cafe_name_thread("cache-listener")
+            run()
+            done.signal()
+        }.start()
     }
 
     /// Returns once the listener has let go of its connection (within about a second).

@@ -51,7 +51,10 @@ final class RequestProcessSupervisor: Sendable {
     /// Starts the child, and a thread that restarts it whenever it dies until `stop()`.
     /// The same thread spawns every child: the kernel's parent-death signal follows the thread.
     func start() {
-        Thread { [self] in monitor() }.start()
+        Thread { [self] in
+            cafe_name_thread("supervisor")
+            monitor()
+        }.start()
     }
 
     /// Asks the child to finish its requests and exit (SIGTERM); SIGKILL after `grace` seconds.

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import JSONLogging
 import PostgresKit
@@ -65,6 +66,7 @@ final class SharedRateCounts: Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            cafe_name_thread("rate-counts")
             var lastPrune = Date.distantPast
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: interval)
@@ -80,7 +82,6 @@ final class SharedRateCounts: Sendable {
             }
             finished.signal()
         }
-        thread.name = "rate-limit-counts"
         thread.start()
     }
 

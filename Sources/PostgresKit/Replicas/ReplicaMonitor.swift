@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import JSONLogging
 import Synchronization
@@ -41,13 +42,13 @@ final class ReplicaMonitor: @unchecked Sendable {
         started = true
         check()
         let thread = Thread { [self] in
+            cafe_name_thread("replica-monitor")
             while !stopped.withLock({ $0 }) {
                 Thread.sleep(forTimeInterval: interval)
                 check()
             }
             done.signal()
         }
-        thread.name = "replica-monitor"
         thread.start()
     }
 
