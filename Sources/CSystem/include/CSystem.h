@@ -62,7 +62,8 @@ pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long addr
 int cafe_set_thread_niceness(int niceness);
 
 /// Names the calling thread for the kernel (what `top -H`, `perf` and /proc show), cut to its 15
-/// bytes. Foundation's `Thread.name` reaches the kernel only when the new thread loses a race.
+/// bytes. Foundation's `Thread.name` does not do it reliably: set before `start()` it never reached the
+/// kernel, and set from inside it reached it for some threads only.
 void cafe_name_thread(const char *name);
 
 #endif
