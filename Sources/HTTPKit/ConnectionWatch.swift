@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Synchronization
 
 /// Keeps count of open connections and enforces deadlines on *reading* a request and on *sending*
@@ -54,6 +55,7 @@ final class ConnectionWatch: @unchecked Sendable {
         let box = Unmanaged.passRetained(self).toOpaque()
         guard pthread_create(&tid, nil, { raw in
             let watch = Unmanaged<ConnectionWatch>.fromOpaque(raw!).takeRetainedValue()
+            cafe_name_thread("conn-watch")
             while !watch.stopped.load(ordering: .acquiring) {
                 usleep(250_000)
                 watch.cutSlowReaders()

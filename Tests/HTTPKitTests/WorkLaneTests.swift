@@ -49,14 +49,16 @@ final class WorkLaneTests: XCTestCase {
     /// the kernel's 15 bytes with the thread's number kept.
     func testLaneThreadsAreNamedForTheKernel() throws {
         let long = WorkLane(.init(name: "password-hashing", threads: 2, queueLimit: 1))
-        let other = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: Logger(label: "test", minimum: .error), lanes: [long],
-                               responder: FrontDoor(router: Router(groups: [], unmatched: RouteGroup.problems(logger: Logger(label: "test", minimum: .error)))))
+        let logger = Logger(label: "test", minimum: .error)
+        let other = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: logger, lanes: [long],
+                               responder: FrontDoor(router: Router(groups: [], unmatched: RouteGroup.problems(logger: logger))))
         try other.start()
         defer { other.shutdown() }
         let deadline = Date().addingTimeInterval(5)
         while !kernelThreadNames().contains("password-has-1") && Date() < deadline { usleep(10_000) }
         let names = kernelThreadNames()
         XCTAssertTrue(names.contains("query-0"), "\(names)")
+        XCTAssertTrue(names.contains("conn-watch"), "the server's slow-client watch: \(names)")
         XCTAssertTrue(names.contains("password-has-0") && names.contains("password-has-1"), "\(names)")
     }
 
