@@ -145,6 +145,41 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.notify_all_sessions() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM notify_session_users('*');
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.notify_changed_users() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM notify_session_users((SELECT CASE WHEN count(*) > 100 THEN '*' ELSE string_agg(id::text, ',') END
+                                  FROM (SELECT DISTINCT id FROM changed LIMIT 101) c));
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.notify_ended_sessions() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM notify_session_users((SELECT CASE WHEN count(*) > 100 THEN '*' ELSE string_agg(user_id::text, ',') END
+                                  FROM (SELECT DISTINCT user_id FROM ended WHERE expires_at > now() LIMIT 101) e));
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.notify_moved_session() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM notify_session_users(OLD.user_id::text);
+    IF NEW.user_id <> OLD.user_id THEN PERFORM notify_session_users(NEW.user_id::text); END IF;
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.notify_page_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -152,6 +187,12 @@ BEGIN
     PERFORM pg_notify('cafe_pages', TG_ARGV[0]);
     RETURN NULL;
 END $$;
+
+CREATE FUNCTION public.notify_session_users(ids text) RETURNS void
+    LANGUAGE sql
+    AS $$
+    SELECT pg_notify('cafe_sessions', ids) WHERE ids IS NOT NULL
+$$;
 
 CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], clear_ids bigint[], clear_grams text[]) RETURNS void
     LANGUAGE sql
@@ -732,6 +773,18 @@ CREATE TRIGGER file_sizes_note_object_deletion AFTER DELETE ON public.file_sizes
 CREATE TRIGGER files_note_object_deletion AFTER DELETE ON public.files REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION public.note_object_deletion();
 
 CREATE TRIGGER files_notify_photos AFTER DELETE OR UPDATE OR TRUNCATE ON public.files FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
+
+CREATE TRIGGER sessions_notify_deleted AFTER DELETE ON public.sessions REFERENCING OLD TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION public.notify_ended_sessions();
+
+CREATE TRIGGER sessions_notify_moved AFTER UPDATE OF user_id, expires_at, token_hash ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.notify_moved_session();
+
+CREATE TRIGGER sessions_notify_truncated AFTER TRUNCATE ON public.sessions FOR EACH STATEMENT EXECUTE FUNCTION public.notify_all_sessions();
+
+CREATE TRIGGER users_notify_sessions_deleted AFTER DELETE ON public.users REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_changed_users();
+
+CREATE TRIGGER users_notify_sessions_truncated AFTER TRUNCATE ON public.users FOR EACH STATEMENT EXECUTE FUNCTION public.notify_all_sessions();
+
+CREATE TRIGGER users_notify_sessions_updated AFTER UPDATE ON public.users REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_changed_users();
 
 ALTER TABLE ONLY public.account_tokens
     ADD CONSTRAINT account_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

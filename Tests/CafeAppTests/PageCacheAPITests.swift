@@ -93,7 +93,7 @@ final class PageCacheAPITests: ParseTestCase {
         try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         defer { _ = try? other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true") }
         try pool.query("""
-            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cafe-page-cache' AND datname = current_database()
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cafe-change-listener' AND datname = current_database()
             """)
         try eventually("the cache suspended") { app.pageCache?.isSuspended == true }
         XCTAssertEqual(app.pageCache?.count, 0, "emptied")

@@ -22,9 +22,11 @@ public final class Application: Sendable {
     /// Answers anonymous pages' single reads without a thread waiting (`DB_LOOP_CONNECTIONS`); nil with none.
     private let statementLoop: StatementLoop?
     private let cursors: PageCursors
-    /// Keeps the page cache exact; nil with `PAGE_CACHE_BYTES=0`.
-    private let pageCacheListener: PageCacheListener?
+    /// Keeps the page and session caches exact; nil with neither.
+    private let changeListener: ChangeListener?
     public let pageCache: PageCache?
+    /// Live sessions in memory; nil with `SESSION_CACHE_ENTRIES=0` or read replicas.
+    public let sessionCache: SessionCache?
     private let sharedRateCounts: SharedRateCounts
     private let rateLimitPool: ConnectionPool
 
@@ -35,7 +37,11 @@ public final class Application: Sendable {
         let logger = Logger(label: "http", minimum: configuration.logLevel)
         migrator = try configuration.migrator(logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
         let pool = database.pool
-        let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime)
+        // With standbys, a session's last write routes its reads (`recordOnSessions`): always read afresh.
+        let sessionCache = configuration.sessionCacheEntries > 0 && configuration.databaseReadURLs.isEmpty
+            ? SessionCache(capacity: configuration.sessionCacheEntries, lifetime: configuration.sessionCacheSeconds) : nil
+        self.sessionCache = sessionCache
+        let sessions = SessionRepository(pool: pool, lifetime: configuration.sessionLifetime, cache: sessionCache)
         let auth = Authenticator()
         // The one search planner, its gram statistics shared by every search of this process.
         let search = SearchPlanner(pool: pool, keywordForms: configuration.searchKeywordCache)
@@ -47,14 +53,14 @@ public final class Application: Sendable {
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
-        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool), sessions: sessions, throttle: LoginThrottle(pool: pool))
+        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions, throttle: LoginThrottle(pool: pool))
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         self.cursors = cursors
         let links = MailLinks(publicURL: configuration.publicURL, allowedHosts: configuration.allowedHosts,
                               fallback: "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)")
         let outbox = MailOutbox(pool: pool)
         let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox)
-        let accountDeletion = AccountDeletion(pool: pool)
+        let accountDeletion = AccountDeletion(pool: pool, sessionCache: sessionCache)
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
@@ -126,7 +132,7 @@ public final class Application: Sendable {
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
-            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool), deletion: accountDeletion, outbox: outbox,
+            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,
                                    audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
@@ -158,7 +164,7 @@ public final class Application: Sendable {
         routerReference.set(router)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
-        pageCacheListener = cache.map { PageCacheListener(conninfo: pool.configuration.conninfo, cache: $0, logger: logger) }
+        changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, logger: logger)
         let cors = CORSPolicy(allowedOrigins: configuration.corsOrigins)
         let pages = cache.map(CachedPages.init)
         let front = FrontDoor(router: router, metrics: requestMetrics, outer: { request, next in cors.respond(request, next: next) },
@@ -187,7 +193,7 @@ public final class Application: Sendable {
 
     public func start() throws {
         replicas?.start()
-        pageCacheListener?.start()
+        changeListener?.start()
         sharedRateCounts.start()
         statementLoop?.start()
         // Pages answered from the loop sign their cursors on the reading thread, which must not wait
@@ -202,7 +208,7 @@ public final class Application: Sendable {
         statementLoop?.stop()
         sharedRateCounts.stop()
         rateLimitPool.close()
-        pageCacheListener?.stop()
+        changeListener?.stop()
         replicas?.close()
         heavyQueries.close()
         database.close()

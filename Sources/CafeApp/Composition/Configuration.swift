@@ -79,6 +79,12 @@ public struct Configuration: Sendable {
     /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
     /// request process (`PageCache`), dropped when the database notifies a change.
     public var pageCacheBytes: Int
+    /// `SESSION_CACHE_ENTRIES` (default 10,000; 0 turns it off): live sessions each request process
+    /// keeps in memory (`SessionCache`), forgotten when the database notifies a change to their user
+    /// or session. Off with `DATABASE_READ_URLS`.
+    public var sessionCacheEntries: Int
+    /// `SESSION_CACHE_SECONDS` (default 60): how long a kept session is answered from memory at most.
+    public var sessionCacheSeconds: TimeInterval
     /// `SEARCH_KEYWORD_CACHE` (default 10,000; 0 keeps none): search keywords whose forms, as
     /// PostgreSQL normalises them, each request process keeps (`KeywordFormCache`).
     public var searchKeywordCache: Int
@@ -210,6 +216,8 @@ public struct Configuration: Sendable {
         databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
         preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
         pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)
+        sessionCacheEntries = env.int("SESSION_CACHE_ENTRIES", 10_000, 0...10_000_000)
+        sessionCacheSeconds = env.seconds("SESSION_CACHE_SECONDS", 60, 1...86_400)
         searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", KeywordFormCache.defaultCapacity, 0...10_000_000)
         let quota = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
         uploadQuotaBytes = quota > 0 ? quota : nil

@@ -5,7 +5,12 @@ import PostgresKit
 /// What operators see of accounts, and may change: blocking and the admin right.
 public struct AccountAdministration: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
+    let sessionCache: SessionCache?
+    public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
+        self.pool = pool
+        self.sessionCache = sessionCache
+    }
 
     public struct Account: Sendable, Equatable {
         public let user: User
@@ -72,7 +77,8 @@ public struct AccountAdministration: Sendable {
     /// when it would leave no admin who can log in, or `actor` is no longer one.
     public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false, by actor: UserID) throws
         -> (before: Account, after: Account, commentsMoved: Int)? {
-        try pool.transaction { tx in try Self.administering(by: actor, tx) {
+        defer { sessionCache?.forget(users: [id.rawValue]) }
+        return try pool.transaction { tx in try Self.administering(by: actor, tx) {
             guard let before = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                 return nil
             }
@@ -93,6 +99,7 @@ public struct AccountAdministration: Sendable {
     /// Grants or revokes the admin right; never revokes the last admin who can log in (see
     /// `administering`). Nil for no such account; `Refusal.notAnAdmin` when `actor` no longer is one.
     public func setAdmin(_ id: UserID, _ admin: Bool, by actor: UserID) throws -> RoleChange? {
+        defer { sessionCache?.forget(users: [id.rawValue]) }
         do {
             return try pool.transaction { tx in try Self.administering(by: actor, tx) { () -> RoleChange? in
                 guard let current = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {

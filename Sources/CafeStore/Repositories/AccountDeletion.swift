@@ -10,7 +10,12 @@ import PostgresKit
 /// Never the last admin who can log in (`AccountAdministration.administering`).
 public struct AccountDeletion: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
+    let sessionCache: SessionCache?
+    public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
+        self.pool = pool
+        self.sessionCache = sessionCache
+    }
 
     /// What a deletion takes, shown to an operator before they confirm it.
     public struct Contents: Sendable, Equatable {
@@ -55,6 +60,7 @@ public struct AccountDeletion: Sendable {
     /// audit log). `confirmed`: the counts an operator was shown; nil when the person deletes their own.
     /// `actor`: the operator deleting it, who must still be an admin; nil for the person themselves.
     public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?) throws -> Outcome {
+        defer { sessionCache?.forget(users: [id.rawValue]) }
         // A transaction of its own, or a savepoint of the caller's: a refusal after the deletes rolls them back.
         do {
             return try pool.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in

@@ -8,10 +8,13 @@ import PostgresKit
 public struct SessionRepository: Sendable {
     let pool: ConnectionPool
     let lifetime: TimeInterval
+    /// Live sessions kept in memory (`SessionCache`); nil to ask the database every time.
+    let cache: SessionCache?
 
-    public init(pool: ConnectionPool, lifetime: TimeInterval) {
+    public init(pool: ConnectionPool, lifetime: TimeInterval, cache: SessionCache? = nil) {
         self.pool = pool
         self.lifetime = lifetime
+        self.cache = cache
     }
 
     /// Creates a session and returns its token.
@@ -31,17 +34,22 @@ public struct SessionRepository: Sendable {
 
     /// The session behind a live (unexpired, unrevoked) token, unless an operator blocked its user.
     /// On the primary even inside a public read: a session created a moment ago may not have
-    /// reached a standby.
+    /// reached a standby. Answered from `cache` when it has the token.
     public func session(forToken token: String) throws -> Session? {
         guard Tokens.isWellFormed(token) else { return nil }
-        return try ReadReplicas.onPrimary {
+        let lookup = cache?.lookup(token) ?? .bypassed
+        if case .hit(let session) = lookup { return session }
+        let found = try ReadReplicas.onPrimary {
             try pool.query("""
-                SELECT \(UserColumns.select), s.last_write_lsn FROM sessions s JOIN users u ON u.id = s.user_id
+                SELECT \(UserColumns.select), s.last_write_lsn, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
                 """).first.map { row in
-                    Session(token: token, user: try UserColumns.decode(row), lastWrite: try row.decode("last_write_lsn", as: WALPosition?.self))
+                    (session: Session(token: token, user: try UserColumns.decode(row), lastWrite: try row.decode("last_write_lsn", as: WALPosition?.self)),
+                     expiresAt: try row.decode("expires_at", as: Date.self))
                 }
         }
+        if let found, case .miss(let ticket) = lookup { cache?.remember(found.session, expiresAt: found.expiresAt, ticket: ticket) }
+        return found?.session
     }
 
     /// Records that the session's client just had a write committed, and returns a WAL position
@@ -64,5 +72,6 @@ public struct SessionRepository: Sendable {
     public func revoke(token: String) throws {
         guard Tokens.isWellFormed(token) else { return }
         try pool.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
+        cache?.forget(token: token)
     }
 }

@@ -4,7 +4,12 @@ import PostgresKit
 /// Accounts. Usernames are unique regardless of case (a unique index on `lower(username)`).
 public struct UserRepository: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
+    let sessionCache: SessionCache?
+    public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
+        self.pool = pool
+        self.sessionCache = sessionCache
+    }
 
     /// An account to create, its password already hashed (`PasswordHasher.hash`: argon2id, deliberately
     /// slow, so done before any transaction takes a connection).
@@ -105,7 +110,8 @@ public struct UserRepository: Sendable {
     /// one making the change (`keeping`, a token) and every reset link; a new address makes
     /// `emailVerified` false. Nil for no such account.
     public func update(_ id: UserID, _ changes: Changes, keeping token: String?) throws -> (before: User, after: User)? {
-        try pool.transaction { tx in
+        defer { sessionCache?.forget(users: [id.rawValue]) }
+        return try pool.transaction { tx in
             guard let before = try tx.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map({ try UserColumns.decode($0) }) else {
                 return nil
             }
@@ -140,7 +146,7 @@ public struct UserRepository: Sendable {
     /// token is unknown, used or expired; `.blocked` when an operator blocked the account meanwhile.
     public enum Reset: Sendable, Equatable { case reset(User), blocked }
     public func resetPassword(token: String, hash: String) throws -> Reset? {
-        try pool.transaction { tx in
+        let reset = try pool.transaction { tx -> Reset? in
             guard let (id, email) = try AccountTokens.consume(token, .passwordReset, tx) else { return nil }
             guard let blocked = try tx.query("SELECT blocked_at IS NOT NULL FROM users WHERE id = \(id.rawValue) FOR UPDATE").first else { return nil }
             if try blocked.decode(0) { return .blocked }
@@ -153,17 +159,21 @@ public struct UserRepository: Sendable {
             try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
             return .reset(try UserColumns.decode(row))
         }
+        if case .reset(let user) = reset { sessionCache?.forget(users: [user.id.rawValue]) }
+        return reset
     }
 
     /// A verification link used: `emailVerified` true if the account still has the address it was
     /// mailed to. Nil for an unknown, used or expired token, or an address changed since.
     public func verifyEmail(token: String) throws -> User? {
-        try pool.transaction { tx in
+        let verified = try pool.transaction { tx -> User? in
             guard let (id, email) = try AccountTokens.consume(token, .emailVerification, tx) else { return nil }
             return try tx.query("""
                 UPDATE users u SET email_verified = true, updated_at = now()
                 WHERE u.id = \(id.rawValue) AND lower(u.email) = lower(\(email)) RETURNING \(UserColumns.select)
                 """).first.map { try UserColumns.decode($0) }
         }
+        if let verified { sessionCache?.forget(users: [verified.id.rawValue]) }
+        return verified
     }
 }

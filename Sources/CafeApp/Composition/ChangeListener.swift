@@ -1,0 +1,94 @@
+import CSystem
+import CafeStore
+import Foundation
+import HTTPKit
+import JSONLogging
+import PostgresKit
+
+/// Keeps what a process holds in memory exact, on a connection of its own that `LISTEN`s:
+/// - the `PageCache`, on `cafe_pages` (migration 0016): marks each kind of data changed as its
+///   notification arrives;
+/// - the `SessionCache`, on `cafe_sessions` (migration 0029): forgets the sessions of the users named.
+///
+/// Until it listens, and whenever its connection is lost, both are emptied and bypassed (changes may
+/// have gone unheard); it reconnects by itself. The notifications come from the primary (a standby
+/// delivers none), and each carries the primary's log position when heard, which a standby must have
+/// replayed to fill the page cache (`PageCache.Stamp.floor`).
+final class ChangeListener: @unchecked Sendable {
+    static let pagesChannel = "cafe_pages"
+    static let sessionsChannel = "cafe_sessions"
+    private let conninfo: String
+    private let pages: PageCache?
+    private let sessions: SessionCache?
+    private let logger: Logger
+    private let stopped = NSLock()
+    private var isStopped = false
+    private var started = false
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Nil when there is nothing to keep exact.
+    init?(conninfo: String, pages: PageCache?, sessions: SessionCache?, logger: Logger) {
+        guard pages != nil || sessions != nil else { return nil }
+        self.conninfo = conninfo
+        self.pages = pages
+        self.sessions = sessions
+        self.logger = logger
+        suspend()
+    }
+
+    func start() {
+        stopped.withLock { started = true }
+        Thread { [self] in
+            cafe_name_thread("cache-listener")
+            run()
+            done.signal()
+        }.start()
+    }
+
+    /// Returns once the listener has let go of its connection (within about a second).
+    func stop() {
+        guard stopped.withLock({ isStopped = true; return started }) else { return }
+        done.wait()
+    }
+
+    private var shouldStop: Bool { stopped.withLock { isStopped } }
+
+    private func suspend() {
+        pages?.suspend()
+        sessions?.suspend()
+    }
+
+    private func run() {
+        var backoff = 0.2
+        while !shouldStop {
+            do {
+                let connection = try Connection(conninfo: conninfo, applicationName: "cafe-change-listener")
+                if pages != nil { try connection.query("LISTEN cafe_pages") }
+                if sessions != nil { try connection.query("LISTEN cafe_sessions") }
+                // After LISTEN: nothing computed or looked up before it is trusted.
+                pages?.resume(at: try WALPosition.current(connection).value)
+                sessions?.resume()
+                logger.debug("change listener listening")
+                backoff = 0.2
+                while !shouldStop {
+                    let heard = try connection.notifications(waitingUpTo: 0.5)
+                    for notification in heard where notification.channel == Self.sessionsChannel {
+                        sessions?.forget(notification: notification.payload)
+                    }
+                    let pageChanges = heard.filter { $0.channel == Self.pagesChannel }
+                    guard let pages, !pageChanges.isEmpty else { continue }
+                    // Read after the notifications arrived, so at or past their commits: answers
+                    // computed from now on must reflect it, even when a standby computes them.
+                    let position = try WALPosition.current(connection)
+                    for notification in pageChanges { pages.changed(notification.payload, at: position.value) }
+                }
+            } catch {
+                suspend()
+                logger.warning("caches bypassed: their notifications stopped", [("error", String(describing: error))])
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 5)
+            }
+        }
+        suspend()
+    }
+}
