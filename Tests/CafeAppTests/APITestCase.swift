@@ -50,6 +50,28 @@ class APITestCase: XCTestCase {
         return try client.request(method, path, headers: h, body: body)
     }
 
+    /// Asks until `condition` holds, 20 ms apart, for at most 2 s: a notification takes milliseconds.
+    func eventually(_ what: String, _ condition: () throws -> Bool, file: StaticString = #filePath, line: UInt = #line) rethrows {
+        for _ in 0..<100 {
+            if try condition() { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTFail("never: \(what)", file: file, line: line)
+    }
+
+    /// Ends the connection of the application's `ChangeListener` and lets no new connection be made to
+    /// the test's database (said from another database) until the returned function is called: the
+    /// listener cannot come back meanwhile; the pool's open connections go on serving.
+    func cutListenerOff() throws -> () -> Void {
+        let other = try Connection(conninfo: TestCluster.server.conninfo(database: "postgres"))
+        let database: SQL = SQL(fixed: "\"\(db.name)\"")
+        try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
+        try pool.query("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cafe-change-listener' AND datname = current_database()
+            """)
+        return { _ = try? other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true") }
+    }
+
     /// Signs up and returns (userId, token).
     @discardableResult
     func signUp(_ username: String, password: String = "correct horse battery") throws -> (id: String, token: String) {

@@ -10,15 +10,6 @@ import XCTest
 final class PageCacheAPITests: ParseTestCase {
     override var extraEnvironment: [String: String] { ["PAGE_CACHE_BYTES": "8388608"] }
 
-    /// Asks until `condition` holds, 20 ms apart, for at most 2 s: a notification takes milliseconds.
-    private func eventually(_ what: String, _ condition: () throws -> Bool, file: StaticString = #filePath, line: UInt = #line) rethrows {
-        for _ in 0..<100 {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        XCTFail("never: \(what)", file: file, line: line)
-    }
-
     /// The page once it is served from the cache (the notifications of earlier writes may still be arriving).
     @discardableResult
     private func cached(_ path: String) throws -> Reply {
@@ -86,15 +77,8 @@ final class PageCacheAPITests: ParseTestCase {
         let admin = try adminToken()
         let cafe = try createCafe("Kept", token: admin)["id"] as? String ?? ""
         try cached("/v1/cafes/\(cafe)")
-        // No new connection may be made to the database for a while (said from another database):
-        // the listener cannot come back; the pool's open connections go on serving.
-        let other = try Connection(conninfo: TestCluster.server.conninfo(database: "postgres"))
-        let database: SQL = SQL(fixed: "\"\(db.name)\"")
-        try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
-        defer { _ = try? other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true") }
-        try pool.query("""
-            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cafe-change-listener' AND datname = current_database()
-            """)
+        let reconnect = try cutListenerOff()
+        defer { reconnect() }
         try eventually("the cache suspended") { app.pageCache?.isSuspended == true }
         XCTAssertEqual(app.pageCache?.count, 0, "emptied")
         // A change it cannot hear about now: the pages must come from the database.
@@ -104,7 +88,7 @@ final class PageCacheAPITests: ParseTestCase {
             XCTAssertEqual(page.json()["name"] as? String, "Changed while deaf")
             XCTAssertEqual(page.headers["x-cache"], "miss")
         }
-        try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        reconnect()
         try waitForListener()
         XCTAssertEqual(try cached("/v1/cafes/\(cafe)").json()["name"] as? String, "Changed while deaf", "cached again once it listens")
     }

@@ -11,15 +11,6 @@ final class SessionCacheAPITests: APITestCase {
     private static let notifying = [("users", "users_notify_sessions_updated"), ("users", "users_notify_sessions_deleted"),
                                     ("sessions", "sessions_notify_deleted")]
 
-    /// Asks until `condition` holds, 20 ms apart, for at most 2 s: a notification takes milliseconds.
-    private func eventually(_ what: String, _ condition: () throws -> Bool, file: StaticString = #filePath, line: UInt = #line) rethrows {
-        for _ in 0..<100 {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        XCTFail("never: \(what)", file: file, line: line)
-    }
-
     private func waitForListener() throws {
         try eventually("the listener listens") { !(app.sessionCache?.isSuspended ?? true) }
     }
@@ -93,21 +84,15 @@ final class SessionCacheAPITests: APITestCase {
         let (id, token) = try signUp("kim")
         XCTAssertEqual(try username(token), "kim")
         XCTAssertEqual(app.sessionCache?.count, 1)
-        // No new connection may be made to the database for a while: the listener cannot come back.
-        let other = try Connection(conninfo: TestCluster.server.conninfo(database: "postgres"))
-        let database: SQL = SQL(fixed: "\"\(db.name)\"")
-        try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
-        defer { _ = try? other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true") }
-        try pool.query("""
-            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cafe-change-listener' AND datname = current_database()
-            """)
+        let reconnect = try cutListenerOff()
+        defer { reconnect() }
         try eventually("the cache suspended") { app.sessionCache?.isSuspended == true }
         XCTAssertEqual(app.sessionCache?.count, 0, "emptied")
         // A change it cannot hear about now: every lookup goes to the database.
         try pool.query("UPDATE users SET username = 'kim_deaf' WHERE id = \(Int64(id) ?? 0)")
         for _ in 0..<3 { XCTAssertEqual(try username(token), "kim_deaf") }
         XCTAssertEqual(app.sessionCache?.count, 0)
-        try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        reconnect()
         try waitForListener()
         XCTAssertEqual(try username(token), "kim_deaf")
         XCTAssertEqual(app.sessionCache?.count, 1, "kept again once it listens")
