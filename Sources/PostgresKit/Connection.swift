@@ -394,7 +394,7 @@ private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<Uns
     let copies = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) } + [nil]
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    return body(pointers)   // the array's storage, for the call
 }
 
 /// Lays the values out as libpq takes them — text NUL-terminated, bytes in binary format — in one block

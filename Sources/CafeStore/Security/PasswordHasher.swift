@@ -21,12 +21,11 @@ public enum PasswordHasher {
     public static func hash(_ password: String) throws -> String {
         precondition(ready, "libsodium failed to initialise")
         var out = [CChar](repeating: 0, count: Int(crypto_pwhash_argon2id_strbytes()))
-        let bytes = password.utf8CString   // NUL-terminated, so never an empty buffer
-        let rc = bytes.withUnsafeBufferPointer {
-            crypto_pwhash_argon2id_str(&out, $0.baseAddress!, UInt64($0.count - 1), opsLimit, memLimit)
-        }
+        // Every byte of the password, a NUL in it too: its length is given, not found.
+        let length = UInt64(password.utf8.count)
+        let rc = password.withCString { crypto_pwhash_argon2id_str(&out, $0, length, opsLimit, memLimit) }
         guard rc == 0 else { throw HashingFailed() }
-        return out.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The costliest bcrypt hash verified (2^12 rounds: ~0.3 s here; Parse Server's default is 10).
@@ -61,10 +60,8 @@ public enum PasswordHasher {
     }
 
     private static func verifyArgon2(_ password: String, against hash: String) -> Bool {
-        let bytes = password.utf8CString
-        return bytes.withUnsafeBufferPointer {
-            crypto_pwhash_argon2id_str_verify(hash, $0.baseAddress!, UInt64($0.count - 1)) == 0
-        }
+        let length = UInt64(password.utf8.count)
+        return password.withCString { crypto_pwhash_argon2id_str_verify(hash, $0, length) == 0 }
     }
 
     /// A hash that is not argon2id at this cost: replace it after the next successful log-in.
