@@ -98,6 +98,19 @@ final class SessionCacheAPITests: APITestCase {
         XCTAssertEqual(app.sessionCache?.count, 1, "kept again once it listens")
     }
 
+    func testAKeptSessionLapsesAfterSessionCacheSeconds() throws {
+        app.shutdown()
+        try startApplication(extra: ["SESSION_CACHE_SECONDS": "1"])
+        try waitForListener()
+        let (id, token) = try signUp("mia")
+        XCTAssertEqual(try username(token), "mia")
+        try notifications(false)
+        try pool.query("UPDATE users SET username = 'mia_unheard' WHERE id = \(Int64(id) ?? 0)")
+        XCTAssertEqual(try username(token), "mia", "kept")
+        Thread.sleep(forTimeInterval: 1.2)
+        XCTAssertEqual(try username(token), "mia_unheard", "lapsed, looked up again")
+    }
+
     func testWithoutTheCacheEveryLookupAsksTheDatabase() throws {
         app.shutdown()
         try startApplication(extra: ["SESSION_CACHE_ENTRIES": "0"])
