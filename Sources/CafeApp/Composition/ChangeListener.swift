@@ -63,8 +63,8 @@ final class ChangeListener: @unchecked Sendable {
         while !shouldStop {
             do {
                 let connection = try Connection(conninfo: conninfo, applicationName: "cafe-change-listener")
-                if pages != nil { try connection.query("LISTEN cafe_pages") }
-                if sessions != nil { try connection.query("LISTEN cafe_sessions") }
+                if pages != nil { try connection.query("LISTEN \(SQL(fixed: Self.pagesChannel))") }
+                if sessions != nil { try connection.query("LISTEN \(SQL(fixed: Self.sessionsChannel))") }
                 // After LISTEN: nothing computed or looked up before it is trusted.
                 pages?.resume(at: try WALPosition.current(connection).value)
                 sessions?.resume()
