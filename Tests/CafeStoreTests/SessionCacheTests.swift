@@ -22,6 +22,14 @@ final class SessionCacheTests: XCTestCase {
         db?.drop()
     }
 
+    /// A session store over a cache of `capacity` entries kept 60 s: resumed, as once its listener
+    /// listens, unless `listening` is false (as before it connects).
+    private func cachedSessions(capacity: Int = 10, listening: Bool = true) -> (SessionCache, SessionRepository) {
+        let cache = SessionCache(capacity: capacity, lifetime: 60)
+        if listening { cache.resume() }
+        return (cache, SessionRepository(pool: pool, lifetime: 3600, cache: cache))
+    }
+
     private func user(_ name: String) throws -> User {
         try UserRepository(pool: pool).create(.init(username: name, passwordHash: "x"))
     }
@@ -31,8 +39,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     func testASuspendedCacheKeepsNothingAndALiveOneAnswersFromMemoryUntilForgotten() throws {
-        let cache = SessionCache(capacity: 10, lifetime: 60)
-        let sessions = SessionRepository(pool: pool, lifetime: 3600, cache: cache)
+        let (cache, sessions) = cachedSessions(listening: false)
         let alice = try user("alice")
         let token = try sessions.create(for: alice.id)
         XCTAssertTrue(cache.isSuspended, "nothing is kept before the listener listens")
@@ -64,9 +71,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     func testUnknownAndDeadTokensAreNeverKept() throws {
-        let cache = SessionCache(capacity: 10, lifetime: 60)
-        cache.resume()
-        let sessions = SessionRepository(pool: pool, lifetime: 3600, cache: cache)
+        let (cache, sessions) = cachedSessions()
         let bob = try user("bob")
         XCTAssertNil(try sessions.session(forToken: String(repeating: "A", count: 43)))
         XCTAssertNil(try sessions.session(forToken: "not a token"))
@@ -77,9 +82,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     func testEachStoreForgetsTheAccountsItChangesAtOnce() throws {
-        let cache = SessionCache(capacity: 10, lifetime: 60)
-        cache.resume()
-        let sessions = SessionRepository(pool: pool, lifetime: 3600, cache: cache)
+        let (cache, sessions) = cachedSessions()
         let users = UserRepository(pool: pool, sessionCache: cache)
         let carol = try user("carol")
         let admin = try users.create(.init(username: "root", passwordHash: "x", isAdmin: true))
@@ -115,8 +118,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     func testALookupThatRacedAForgettingIsNotKept() throws {
-        let cache = SessionCache(capacity: 10, lifetime: 60)
-        let sessions = SessionRepository(pool: pool, lifetime: 3600, cache: cache)
+        let (cache, sessions) = cachedSessions(listening: false)
         let erin = try user("erin")
         let token = try sessions.create(for: erin.id)
         let read = try XCTUnwrap(sessions.session(forToken: token))   // suspended: nothing kept
@@ -132,9 +134,7 @@ final class SessionCacheTests: XCTestCase {
 
     /// `SESSION_CACHE_SECONDS`, the session's own expiry and `SESSION_CACHE_ENTRIES`.
     func testAnEntryLapsesAndTheCacheHoldsNoMoreThanItsCapacity() throws {
-        let cache = SessionCache(capacity: 2, lifetime: 60)
-        cache.resume()
-        let sessions = SessionRepository(pool: pool, lifetime: 3600, cache: cache)
+        let (cache, sessions) = cachedSessions(capacity: 2)
         let frank = try user("frank")
         let tokens = try (0..<3).map { _ in try sessions.create(for: frank.id) }
         let read = try tokens.map { try XCTUnwrap(sessions.session(forToken: $0)) }
