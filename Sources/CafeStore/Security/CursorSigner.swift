@@ -5,7 +5,9 @@ import Synchronization
 /// Signs and checks pagination cursors with SipHash-2-4 of 128 bits (libsodium's
 /// `crypto_shorthash_siphashx24`), keyed by the first 16 of the 32 random bytes kept in `app_secrets`,
 /// so every replica accepts every replica's cursors and a client cannot forge or alter one. The key is
-/// read once, on first use.
+/// read once, on first use, and read after that with one atomic load: every page with a next cursor
+/// signs one, on every lane at once, and a lock here (Swift's `Mutex` is a priority-inheriting futex on
+/// Linux) put lane threads to sleep behind each other (docs/performance.md, "Seventeenth session").
 ///
 /// SipHash is a pseudorandom function made for short inputs — a cursor is under 100 bytes — so its
 /// output under a secret key is a MAC; it replaced HMAC-SHA-256, whose two SHA-256 blocks cost 8.7k of
@@ -13,7 +15,7 @@ import Synchronization
 /// signed before that change are refused once (400 `invalid_cursor`), as after a change of the key.
 public final class CursorSigner: Sendable {
     private let pool: ConnectionPool
-    private let keyed = Mutex<[UInt8]?>(nil)
+    private let keyed = AtomicLazyReference<Key>()
     public static let macLength = Int(crypto_shorthash_siphashx24_BYTES)
     static let keyLength = Int(crypto_shorthash_siphashx24_KEYBYTES)
 
@@ -23,11 +25,11 @@ public final class CursorSigner: Sendable {
     public init(pool: ConnectionPool, key: [UInt8]) {
         precondition(key.count >= Self.keyLength, "a cursor key has at least \(Self.keyLength) bytes")
         self.pool = pool
-        keyed.withLock { $0 = key }
+        _ = keyed.storeIfNil(Key(bytes: key))
     }
 
     /// Whether the key has been read (signing and checking then never ask the database).
-    public var isKeyed: Bool { keyed.withLock { $0 != nil } }
+    public var isKeyed: Bool { keyed.load() != nil }
 
     /// Reads the key now, if it is not yet, so that no request has to.
     public func load() throws { _ = try key() }
@@ -53,8 +55,14 @@ public final class CursorSigner: Sendable {
         return out
     }
 
+    /// The key's bytes, set once and never changed.
+    private final class Key: Sendable {
+        let bytes: [UInt8]
+        init(bytes: [UInt8]) { self.bytes = bytes }
+    }
+
     private func key() throws -> [UInt8] {
-        if let key = keyed.withLock({ $0 }) { return key }
+        if let key = keyed.load() { return key.bytes }
         guard let row = try pool.query("SELECT value FROM app_secrets WHERE name = 'cursor'").first else {
             throw PostgresError(kind: .server, message: "no cursor key in app_secrets; run the migrations")
         }
@@ -63,7 +71,7 @@ public final class CursorSigner: Sendable {
         guard key.count >= Self.keyLength else {
             throw PostgresError(kind: .server, message: "the cursor key in app_secrets is \(key.count) bytes, fewer than \(Self.keyLength)")
         }
-        keyed.withLock { $0 = key }
-        return key
+        // Two first uses may both read it; the first stored is the one every later use sees.
+        return keyed.storeIfNil(Key(bytes: key)).bytes
     }
 }
