@@ -15,9 +15,11 @@ public final class JSONWriter {
     private var count = 0
     private var needsComma = false
 
-    /// 16 KiB at first: a list page fits without growing (a page of 100 comments, ~40 KB, grows once);
-    /// memory that is never touched costs nothing, while each growth copied all written so far.
-    public init(capacity: Int = 16 << 10) {
+    /// 32 KiB at first: a list page and a page of 100 comments (25 KB with reviews of a line or two)
+    /// fit without growing. Memory that is never touched costs nothing, while each growth copied all
+    /// written so far (16 KiB a comments page, a tenth of its `memmove`; docs/performance.md,
+    /// "Seventeenth session"). A page cached with room to spare is compacted (`ResponseBody.compacted`).
+    public init(capacity: Int = 32 << 10) {
         self.capacity = max(capacity, 64)
         storage = .allocate(capacity: self.capacity)
     }
@@ -199,7 +201,7 @@ public final class JSONWriter {
         if count + more > capacity { grow(to: count + more) }
     }
 
-    /// Four times larger each time: a page of 100 comments (~40 KB) grows once from the first 16 KiB.
+    /// Four times larger each time: a page of long reviews grows once from the first 32 KiB.
     private func grow(to needed: Int) {
         var size = capacity
         while size < needed { size *= 4 }

@@ -44,15 +44,23 @@ extension QueryResult {
             // Only a column that must not be NULL, or a timestamp, has anything to check per row.
             guard !column.nullable || column.kind == .timestamp else { continue }
             for row in 0..<Int32(count) {
-                if PQgetisnull(handle, row, c) == 1 {
-                    guard column.nullable else {
+                // A binary timestamp is eight bytes, and only NULL has none: one call fewer a value
+                // than asking `PQgetisnull` first (two timestamps in each of a page's rows).
+                if column.kind == .timestamp {
+                    let length = PQgetlength(handle, row, c)
+                    if length == 0 {
+                        if column.nullable { continue }
                         throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is NULL")
                     }
-                } else if column.kind == .timestamp {
-                    let micros = Row(result: self, index: row).integer(index)
+                    guard length == 8, let value = PQgetvalue(handle, row, c) else {
+                        throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is not eight bytes")
+                    }
+                    let micros = Int64(bigEndian: UnsafeRawPointer(value).loadUnaligned(as: Int64.self))
                     guard micros != .max, micros != .min else {
                         throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is infinite")
                     }
+                } else if PQgetisnull(handle, row, c) == 1 {
+                    throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is NULL")
                 }
             }
         }

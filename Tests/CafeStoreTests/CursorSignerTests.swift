@@ -1,5 +1,8 @@
 @testable import CafeStore
+import CafeTestSupport
+import Foundation
 import PostgresKit
+import Synchronization
 import XCTest
 
 /// Pagination cursors are SipHash-2-4-128 MACs (`CursorSigner`): the published test vectors, and a
@@ -42,5 +45,26 @@ final class CursorSignerTests: XCTestCase {
         var otherKey = key
         otherKey[0] ^= 0x01
         XCTAssertNil(try CursorSigner(pool: pool, key: otherKey).open(sealed))
+    }
+
+    /// The key read from `app_secrets` on first use, by many lanes at once: every one signs with the
+    /// database's key, and after that the signer never asks again (its pool closed, it still signs).
+    func testTheKeyIsReadFromTheDatabaseOnceWhateverTheFirstUsesRaceAgainst() throws {
+        let db = try TestCluster.migratedDatabase(name)
+        defer { db.drop() }
+        let databasePool = db.pool(maxConnections: 4)
+        let stored: [UInt8] = try databasePool.query("SELECT value FROM app_secrets WHERE name = 'cursor'").one().decode(0)
+        let expected = try CursorSigner(pool: pool, key: stored).sign([1, 2, 3])
+        let signer = CursorSigner(pool: databasePool)
+        XCTAssertFalse(signer.isKeyed)
+        let signed = Mutex<[[UInt8]]>([])
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            let mac = (try? signer.sign([1, 2, 3])) ?? []
+            signed.withLock { $0.append(mac) }
+        }
+        XCTAssertEqual(signed.withLock { $0 }, Array(repeating: expected, count: 16))
+        XCTAssertTrue(signer.isKeyed)
+        databasePool.close()
+        XCTAssertEqual(try signer.sign([1, 2, 3]), expected, "signed from memory, not the closed pool")
     }
 }

@@ -137,6 +137,11 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertNil(refusal("SELECT v FROM (VALUES (1::int8), (NULL)) AS t(v)", [.integer(nullable: true)]))
         XCTAssertEqual(refusal("SELECT v FROM (VALUES (now()), ('infinity'::timestamptz)) AS t(v)", [.timestamp(nullable: true)]),
                        "column 0 (v) is infinite")
+        XCTAssertEqual(refusal("SELECT v FROM (VALUES (now()), ('-infinity'::timestamptz)) AS t(v)", [.timestamp()]),
+                       "column 0 (v) is infinite")
+        XCTAssertEqual(refusal("SELECT v FROM (VALUES (now()), (NULL)) AS t(v)", [.timestamp()]), "column 0 (v) is NULL")
+        XCTAssertNil(refusal("SELECT v FROM (VALUES (now()), (NULL)) AS t(v)", [.timestamp(nullable: true)]))
+        XCTAssertEqual(refusal("SELECT v FROM (VALUES ('x'::text), (NULL)) AS t(v)", [.text()]), "column 0 (v) is NULL")
         XCTAssertEqual(refusal("SELECT 'a'::text AS v", [.integer()]), "column 0 (v) is not a binary integer")
         XCTAssertEqual(refusal("SELECT 1::int8 AS v", [.integer()], format: .text), "column 0 (v) is not a binary integer")
         XCTAssertEqual(refusal("SELECT 1::int8 AS v", [.integer(), .integer()]), "expected 2 columns, the result has 1")
