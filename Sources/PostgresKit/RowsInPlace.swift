@@ -8,16 +8,22 @@ public enum ColumnKind: Sendable {
     case text
     /// timestamptz or timestamp, finite.
     case timestamp
+    /// bytea of fixed-width values (`PackedLayout`), never NULL: exactly the layout's width, its
+    /// timestamps finite.
+    case packed
 }
 
 /// What a column of a page read in place must be.
 public struct ColumnExpectation: Sendable {
     public let kind: ColumnKind
     public let nullable: Bool
+    /// For `.packed`: what the bytes hold.
+    let layout: PackedLayout?
 
-    public static func integer(nullable: Bool = false) -> ColumnExpectation { .init(kind: .integer, nullable: nullable) }
-    public static func text(nullable: Bool = false) -> ColumnExpectation { .init(kind: .text, nullable: nullable) }
-    public static func timestamp(nullable: Bool = false) -> ColumnExpectation { .init(kind: .timestamp, nullable: nullable) }
+    public static func integer(nullable: Bool = false) -> ColumnExpectation { .init(kind: .integer, nullable: nullable, layout: nil) }
+    public static func text(nullable: Bool = false) -> ColumnExpectation { .init(kind: .text, nullable: nullable, layout: nil) }
+    public static func timestamp(nullable: Bool = false) -> ColumnExpectation { .init(kind: .timestamp, nullable: nullable, layout: nil) }
+    public static func packed(_ layout: PackedLayout) -> ColumnExpectation { .init(kind: .packed, nullable: false, layout: layout) }
 }
 
 extension QueryResult {
@@ -37,9 +43,14 @@ extension QueryResult {
             case .integer: type == .int2 || type == .int4 || type == .int8
             case .text: type.isText
             case .timestamp: type == .timestamptz || type == .timestamp
+            case .packed: type == .bytea
             }
             guard PQfformat(handle, c) == ResultFormat.binary.rawValue, fits else {
                 throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is not a binary \(column.kind)")
+            }
+            if let layout = column.layout {
+                try checkPacked(index, layout)
+                continue
             }
             // Only a column that must not be NULL, or a timestamp, has anything to check per row.
             guard !column.nullable || column.kind == .timestamp else { continue }
@@ -61,6 +72,24 @@ extension QueryResult {
                     }
                 } else if PQgetisnull(handle, row, c) == 1 {
                     throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) is NULL")
+                }
+            }
+        }
+    }
+
+    /// Every row's packed value: exactly `layout.width` bytes (so not NULL, which has none), its
+    /// timestamps finite.
+    private func checkPacked(_ index: Int, _ layout: PackedLayout) throws {
+        for row in 0..<Int32(count) {
+            let values = Row(result: self, index: row).packed(index)
+            guard values.bytes.count == layout.width else {
+                let what = values.bytes.isEmpty ? "is NULL or empty" : "has \(values.bytes.count) bytes, not \(layout.width)"
+                throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) \(what)")
+            }
+            for offset in layout.timestampOffsets {
+                let micros = values.int64(at: offset)
+                guard micros != .max, micros != .min else {
+                    throw PostgresError(kind: .decoding, message: "column \(index) (\(columnName(index))) holds an infinite timestamp")
                 }
             }
         }
@@ -102,7 +131,7 @@ extension Row {
         integer(column) &+ Self.unixEpochIn2000Micros
     }
 
-    private static let unixEpochIn2000Micros: Int64 = 946_684_800_000_000
+    static let unixEpochIn2000Micros: Int64 = 946_684_800_000_000
 }
 
 /// A row of a known statement, read in place (see `QueryResult.expect(_:)`).

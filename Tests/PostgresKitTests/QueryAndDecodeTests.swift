@@ -147,6 +147,46 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertEqual(refusal("SELECT 1::int8 AS v", [.integer(), .integer()]), "expected 2 columns, the result has 1")
     }
 
+    /// Fixed-width values packed into one bytea (`PackedLayout`) read back as they were, and what
+    /// `expect` refuses of one: NULL, a width that is not the layout's, an infinite timestamp.
+    func testPackedValuesReadBackAndTheirWidthAndTimestampsAreChecked() throws {
+        let layout = PackedLayout([("a", .int8), ("b", .int2), ("t", .timestamp), ("c", .int8)])
+        XCTAssertEqual(layout.width, 26)
+        XCTAssertEqual(layout.offsets, [0, 8, 10, 18])
+        let rows = try pool.query("""
+            SELECT \(layout.sql) FROM (VALUES
+              (9223372036854775807::int8, (-32768)::int2, '2026-12-04 07:43:19.123456+00'::timestamptz, (-1)::int8),
+              (1, 7, '1969-12-31 23:59:59.999999+00', 42)) AS v(a, b, t, c)
+            """, format: .binary)
+        try rows.expect([.packed(layout)])
+        let first = rows[0].packed(0), second = rows[1].packed(0)
+        XCTAssertEqual(first.int64(at: 0), .max)
+        XCTAssertEqual(first.int16(at: 8), .min)
+        XCTAssertEqual(first.timestampMicros(at: 10), 1_796_370_199_123_456)
+        XCTAssertEqual(first.int64(at: 18), -1)
+        XCTAssertEqual(second.int16(at: 8), 7)
+        XCTAssertEqual(second.timestampMicros(at: 10), -1)
+        XCTAssertEqual(second.int64(at: 18), 42)
+        XCTAssertEqual(second.int64(at: 19), 0, "a read past the end gives 0")
+        XCTAssertEqual(second.int64(at: -1), 0)
+
+        func refusal(_ sql: SQL) -> String? {
+            do {
+                try pool.query(sql, format: .binary).expect([.packed(layout)])
+                return nil
+            } catch {
+                return (error as? PostgresError)?.message
+            }
+        }
+        let packed = layout.sql
+        XCTAssertEqual(refusal("SELECT \(packed) AS v FROM (VALUES (1::int8, 2::int2, now(), NULL::int8)) AS v(a, b, t, c)"),
+                       "column 0 (v) is NULL or empty")
+        XCTAssertEqual(refusal("SELECT \(packed) AS v FROM (VALUES (1::int8, 2::int2, 'infinity'::timestamptz, 3::int8)) AS v(a, b, t, c)"),
+                       "column 0 (v) holds an infinite timestamp")
+        XCTAssertEqual(refusal("SELECT '\\x0102'::bytea AS v"), "column 0 (v) has 2 bytes, not 26")
+        XCTAssertEqual(refusal("SELECT 1::int8 AS v"), "column 0 (v) is not a binary packed")
+    }
+
     func testNullDecodesAsNilAndIsAnErrorForNonOptionals() throws {
         let none: String? = nil
         let row = try pool.query("SELECT \(none)::text AS a").first!

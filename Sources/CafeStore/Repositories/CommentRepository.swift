@@ -23,13 +23,13 @@ public struct CommentRepository: Sendable {
         let rows: QueryResult
         if let after {
             rows = try pool.query("""
-                SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
+                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
                 WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
                 ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
                 """, format: .binary)
         } else {
             rows = try pool.query("""
-                SELECT \(CommentColumns.select) FROM \(CommentColumns.from)
+                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
                 WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
                 """, format: .binary)
         }
@@ -45,7 +45,7 @@ public struct CommentRepository: Sendable {
             conditions.append("(m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)")
         }
         let rows = try pool.query("""
-            SELECT \(CommentColumns.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
+            SELECT \(CommentRow.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
             \(SQL.where(conditions))
             ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
             """, format: .binary)

@@ -72,30 +72,39 @@ public struct CafeRow: RowView {
     public var imageSize: ImageSize? { ImageSize(packed: row.isNull(10) ? nil : row.integer(10)) }
 }
 
-/// A row of `CommentColumns.select` (binary), read in place: what a page of comments is written
-/// from. Text is the row's own bytes, valid while the row lives.
+/// A row of `CommentRow.select` (binary), read in place: what a page of comments is written from.
+/// Text is the row's own bytes, valid while the row lives.
 public struct CommentRow: RowView {
     let row: Row
-    public init(_ row: Row) { self.row = row }
+    /// The packed column, looked up once a row: six values for two calls into libpq.
+    let fixed: PackedValues
+    public init(_ row: Row) {
+        self.row = row
+        fixed = row.packed(0)
+    }
+
+    /// A comment's values that are never NULL, as one column (`PackedLayout`); the offsets below are
+    /// this order's.
+    static let packed = PackedLayout([("m.id", .int8), ("m.cafe_id", .int8), ("m.user_id", .int8),
+                                      ("m.created_at", .timestamp), ("m.updated_at", .timestamp), ("m.star", .int2)])
+    /// The page's columns, over `CommentColumns.from`; a statement may select more after them (`cafeName`).
+    static let select: SQL = "\(packed.sql), u.username, m.detail, m.image_id, \(photoSize("m"))"
 
     /// What `CommentRow` relies on, checked once per result.
-    static let expected: [ColumnExpectation] = [
-        .integer(), .integer(), .integer(), .text(), .text(), .integer(), .integer(nullable: true),
-        .timestamp(), .timestamp(), .integer(nullable: true),
-    ]
+    static let expected: [ColumnExpectation] = [.packed(packed), .text(), .text(), .integer(nullable: true), .integer(nullable: true)]
 
-    public var id: CommentID { CommentID(rawValue: row.integer(0)) }
-    public var cafeID: CafeID { CafeID(rawValue: row.integer(1)) }
-    public var userID: UserID { UserID(rawValue: row.integer(2)) }
-    public var username: UnsafeBufferPointer<UInt8> { row.bytes(3) }
-    public var detail: UnsafeBufferPointer<UInt8> { row.bytes(4) }
-    public var star: Int { Int(row.integer(5)) }
-    public var imageID: FileID? { row.isNull(6) ? nil : FileID(rawValue: row.integer(6)) }
-    public var createdAtMicros: Int64 { row.timestampMicros(7) }
-    public var updatedAtMicros: Int64 { row.timestampMicros(8) }
-    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(9) ? nil : row.integer(9)) }
-    /// The cafe's name, in a statement that selects it after the comment's columns (`recent`).
-    public var cafeName: UnsafeBufferPointer<UInt8> { row.bytes(10) }
+    public var id: CommentID { CommentID(rawValue: fixed.int64(at: 0)) }
+    public var cafeID: CafeID { CafeID(rawValue: fixed.int64(at: 8)) }
+    public var userID: UserID { UserID(rawValue: fixed.int64(at: 16)) }
+    public var createdAtMicros: Int64 { fixed.timestampMicros(at: 24) }
+    public var updatedAtMicros: Int64 { fixed.timestampMicros(at: 32) }
+    public var star: Int { Int(fixed.int16(at: 40)) }
+    public var username: UnsafeBufferPointer<UInt8> { row.bytes(1) }
+    public var detail: UnsafeBufferPointer<UInt8> { row.bytes(2) }
+    public var imageID: FileID? { row.isNull(3) ? nil : FileID(rawValue: row.integer(3)) }
+    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(4) ? nil : row.integer(4)) }
+    /// The cafe's name, in a statement that selects it after the page's columns (`recent`).
+    public var cafeName: UnsafeBufferPointer<UInt8> { row.bytes(5) }
 }
 
 /// The photo's width and height as one column, `ImageSize(packed:)`: one index lookup per row that has
