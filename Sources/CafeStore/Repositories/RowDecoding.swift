@@ -47,29 +47,42 @@ enum CommentColumns {
     }
 }
 
-/// A row of `CafeColumns.select` (binary), read in place: what a page of cafes is written from.
+/// A row of `CafeRow.select` (binary), read in place: what a page of cafes is written from.
 /// Text is the row's own bytes, valid while the row lives.
 public struct CafeRow: RowView {
     let row: Row
-    public init(_ row: Row) { self.row = row }
+    /// The packed column, looked up once a row (see `CommentRow`).
+    let fixed: PackedValues
+    public init(_ row: Row) {
+        self.row = row
+        fixed = row.packed(0)
+    }
+
+    /// A listed cafe's values that are never NULL, as one column (`PackedLayout`); the offsets below
+    /// are this order's.
+    static let packed = PackedLayout([("c.id", .int8), ("coalesce(s.comment_sum, 0)", .int8), ("coalesce(s.comment_amount, 0)", .int8),
+                                      ("c.created_at", .timestamp), ("c.updated_at", .timestamp)])
+    /// The page's columns, over `CafeColumns.from`; a statement may select more after them, from
+    /// column `count` on.
+    static let select: SQL = "\(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c"))"
+    static let count = 7
 
     /// What `CafeRow` relies on, checked once per result.
     static let expected: [ColumnExpectation] = [
-        .integer(), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true),
-        .integer(), .integer(), .timestamp(), .timestamp(), .integer(nullable: true),
+        .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true),
     ]
 
-    public var id: CafeID { CafeID(rawValue: row.integer(0)) }
+    public var id: CafeID { CafeID(rawValue: fixed.int64(at: 0)) }
+    public var commentSum: Int { Int(fixed.int64(at: 8)) }
+    public var commentAmount: Int { Int(fixed.int64(at: 16)) }
+    public var createdAtMicros: Int64 { fixed.timestampMicros(at: 24) }
+    public var updatedAtMicros: Int64 { fixed.timestampMicros(at: 32) }
     public var name: UnsafeBufferPointer<UInt8> { row.bytes(1) }
     public var catchCopy: UnsafeBufferPointer<UInt8> { row.bytes(2) }
     public var introduction: UnsafeBufferPointer<UInt8> { row.bytes(3) }
     public var imageID: FileID? { row.isNull(4) ? nil : FileID(rawValue: row.integer(4)) }
     public var publishDate: UnsafeBufferPointer<UInt8>? { row.isNull(5) ? nil : row.bytes(5) }
-    public var commentSum: Int { Int(row.integer(6)) }
-    public var commentAmount: Int { Int(row.integer(7)) }
-    public var createdAtMicros: Int64 { row.timestampMicros(8) }
-    public var updatedAtMicros: Int64 { row.timestampMicros(9) }
-    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(10) ? nil : row.integer(10)) }
+    public var imageSize: ImageSize? { ImageSize(packed: row.isNull(6) ? nil : row.integer(6)) }
 }
 
 /// A row of `CommentRow.select` (binary), read in place: what a page of comments is written from.

@@ -193,7 +193,7 @@ public struct CafeListing: Sendable {
 
 extension CafeListing {
     /// The page's columns: the cafe's, then its rating as the index sorts it (the cursor's first key).
-    static let columns: SQL = "\(CafeColumns.select), coalesce(s.average_star, -1)::text"
+    static let columns: SQL = "\(CafeRow.select), coalesce(s.average_star, -1)::text"
 
     /// The fixed text of an order's keys, made once per sort (made per call: 4k of the rare search's
     /// 187k instructions, callgrind). The walks name each key (`o0`, `o1`, …) in every select so that
@@ -294,7 +294,7 @@ extension CafeListing {
         try rows.expect(CafeRow.expected)
         let cafes = RowViews<CafeRow>(rows, limit: limit)
         guard rows.count > limit, let last = cafes.last else { return (cafes, nil) }
-        return (cafes, CafeSortKey(rating: try last.row.decode(11), commentSum: last.commentSum,
+        return (cafes, CafeSortKey(rating: try last.row.decode(CafeRow.count), commentSum: last.commentSum,
                                    createdAtMicros: last.createdAtMicros, id: last.id.rawValue))
     }
 }
