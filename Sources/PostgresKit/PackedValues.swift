@@ -15,11 +15,13 @@ public struct PackedLayout: Sendable {
         case int8, int2, timestamp
 
         var width: Int { self == .int2 ? 2 : 8 }
-        var send: String {
+        /// `send(value::type)`: the cast pins the value's type, so that a smallint is not widened
+        /// to a bigint and its bytes are where `offsets` says.
+        var send: (function: String, type: String) {
             switch self {
-            case .int8: "int8send"
-            case .int2: "int2send"
-            case .timestamp: "timestamptz_send"
+            case .int8: ("int8send", "bigint")
+            case .int2: ("int2send", "smallint")
+            case .timestamp: ("timestamptz_send", "timestamptz")
             }
         }
     }
@@ -42,10 +44,7 @@ public struct PackedLayout: Sendable {
             if value.kind == .timestamp { timestamps.append(at) }
             at += value.kind.width
         }
-        // The casts pin each value's type: a smallint passed to int8send would be widened, and its
-        // place in the bytes would no longer be what `offsets` says.
-        let casts: [PackedLayout.Kind: String] = [.int8: "bigint", .int2: "smallint", .timestamp: "timestamptz"]
-        sql = SQL(fixed: values.map { "\($0.kind.send)((\($0.expression))::\(casts[$0.kind] ?? ""))" }.joined(separator: " || "))
+        sql = SQL(fixed: values.map { "\($0.kind.send.function)((\($0.expression))::\($0.kind.send.type))" }.joined(separator: " || "))
         width = at
         self.offsets = offsets
         timestampOffsets = timestamps

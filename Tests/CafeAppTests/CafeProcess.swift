@@ -126,11 +126,22 @@ func livePostmasterPID(in dataDirectory: URL) -> pid_t? {
     return kill(pid, 0) == 0 ? pid : nil
 }
 
+/// Whether `pid` has exited within `timeout`: no such process, or a zombie not reaped yet. An orphan
+/// (its parent SIGKILLed) is reaped by PID 1, which in this machine's container does so seconds after
+/// it exits: counting the zombie as alive failed a CI run on a process that had exited in time.
 func waitUntilGone(_ pid: pid_t, timeout: TimeInterval) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
-        if kill(pid, 0) != 0 { return true }
+        if hasExited(pid) { return true }
         usleep(20_000)
     }
-    return kill(pid, 0) != 0
+    return hasExited(pid)
+}
+
+private func hasExited(_ pid: pid_t) -> Bool {
+    guard kill(pid, 0) == 0 else { return true }
+    // /proc/PID/stat: "PID (name) STATE …"; the name may hold spaces and parentheses, the state follows the last ")".
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return false }
+    return stat[close...].dropFirst().drop { $0 == " " }.first == "Z"
 }
