@@ -65,12 +65,13 @@ public struct CafeRow: RowView {
     /// The page's columns, over `CafeColumns.from`; a statement may select more after them, from
     /// column `count` on.
     static let select: SQL = "\(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c"))"
-    static let count = 7
 
     /// What `CafeRow` relies on, checked once per result.
     static let expected: [ColumnExpectation] = [
         .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true),
     ]
+    /// The page's columns in all: one expectation each.
+    static var count: Int { expected.count }
 
     public var id: CafeID { CafeID(rawValue: fixed.int64(at: 0)) }
     public var commentSum: Int { Int(fixed.int64(at: 8)) }
