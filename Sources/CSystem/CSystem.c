@@ -222,6 +222,18 @@ int cafe_listen(const char *host, uint16_t port, int backlog) {
     return fd;
 }
 
+int cafe_swap_in_stand_in_socket(int fd) {
+    struct sockaddr_storage addr;
+    socklen_t len = sizeof(addr);
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) != 0) return -1;
+    int stand_in = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (stand_in < 0) return -1;
+    // dup3 replaces fd in one step: no moment where the number is free for another thread's open().
+    int swapped = dup3(stand_in, fd, O_CLOEXEC);
+    close(stand_in);
+    return swapped < 0 ? -1 : 0;
+}
+
 uint16_t cafe_socket_port(int fd) {
     struct sockaddr_storage addr;
     socklen_t len = sizeof(addr);

@@ -144,6 +144,13 @@ public final class HTTPServer: @unchecked Sendable {
             let sent = Date().addingTimeInterval(1)
             while inFlight.load(ordering: .acquiring) > 0 && Date() < sent { usleep(5_000) }
         }
+        // libmicrohttpd shuts its listen socket down as it stops (shutdown(2) acts on the socket, not on a
+        // descriptor). A socket given by a parent is the supervisor's too, which starts the next request
+        // process on it and keeps connections waiting in its queue meanwhile: libmicrohttpd gets a stand-in
+        // to shut down and close, and the parent's socket keeps listening.
+        if let shared = configuration.listenSocket, cafe_swap_in_stand_in_socket(shared) != 0 {
+            logger.warning("the listening socket could not be kept from libmicrohttpd's shutdown", [("error", String(cString: strerror(errno)))])
+        }
         MHD_stop_daemon(daemon)
         connections.stop()
         lanes.forEach { $0.stop() }

@@ -1,27 +1,35 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 
-/// Waits for SIGTERM or SIGINT. Their default action (exit at once) is replaced by a dispatch
-/// source, so the command can shut down in order: refuse new work, finish what runs, stop the database.
+/// Waits for SIGTERM or SIGINT, so that a command can shut down in order: refuse new work, finish
+/// what runs, stop the database.
+///
+/// Create it before the command starts any thread. It blocks the two signals in the calling thread,
+/// and every thread started after it inherits that mask. A blocked signal stays pending until
+/// `wait()` takes it with `sigwait`, whenever it comes: during start-up, before anyone waits, or
+/// from the kernel when a supervisor dies (`PR_SET_PDEATHSIG`). Child processes get an empty mask
+/// (`prepare_child_signals` in CSystem).
+///
+/// This replaced a dispatch signal source. On Linux, libdispatch first sets the signal to be ignored,
+/// then installs a handler on its manager thread, which forwards the signal to a signalfd.
+/// `cafe serve --listen-fd` lost a SIGTERM sent 38–55 ms after exec in 5 of 150 starts. Once,
+/// libdispatch's manager thread crashed instead. Such a process never stopped: one was orphaned by a
+/// SIGKILLed supervisor in CI and kept its port and its pool.
 final class ShutdownSignal {
-    private let received = DispatchSemaphore(value: 0)
-    private var sources: [any DispatchSourceSignal] = []
+    private var signals = sigset_t()
 
     init() {
         signal(SIGPIPE, SIG_IGN)
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [received] in received.signal() }
-            source.resume()
-            sources.append(source)
-        }
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
+    /// Returns once SIGTERM or SIGINT has arrived (at once if one is already pending).
     func wait() {
-        received.wait()
-        sources.forEach { $0.cancel() }
+        var received: Int32 = 0
+        while sigwait(&signals, &received) != 0 {}
     }
 }

@@ -87,6 +87,27 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertTrue(waitUntilGone(requests, timeout: 12), "the request process \(requests) outlived its SIGKILLed parent")
     }
 
+    /// A request process stopped in order by someone else (an operator's SIGTERM) is replaced, and its
+    /// replacement serves on the same port. (Before, libmicrohttpd's stop shut the shared listening socket
+    /// down, and the service took no connection from then on.)
+    func testARequestProcessStoppedBySIGTERMIsReplacedAndTheServiceServesAgain() throws {
+        let serve = try CafeProcess(["serve", "--port", "0", "--no-worker"], environment: environment)
+        let port = try serve.waitUntilServing()
+        let first = try XCTUnwrap(serve.requestProcessPID())
+        XCTAssertEqual(try RawHTTPClient(port: port).request("GET", "/healthz").status, 200)
+        kill(first, SIGTERM)
+        XCTAssertTrue(waitUntilGone(first, timeout: 15), "the request process stops on SIGTERM")
+        let deadline = Date().addingTimeInterval(20)
+        var second = first
+        while second == first, Date() < deadline { second = serve.requestProcessPID() ?? first; usleep(50_000) }
+        XCTAssertNotEqual(second, first, "the supervisor started another request process")
+        var status: Int?
+        while status != 200, Date() < deadline { status = try? RawHTTPClient(port: port).request("GET", "/healthz").status; usleep(50_000) }
+        XCTAssertEqual(status, 200, serve.log)
+        serve.signal(SIGTERM)
+        XCTAssertEqual(serve.waitForExit(timeout: 20), 0)
+    }
+
     func testReadyzIs503WhileMigrationsArePending() throws {
         let serve = try CafeProcess(["serve", "--port", "0", "--no-migrate"], environment: environment)
         let port = try serve.waitUntilServing()
@@ -111,6 +132,9 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertEqual(try CafeProcess.run(["--help"], environment: environment).0, 0)
         XCTAssertEqual(try CafeProcess.run(["brew"], environment: environment).0, 64)
         XCTAssertEqual(try CafeProcess.run(["serve", "--prot", "1"], environment: environment).0, 64)
+        let notASocket = try CafeProcess.run(["serve", "--listen-fd", "0"], environment: environment)
+        XCTAssertEqual(notASocket.0, 1, notASocket.1)
+        XCTAssertTrue(notASocket.1.contains("descriptor 0 (--listen-fd) is not a listening socket"), notASocket.1)
         XCTAssertNil(livePostmasterPID(in: dataDirectory), "usage errors start nothing")
     }
 

@@ -47,6 +47,10 @@ int cafe_listen(const char *host, uint16_t port, int backlog);
 /// The local port of a socket, or 0.
 uint16_t cafe_socket_port(int fd);
 
+/// Makes descriptor fd refer to a new, unbound socket of the same family, so that whatever shuts fd down
+/// next (libmicrohttpd's MHD_stop_daemon) leaves the socket it referred to as it was. Returns 0, or -1.
+int cafe_swap_in_stand_in_socket(int fd);
+
 /// fork + execve of a request-handling process: socket_fd becomes its descriptor target_fd (inherited
 /// across exec), it gets its own process group (a terminal's Ctrl-C goes to the supervisor only) and SIGTERM
 /// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.

@@ -70,6 +70,7 @@ public enum Service {
     /// The request process: HTTP on the inherited socket (`Configuration.listenSocket`) until
     /// `waitForShutdown` returns, then a graceful stop.
     public static func serveRequests(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
+        if let socket = config.listenSocket { try checkListening(socket) }
         let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
         let app: Application
         do {
@@ -81,6 +82,16 @@ public enum Service {
         }
         waitForShutdown()
         app.shutdown()
+    }
+
+    /// The descriptor a request process is given must be a listening socket: anything else (a file, a
+    /// closed number that the process then opens for itself) would be served on, then shut down.
+    static func checkListening(_ socket: Int32) throws {
+        var accepting: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting != 0 else {
+            throw ServiceError("descriptor \(socket) (--listen-fd) is not a listening socket")
+        }
     }
 
     /// On an empty database: the demo cafes and a demo admin, whose password is printed (and, on
