@@ -11,11 +11,11 @@ import Glibc
 /// from the kernel when a supervisor dies (`PR_SET_PDEATHSIG`). Child processes get an empty mask
 /// (`prepare_child_signals` in CSystem).
 ///
-/// This replaced a dispatch signal source. On Linux, libdispatch first sets the signal to be ignored,
-/// then installs a handler on its manager thread, which forwards the signal to a signalfd.
-/// `cafe serve --listen-fd` lost a SIGTERM sent 38–55 ms after exec in 5 of 150 starts. Once,
-/// libdispatch's manager thread crashed instead. Such a process never stopped: one was orphaned by a
-/// SIGKILLed supervisor in CI and kept its port and its pool.
+/// This replaced a dispatch signal source, with which the signal was ignored until libdispatch's
+/// manager thread had installed its handler, and then handled by whichever thread had it unblocked,
+/// racing a signalfd read. A SIGTERM sent about 37 ms after exec was lost in two of four runs of
+/// `ShutdownSignalTests` (80 starts each). Such a process never stopped: one, orphaned by a SIGKILLed
+/// supervisor in CI, kept its port and its pool for half an hour.
 final class ShutdownSignal {
     private var signals = sigset_t()
 

