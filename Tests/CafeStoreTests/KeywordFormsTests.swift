@@ -95,6 +95,38 @@ final class KeywordFormsTests: XCTestCase {
         XCTAssertFalse(decomposed.isKept("\u{E9}"), "kept by its bytes, not by Swift's canonical equivalence")
     }
 
+    /// Searches read the cache on many threads at once while new keywords push generations out: every
+    /// read is a kept keyword's own form or nothing, never another's, and the cache stays bounded.
+    func testReadsOnManyThreadsWhileKeywordsComeAndGo() throws {
+        let cache = KeywordFormCache(capacity: 16)
+        let kept = ["珈琲", "紅茶", "cafe", "蕎麦"]
+        _ = try pool.withConnection { try cache.terms(kept, on: $0) }
+        final class Counts: Sendable { let stop = Atomic(false), wrong = Atomic(0), found = Atomic(0) }
+        let counts = Counts()
+        let readers = (0..<8).map { r in
+            Thread {
+                while !counts.stop.load(ordering: .relaxed) {
+                    let keyword = kept[r % kept.count]
+                    guard let terms = cache.keptTerms([keyword]) else { continue }
+                    counts.found.add(1, ordering: .relaxed)
+                    if terms.patterns != ["%\(keyword.lowercased())%"] { counts.wrong.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        readers.forEach { $0.start() }
+        try pool.withConnection { conn in
+            for i in 0..<300 {
+                _ = try cache.terms(["keyword \(i)", kept[i % kept.count]], on: conn)
+                XCTAssertLessThanOrEqual(cache.count, 16)
+            }
+        }
+        counts.stop.store(true, ordering: .relaxed)
+        while readers.contains(where: { !$0.isFinished }) { usleep(1_000) }
+        XCTAssertEqual(counts.wrong.load(ordering: .relaxed), 0)
+        XCTAssertGreaterThan(counts.found.load(ordering: .relaxed), 0)
+        XCTAssertTrue(kept.allSatisfy(cache.isKept), "searched all along: kept")
+    }
+
     /// A keyword kept is answered without PostgreSQL: on a connection whose server is gone, a search
     /// of kept keywords still gets its forms, and one of a new keyword fails.
     func testAKeptKeywordAsksNothing() throws {

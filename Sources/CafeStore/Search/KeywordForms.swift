@@ -1,5 +1,4 @@
 import PostgresKit
-import Synchronization
 
 /// What PostgreSQL makes of one search keyword: its `LIKE` pattern and its grams, from the keyword
 /// normalised as the search text was (`lower(normalize(k, NFKC))`). Asked of PostgreSQL, never
@@ -59,7 +58,8 @@ public final class KeywordFormCache: Sendable {
         var newer: [[UInt8]: KeywordForm] = [:]
         var older: [[UInt8]: KeywordForm] = [:]
     }
-    private let generations = Mutex(Generations())
+    /// Read by every search, written when a keyword is new or comes back from the older generation.
+    private let generations = ReadMostly(Generations())
 
     /// `SEARCH_KEYWORD_CACHE`'s default.
     public static let defaultCapacity = 10_000
@@ -68,12 +68,12 @@ public final class KeywordFormCache: Sendable {
     public init(capacity: Int) { self.capacity = max(0, capacity) }
 
     /// Keywords kept now (both generations).
-    public var count: Int { generations.withLock { $0.newer.count + $0.older.count } }
+    public var count: Int { generations.read { $0.newer.count + $0.older.count } }
 
     /// Whether the form of `keyword` is kept (a search of it asks PostgreSQL nothing).
     func isKept(_ keyword: String) -> Bool {
         let key = Array(keyword.utf8)
-        return generations.withLock { $0.newer[key] != nil || $0.older[key] != nil }
+        return generations.read { $0.newer[key] != nil || $0.older[key] != nil }
     }
 
     /// The forms of `keywords`, asking PostgreSQL on `conn` for those not kept.
@@ -85,7 +85,7 @@ public final class KeywordFormCache: Sendable {
         guard !missing.isEmpty else { return SearchTerms(forms: forms.compactMap { $0 }) }
         let asked = try Self.ask(missing.map { keywords[$0] }, on: conn)
         for (index, form) in zip(missing, asked) { forms[index] = form }
-        generations.withLock { kept in
+        generations.write { kept in
             for (index, form) in zip(missing, asked) { kept.keep(keys[index], form, capacity: capacity) }
         }
         return SearchTerms(forms: forms.compactMap { $0 })
@@ -99,8 +99,12 @@ public final class KeywordFormCache: Sendable {
     }
 
     /// Each keyword's kept form, nil where none is kept (those found move to the newer generation).
+    /// Keywords in the newer generation, as those searched again and again are, are read without
+    /// excluding other searches.
     private func kept(_ keys: [[UInt8]]) -> [KeywordForm?] {
-        generations.withLock { kept in keys.map { kept.take($0, capacity: capacity) } }
+        let newer = generations.read { kept in keys.map { kept.newer[$0] } }
+        guard newer.contains(where: { $0 == nil }) else { return newer }
+        return generations.write { kept in keys.map { kept.take($0, capacity: capacity) } }
     }
 
     /// One statement for all of `keywords`, their forms in the same order.
