@@ -147,7 +147,9 @@ public final class HTTPServer: @unchecked Sendable {
         // libmicrohttpd shuts its listen socket down as it stops (shutdown(2) acts on the socket, not on a
         // descriptor). A socket given by a parent is the supervisor's too, which starts the next request
         // process on it and keeps connections waiting in its queue meanwhile: libmicrohttpd gets a stand-in
-        // to shut down and close, and the parent's socket keeps listening.
+        // to shut down and close, and the parent's socket keeps listening. (A worker that reached its connection
+        // limit in the instant between the swap and its stop would fail to take descriptor 3 out of its epoll set,
+        // and libmicrohttpd aborts then: every request has been answered or refused by this point.)
         if let shared = configuration.listenSocket, cafe_swap_in_stand_in_socket(shared) != 0 {
             logger.warning("the listening socket could not be kept from libmicrohttpd's shutdown", [("error", String(cString: strerror(errno)))])
         }
