@@ -23,6 +23,33 @@ public struct LoopRead: Sendable {
         }
     }
 
+    /// A second read for rows that alone do not say enough — an empty first page: is there such a thing
+    /// at all? — and what its rows must show for the first rows to stand.
+    public struct Confirmation: Sendable {
+        let read: LoopRead
+        let check: @Sendable (QueryResult) throws -> Void
+        /// `check` throws the error the whole read fails with, or returns to let the first rows stand.
+        public init(_ read: LoopRead, check: @escaping @Sendable (QueryResult) throws -> Void) {
+            self.read = read
+            self.check = check
+        }
+    }
+
+    /// This read, confirmed when `confirmation` asks for it: the second read runs right after the first,
+    /// without a thread waiting, and the first read's rows are the answer once it passes.
+    public func confirmed(by confirmation: @escaping @Sendable (QueryResult) -> Confirmation?) -> LoopRead {
+        let first = self
+        return LoopRead { loop, completion in
+            first.run(loop) { result in
+                guard case .success(let rows) = result, let second = confirmation(rows) else { return completion(result) }
+                let started = second.read.run(loop) { outcome in
+                    completion(Result { try second.check(outcome.get()); return rows })
+                }
+                if !started { completion(.failure(StatementLoop.refusal)) }
+            }
+        }
+    }
+
     /// Starts the read on `loop`; `completion` is called once, on the loop's thread. False, without
     /// calling it, when the loop refuses the first statement (too many waiting, or stopped).
     public func start(on loop: StatementLoop, _ completion: @escaping Completion) -> Bool { run(loop, completion) }

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-/// Anonymous listings and rare searches answered from the statement loop (`DB_LOOP_CONNECTIONS`):
+/// Anonymous listings, rare searches and comment pages answered from the statement loop (`DB_LOOP_CONNECTIONS`):
 /// the same bytes as the lanes give, through the same middleware (CORS, metrics, the page cache),
 /// and bounded by `DB_LOOP_WAITING`.
 final class LoopReadsAPITests: APITestCase {
@@ -54,10 +54,63 @@ final class LoopReadsAPITests: APITestCase {
                                     2 * targets.count + 2)
     }
 
+    func testAnonymousCommentPagesComeFromTheLoopAsTheLanesWouldWriteThem() throws {
+        let admin = try adminToken()
+        let busy = try XCTUnwrap(try createCafe("Busy", token: admin)["id"] as? String)
+        let quiet = try XCTUnwrap(try createCafe("Quiet", token: admin)["id"] as? String)
+        let (_, user) = try signUp("reviewer")
+        let photo = try XCTUnwrap(try call("POST", "/v1/files", token: user, headers: ["Content-Type": "image/png"], body: FilesAPITests.png)
+            .json()["id"] as? String)
+        for i in 1...5 {
+            let image = i == 3 ? #","imageId":"\#(photo)""# : ""
+            XCTAssertEqual(try call("POST", "/v1/cafes/\(busy)/comments", json: #"{"detail":"本日の珈琲 \#(i) \"quoted\"","star":\#(i % 3 + 1)\#(image)}"#,
+                                    token: user).status, 201)
+        }
+        let targets = ["/v1/cafes/\(busy)/comments", "/v1/cafes/\(busy)/comments?limit=2", "/v1/cafes/\(busy)/photos",
+                       "/v1/comments", "/v1/comments?withImage=true", "/v1/comments?limit=2",
+                       "/v1/cafes/\(quiet)/comments", "/v1/cafes/\(quiet)/photos", "/v1/cafes/987654/comments", "/v1/cafes/987654/photos"]
+        let fromLanes = try targets.map { try call("GET", $0, token: user) }
+        let before = try XCTUnwrap(try loopStatements())
+        let fromLoop = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
+        // Each page is one statement; an empty first page asks once more whether the cafe is there.
+        XCTAssertEqual(try loopStatements(), before + targets.count + 4, "every anonymous page read on the loop")
+        for (target, (lane, loop)) in zip(targets, zip(fromLanes, fromLoop)) {
+            XCTAssertEqual(loop.status, lane.status, target)
+            XCTAssertEqual(loop.body, lane.body, "\(target): the same bytes")
+            XCTAssertEqual(loop.headers["content-type"], lane.headers["content-type"], target)
+            XCTAssertEqual(loop.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
+        }
+        XCTAssertEqual((fromLoop[0].json()["items"] as? [Any])?.count, 5)
+        XCTAssertEqual((fromLoop[2].json()["items"] as? [[String: Any]])?.map { $0["detail"] as? String }, [#"本日の珈琲 3 "quoted""#])
+        XCTAssertEqual((fromLoop[4].json()["items"] as? [[String: Any]])?.first?["cafeName"] as? String, "Busy")
+        XCTAssertEqual((fromLoop[6].json()["items"] as? [Any])?.count, 0, "a cafe without comments: an empty page")
+        XCTAssertEqual((fromLoop[7].json()["items"] as? [Any])?.count, 0)
+        assertProblem(fromLoop[8], 404, "not_found")
+        assertProblem(fromLoop[9], 404, "not_found")
+
+        // Following a loop page's next cursor, on the loop, to the end.
+        for target in [targets[1], targets[5]] {
+            var cursor = try XCTUnwrap(try call("GET", target).json()["nextCursor"] as? String)
+            var seen = 2
+            while true {
+                let next = try call("GET", target + "&cursor=" + cursor)
+                XCTAssertEqual(next.body, try call("GET", target + "&cursor=" + cursor, token: user).body, target)
+                seen += (next.json()["items"] as? [Any])?.count ?? 0
+                guard let more = next.json()["nextCursor"] as? String else { break }
+                cursor = more
+            }
+            XCTAssertEqual(seen, 5, target)
+        }
+    }
+
     func testBadParametersAreRefusedAsBefore() throws {
         _ = try seed()
         assertProblem(try call("GET", "/v1/cafes?limit=0"), 400, "validation_failed")
         assertProblem(try call("GET", "/v1/cafes?cursor=forged"), 400, "invalid_cursor")
+        assertProblem(try call("GET", "/v1/comments?withImage=yes"), 400, "validation_failed")
+        assertProblem(try call("GET", "/v1/cafes/1/comments?limit=101"), 400, "validation_failed")
+        assertProblem(try call("GET", "/v1/cafes/1/photos?cursor=forged"), 400, "invalid_cursor")
+        assertProblem(try call("GET", "/v1/cafes/x/comments"), 404, "not_found")
         assertProblem(try call("GET", "/v1/cafes", headers: ["X-Min-LSN": "not a position"]), 400, "invalid_min_lsn")
     }
 
@@ -91,5 +144,8 @@ final class LoopReadsAPITests: APITestCase {
         XCTAssertNil(try loopStatements(), "no loop, no metric")
         XCTAssertEqual(try call("GET", "/v1/cafes").status, 200)
         XCTAssertEqual(try call("GET", "/v1/cafes?q=%E8%95%8E%E9%BA%A6").status, 200)
+        XCTAssertEqual(try call("GET", "/v1/cafes/1/comments").status, 200)
+        XCTAssertEqual(try call("GET", "/v1/comments").status, 200)
+        assertProblem(try call("GET", "/v1/cafes/987654/comments"), 404, "not_found")
     }
 }

@@ -124,12 +124,13 @@ public final class Application: Sendable {
         let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, admission: [SessionTokens.parse],
                                             middleware: [authentication, publicReads], renderError: problems,
                                             lanes: [.query: RouteCost(lane: queries)])
+        let loopReads = LoopReads(loop: statementLoop)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
             + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, deletion: accountDeletion, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
-            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: LoopReads(loop: statementLoop)).routes
-            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: loopReads).routes
+            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion, loopReads: loopReads).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(pool: pool, auth: auth, audit: audit).routes
             + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,

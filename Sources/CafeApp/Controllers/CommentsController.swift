@@ -10,45 +10,88 @@ struct CommentsController: Sendable {
     let auth: Authenticator
     let cursors: PageCursors
     let deletion: CommentDeletion
+    let loopReads: LoopReads
 
     var routes: [Endpoint] {
         [
-            Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"]),
-            Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
-            Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"]),
+            Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"])
+                .awaits(recentFromLoop),
+            Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
+                .awaits { listFromLoop($0, withImage: false) },
+            Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
+                .awaits { listFromLoop($0, withImage: true) },
             Endpoint("POST", "/v1/cafes/{id}/comments", create).posts().changes("comments"),
             Endpoint("PATCH", "/v1/comments/{id}", update).posts().changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),
         ]
     }
 
-    func list(_ request: Request) throws -> Response { try list(request, withImage: false, defaultLimit: 100) }
+    func list(_ request: Request) throws -> Response { try list(request, withImage: false) }
 
     /// A cafe's comments that show a photo, newest first: the cafe's own photo wall.
-    func photos(_ request: Request) throws -> Response { try list(request, withImage: true, defaultLimit: 20) }
+    func photos(_ request: Request) throws -> Response { try list(request, withImage: true) }
 
-    private func list(_ request: Request, withImage: Bool, defaultLimit: Int) throws -> Response {
-        let cafe = try CafesController.cafeID(request)
-        let after = try cursors.decodeComment(request.query["cursor"])
-        let result = try comments.list(cafe: cafe, withImage: withImage, after: after, limit: try PageLimit.parse(request, default: defaultLimit))
-        // An empty first page may mean "no such cafe": tell the two apart only when needed.
-        if result.items.isEmpty && after == nil, !(try cafes.exists(cafe)) { throw Problem.notFound("No such cafe.") }
-        let next = try result.next.map { try cursors.encode($0) }
-        return .json { w in w.page(result.items, next: next) { w.comment($0) } }
+    /// Which page of a cafe's comments (or photos) a request asks for.
+    private struct CafePage {
+        let cafe: CafeID
+        let withImage: Bool
+        let after: Keyset?
+        let limit: Int
+
+        /// An empty first page may mean "no such cafe": the two are told apart only then.
+        func needsCafeCheck(empty: Bool) -> Bool { empty && after == nil }
+    }
+
+    private func cafePage(_ request: Request, withImage: Bool) throws -> CafePage {
+        CafePage(cafe: try CafesController.cafeID(request), withImage: withImage, after: try cursors.decodeComment(request.query["cursor"]),
+                 limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
+    }
+
+    private func list(_ request: Request, withImage: Bool) throws -> Response {
+        let page = try cafePage(request, withImage: withImage)
+        let rows = try comments.list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+        if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
+        return try render(rows)
+    }
+
+    /// `list` without a thread waiting for its reads; a request `cafePage` refuses is left to `list`, which says why.
+    private func listFromLoop(_ request: Request, withImage: Bool) -> AwaitedAnswer? {
+        guard cursors.needNoDatabase, let page = try? cafePage(request, withImage: withImage) else { return nil }
+        let read = comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit).confirmed { [cafes] rows in
+            guard page.needsCafeCheck(empty: rows.isEmpty) else { return nil }
+            return .init(cafes.existsRead(page.cafe)) { if $0.isEmpty { throw Problem.notFound("No such cafe.") } }
+        }
+        return loopReads.answer(request, read) { rows in try render(CommentRepository.page(of: rows, limit: page.limit)) }
+    }
+
+    /// A page of comments; everyone's recent ones say which cafe each is about.
+    private func render(_ rows: RowPage<CommentRow>, withCafeName: Bool = false) throws -> Response {
+        let next = try rows.next.map { try cursors.encode($0) }
+        guard withCafeName else { return .json { w in w.page(rows.items, next: next) { w.comment($0) } } }
+        return .json { w in w.page(rows.items, next: next) { row in w.comment(row) { w.key("cafeName"); w.value(utf8: row.cafeName) } } }
     }
 
     /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
     func recent(_ request: Request) throws -> Response {
+        let page = try recentPage(request)
+        return try render(comments.recent(withImage: page.withImage, after: page.after, limit: page.limit), withCafeName: true)
+    }
+
+    private func recentFromLoop(_ request: Request) -> AwaitedAnswer? {
+        guard cursors.needNoDatabase, let page = try? recentPage(request) else { return nil }
+        return loopReads.answer(request, comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit)) { rows in
+            try render(CommentRepository.recentPage(of: rows, limit: page.limit), withCafeName: true)
+        }
+    }
+
+    private func recentPage(_ request: Request) throws -> (withImage: Bool, after: Keyset?, limit: Int) {
         let withImage: Bool
         switch request.query["withImage"] {
         case nil, "false": withImage = false
         case "true": withImage = true
         default: throw Problem.validation([.init(field: "withImage", message: "must be true or false")])
         }
-        let after = try cursors.decodeComment(request.query["cursor"])
-        let result = try comments.recent(withImage: withImage, after: after, limit: try PageLimit.parse(request, default: 20))
-        let next = try result.next.map { try cursors.encode($0) }
-        return .json { w in w.page(result.items, next: next) { row in w.comment(row) { w.key("cafeName"); w.value(utf8: row.cafeName) } } }
+        return (withImage, try cursors.decodeComment(request.query["cursor"]), try PageLimit.parse(request, default: 20))
     }
 
     func create(_ request: Request) throws -> Response {

@@ -52,8 +52,13 @@ public struct CafeRepository: Sendable {
 
     /// Whether the cafe is listed (exists and is not archived).
     public func exists(_ id: CafeID) throws -> Bool {
-        !(try pool.query("SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)").isEmpty)
+        !(try pool.query(Self.listed(id)).isEmpty)
     }
+
+    /// `exists` for the `StatementLoop`: a row if the cafe is listed, none otherwise.
+    public func existsRead(_ id: CafeID) -> LoopRead { .statement(Self.listed(id)) }
+
+    private static func listed(_ id: CafeID) -> SQL { "SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)" }
 
     public func create(_ new: NewCafe) throws -> Cafe {
         try pool.transaction { tx in

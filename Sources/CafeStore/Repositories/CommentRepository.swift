@@ -19,38 +19,62 @@ public struct CommentRepository: Sendable {
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
     /// `withImage`: only those that show a photo (the cafe's photos).
     public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
-        let photos: SQL = withImage ? "AND m.image_id IS NOT NULL" : ""
-        let rows: QueryResult
-        if let after {
-            rows = try pool.query("""
-                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
-                ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
-                """, format: .binary)
-        } else {
-            rows = try pool.query("""
-                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
-                """, format: .binary)
-        }
+        try Self.page(of: pool.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+    }
+
+    /// `list`'s read for the `StatementLoop`; its rows make the same page (`page(of:limit:)`).
+    public func listRead(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) -> LoopRead {
+        .statement(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary)
+    }
+
+    /// A page of `list` (or `listRead`) from its rows.
+    public static func page(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
         try rows.expect(CommentRow.expected)
         return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
+    }
+
+    private static func cafeStatement(_ cafe: CafeID, withImage: Bool, after: Keyset?, limit: Int) -> SQL {
+        let photos: SQL = withImage ? "AND m.image_id IS NOT NULL" : ""
+        guard let after else {
+            return """
+                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
+                WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+                """
+        }
+        return """
+            SELECT \(CommentRow.select) FROM \(CommentColumns.from)
+            WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
+            ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+            """
     }
 
     /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
     /// `withImage` (the photo wall).
     public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
+        try Self.recentPage(of: pool.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+    }
+
+    /// `recent`'s read for the `StatementLoop`; its rows make the same page (`recentPage(of:limit:)`).
+    public func recentRead(withImage: Bool, after: Keyset?, limit: Int) -> LoopRead {
+        .statement(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary)
+    }
+
+    /// A page of `recent` (or `recentRead`) from its rows.
+    public static func recentPage(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
+        try rows.expect(CommentRow.expected + [.text()])
+        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
+    }
+
+    private static func recentStatement(withImage: Bool, after: Keyset?, limit: Int) -> SQL {
         var conditions: [SQL] = withImage ? ["m.image_id IS NOT NULL"] : []
         if let after {
             conditions.append("(m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)")
         }
-        let rows = try pool.query("""
+        return """
             SELECT \(CommentRow.select), c.name FROM \(CommentColumns.from) JOIN cafes c ON c.id = m.cafe_id
             \(SQL.where(conditions))
             ORDER BY m.created_at DESC, m.id DESC \(LiteralLimit.clause(limit + 1))
-            """, format: .binary)
-        try rows.expect(CommentRow.expected + [.text()])
-        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
+            """
     }
 
     /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
