@@ -34,8 +34,8 @@ public struct Configuration: Sendable {
     public var queryThreads: Int
     public var queryQueue: Int
     /// `DB_LOOP_CONNECTIONS` (default 2; 0: none): connections of the statement loop, which answers the
-    /// anonymous pages whose one read needs no round trip to plan (the listing, a rare keyword's search)
-    /// without a thread waiting (`StatementLoop`). Not with read replicas, whose reads stay on the lanes.
+    /// anonymous pages whose one read needs no round trip to plan (the listing, a rare keyword's search,
+    /// comment pages) without a thread waiting (`StatementLoop`). Not with read replicas, whose reads stay on the lanes.
     /// `DB_LOOP_BATCH` (default 32): statements it sends behind one sync point at most;
     /// `DB_LOOP_WAITING` (default 1024): statements waiting on it at most, past which 503 `overloaded`.
     public var databaseLoopConnections: Int
