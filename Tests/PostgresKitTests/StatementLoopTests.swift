@@ -174,6 +174,32 @@ final class StatementLoopTests: XCTestCase {
         XCTAssertEqual(error.sqlState, "22012")
     }
 
+    func testAConfirmedReadAnswersWithItsFirstRowsOnlyOnceTheSecondReadPasses() throws {
+        let loop = try startLoop()
+        struct Missing: Error {}
+        // Rows asked about: the second read runs, and its rows decide.
+        func confirm(_ first: SQL, by second: SQL) -> LoopRead {
+            LoopRead.statement(first).confirmed { rows in
+                rows.isEmpty ? .init(.statement(second)) { if $0.isEmpty { throw Missing() } } : nil
+            }
+        }
+        let passed = PendingAnswer()
+        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1").start(on: loop, passed.complete))
+        XCTAssertEqual(try passed.result(within: 10).get().count, 0, "the first read's rows, confirmed")
+        let refused = PendingAnswer()
+        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1 WHERE false").start(on: loop, refused.complete))
+        guard case .failure(let error) = try refused.result(within: 10), error is Missing else { return XCTFail("not refused by the check") }
+        // Rows not asked about: the second read never runs (it would fail).
+        let unasked = PendingAnswer()
+        XCTAssertTrue(confirm("SELECT 7", by: "SELECT 1/0").start(on: loop, unasked.complete))
+        XCTAssertEqual(try unasked.result(within: 10).get().first?.decode(0, as: Int.self), 7)
+        // A second read that fails fails the whole read with its error.
+        let broken = PendingAnswer()
+        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1/0").start(on: loop, broken.complete))
+        guard case .failure(let failure as PostgresError) = try broken.result(within: 10) else { return XCTFail("1/0 answered") }
+        XCTAssertEqual(failure.sqlState, "22012")
+    }
+
     /// The loop's thread carries its name where an operator looks for it (`top -H`, `perf`).
     func testTheLoopsThreadIsNamedForTheKernel() throws {
         let loop = try startLoop()
