@@ -8,9 +8,12 @@
 # Prints, per row, each round's req/s, server CPU µs per request (the request process's user and
 # system time over the requests wrk counted) and context switches per request for both, and how many
 # rounds this build used less CPU and served more. The other build must accept this build's schema (the
-# same migrations), or be given its own through MIGRATIONS_DIR, which only it reads.
+# same migrations), or be given its own through MIGRATIONS_DIR, which only it reads. A build whose schema
+# this one's migrations have changed under it (a function it calls dropped) gets a database of its own
+# with SIDE_SEPARATE=1: the same seed, by the other build, in a second embedded PostgreSQL.
 #
 #   SIDE_CAFES (20000)  SIDE_COMMENTS (200000)  SIDE_ROUNDS (6)  SIDE_DURATION (4s)  SIDE_CONNECTIONS (64)
+#   SIDE_SEPARATE (0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,22 +38,35 @@ step "seeding $cafes cafes and $comments comments"
 "$cafe" seed --cafes "$cafes" --comments "$comments"
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 this_cafe=$cafe
-cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" DATABASE_URL="$conninfo" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"}
+other_conninfo=$conninfo
+if [ "${SIDE_SEPARATE:-0}" = 1 ]; then
+    other_data=$PWD/$work/other-pgdata
+    other_conninfo="host=$other_data user=cafe dbname=cafe"
+    cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" CAFE_DATA_DIR="$other_data" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"}
+    step "seeding the other build's own database the same way"
+    env CAFE_DATA_DIR="$other_data" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"} "$other" seed --cafes "$cafes" --comments "$comments"
+    psql "$other_conninfo" -Xq -c "VACUUM ANALYZE"
+else
+    cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" DATABASE_URL="$conninfo" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"}
+fi
 other_pid=$(request_process "${pids[-1]}")
 cafe=$this_cafe
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
+# The comments row reads a full page of 100 from both databases.
+full=$(psql "$other_conninfo" -XAtc "SELECT count(*) > 100 FROM comments WHERE cafe_id = $busiest")
+[ "$full" = t ] || { echo "cafe $busiest has no full page of comments in the other build's database" >&2; exit 1; }
 
-# compare NAME PATH [wrk script]: the rounds of one row, then its tally.
+# compare NAME PATH [wrk script [the other's wrk script]]: the rounds of one row, then its tally.
 compare() {
-    local name=$1 path=$2 script=${3:-} i this that this_wins=0 more=0
+    local name=$1 path=$2 script=${3:-} other_script=${4:-${3:-}} i this that this_wins=0 more=0
     step "$name: $rounds rounds of $duration each, alternating which goes first"
     wrk -t2 -c"$conns" -d1s ${script:+-s "$script"} "$base$path" > /dev/null
-    wrk -t2 -c"$conns" -d1s ${script:+-s "$script"} "$other_base$path" > /dev/null   # warm-up
+    wrk -t2 -c"$conns" -d1s ${other_script:+-s "$other_script"} "$other_base$path" > /dev/null   # warm-up
     for i in $(seq 1 "$rounds"); do
         if (( i % 2 )); then
-            this=$(cpu_pid=$this_pid wrk_run "$base$path" $script); that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $script)
+            this=$(cpu_pid=$this_pid wrk_run "$base$path" $script); that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $other_script)
         else
-            that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $script); this=$(cpu_pid=$this_pid wrk_run "$base$path" $script)
+            that=$(cpu_pid=$other_pid wrk_run "$other_base$path" $other_script); this=$(cpu_pid=$this_pid wrk_run "$base$path" $script)
         fi
         read -r this_rps _ _ this_cpu this_sw <<< "$this"
         read -r that_rps _ _ that_cpu that_sw <<< "$that"
@@ -67,8 +83,15 @@ compare "list newest 20" "/v1/cafes?limit=20"
 compare "search, rare 2-char keyword" "/v1/cafes?q=%E8%95%8E%E9%BA%A6"
 compare "comments of a cafe (100)" "/v1/cafes/$busiest/comments?limit=100"
 
-# One session posts through both servers: the database is the same.
-token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
-    -d '{"username":"sidebyside","password":"side by side password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
-write_post_lua "$work/post.lua" "$token" "$cafes"
-compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua"
+# One session per database posts through each server.
+sign_up() {
+    curl -sf -X POST "$1/v1/users" -H 'Content-Type: application/json' \
+        -d '{"username":"sidebyside","password":"side by side password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/'
+}
+write_post_lua "$work/post.lua" "$(sign_up "$base")" "$cafes"
+if [ "$other_conninfo" = "$conninfo" ]; then
+    compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua"
+else
+    write_post_lua "$work/other-post.lua" "$(sign_up "$other_base")" "$cafes"
+    compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua" "$work/other-post.lua"
+fi

@@ -34,7 +34,6 @@ struct CommentsController: Sendable {
     /// Which page of a cafe's comments (or photos) a request asks for.
     private struct CafePage {
         let cafe: CafeID
-        let withImage: Bool
         let after: Keyset?
         let limit: Int
 
@@ -43,7 +42,7 @@ struct CommentsController: Sendable {
     }
 
     private func cafePage(_ request: Request, withImage: Bool) throws -> CafePage {
-        CafePage(cafe: try CafesController.cafeID(request), withImage: withImage, after: try cursors.decodeComment(request.query["cursor"]),
+        CafePage(cafe: try CafesController.cafeID(request), after: try cursors.decodeComment(request.query["cursor"]),
                  limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
     }
 
