@@ -66,6 +66,12 @@ start_serve() {
     return 1
 }
 
+# sign_up BASE USERNAME: a new account's session token (the password is the bench's own).
+sign_up() {
+    curl -sf -X POST "$1/v1/users" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"$2\",\"password\":\"bench password\"}" | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/'
+}
+
 # write_post_lua FILE TOKEN CAFES: a wrk script posting a comment as TOKEN to a random one of CAFES cafes.
 write_post_lua() {
     cat > "$1" <<LUA

@@ -47,8 +47,7 @@ start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_
 # `cafe serve` supervises a request process (`--listen-fd`): that one's memory is what is measured.
 request_pid() { pgrep -P "${pids[-1]}" -f -- "--listen-fd" | head -1; }
 "$cafe" seed --cafes 2000 --comments 2000 > /dev/null
-token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
-    -d '{"username":"bencher","password":"bench password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
+token=$(sign_up "$base" bencher)
 cafe_id=$(curl -sf "$base/v1/cafes?limit=1" | sed -E 's/.*"id":"([0-9]+)".*/\1/; s/^.*\[\{"id":"([0-9]+)".*$/\1/' | head -c 20)
 upload() { curl -sf -X POST "$base/v1/files" -H "Authorization: Bearer $token" -H 'Content-Type: image/jpeg' --data-binary "@$1" | sed -E 's/.*"id":"([0-9]+)".*/\1/'; }
 comment_with() { curl -sf -o /dev/null -X POST "$base/v1/cafes/$cafe_id/comments" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \

@@ -39,8 +39,7 @@ seed_started=$(date +%s.%N)
 seed_seconds=$(printf '%.1f' "$(echo "$(date +%s.%N) - $seed_started" | bc)")
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 
-token=$(curl -sf -X POST "$base/v1/users" -H 'Content-Type: application/json' \
-    -d '{"username":"bencher","password":"bench password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/')
+token=$(sign_up "$base" bencher)
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
 # --- measuring helpers -------------------------------------------------------------------------

@@ -38,16 +38,16 @@ step "seeding $cafes cafes and $comments comments"
 "$cafe" seed --cafes "$cafes" --comments "$comments"
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 this_cafe=$cafe
-other_conninfo=$conninfo
-if [ "${SIDE_SEPARATE:-0}" = 1 ]; then
-    other_data=$PWD/$work/other-pgdata
-    other_conninfo="host=$other_data user=cafe dbname=cafe"
-    cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" CAFE_DATA_DIR="$other_data" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"}
+separate=${SIDE_SEPARATE:-0}
+other_data=$PWD/$work/other-pgdata
+other_conninfo=$conninfo other_database=(DATABASE_URL="$conninfo")
+[ "$separate" = 1 ] && other_conninfo="host=$other_data user=cafe dbname=cafe" other_database=(CAFE_DATA_DIR="$other_data")
+other_env=("${other_database[@]}" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"})
+cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" "${other_env[@]}"
+if [ "$separate" = 1 ]; then
     step "seeding the other build's own database the same way"
-    env CAFE_DATA_DIR="$other_data" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"} "$other" seed --cafes "$cafes" --comments "$comments"
+    env "${other_env[@]}" "$other" seed --cafes "$cafes" --comments "$comments"
     psql "$other_conninfo" -Xq -c "VACUUM ANALYZE"
-else
-    cafe=$other start_serve 18381 "$work/other.log" "${limits[@]}" DATABASE_URL="$conninfo" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"}
 fi
 other_pid=$(request_process "${pids[-1]}")
 cafe=$this_cafe
@@ -84,14 +84,10 @@ compare "search, rare 2-char keyword" "/v1/cafes?q=%E8%95%8E%E9%BA%A6"
 compare "comments of a cafe (100)" "/v1/cafes/$busiest/comments?limit=100"
 
 # One session per database posts through each server.
-sign_up() {
-    curl -sf -X POST "$1/v1/users" -H 'Content-Type: application/json' \
-        -d '{"username":"sidebyside","password":"side by side password"}' | sed -E 's/.*"sessionToken":"([^"]+)".*/\1/'
-}
-write_post_lua "$work/post.lua" "$(sign_up "$base")" "$cafes"
-if [ "$other_conninfo" = "$conninfo" ]; then
-    compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua"
-else
-    write_post_lua "$work/other-post.lua" "$(sign_up "$other_base")" "$cafes"
-    compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua" "$work/other-post.lua"
+write_post_lua "$work/post.lua" "$(sign_up "$base" sidebyside)" "$cafes"
+other_post=$work/post.lua
+if [ "$separate" = 1 ]; then
+    other_post=$work/other-post.lua
+    write_post_lua "$other_post" "$(sign_up "$other_base" sidebyside)" "$cafes"
 fi
+compare "post a comment" "/v1/cafes/1/comments" "$work/post.lua" "$other_post"
