@@ -173,6 +173,24 @@ pid_t cafe_spawn(const char *path, char *const argv[], int uid, int gid, int out
     _exit(127);
 }
 
+int cafe_pipe(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
+
+pid_t cafe_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
+                       int in_fd, int out_fd, int err_fd) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    // Child: only async-signal-safe calls from here to exec. dup2 clears close-on-exec on the copies.
+    int devnull = open("/dev/null", O_RDWR);
+    if (dup2(in_fd >= 0 ? in_fd : devnull, STDIN_FILENO) < 0
+        || dup2(out_fd >= 0 ? out_fd : devnull, STDOUT_FILENO) < 0
+        || dup2(err_fd >= 0 ? err_fd : devnull, STDERR_FILENO) < 0) _exit(126);
+    close_inherited_descriptors(-1);
+    if (directory != NULL && chdir(directory) != 0) _exit(126);
+    prepare_child_signals(0, 0);
+    execve(path, argv, envp);
+    _exit(127);
+}
+
 pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long address_space_bytes, int *to_child, int *from_child) {
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0) return -1;

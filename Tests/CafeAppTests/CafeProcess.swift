@@ -3,13 +3,11 @@ import Glibc
 #endif
 import CafeTestSupport
 import Foundation
-import Synchronization
 import XCTest
 
 /// Runs the real `cafe` executable as a child process, as an operator would.
-final class CafeProcess: @unchecked Sendable {
-    let process = Process()
-    private let output = Mutex("")
+final class CafeProcess: Sendable {
+    private let child: ChildProcess
 
     static var binary: URL {
         let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -34,34 +32,10 @@ final class CafeProcess: @unchecked Sendable {
 
     init(_ arguments: [String], environment: [String: String], stdin: String? = nil, directory: URL? = nil,
          executable: URL = binary) throws {
-        process.executableURL = executable
-        if let directory { process.currentDirectoryURL = directory }
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        if let stdin {
-            let input = Pipe()
-            process.standardInput = input
-            input.fileHandleForWriting.write(Data(stdin.utf8))
-            try input.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                // End of file: stop watching, or the handler fires forever on a closed pipe.
-                handle.readabilityHandler = nil
-                return
-            }
-            self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        try process.run()
+        child = try ChildProcess(executable.path, arguments, environment: environment, directory: directory?.path, stdin: stdin)
     }
 
-    var log: String { output.withLock { $0 } }
+    var log: String { child.output }
 
     /// Waits for the "serving" log line and returns the bound port.
     func waitUntilServing(timeout: TimeInterval = 60) throws -> UInt16 {
@@ -72,7 +46,7 @@ final class CafeProcess: @unchecked Sendable {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = UInt16(digits) { return port }
             }
-            guard process.isRunning else { throw RawHTTPClient.Failure(description: "cafe exited early:\n\(text)") }
+            guard child.isRunning else { throw RawHTTPClient.Failure(description: "cafe exited early:\n\(text)") }
             usleep(50_000)
         }
         throw RawHTTPClient.Failure(description: "cafe did not start serving:\n\(log)")
@@ -91,30 +65,17 @@ final class CafeProcess: @unchecked Sendable {
         return nil
     }
 
-    /// Exit status, or nil if it did not exit within `timeout`.
-    func waitForExit(timeout: TimeInterval) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        return process.isRunning ? nil : process.terminationStatus
-    }
+    /// Exit status (negative: the signal that ended it), or nil if it did not exit within `timeout`.
+    func waitForExit(timeout: TimeInterval) -> Int32? { child.waitForExit(timeout: timeout) }
 
-    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
-
-    /// Never `waitUntilExit()`: Foundation learns of an exit when every holder of the child's end of
-    /// its exit socket has closed it, and a wait without a bound is a suite that never ends.
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            if waitForExit(timeout: 10) == nil { print("CafeProcess: pid \(process.processIdentifier) not seen to exit 10 s after SIGKILL") }
-        }
-    }
+    func signal(_ sig: Int32) { child.signal(sig) }
 
     /// Runs to completion and returns (status, output).
     static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil,
                     timeout: TimeInterval = 60, directory: URL? = nil) throws -> (Int32, String) {
         let p = try CafeProcess(arguments, environment: environment, stdin: stdin, directory: directory)
         guard let status = p.waitForExit(timeout: timeout) else { throw RawHTTPClient.Failure(description: "timed out: \(arguments)") }
-        usleep(50_000)
+        p.child.waitForOutputEnd(timeout: 5)
         return (status, p.log)
     }
 }

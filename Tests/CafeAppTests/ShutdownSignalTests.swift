@@ -94,11 +94,7 @@ final class ShutdownSignalTests: XCTestCase {
     private func waitForExit(_ pid: pid_t, timeout: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                let signal = status & 0x7f
-                return signal == 0 ? (status >> 8) & 0xff : -signal
-            }
+            if let status = reapIfExited(pid) { return status }
             usleep(5_000)
         } while Date() < deadline
         return nil

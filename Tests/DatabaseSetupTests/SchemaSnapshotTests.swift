@@ -16,16 +16,12 @@ final class SchemaSnapshotTests: XCTestCase {
         defer { pool.close() }
         try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "t", minimum: .error)).migrate(pool)
 
-        let dump = Process()
-        dump.executableURL = try EmbeddedPostgres.binDirectory().appendingPathComponent("pg_dump")
-        dump.arguments = ["--schema-only", "--no-owner", "--no-privileges", "--no-comments", "-d", db.conninfo]
-        let out = Pipe()
-        dump.standardOutput = out
-        try dump.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        dump.waitUntilExit()
-        XCTAssertEqual(dump.terminationStatus, 0)
-        let schema = Self.normalised(String(decoding: data, as: UTF8.self))
+        let dump = try ChildProcess(try EmbeddedPostgres.binDirectory().appendingPathComponent("pg_dump").path,
+                                    ["--schema-only", "--no-owner", "--no-privileges", "--no-comments", "-d", db.conninfo], errors: .discarded)
+        XCTAssertTrue(dump.waitForOutputEnd(timeout: 120))
+        XCTAssertEqual(dump.waitForExit(timeout: 10), 0)
+        let data = dump.output
+        let schema = Self.normalised(data)
 
         let file = repositoryRoot.appendingPathComponent("docs/schema.sql")
         if ProcessInfo.processInfo.environment["SCHEMA_SNAPSHOT"] == "write" {

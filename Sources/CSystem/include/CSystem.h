@@ -56,6 +56,15 @@ int cafe_swap_in_stand_in_socket(int fd);
 /// if the spawning thread's process dies. stdout/stderr are inherited. Returns the pid, or -1.
 pid_t cafe_spawn_with_socket(const char *path, char *const argv[], char *const envp[], int socket_fd, int target_fd);
 
+/// A pipe whose two ends are close-on-exec from the start (pipe2 is not in Swift's Glibc module). 0, or -1.
+int cafe_pipe(int ends[2]);
+
+/// fork + execve of a program a test watches: in_fd, out_fd and err_fd become its standard input, output
+/// and error (-1: /dev/null), it starts in `directory` (NULL: this one), with no other descriptor of ours,
+/// the default signal mask and dispositions, and no death signal. Returns the pid, or -1 with errno set.
+pid_t cafe_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
+                       int in_fd, int out_fd, int err_fd);
+
 /// fork + execv of a helper that speaks over pipes: its stdin is *to_child's read end, its stdout
 /// *from_child's write end (the parent keeps the other ends, close-on-exec); stderr is inherited. Its
 /// address space is limited to address_space_bytes (when > 0) and it gets SIGKILL if the spawning

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CafeTestSupport
 import Foundation
-import Synchronization
 import XCTest
 
 /// `make cluster` as it runs (tools/cluster.sh: three PostgreSQL nodes under Patroni, two API
@@ -19,39 +18,24 @@ final class ClusterLoginTests: XCTestCase {
         let directory = TestCluster.root.appendingPathComponent("make-cluster-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try Self.freePortRun()
-        let script = Process()
-        script.executableURL = repositoryRoot.appendingPathComponent("tools/cluster.sh")
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DATABASE_URL")
         environment["CAFE_BIN"] = CafeProcess.binary.path
         environment["CLUSTER_DIR"] = directory.path
         environment["CLUSTER_PORT"] = String(port)
         environment["MIGRATIONS_DIR"] = repositoryRoot.appendingPathComponent("migrations").path
-        script.environment = environment
-        let output = Mutex("")
-        let pipe = Pipe()
-        script.standardOutput = pipe
-        script.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
-            output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        try script.run()
+        let script = try ChildProcess(repositoryRoot.appendingPathComponent("tools/cluster.sh").path, [], environment: environment)
         defer {
-            script.terminate()   // the script stops every process of the cluster on SIGTERM
-            // Bounded, never `waitUntilExit()`: Foundation sees the exit only once every holder of the
-            // script's exit socket has closed it, and a leftover daemon must fail the test, not hang the suite.
-            let stopping = Date()
-            while script.isRunning && Date().timeIntervalSince(stopping) < 60 { Thread.sleep(forTimeInterval: 0.1) }
-            XCTAssertFalse(script.isRunning, "tools/cluster.sh did not stop within 60 s of SIGTERM:\n\(output.withLock { $0 })")
+            script.signal(SIGTERM)   // the script stops every process of the cluster on SIGTERM
+            // Bounded: a leftover daemon must fail the test, not hang the suite.
+            XCTAssertNotNil(script.waitForExit(timeout: 60), "tools/cluster.sh did not stop within 60 s of SIGTERM:\n\(script.output)")
         }
         // It starts in 30–45 s here; a CI run once took longer than 120 s, in a phase when this shared
         // machine ran at a third of its speed. The logs say where a start that fails was waiting.
         let deadline = Date().addingTimeInterval(300)
-        while !output.withLock({ $0.contains("Ctrl-C stops it.") }) {
+        while !script.output.contains("Ctrl-C stops it.") {
             guard script.isRunning, Date() < deadline else {
-                return XCTFail("the cluster did not start:\n\(output.withLock { $0 })\n\(Self.logTails(directory))")
+                return XCTFail("the cluster did not start:\n\(script.output)\n\(Self.logTails(directory))")
             }
             Thread.sleep(forTimeInterval: 0.2)
         }
