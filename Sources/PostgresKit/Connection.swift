@@ -10,7 +10,7 @@ import Foundation
 public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
     /// Statement text → its prepared name and when it was last used (a tick of `useClock`).
-    private var prepared: [String: (name: String, lastUse: UInt64)] = [:]
+    private var prepared: [StatementText: (name: String, lastUse: UInt64)] = [:]
     private var useClock: UInt64 = 0
     private var nextStatement = 0
     /// Fixed statements without values (transaction control, the commit position) → prepared name;
@@ -354,8 +354,9 @@ public final class Connection: @unchecked Sendable {
 
     private func preparedName(for sql: String, parameterCount: Int) throws -> String {
         useClock += 1
-        // One hash of the text per statement, not two (a listing's text is ~600 bytes).
-        if let known = prepared.index(forKey: sql) {
+        let key = StatementText(sql)
+        // One lookup of the text per statement, not two.
+        if let known = prepared.index(forKey: key) {
             prepared.values[known].lastUse = useClock
             return prepared.values[known].name
         }
@@ -366,7 +367,7 @@ public final class Connection: @unchecked Sendable {
         let name = "s\(nextStatement)"
         nextStatement += 1
         _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
-        prepared[sql] = (name, useClock)
+        prepared[key] = (name, useClock)
         return name
     }
 

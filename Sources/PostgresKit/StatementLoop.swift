@@ -174,7 +174,7 @@ extension StatementLoop {
 
         let connection: Connection
         let fd: Int32
-        var prepared: [String: String] = [:]
+        var prepared: [StatementText: String] = [:]
         var nextName = 0
         var expected: [Expected] = []
         var head = 0
@@ -340,7 +340,8 @@ extension StatementLoop {
     /// connection keeps fewer than `preparedStatementLimit`; unnamed past that). Every statement
     /// handed to this call is expected, sent or not: `drop` fails the ones the connection carried.
     private func send(_ job: Job, on link: Link) -> Bool {
-        var name = job.plannedPerCall ? nil : link.prepared[job.text]
+        let key = StatementText(job.text)
+        var name = job.plannedPerCall ? nil : link.prepared[key]
         if name == nil && !job.plannedPerCall && link.prepared.count < configuration.pool.preparedStatementLimit {
             let fresh = "l\(link.nextName)"
             link.nextName += 1
@@ -349,7 +350,7 @@ extension StatementLoop {
                 link.expected.append(.statement(job))
                 return false
             }
-            link.prepared[job.text] = fresh
+            link.prepared[key] = fresh
             name = fresh
         }
         link.expected.append(.statement(job))
@@ -406,7 +407,7 @@ extension StatementLoop {
                 // A failed preparation fails its statement next (skipped by the server, so sent again
                 // once, when it fails for good); forget the name so that it is prepared anew.
                 if status != PGRES_COMMAND_OK {
-                    link.prepared[text] = nil
+                    link.prepared[StatementText(text)] = nil
                     link.preparationError = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
                 }
                 PQclear(result)

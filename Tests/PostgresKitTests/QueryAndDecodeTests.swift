@@ -20,6 +20,18 @@ final class QueryAndDecodeTests: XCTestCase {
         db?.drop()
     }
 
+    /// As on the statement loop: texts alike at both ends and different in the middle are each their
+    /// own prepared statement on a connection of the pool.
+    func testStatementsThatDifferOnlyInTheMiddleAreEachTheirOwn() throws {
+        let one = db.pool(maxConnections: 1)
+        defer { one.close() }
+        for round in 0..<2 {
+            for n in 1...4 {
+                XCTAssertEqual(try one.query(StatementLoopTests.differingInTheMiddle(n, round)).first?.decode(0, as: Int.self), n + round)
+            }
+        }
+    }
+
     func testScalarTypesRoundTripThroughBoundParameters() throws {
         let date = Date(timeIntervalSince1970: 1_795_000_000.123456)
         let row = try pool.query("SELECT \("珈琲 'quoted' \"double\" \\ ☕️")::text, \(Int64.min)::bigint, \(Int32(-42))::int, \(true)::bool, \(date)::timestamptz, \(2.5)::float8, \(false)::bool").first!

@@ -89,6 +89,23 @@ final class StatementLoopTests: XCTestCase {
         XCTAssertEqual(try run("SELECT 41 + 1", on: loop).get().first?.decode(0, as: Int.self), 42)
     }
 
+    /// A prepared statement is found by a hash of its text's length and ends (`StatementText`): texts
+    /// alike there and different in the middle are each their own statement, on one connection.
+    func testStatementsThatDifferOnlyInTheMiddleAreEachTheirOwn() throws {
+        let loop = try startLoop(connections: 1)
+        for round in 0..<2 {
+            for n in 1...4 {
+                XCTAssertEqual(try run(Self.differingInTheMiddle(n, round), on: loop).get().first?.decode(0, as: Int.self), n + round)
+            }
+        }
+    }
+
+    /// `SELECT <padding> <n> <padding> + $1`: the same length and the same first and last 100 bytes for every n < 10.
+    static func differingInTheMiddle(_ n: Int, _ value: Int) -> SQL {
+        let padding = String(repeating: "0 + ", count: 25)
+        return "SELECT \(fixed: padding)\(fixed: String(n))\(fixed: " + " + padding)\(value)::int"
+    }
+
     func testPastThePreparedStatementLimitStatementsGoUnnamed() throws {
         let loop = try startLoop(preparedStatementLimit: 2, connections: 1)
         for round in 0..<2 {
