@@ -7,8 +7,10 @@ public struct LoopRead: Sendable {
     private init(run: @escaping @Sendable (StatementLoop, @escaping Completion) -> Bool) { self.run = run }
 
     /// One statement (see `StatementLoop.submit`).
+    /// Rendered once, here: a read may be kept and started again and again (`FirstPageReads`).
     public static func statement(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false) -> LoopRead {
-        LoopRead { loop, completion in loop.submit(sql, format: format, plannedPerCall: plannedPerCall, completion) }
+        let rendered = sql.rendered
+        return LoopRead { loop, completion in loop.submit(rendered, format: format, plannedPerCall: plannedPerCall, completion) }
     }
 
     /// When this read fails with an error `recovery` has a read for, that read answers instead.

@@ -131,11 +131,17 @@ public final class StatementLoop: @unchecked Sendable {
     /// False, without calling it, when `waitingLimit` statements are already waiting or the loop stopped.
     /// `plannedPerCall`: sent unnamed, planned for its values every time (`Connection.queryPlannedPerCall`).
     public func submit(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false, _ completion: @escaping Completion) -> Bool {
+        submit(sql.rendered, format: format, plannedPerCall: plannedPerCall, completion)
+    }
+
+    /// `submit` of a statement rendered already (`SQL.rendered`), as a read kept for reuse sends it.
+    func submit(_ rendered: (text: String, binds: [PostgresBind]), format: ResultFormat, plannedPerCall: Bool,
+                _ completion: @escaping Completion) -> Bool {
         guard outstanding.add(1, ordering: .relaxed).newValue <= configuration.waitingLimit else {
             outstanding.subtract(1, ordering: .relaxed)
             return false
         }
-        let (text, binds) = sql.rendered
+        let (text, binds) = rendered
         let accepted = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
             inbox.jobs.append(Job(text: text, binds: binds, format: format, plannedPerCall: plannedPerCall, completion: completion))

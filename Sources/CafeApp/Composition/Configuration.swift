@@ -86,7 +86,8 @@ public struct Configuration: Sendable {
     /// `SESSION_CACHE_SECONDS` (default 60): how long a kept session is answered from memory at most.
     public var sessionCacheSeconds: TimeInterval
     /// `SEARCH_KEYWORD_CACHE` (default 10,000; 0 keeps none): search keywords whose forms, as
-    /// PostgreSQL normalises them, each request process keeps (`KeywordFormCache`).
+    /// PostgreSQL normalises them, each request process keeps (`KeywordFormCache`), and as many
+    /// listings' first-page statements for the statement loop (`FirstPageReads`).
     public var searchKeywordCache: Int
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
     /// that the least recently used is deallocated.

@@ -252,16 +252,17 @@ extension CafeRepository {
     }
 
     /// The read of `list` for the `StatementLoop`, when choosing its statement needs no round trip
-    /// (`SearchPlanner.plannedWithoutRoundTrip`: no keyword, or rare ones already known); nil when
-    /// only `list` can answer. Its rows make the same page (`CafeListing.page(of:)`).
+    /// (`SearchPlanner.loopRead`: no keyword, or rare ones already known); nil when only `list` can
+    /// answer. Its rows make the same page (`CafeListing.page(of:)`).
     public func loopRead(_ listing: CafeListing) -> LoopRead? {
-        guard let (step, terms) = search.plannedWithoutRoundTrip(listing.keywords) else { return nil }
-        let (sql, plannedPerCall) = listing.statement(for: step, terms)
-        return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall).recovering { error in
-            // As `SearchPlanner.run`: past `lookupLimit` matches, the whole order instead.
-            guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded else { return nil }
-            let (sql, plannedPerCall) = listing.statement(for: .everything, terms)
-            return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall)
+        search.loopRead(for: listing) { step, terms in
+            let (sql, plannedPerCall) = listing.statement(for: step, terms)
+            return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall).recovering { error in
+                // As `SearchPlanner.run`: past `lookupLimit` matches, the whole order instead.
+                guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded else { return nil }
+                let (sql, plannedPerCall) = listing.statement(for: .everything, terms)
+                return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall)
+            }
         }
     }
 }

@@ -23,19 +23,17 @@ public final class GramStatistics: Sendable {
 
     /// The frequencies as of now: refreshed from PostgreSQL when older than five minutes, on a
     /// connection of its own (so take them before the search takes its connection).
-    public func frequencies() -> GramFrequencies { GramFrequencies(of: current()) }
+    public func frequencies() -> GramFrequencies { current() }
 
     /// The frequencies if they need no refresh now, without blocking; nil when they do.
-    func frequenciesIfFresh() -> GramFrequencies? { fresh().map(GramFrequencies.init(of:)) }
-
-    /// The kept frequencies while they are younger than `refreshInterval`.
-    private func fresh() -> [String: Double]? {
+    func frequenciesIfFresh() -> GramFrequencies? {
         let cached = snapshot.withLock { $0 }
-        return Date().timeIntervalSince(cached.loadedAt) < refreshInterval ? cached.frequencies : nil
+        guard Date().timeIntervalSince(cached.loadedAt) < refreshInterval else { return nil }
+        return GramFrequencies(of: cached.frequencies, loadedAt: cached.loadedAt)
     }
 
-    private func current() -> [String: Double] {
-        if let frequencies = fresh() { return frequencies }
+    private func current() -> GramFrequencies {
+        if let frequencies = frequenciesIfFresh() { return frequencies }
         let cached = snapshot.withLock { $0 }
         var fresh = Snapshot(frequencies: cached.frequencies, loadedAt: Date())
         if let row = try? pool.query("""
@@ -47,7 +45,7 @@ public final class GramStatistics: Sendable {
             fresh.frequencies = Dictionary(zip(grams.strings, freqs.strings.compactMap(Double.init)), uniquingKeysWith: max)
         }
         snapshot.withLock { $0 = fresh }
-        return fresh.frequencies
+        return GramFrequencies(of: fresh.frequencies, loadedAt: fresh.loadedAt)
     }
 }
 
@@ -55,8 +53,13 @@ public final class GramStatistics: Sendable {
 /// PostgreSQL made of them (`SearchTerms`), so the hints are always grams of the keyword itself.
 public struct GramFrequencies: Sendable {
     let frequencies: [String: Double]
+    /// When these frequencies were read: two values with the same stamp are the same frequencies.
+    let loadedAt: Date
 
-    init(of frequencies: [String: Double]) { self.frequencies = frequencies }
+    init(of frequencies: [String: Double], loadedAt: Date) {
+        self.frequencies = frequencies
+        self.loadedAt = loadedAt
+    }
 
     /// Each keyword's least common gram and that gram's frequency (one absent from the statistics
     /// counts as 0; a keyword that normalises to nothing has the gram "" at 0). The keyword is rare

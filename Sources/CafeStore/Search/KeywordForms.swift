@@ -47,19 +47,13 @@ public struct SearchTerms: Sendable {
 /// did so cost PostgreSQL about a third of the statement (docs/performance.md, "Fifth session").
 /// A keyword not kept is asked of PostgreSQL, with the other missing ones, in one statement.
 ///
-/// Bounded: at most `capacity` keywords (`SEARCH_KEYWORD_CACHE`), in two generations: once the newer
-/// holds half of them, the older is dropped and the newer becomes the older. A keyword found in the
-/// older moves to the newer, so those in use stay.
+/// Bounded: at most `capacity` keywords (`SEARCH_KEYWORD_CACHE`), in `TwoGenerations`.
 public final class KeywordFormCache: Sendable {
     public let capacity: Int
     /// Keyed by the keyword's bytes: Swift's `==` holds canonically equivalent strings equal, which
-    /// PostgreSQL's Unicode tables need not (an older version may not know a character).
-    fileprivate struct Generations {
-        var newer: [[UInt8]: KeywordForm] = [:]
-        var older: [[UInt8]: KeywordForm] = [:]
-    }
-    /// Read by every search, written when a keyword is new or comes back from the older generation.
-    private let generations = ReadMostly(Generations())
+    /// PostgreSQL's Unicode tables need not (an older version may not know a character). Read by
+    /// every search, written when a keyword is new or comes back from the older generation.
+    private let generations = ReadMostly(TwoGenerations<[UInt8], KeywordForm>())
 
     /// `SEARCH_KEYWORD_CACHE`'s default.
     public static let defaultCapacity = 10_000
@@ -68,12 +62,12 @@ public final class KeywordFormCache: Sendable {
     public init(capacity: Int) { self.capacity = max(0, capacity) }
 
     /// Keywords kept now (both generations).
-    public var count: Int { generations.read { $0.newer.count + $0.older.count } }
+    public var count: Int { generations.read { $0.count } }
 
     /// Whether the form of `keyword` is kept (a search of it asks PostgreSQL nothing).
     func isKept(_ keyword: String) -> Bool {
         let key = Array(keyword.utf8)
-        return generations.read { $0.newer[key] != nil || $0.older[key] != nil }
+        return generations.read { $0.contains(key) }
     }
 
     /// The forms of `keywords`, asking PostgreSQL on `conn` for those not kept.
@@ -120,26 +114,5 @@ public final class KeywordFormCache: Sendable {
             throw PostgresError(kind: .decoding, message: "\(rows.count) keyword forms for \(keywords.count) keywords")
         }
         return try rows.map { KeywordForm(pattern: try $0.decode(0), grams: try $0.decode(1, as: PostgresTextArray.self).strings) }
-    }
-}
-
-extension KeywordFormCache.Generations {
-    /// The kept form of `keyword`, moved to the newer generation when found in the older.
-    fileprivate mutating func take(_ keyword: [UInt8], capacity: Int) -> KeywordForm? {
-        if let form = newer[keyword] { return form }
-        guard let form = older.removeValue(forKey: keyword) else { return nil }
-        keep(keyword, form, capacity: capacity)
-        return form
-    }
-
-    /// Into the newer generation; when that holds half the capacity already, it becomes the older
-    /// one first (so neither ever holds more than half).
-    fileprivate mutating func keep(_ keyword: [UInt8], _ form: KeywordForm, capacity: Int) {
-        guard capacity > 0 else { return }
-        if newer.count >= max(1, capacity / 2) {
-            older = capacity >= 2 ? newer : [:]
-            newer = [:]
-        }
-        newer[keyword] = form
     }
 }

@@ -15,11 +15,15 @@ public struct SearchPlanner: Sendable {
     let statistics: GramStatistics
     /// The keywords' forms as PostgreSQL normalises them, which every step's statement binds.
     public let keywordForms: KeywordFormCache
+    /// The statement loop's reads of first pages planned lately (`loopRead(for:_:)`).
+    let firstPages: FirstPageReads
 
-    /// `keywordForms`: keywords whose forms are kept (`SEARCH_KEYWORD_CACHE`).
+    /// `keywordForms`: keywords whose forms are kept, and listings whose first page's read is kept,
+    /// each (`SEARCH_KEYWORD_CACHE`).
     public init(statistics: GramStatistics, keywordForms: Int = KeywordFormCache.defaultCapacity) {
         self.statistics = statistics
         self.keywordForms = KeywordFormCache(capacity: keywordForms)
+        firstPages = FirstPageReads(capacity: keywordForms)
     }
 
     public init(pool: ConnectionPool, keywordForms: Int = KeywordFormCache.defaultCapacity) {
@@ -38,12 +42,29 @@ public struct SearchPlanner: Sendable {
         case lookup(grams: [String]?)
     }
 
-    /// The one step that answers `keywords` when choosing it needs no round trip — no keyword, or
-    /// rare ones whose forms are kept while the statistics are fresh — with the keywords' forms;
-    /// nil when only `run` can tell. The same choice `run` makes for them, so the rows are the same.
-    func plannedWithoutRoundTrip(_ keywords: [String]) -> (Step, SearchTerms)? {
+    /// The statement loop's read of `listing`, made by `make` from the one step that answers it, when
+    /// choosing that step needs no round trip — no keyword, or rare ones whose forms are kept while the
+    /// statistics are fresh; nil when only `run` can tell. The same choice `run` makes, so the rows are
+    /// the same. A first page's read is kept while the statistics stand (`FirstPageReads`).
+    func loopRead(for listing: CafeListing, _ make: (Step, SearchTerms) -> LoopRead) -> LoopRead? {
+        var frequencies: GramFrequencies?
+        if !listing.keywords.isEmpty {
+            guard let fresh = statistics.frequenciesIfFresh() else { return nil }
+            frequencies = fresh
+        }
+        // Without keywords the step is the same whatever the statistics.
+        let stamp = frequencies?.loadedAt ?? .distantPast
+        let key = firstPages.capacity > 0 ? FirstPageReads.Key(listing) : nil
+        if let key, let kept = firstPages.read(key, statistics: stamp) { return kept }
+        guard let (step, terms) = plannedWithoutRoundTrip(listing.keywords, frequencies) else { return nil }
+        let read = make(step, terms)
+        if let key { firstPages.keep(key, read, statistics: stamp) }
+        return read
+    }
+
+    private func plannedWithoutRoundTrip(_ keywords: [String], _ frequencies: GramFrequencies?) -> (Step, SearchTerms)? {
         guard !keywords.isEmpty else { return (.everything, .none) }
-        guard let terms = keywordForms.keptTerms(keywords), let frequencies = statistics.frequenciesIfFresh() else { return nil }
+        guard let frequencies, let terms = keywordForms.keptTerms(keywords) else { return nil }
         let (hints, rare, _) = frequencies.lookup(terms)
         guard rare, !GramBitmaps.worthAsking(terms, anyRare: rare) else { return nil }
         return (.lookup(grams: terms.lookupGrams(hints: hints)), terms)

@@ -1,0 +1,58 @@
+import Foundation
+import PostgresKit
+
+/// The statement loop's reads of listings' first pages asked for lately, planned and rendered once
+/// (`CafeRepository.loopRead`): a listing's statement is a function of the listing, its keywords'
+/// forms and the gram statistics alone, and making it — ranking the keywords' grams, writing a
+/// lookup of a kilobyte and rendering its placeholders — was a quarter of a rare search's
+/// instructions (docs/performance.md, "Twentieth session"). The rows are read from PostgreSQL every
+/// time: this keeps statements, not answers, and the page cache alone keeps answers.
+///
+/// An entry stands while the statistics it was planned with do: a refresh of the statistics plans
+/// each listing anew. (A read planned with older statistics would still answer the same rows — no
+/// step of the ladder changes them — only at another cost.) First pages only: a cursor's page is one
+/// of endless many. Bounded by `capacity` (`SEARCH_KEYWORD_CACHE`) in `TwoGenerations`.
+final class FirstPageReads: Sendable {
+    /// A first page's listing, its keywords as bytes: Swift's `==` holds canonically equivalent
+    /// strings equal, and PostgreSQL may make different forms of them (`KeywordFormCache`).
+    struct Key: Hashable {
+        let keywords: [[UInt8]]
+        let sort: CafeSort
+        let minStar: Double?
+        let limit: Int
+
+        /// Nil for a page after a cursor.
+        init?(_ listing: CafeListing) {
+            guard listing.after == nil else { return nil }
+            keywords = listing.keywords.map { Array($0.utf8) }
+            sort = listing.sort
+            minStar = listing.minStar
+            limit = listing.limit
+        }
+    }
+
+    private struct Planned {
+        let read: LoopRead
+        /// The statistics it was planned with (`GramFrequencies.loadedAt`).
+        let statistics: Date
+    }
+
+    let capacity: Int
+    private let kept = ReadMostly(TwoGenerations<Key, Planned>())
+
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    /// First pages kept now.
+    var count: Int { kept.read { $0.count } }
+
+    /// The read kept for `key` if it was planned with the statistics of `statistics`.
+    func read(_ key: Key, statistics: Date) -> LoopRead? {
+        if let planned = kept.read({ $0.newer[key] }) { return planned.statistics == statistics ? planned.read : nil }
+        guard let planned = kept.write({ $0.take(key, capacity: capacity) }) else { return nil }
+        return planned.statistics == statistics ? planned.read : nil
+    }
+
+    func keep(_ key: Key, _ read: LoopRead, statistics: Date) {
+        kept.write { $0.keep(key, Planned(read: read, statistics: statistics), capacity: capacity) }
+    }
+}
