@@ -1,54 +1,140 @@
 /// An HTTP request as handlers see it: fully read, decoded, immutable.
+///
+/// Its fields live in one object, shared by copies and copied only when a copy is changed (copy on
+/// write): a request is copied a dozen times on its way (into closures, into the state kept while
+/// it waits, into each step's `next`), and copying seventeen fields, a dozen of them references, and
+/// releasing them again was 8% of a rare search's instructions (docs/performance.md, "Twentieth session").
 public struct Request: Sendable {
-    public let method: String
+    private var storage: Storage
+
+    public var method: String { storage.method }
     /// Percent-decoded path without the query string, e.g. `/v1/cafes/42`; made canonical by the
     /// router before anything else sees it (no empty, `.` or `..` segments).
-    public internal(set) var path: String
+    public internal(set) var path: String {
+        get { storage.path }
+        set { unique().path = newValue }
+    }
     /// Percent-decoded query parameters; a repeated name keeps its first value.
-    public let query: [String: String]
+    public var query: [String: String] { storage.query }
     /// Header names lower-cased.
-    public let headers: HeaderFields
-    public let body: [UInt8]
-    public let requestID: String
+    public var headers: HeaderFields { storage.headers }
+    public var body: [UInt8] { storage.body }
+    public var requestID: String { storage.requestID }
     /// The client's address: the TCP peer, or behind a trusted proxy the address it forwarded
     /// (see `TrustedProxies`). For logs and the audit log.
-    public let clientAddress: String
+    public var clientAddress: String { storage.clientAddress }
     /// The TCP peer itself (a trusted proxy's address when there is one in front).
-    public let peerAddress: String
+    public var peerAddress: String { storage.peerAddress }
     /// Values of `{name}` segments of the matched route, filled in by the router.
-    public internal(set) var pathParameters: [String: String] = [:]
+    public internal(set) var pathParameters: [String: String] {
+        get { storage.pathParameters }
+        set { unique().pathParameters = newValue }
+    }
     /// The route pattern that matched (e.g. `/v1/cafes/{id}`), for logs and metrics.
-    public internal(set) var route: String?
+    public internal(set) var route: String? {
+        get { storage.route }
+        set { unique().route = newValue }
+    }
     /// Set by middleware for a POST that changes nothing (a Parse query sent as a POST): it is
     /// neither rate-limited as a write nor made idempotent.
-    public var readsOnly = false
+    public var readsOnly: Bool {
+        get { storage.readsOnly }
+        set { unique().readsOnly = newValue }
+    }
     /// The least position in the database's log a read for this request must reflect (0: any),
     /// set by whoever knows of a change the answer must show (the page cache; see `PublicReads`).
-    public var readFloor: UInt64 = 0
+    public var readFloor: UInt64 {
+        get { storage.readFloor }
+        set { unique().readFloor = newValue }
+    }
     /// The session token the request carries, wherever its API carries it, found by the group's
     /// first admission check (`SessionTokens`); nil for none.
-    public var sessionToken: String?
+    public var sessionToken: String? {
+        get { storage.sessionToken }
+        set { unique().sessionToken = newValue }
+    }
     /// What the group's authentication step resolved that token to, once per request (nil: no
     /// token, or one that names no live session); every later step reads it, none looks it up again.
-    public var session: (any Sendable)?
+    public var session: (any Sendable)? {
+        get { storage.session }
+        set { unique().session = newValue }
+    }
     /// Where the router found the request line leads, once it has looked.
-    var routing: Routing?
+    var routing: Routing? {
+        get { storage.routing }
+        set { unique().routing = newValue }
+    }
     /// The page cache's stamp taken for this request before its read started, when it missed: a
     /// page computed from that read is stored only if nothing it shows changed since (`CachedPages`).
-    public var pageStamp: PageCache.Stamp?
+    public var pageStamp: PageCache.Stamp? {
+        get { storage.pageStamp }
+        set { unique().pageStamp = newValue }
+    }
     /// Its answer is rendered from work that already finished (`AwaitedAnswer`), not computed now.
-    public internal(set) var isAwaited = false
+    public internal(set) var isAwaited: Bool {
+        get { storage.isAwaited }
+        set { unique().isAwaited = newValue }
+    }
 
     public init(method: String, path: String, query: [String: String] = [:], headers: HeaderFields = [:],
                 body: [UInt8] = [], requestID: String = "test", clientAddress: String = "127.0.0.1", peerAddress: String? = nil) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.body = body
-        self.requestID = requestID
-        self.clientAddress = clientAddress
-        self.peerAddress = peerAddress ?? clientAddress
+        storage = Storage(method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
+                          clientAddress: clientAddress, peerAddress: peerAddress ?? clientAddress)
+    }
+
+    /// The storage, copied first when another copy of the request shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// Changed only through `unique()`, so a storage another copy shares is never written: what makes
+    /// it `Sendable` as a value is.
+    private final class Storage: @unchecked Sendable {
+        let method: String
+        var path: String
+        let query: [String: String]
+        let headers: HeaderFields
+        let body: [UInt8]
+        let requestID: String
+        let clientAddress: String
+        let peerAddress: String
+        var pathParameters: [String: String] = [:]
+        var route: String?
+        var readsOnly = false
+        var readFloor: UInt64 = 0
+        var sessionToken: String?
+        var session: (any Sendable)?
+        var routing: Routing?
+        var pageStamp: PageCache.Stamp?
+        var isAwaited = false
+
+        init(method: String, path: String, query: [String: String], headers: HeaderFields, body: [UInt8], requestID: String,
+             clientAddress: String, peerAddress: String) {
+            self.method = method
+            self.path = path
+            self.query = query
+            self.headers = headers
+            self.body = body
+            self.requestID = requestID
+            self.clientAddress = clientAddress
+            self.peerAddress = peerAddress
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(method: method, path: path, query: query, headers: headers, body: body, requestID: requestID,
+                               clientAddress: clientAddress, peerAddress: peerAddress)
+            copy.pathParameters = pathParameters
+            copy.route = route
+            copy.readsOnly = readsOnly
+            copy.readFloor = readFloor
+            copy.sessionToken = sessionToken
+            copy.session = session
+            copy.routing = routing
+            copy.pageStamp = pageStamp
+            copy.isAwaited = isAwaited
+            return copy
+        }
     }
 
     /// The header's value; `name` in any case. The names code asks for are mostly written in lower case
@@ -71,10 +157,11 @@ public struct Request: Sendable {
 
     /// Takes the router's findings: the canonical path, the matched pattern and its parameters.
     mutating func apply(_ routing: Routing) {
-        self.routing = routing
-        path = routing.path
-        route = routing.pattern
-        pathParameters = routing.parameters
+        let storage = unique()
+        storage.routing = routing
+        storage.path = routing.path
+        storage.route = routing.pattern
+        storage.pathParameters = routing.parameters
     }
 
     public func pathParameter(_ name: String) throws -> String {
