@@ -29,7 +29,12 @@ public struct CommentRepository: Sendable {
 
     /// A page of `list` (or `listRead`) from its rows.
     public static func page(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
-        try rows.expect(CommentRow.expected)
+        try keyedPage(of: rows, columns: CommentRow.expected, limit: limit)
+    }
+
+    /// The page `rows` make (checked against `columns`), keyed as every comment page is: newest first.
+    private static func keyedPage(of rows: QueryResult, columns: [ColumnExpectation], limit: Int) throws -> RowPage<CommentRow> {
+        try rows.expect(columns)
         return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
     }
 
@@ -61,9 +66,11 @@ public struct CommentRepository: Sendable {
 
     /// A page of `recent` (or `recentRead`) from its rows.
     public static func recentPage(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
-        try rows.expect(CommentRow.expected + [.text()])
-        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
+        try keyedPage(of: rows, columns: recentColumns, limit: limit)
     }
+
+    /// A comment's columns and its cafe's name.
+    private static let recentColumns = CommentRow.expected + [.text()]
 
     private static func recentStatement(withImage: Bool, after: Keyset?, limit: Int) -> SQL {
         var conditions: [SQL] = withImage ? ["m.image_id IS NOT NULL"] : []
