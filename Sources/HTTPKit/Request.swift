@@ -188,7 +188,27 @@ public struct Request: Sendable {
     /// header with no type before its parameters (`Content-Type: ;`), which matches no route's type.
     public var mediaType: String? {
         header("content-type").map { value in
-            (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").trimming(.whitespaces).lowercased()
+            var value = value
+            if let ascii = value.withUTF8(Self.asciiMediaType) { return ascii }
+            return (value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").trimming(.whitespaces).lowercased()
+        }
+    }
+
+    /// `mediaType` of a value that is all ASCII, as the general way makes it, worked out on its bytes
+    /// (the general way's characters and Unicode lower-casing were 9.7k of a post's 217k instructions);
+    /// nil for any other value.
+    private static func asciiMediaType(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        func blank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0, end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+        while start < end && blank(bytes[start]) { start += 1 }
+        while end > start && blank(bytes[end - 1]) { end -= 1 }
+        return String(unsafeUninitializedCapacity: end - start) { out in
+            for i in start..<end {
+                let byte = bytes[i]
+                out[i - start] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            }
+            return end - start
         }
     }
 }
