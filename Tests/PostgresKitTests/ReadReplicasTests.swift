@@ -24,7 +24,11 @@ final class ReadReplicasTests: XCTestCase {
         XCTAssertEqual(WALPosition("16/B374D848")?.value, 0x16_B374_D848)
         XCTAssertEqual(WALPosition("0/0"), .zero)
         XCTAssertEqual(WALPosition("16/B374D848")?.description, "16/B374D848")
-        for bad in ["", "/", "0/", "/0", "+1/0", "-1/0", "1/2/3", "123456789/0", "0x1/0", "g/0", " 1/0", "１/0"] {
+        XCTAssertEqual(WALPosition("FFFFFFFF/FFFFFFFF")?.value, .max)
+        XCTAssertEqual(WALPosition("abcdef01/0a"), WALPosition("ABCDEF01/0A"))
+        XCTAssertEqual(WALPosition("00000001/00000002")?.value, 1 << 32 | 2)
+        for bad in ["", "/", "0/", "/0", "+1/0", "-1/0", "1/2/3", "123456789/0", "0/123456789", "1//2", "0x1/0", "g/0", " 1/0", "1/0 ",
+                    "１/0", "1/0\u{0}"] {
             XCTAssertNil(WALPosition(bad), bad)
         }
     }
