@@ -42,6 +42,10 @@ final class FirstPageReads: Sendable {
 
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
+    /// The key `listing` is kept under; nil when it is not kept at all (a page after a cursor, or
+    /// nothing is kept).
+    func key(_ listing: CafeListing) -> Key? { capacity > 0 ? Key(listing) : nil }
+
     /// First pages kept now.
     var count: Int { kept.read { $0.count } }
 

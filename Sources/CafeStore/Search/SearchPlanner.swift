@@ -54,7 +54,7 @@ public struct SearchPlanner: Sendable {
         }
         // Without keywords the step is the same whatever the statistics.
         let stamp = frequencies?.loadedAt ?? .distantPast
-        let key = firstPages.capacity > 0 ? FirstPageReads.Key(listing) : nil
+        let key = firstPages.key(listing)
         if let key, let kept = firstPages.read(key, statistics: stamp) { return kept }
         guard let (step, terms) = plannedWithoutRoundTrip(listing.keywords, frequencies) else { return nil }
         let read = make(step, terms)
