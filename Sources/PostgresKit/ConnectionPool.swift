@@ -105,6 +105,14 @@ public final class ConnectionPool: @unchecked Sendable {
         return try withConnectionHere(body)
     }
 
+    /// `sql`, one write that commits by itself: in the next batch of `groupCommit` (a `StatementLoop`
+    /// for `.commits`) when there is one and this thread is in no transaction of this pool; otherwise as
+    /// `statement` sends it (a savepoint inside a transaction).
+    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) throws -> QueryResult {
+        if let groupCommit, ambientConnection == nil, redirectingScope == nil { return try groupCommit.commit(sql) }
+        return try statement { try $0.query(sql) }
+    }
+
     /// Inside `ReadReplicas.reading`: where this thread's uses of the primary's pools go instead.
     struct ReadRedirect: @unchecked Sendable {   // only ever read on the thread that set it
         let sources: Set<ObjectIdentifier>

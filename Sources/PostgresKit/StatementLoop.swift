@@ -38,13 +38,30 @@ public final class StatementLoop: @unchecked Sendable {
         public var batch: Int
         /// Statements queued or in flight at most.
         public var waitingLimit: Int
+        /// What the loop's statements are: reads, or writes that commit together.
+        public var purpose: Purpose
 
-        public init(pool: ConnectionPool.Configuration, connections: Int = 2, batch: Int = 32, waitingLimit: Int = 1024) {
+        public init(pool: ConnectionPool.Configuration, purpose: Purpose = .reads, connections: Int = 2, batch: Int = 32,
+                    waitingLimit: Int = 1024) {
             self.pool = pool
+            self.purpose = purpose
             self.connections = max(1, connections)
             self.batch = max(1, batch)
             self.waitingLimit = max(1, waitingLimit)
         }
+    }
+
+    /// The statements between two sync points are one transaction (PostgreSQL's implicit transaction of
+    /// the extended protocol); what that means for an answer depends on what the statements are.
+    public enum Purpose: Sendable {
+        /// Each answer is handed on as soon as it is read.
+        case reads
+        /// Writes that commit by themselves, several in one transaction: one commit (one flush of the log
+        /// when commits are durable) and one wake-up of the backend for the batch instead of one per
+        /// statement. Their answers are held until the batch has committed; a batch in which one
+        /// statement fails rolls back, and the others are sent again. Only for statements that need
+        /// nothing of a transaction of their own (no transaction-local settings or locks): `commit(_:)`.
+        case commits
     }
 
     public typealias Completion = @Sendable (Result<QueryResult, any Error>) -> Void
@@ -54,8 +71,10 @@ public final class StatementLoop: @unchecked Sendable {
         let binds: [PostgresBind]
         let format: ResultFormat
         let plannedPerCall: Bool
+        /// `.commits`: where the log position after the batch's commit goes (the submitting thread's).
+        var recorder: CommitRecorder? = nil
         let completion: Completion
-        /// Sent once on a connection that then broke: not sent a third time.
+        /// Sent once on a connection that then broke (or, a write, once more after a deadlock): not sent a third time.
         var resent = false
     }
 
@@ -136,7 +155,7 @@ public final class StatementLoop: @unchecked Sendable {
 
     /// `submit` of a statement rendered already (`SQL.rendered`), as a read kept for reuse sends it.
     func submit(_ rendered: (text: String, binds: [PostgresBind]), format: ResultFormat, plannedPerCall: Bool,
-                _ completion: @escaping Completion) -> Bool {
+                recorder: CommitRecorder? = nil, _ completion: @escaping Completion) -> Bool {
         guard outstanding.add(1, ordering: .relaxed).newValue <= configuration.waitingLimit else {
             outstanding.subtract(1, ordering: .relaxed)
             return false
@@ -144,7 +163,8 @@ public final class StatementLoop: @unchecked Sendable {
         let (text, binds) = rendered
         let accepted = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
-            inbox.jobs.append(Job(text: text, binds: binds, format: format, plannedPerCall: plannedPerCall, completion: completion))
+            inbox.jobs.append(Job(text: text, binds: binds, format: format, plannedPerCall: plannedPerCall, recorder: recorder,
+                                  completion: completion))
             return true
         }
         guard accepted else {
@@ -160,7 +180,7 @@ public final class StatementLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
-    private func complete(_ job: Job, _ result: Result<QueryResult, any Error>) {
+    func complete(_ job: Job, _ result: Result<QueryResult, any Error>) {
         outstanding.subtract(1, ordering: .relaxed)
         completions.add(1, ordering: .relaxed)
         job.completion(result)
@@ -176,6 +196,15 @@ extension StatementLoop {
             /// A statement's preparation, sent just before its first use.
             case preparation(text: String)
             case statement(Job)
+            /// `.commits`: the log position, read after the batch's commit.
+            case position
+            /// A sync point: its transaction ends there.
+            case sync
+
+            var isSync: Bool {
+                if case .sync = self { return true }
+                return false
+            }
         }
 
         let connection: Connection
@@ -193,6 +222,14 @@ extension StatementLoop {
         var writing = false
         /// The preparation just read failed: the statement after it (which the server skips) fails with this.
         var preparationError: PostgresError?
+        /// `.commits`: the batch's statements answered so far, held until its transaction has committed.
+        var held: [(job: Job, rows: QueryResult)] = []
+        /// `.commits`: a statement of the batch failed, so its transaction rolls back.
+        var rolledBack = false
+        /// `.commits`: the batch's first sync point came back, its transaction committed: `held` is final.
+        var committed = false
+        /// `.commits`: the log position read after the commit.
+        var position: WALPosition?
 
         init(_ connection: Connection) {
             self.connection = connection
@@ -210,6 +247,17 @@ extension StatementLoop {
             answered = false
             busy = false
             return jobs
+        }
+
+        /// The batch is over: forgets its commit state, handing back what it held.
+        func takeHeld() -> (held: [(job: Job, rows: QueryResult)], committed: Bool, position: WALPosition?) {
+            defer {
+                held.removeAll()
+                rolledBack = false
+                committed = false
+                position = nil
+            }
+            return (held, committed, position)
         }
     }
 
@@ -337,6 +385,13 @@ extension StatementLoop {
         }
         state.pending.removeFirst(taken)
         guard sent, PQpipelineSync(link.handle) == 1 else { return drop(link, &state) }
+        link.expected.append(.sync)
+        if configuration.purpose == .commits {
+            // After the sync point where the batch commits, in a transaction of its own: a position past that commit.
+            link.expected += [.position, .sync]
+            guard PQsendQueryParams(link.handle, WALPosition.currentStatement, 0, nil, nil, nil, nil, 0) == 1,
+                  PQpipelineSync(link.handle) == 1 else { return drop(link, &state) }
+        }
         link.busy = true
         link.sentAt = MonotonicNanoseconds.now()
         flush(link, &state)
@@ -384,8 +439,8 @@ extension StatementLoop {
         guard PQconsumeInput(link.handle) == 1 else { return drop(link, &state) }
         while link.busy && PQisBusy(link.handle) == 0 {
             guard let result = PQgetResult(link.handle) else {
-                // The end of one statement's results.
-                if link.head < link.expected.count {
+                // The end of one entry's results (a sync point's answer has no such end).
+                if link.head < link.expected.count, !link.expected[link.head].isSync {
                     if !link.answered, case .statement(let job) = link.expected[link.head] {
                         complete(job, .failure(PostgresError(kind: .unavailable, message: "no result for a statement")))
                     }
@@ -397,10 +452,7 @@ extension StatementLoop {
             let status = PQresultStatus(result)
             if status == PGRES_PIPELINE_SYNC {
                 PQclear(result)
-                // Every statement before it has answered; anything left is a bug, failed not lost.
-                for job in link.takeUnanswered() {
-                    complete(job, .failure(PostgresError(kind: .unavailable, message: "no result for a statement")))
-                }
+                reachedSync(link, &state)
                 continue
             }
             guard link.head < link.expected.count, !link.answered else {
@@ -409,24 +461,42 @@ extension StatementLoop {
             }
             link.answered = true
             switch link.expected[link.head] {
+            case .sync:
+                PQclear(result)   // not reached: a sync point answers PGRES_PIPELINE_SYNC
+            case .position:
+                if status == PGRES_TUPLES_OK {
+                    link.position = try? QueryResult(handle: result).one().decode(0, as: WALPosition?.self)
+                } else {
+                    PQclear(result)
+                }
             case .preparation(let text):
                 // A failed preparation fails its statement next (skipped by the server, so sent again
-                // once, when it fails for good); forget the name so that it is prepared anew.
+                // once, when it fails for good); forget the name so that it is prepared anew. One skipped
+                // after an earlier statement's failure is no failure of its own: its statement, skipped
+                // too, is sent again and prepared then.
                 if status != PGRES_COMMAND_OK {
                     link.prepared[StatementText(text)] = nil
-                    link.preparationError = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
+                    if status != PGRES_PIPELINE_ABORTED {
+                        link.preparationError = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
+                        link.rolledBack = true
+                    }
                 }
                 PQclear(result)
             case .statement(let job):
                 if let error = link.preparationError {
                     link.preparationError = nil
                     PQclear(result)
-                    complete(job, .failure(error))
+                    fail(job, error, &state)
                     continue
                 }
                 switch status {
                 case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
-                    complete(job, .success(QueryResult(handle: result)))
+                    let rows = QueryResult(handle: result)
+                    if configuration.purpose == .commits {
+                        link.held.append((job, rows))
+                    } else {
+                        complete(job, .success(rows))
+                    }
                 case PGRES_PIPELINE_ABORTED:
                     // Skipped because an earlier statement of the batch failed: not run, so sent again.
                     PQclear(result)
@@ -439,11 +509,66 @@ extension StatementLoop {
                         link.answered = false
                         return drop(link, &state)
                     }
-                    complete(job, .failure(error))
+                    link.rolledBack = true
+                    fail(job, error, &state)
                 }
             }
         }
         if PQstatus(link.handle) != CONNECTION_OK { drop(link, &state) }
+    }
+
+    /// A sync point came back: the transaction before it has ended. Every entry before it has
+    /// answered (one left unanswered is a bug, failed not lost).
+    private func reachedSync(_ link: Link, _ state: inout LoopState) {
+        while link.head < link.expected.count, !link.expected[link.head].isSync {
+            if !link.answered, case .statement(let job) = link.expected[link.head] {
+                complete(job, .failure(PostgresError(kind: .unavailable, message: "no result for a statement")))
+            }
+            link.head += 1
+            link.answered = false
+        }
+        link.head += 1
+        link.answered = false
+        if link.head < link.expected.count, case .position = link.expected[link.head] {
+            // The batch's own transaction: committed, or — a statement failed — rolled back, and then
+            // the answers held were never committed: those statements go again, first.
+            if link.rolledBack {
+                state.pending.insert(contentsOf: link.held.map(\.job), at: 0)
+                link.held.removeAll()
+            } else {
+                link.committed = true
+            }
+        }
+        guard link.head >= link.expected.count else { return }
+        // The batch is over.
+        _ = link.takeUnanswered()
+        let (held, committed, position) = link.takeHeld()
+        for (job, rows) in held where committed {
+            if let position { job.recorder?.record(position) }
+            complete(job, .success(rows))
+        }
+    }
+
+    /// A statement failed for good — unless it is a write whose batch deadlocked: a conflict that sending
+    /// it with others made, so it is sent once more.
+    private func fail(_ job: Job, _ error: PostgresError, _ state: inout LoopState) {
+        var job = job
+        if configuration.purpose == .commits, !job.resent,
+           [SQLState.deadlockDetected, SQLState.serializationFailure].contains(error.sqlState ?? "") {
+            job.resent = true
+            state.pending.insert(job, at: 0)
+            return
+        }
+        complete(job, .failure(error))
+    }
+
+    /// Completes what a connection that is given up carried: a committed write's answer stands; every
+    /// other statement fails with `error` (a write's outcome is not known).
+    private func settle(_ link: Link, _ error: any Error) {
+        let unanswered = link.takeUnanswered()
+        let (held, committed, _) = link.takeHeld()
+        for (job, rows) in held { complete(job, committed ? .success(rows) : .failure(error)) }
+        for job in unanswered { complete(job, .failure(error)) }
     }
 
     /// An error after which the connection is of no more use: it broke, or its backend was ended.
@@ -458,16 +583,21 @@ extension StatementLoop {
         guard let limit = configuration.pool.queryTimeout else { return }
         let now = MonotonicNanoseconds.now()
         for link in state.links where link.busy && now >= link.sentAt + UInt64(limit * 1e9) {
-            let error = PostgresError(kind: .unavailable, message: "no answer from the database within \(limit) s")
-            for job in link.takeUnanswered() { complete(job, .failure(error)) }
+            settle(link, PostgresError(kind: .unavailable, message: "no answer from the database within \(limit) s"))
             remove(link, &state)
         }
     }
 
-    /// A connection that broke: what it carried is sent once more on another (reads may run twice;
-    /// a second failure is final), and it is reopened in the background.
+    /// A connection that broke: the reads it carried are sent once more on another (reads may run twice;
+    /// a second failure is final), and it is reopened in the background. Writes are not sent again:
+    /// whether they committed is not known (`settle`).
     private func drop(_ link: Link, _ state: inout LoopState) {
         let error = PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(link.handle)).trimmingTrailingNewlines())
+        state.lastFailure = error
+        if configuration.purpose == .commits {
+            settle(link, error)
+            return remove(link, &state)
+        }
         var again: [Job] = []
         for var job in link.takeUnanswered() {
             if job.resent {
@@ -478,7 +608,6 @@ extension StatementLoop {
             }
         }
         state.pending.insert(contentsOf: again, at: 0)
-        state.lastFailure = error
         remove(link, &state)
     }
 
@@ -491,7 +620,7 @@ extension StatementLoop {
     private func shutDown(_ state: inout LoopState) {
         let error = PostgresError(kind: .unavailable, message: "the statement loop stopped")
         for link in state.links {
-            for job in link.takeUnanswered() { complete(job, .failure(error)) }
+            settle(link, error)
             epoll_ctl(epollFD, EPOLL_CTL_DEL, link.fd, nil)
         }
         state.links.removeAll()

@@ -80,6 +80,20 @@ final class StatementLoopTests: XCTestCase {
         XCTAssertEqual(loop.completed, count)
     }
 
+    func testAStatementFirstPreparedBehindAFailureInItsBatchStillGetsItsOwnAnswer() throws {
+        let loop = try startLoop(connections: 1)
+        // The one connection is busy meanwhile: the failure and the new statement go out in one batch,
+        // and the server skips the new statement's preparation after the failure.
+        let busy = submit("SELECT pg_sleep(0.4)", on: loop)
+        Thread.sleep(forTimeInterval: 0.1)
+        let failing = submit("SELECT 1 / 0", on: loop)
+        let fresh = submit("SELECT 'never prepared before'::text", on: loop)
+        _ = try busy.result(within: 10).get()
+        guard case .failure(let error as PostgresError) = try failing.result(within: 10) else { return XCTFail("1 / 0 answered") }
+        XCTAssertEqual(error.sqlState, "22012")
+        XCTAssertEqual(try fresh.result(within: 10).get().one().decode(0, as: String.self), "never prepared before")
+    }
+
     func testAStatementThatCannotBePreparedFailsEachTimeAndTheLoopGoesOn() throws {
         let loop = try startLoop()
         for _ in 0..<2 {

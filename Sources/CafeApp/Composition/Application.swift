@@ -21,6 +21,8 @@ public final class Application: Sendable {
     private let replicas: ReadReplicas?
     /// Answers anonymous pages' single reads without a thread waiting (`DB_LOOP_CONNECTIONS`); nil with none.
     private let statementLoop: StatementLoop?
+    /// Commits posts together (`DB_COMMIT_CONNECTIONS`); nil with none.
+    private let groupCommit: StatementLoop?
     private let cursors: PageCursors
     /// Keeps the page and session caches exact; nil with neither.
     private let changeListener: ChangeListener?
@@ -49,7 +51,13 @@ public final class Application: Sendable {
         let audit = AuditLog(pool: pool)
         let archive = CafeArchive(pool: pool)
         let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
-        let comments = CommentRepository(pool: pool)
+        // On the primary, whatever reads go to standbys.
+        groupCommit = configuration.databaseCommitConnections > 0
+            ? try StatementLoop(.init(pool: pool.configuration, purpose: .commits, connections: configuration.databaseCommitConnections,
+                                      batch: configuration.databaseLoopBatch, waitingLimit: configuration.databaseLoopWaiting),
+                                logger: Logger(label: "db.commits", minimum: configuration.logLevel))
+            : nil
+        let comments = CommentRepository(pool: pool, groupCommit: groupCommit)
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
@@ -112,7 +120,8 @@ public final class Application: Sendable {
         let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
-                                        + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, server: serverReference,
+                                        + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
+                                                            server: serverReference,
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
@@ -147,7 +156,7 @@ public final class Application: Sendable {
         let objectIDs = ParseObjectIDs(pool: pool)
         let parseClasses = ParseClassesController(context: parse, administration: administration, deletion: deletion, files: files,
                                                   objectIDs: objectIDs,
-                                                  budget: configuration.queryBudget, regular: .init(pool: pool, search: search), heavy: .init(pool: heavyQueries, search: search),
+                                                  budget: configuration.queryBudget, regular: .init(pool: pool, search: search, groupCommit: groupCommit), heavy: .init(pool: heavyQueries, search: search),
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
         let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
@@ -197,6 +206,7 @@ public final class Application: Sendable {
         changeListener?.start()
         sharedRateCounts.start()
         statementLoop?.start()
+        groupCommit?.start()
         // Pages answered from the loop sign their cursors on the reading thread, which must not wait
         // for the key; should this fail, the first page answered on a lane reads it.
         try? cursors.signer.load()
@@ -207,6 +217,7 @@ public final class Application: Sendable {
     public func shutdown() {
         server.shutdown()
         statementLoop?.stop()
+        groupCommit?.stop()
         sharedRateCounts.stop()
         rateLimitPool.close()
         changeListener?.stop()

@@ -17,6 +17,7 @@ struct MetricsController: Sendable {
     let pool: ConnectionPool
     let replicas: ReadReplicas?
     let statementLoop: StatementLoop?
+    let groupCommit: StatementLoop?
     let server: ServerReference
     let token: String?
 
@@ -48,6 +49,11 @@ struct MetricsController: Sendable {
             Prometheus.gauge("cafe_db_loop_statements_total", "Statements the statement loop answered (DB_LOOP_CONNECTIONS), rows or an error.",
                              type: "counter", [("", Double(loop.completed))], into: &out)
             Prometheus.gauge("cafe_db_loop_waiting", "Statements queued on the statement loop or in flight.", [("", Double(loop.waiting))], into: &out)
+        }
+        if let commits = groupCommit {
+            Prometheus.gauge("cafe_db_commit_writes_total", "Writes the group commit answered (DB_COMMIT_CONNECTIONS), committed or an error.",
+                             type: "counter", [("", Double(commits.completed))], into: &out)
+            Prometheus.gauge("cafe_db_commit_waiting", "Writes queued on the group commit or in flight.", [("", Double(commits.waiting))], into: &out)
         }
         if let server = server.current {
             Prometheus.gauge("cafe_http_connections_open", "Open HTTP connections.", [("", Double(server.openConnections))], into: &out)

@@ -29,10 +29,10 @@ struct ParseClassesController: Sendable {
         let comments: CommentRepository
         let pool: ConnectionPool
 
-        init(pool: ConnectionPool, search: SearchPlanner) {
+        init(pool: ConnectionPool, search: SearchPlanner, groupCommit: StatementLoop? = nil) {
             self.pool = pool
             cafes = CafeRepository(pool: pool, search: search)
-            comments = CommentRepository(pool: pool)
+            comments = CommentRepository(pool: pool, groupCommit: groupCommit)
         }
     }
 

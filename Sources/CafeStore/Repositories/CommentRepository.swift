@@ -6,7 +6,13 @@ import PostgresKit
 /// transaction (a trigger in migration 0001), so the worker never misses a change.
 public struct CommentRepository: Sendable {
     let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+    /// Where a post without a photo commits, together with others (`StatementLoop.Purpose.commits`); nil: by itself.
+    let groupCommit: StatementLoop?
+
+    public init(pool: ConnectionPool, groupCommit: StatementLoop? = nil) {
+        self.pool = pool
+        self.groupCommit = groupCommit
+    }
 
     public func find(_ id: CommentID) throws -> Comment? {
         try pool.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
@@ -87,32 +93,36 @@ public struct CommentRepository: Sendable {
     /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
     public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) throws -> Comment {
         // The comment comes back whole from the INSERT itself (one round trip instead of BEGIN,
-        // INSERT, SELECT, COMMIT); only a photo, whose owner is checked first, needs a transaction.
+        // INSERT, SELECT, COMMIT), committed with other posts' (`groupCommit`); only a photo, whose
+        // owner is checked first, needs a transaction of its own.
         // Only a listed cafe takes comments. The key-share lock is the one the foreign key takes
         // anyway; archiving waits for it and a post waiting on an archive finds the cafe archived.
-        func insert(_ conn: Connection) throws -> Comment {
-            do {
-                guard let row = try conn.query("""
-                    WITH cafe AS (SELECT id FROM cafes WHERE id = \(cafe.rawValue) AND archived_at IS NULL FOR KEY SHARE),
-                    m AS (
-                        INSERT INTO comments (cafe_id, user_id, detail, star, image_id)
-                        SELECT id, \(author.rawValue)::bigint, \(detail)::text, \(star.value)::smallint, \(imageID.raw)::bigint FROM cafe RETURNING *
-                    )
-                    SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
-                    """).first else { throw StoreError.notFound }
-                return try CommentColumns.decode(row)
-            } catch let error as PostgresError where error.isForeignKeyViolation {
-                switch error.constraint {
-                case "comments_cafe_id_fkey": throw StoreError.notFound
-                case "comments_user_id_fkey": throw StoreError.accountGone   // the author deleted the account meanwhile
-                default: throw StoreError.invalidReference(field: "imageId")
+        let insert: SQL = """
+            WITH cafe AS (SELECT id FROM cafes WHERE id = \(cafe.rawValue) AND archived_at IS NULL FOR KEY SHARE),
+            m AS (
+                INSERT INTO comments (cafe_id, user_id, detail, star, image_id)
+                SELECT id, \(author.rawValue)::bigint, \(detail)::text, \(star.value)::smallint, \(imageID.raw)::bigint FROM cafe RETURNING *
+            )
+            SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
+            """
+        do {
+            let rows: QueryResult
+            if let imageID {
+                rows = try pool.transaction { tx in
+                    try Self.checkImage(imageID, ownedBy: author, tx)
+                    return try tx.query(insert)
                 }
+            } else {
+                rows = try pool.commit(insert, groupedOn: groupCommit)
             }
-        }
-        guard let imageID else { return try pool.statement(insert) }
-        return try pool.transaction { tx in
-            try Self.checkImage(imageID, ownedBy: author, tx)
-            return try insert(tx)
+            guard let row = rows.first else { throw StoreError.notFound }
+            return try CommentColumns.decode(row)
+        } catch let error as PostgresError where error.isForeignKeyViolation {
+            switch error.constraint {
+            case "comments_cafe_id_fkey": throw StoreError.notFound
+            case "comments_user_id_fkey": throw StoreError.accountGone   // the author deleted the account meanwhile
+            default: throw StoreError.invalidReference(field: "imageId")
+            }
         }
     }
 
