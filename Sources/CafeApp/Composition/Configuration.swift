@@ -39,7 +39,7 @@ public struct Configuration: Sendable {
     /// `DB_LOOP_BATCH` (default 32): statements it sends behind one sync point at most;
     /// `DB_LOOP_WAITING` (default 1024): statements waiting on it at most, past which 503 `overloaded`.
     public var databaseLoopConnections: Int
-    /// `DB_COMMIT_CONNECTIONS` (default 1; 0: none, each post commits by itself on its lane): connections
+    /// `DB_COMMIT_CONNECTIONS` (default 2; 0: none, each post commits by itself on its lane): connections
     /// of the loop that commits posts (without a photo) several in one transaction, one commit and one
     /// flush of PostgreSQL's log for a batch (`StatementLoop.Purpose.commits`); with read replicas too.
     /// `DB_LOOP_BATCH` and `DB_LOOP_WAITING` bound it as they bound the statement loop.
@@ -214,7 +214,7 @@ public struct Configuration: Sendable {
         queryThreads = env.int("QUERY_THREADS", 8, 1...1024)
         queryQueue = env.int("QUERY_QUEUE", 256, 0...1_000_000)
         databaseLoopConnections = env.int("DB_LOOP_CONNECTIONS", 2, 0...64)
-        databaseCommitConnections = env.int("DB_COMMIT_CONNECTIONS", 1, 0...64)
+        databaseCommitConnections = env.int("DB_COMMIT_CONNECTIONS", 2, 0...64)
         databaseLoopBatch = env.int("DB_LOOP_BATCH", 32, 1...1_000)
         databaseLoopWaiting = env.int("DB_LOOP_WAITING", 1024, 1...1_000_000)
         hashThreads = env.int("HASH_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...1024)
