@@ -6,8 +6,9 @@ import Synchronization
 /// mode followed by `SELECT pg_current_wal_insert_lsn()` behind a sync point. The statement commits
 /// at its sync point, so the position, read after it in the same round trip, is past its commit.
 ///
-/// It sees what commits on the thread that made it current: a write handed to another thread is
-/// not recorded there (today no write request hands one on). Reads of a write request are followed
+/// It sees what commits on the thread that made it current, and what that thread hands to the group
+/// commit (`StatementLoop.commit(_:)`, which reads the position after each batch's commit); a write
+/// handed to another thread any other way is not recorded. Reads of a write request are followed
 /// too; the position costs PostgreSQL a few microseconds and no round trip.
 public final class CommitRecorder: Sendable {
     @TaskLocal public static var current: CommitRecorder?

@@ -74,8 +74,10 @@ public final class StatementLoop: @unchecked Sendable {
         /// `.commits`: where the log position after the batch's commit goes (the submitting thread's).
         var recorder: CommitRecorder? = nil
         let completion: Completion
-        /// Sent once on a connection that then broke (or, a write, once more after a deadlock): not sent a third time.
+        /// Sent once on a connection that then broke: not sent a third time.
         var resent = false
+        /// `.commits`: sent in a batch of its own (after its batch deadlocked, or failed to commit as a whole).
+        var alone = false
     }
 
     public let configuration: Configuration
@@ -230,6 +232,8 @@ extension StatementLoop {
         var committed = false
         /// `.commits`: the log position read after the commit.
         var position: WALPosition?
+        /// `.commits`: why the batch's commit itself failed.
+        var commitError: PostgresError?
 
         init(_ connection: Connection) {
             self.connection = connection
@@ -254,6 +258,7 @@ extension StatementLoop {
             defer {
                 held.removeAll()
                 rolledBack = false
+                commitError = nil
                 committed = false
                 position = nil
             }
@@ -380,6 +385,7 @@ extension StatementLoop {
         var taken = 0
         var sent = true
         while sent && taken < min(configuration.batch, state.pending.count) {
+            if taken > 0 && (state.pending[0].alone || state.pending[taken].alone) { break }
             sent = send(state.pending[taken], on: link)
             taken += 1
         }
@@ -462,7 +468,11 @@ extension StatementLoop {
             link.answered = true
             switch link.expected[link.head] {
             case .sync:
-                PQclear(result)   // not reached: a sync point answers PGRES_PIPELINE_SYNC
+                // An error where the transaction ends: its commit failed (a deferred check), so nothing
+                // of the batch was committed.
+                link.commitError = PostgresError(failed: result, broken: PQstatus(link.handle) != CONNECTION_OK)
+                link.rolledBack = true
+                PQclear(result)
             case .position:
                 if status == PGRES_TUPLES_OK {
                     link.position = try? QueryResult(handle: result).one().decode(0, as: WALPosition?.self)
@@ -531,9 +541,21 @@ extension StatementLoop {
         link.answered = false
         if link.head < link.expected.count, case .position = link.expected[link.head] {
             // The batch's own transaction: committed, or — a statement failed — rolled back, and then
-            // the answers held were never committed: those statements go again, first.
+            // the answers held were never committed: those statements go again, first. A commit that
+            // failed as a whole failed for no one statement: each goes again alone, where the failure is its own.
             if link.rolledBack {
-                state.pending.insert(contentsOf: link.held.map(\.job), at: 0)
+                var again: [Job] = []
+                for var job in link.held.map(\.job) {
+                    if let error = link.commitError {
+                        if job.alone {
+                            complete(job, .failure(error))
+                            continue
+                        }
+                        job.alone = true
+                    }
+                    again.append(job)
+                }
+                state.pending.insert(contentsOf: again, at: 0)
                 link.held.removeAll()
             } else {
                 link.committed = true
@@ -550,12 +572,12 @@ extension StatementLoop {
     }
 
     /// A statement failed for good — unless it is a write whose batch deadlocked: a conflict that sending
-    /// it with others made, so it is sent once more.
+    /// it with others may have made, so it is sent once more, alone.
     private func fail(_ job: Job, _ error: PostgresError, _ state: inout LoopState) {
         var job = job
-        if configuration.purpose == .commits, !job.resent,
+        if configuration.purpose == .commits, !job.alone,
            [SQLState.deadlockDetected, SQLState.serializationFailure].contains(error.sqlState ?? "") {
-            job.resent = true
+            job.alone = true
             state.pending.insert(job, at: 0)
             return
         }

@@ -94,6 +94,23 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(try rows(), ["1:first", "3:third"])
     }
 
+    func testABatchWhoseCommitFailsHasEachWriteCommittedOrFailedAlone() throws {
+        // A deferred check fails at the commit, where no one statement is to blame.
+        try pool.query("CREATE TABLE deferred (id int, CONSTRAINT once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
+        let loop = try startLoop()
+        let busy = commitInBackground("SELECT pg_sleep(0.5)", on: loop)
+        Thread.sleep(forTimeInterval: 0.2)
+        let first = commitInBackground("INSERT INTO deferred VALUES (1) RETURNING id", on: loop)
+        Thread.sleep(forTimeInterval: 0.05)
+        let second = commitInBackground("INSERT INTO deferred VALUES (1) RETURNING 2 AS id", on: loop)
+        _ = try busy.result(within: 10).get()
+        let answers = [try first.result(within: 10), try second.result(within: 10)]
+        let committed = answers.filter { if case .success = $0 { return true } else { return false } }
+        XCTAssertEqual(committed.count, 1, "one of the two commits alone, the other fails alone: \(answers)")
+        for case .failure(let error as PostgresError) in answers { XCTAssertTrue(error.isUniqueViolation, "\(error)") }
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM deferred").one().decode(0, as: Int.self), 1)
+    }
+
     func testAWriteCutOffWithItsBackendFailsUncommittedAndTheLoopReconnects() throws {
         let loop = try startLoop()
         XCTAssertEqual(try loop.commit("INSERT INTO posts VALUES (1, 'before') RETURNING id").count, 1)
