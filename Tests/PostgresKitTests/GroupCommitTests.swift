@@ -39,6 +39,19 @@ final class GroupCommitTests: XCTestCase {
         return pending
     }
 
+    /// The writes, each from a thread of its own, in this order, while the loop's one connection is busy:
+    /// so they go out together behind one sync point.
+    private func inOneBatch(_ writes: [SQL], on loop: StatementLoop) throws -> [BackgroundCommit] {
+        let busy = commitInBackground("SELECT pg_sleep(0.5)", on: loop)
+        Thread.sleep(forTimeInterval: 0.2)
+        let pending = writes.map { write in
+            defer { Thread.sleep(forTimeInterval: 0.05) }
+            return commitInBackground(write, on: loop)
+        }
+        _ = try busy.result(within: 10).get()
+        return pending
+    }
+
     private func rows() throws -> [String] {
         try pool.query("SELECT id, body FROM posts ORDER BY id").map { "\(try $0.decode(0, as: Int.self)):\(try $0.decode(1, as: String.self))" }
     }
@@ -77,16 +90,9 @@ final class GroupCommitTests: XCTestCase {
     }
 
     func testAFailingWriteFailsAloneAndTheOthersOfItsBatchCommitOnce() throws {
-        let loop = try startLoop()
-        // The loop's one connection is busy meanwhile, so the three writes go out together behind one sync point.
-        let busy = commitInBackground("SELECT pg_sleep(0.5)", on: loop)
-        Thread.sleep(forTimeInterval: 0.2)
-        let first = commitInBackground("INSERT INTO posts VALUES (1, 'first') RETURNING id", on: loop)
-        Thread.sleep(forTimeInterval: 0.05)
-        let duplicate = commitInBackground("INSERT INTO posts VALUES (1, 'again') RETURNING id", on: loop)
-        Thread.sleep(forTimeInterval: 0.05)
-        let third = commitInBackground("INSERT INTO posts VALUES (3, 'third') RETURNING id", on: loop)
-        _ = try busy.result(within: 10).get()
+        let batch = try inOneBatch(["INSERT INTO posts VALUES (1, 'first') RETURNING id", "INSERT INTO posts VALUES (1, 'again') RETURNING id",
+                                    "INSERT INTO posts VALUES (3, 'third') RETURNING id"], on: try startLoop())
+        let (first, duplicate, third) = (batch[0], batch[1], batch[2])
         XCTAssertEqual(try first.result(within: 10).get().one().decode(0, as: Int.self), 1)
         XCTAssertEqual(try third.result(within: 10).get().one().decode(0, as: Int.self), 3)
         guard case .failure(let error as PostgresError) = try duplicate.result(within: 10) else { return XCTFail("the duplicate committed") }
@@ -97,14 +103,9 @@ final class GroupCommitTests: XCTestCase {
     func testABatchWhoseCommitFailsHasEachWriteCommittedOrFailedAlone() throws {
         // A deferred check fails at the commit, where no one statement is to blame.
         try pool.query("CREATE TABLE deferred (id int, CONSTRAINT once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
-        let loop = try startLoop()
-        let busy = commitInBackground("SELECT pg_sleep(0.5)", on: loop)
-        Thread.sleep(forTimeInterval: 0.2)
-        let first = commitInBackground("INSERT INTO deferred VALUES (1) RETURNING id", on: loop)
-        Thread.sleep(forTimeInterval: 0.05)
-        let second = commitInBackground("INSERT INTO deferred VALUES (1) RETURNING 2 AS id", on: loop)
-        _ = try busy.result(within: 10).get()
-        let answers = [try first.result(within: 10), try second.result(within: 10)]
+        let batch = try inOneBatch(["INSERT INTO deferred VALUES (1) RETURNING id", "INSERT INTO deferred VALUES (1) RETURNING 2 AS id"],
+                                   on: try startLoop())
+        let answers = try batch.map { try $0.result(within: 10) }
         let committed = answers.filter { if case .success = $0 { return true } else { return false } }
         XCTAssertEqual(committed.count, 1, "one of the two commits alone, the other fails alone: \(answers)")
         for case .failure(let error as PostgresError) in answers { XCTAssertTrue(error.isUniqueViolation, "\(error)") }
