@@ -158,13 +158,7 @@ public final class Connection: @unchecked Sendable {
             && sendFixed(WALPosition.currentStatement, preparedAs: position) == 1
             && PQpipelineSync(handle) == 1
         let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 2 : 0)
-        if let position = results[1] {
-            if PQresultStatus(position) == PGRES_TUPLES_OK, PQntuples(position) == 1, PQnfields(position) == 1,
-               let text = PQgetvalue(position, 0, 0), let recorded = WALPosition(String(cString: text)) {
-                recorder.record(recorded)
-            }
-            PQclear(position)
-        }
+        if let position = results[1], let recorded = WALPosition.answered(by: position) { recorder.record(recorded) }
         // Only the first sync point's answer says the statement's transaction ended: an answer
         // without it is not known to be committed.
         guard syncs >= 1, let answer = results[0] else {

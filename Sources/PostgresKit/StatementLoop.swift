@@ -241,28 +241,24 @@ extension StatementLoop {
         }
         var handle: OpaquePointer { connection.handle }
 
-        /// The statements sent and not answered yet; forgets them (the caller completes them).
-        func takeUnanswered() -> [Job] {
+        /// What the batch left: the statements sent and not answered yet, and (`.commits`) the answers
+        /// held, whether they committed, and the position after; forgets it all (the caller completes them).
+        func endBatch() -> (unanswered: [Job], held: [(job: Job, rows: QueryResult)], committed: Bool, position: WALPosition?) {
             let from = min(head + (answered ? 1 : 0), expected.count)
-            var jobs: [Job] = []
-            for case .statement(let job) in expected[from...] { jobs.append(job) }
-            expected.removeAll()
-            head = 0
-            answered = false
-            busy = false
-            return jobs
-        }
-
-        /// The batch is over: forgets its commit state, handing back what it held.
-        func takeHeld() -> (held: [(job: Job, rows: QueryResult)], committed: Bool, position: WALPosition?) {
+            var unanswered: [Job] = []
+            for case .statement(let job) in expected[from...] { unanswered.append(job) }
             defer {
+                expected.removeAll()
+                head = 0
+                answered = false
+                busy = false
                 held.removeAll()
                 rolledBack = false
                 commitError = nil
                 committed = false
                 position = nil
             }
-            return (held, committed, position)
+            return (unanswered, held, committed, position)
         }
     }
 
@@ -474,11 +470,7 @@ extension StatementLoop {
                 link.rolledBack = true
                 PQclear(result)
             case .position:
-                if status == PGRES_TUPLES_OK {
-                    link.position = try? QueryResult(handle: result).one().decode(0, as: WALPosition?.self)
-                } else {
-                    PQclear(result)
-                }
+                link.position = WALPosition.answered(by: result)
             case .preparation(let text):
                 // A failed preparation fails its statement next (skipped by the server, so sent again
                 // once, when it fails for good); forget the name so that it is prepared anew. One skipped
@@ -563,8 +555,7 @@ extension StatementLoop {
         }
         guard link.head >= link.expected.count else { return }
         // The batch is over.
-        _ = link.takeUnanswered()
-        let (held, committed, position) = link.takeHeld()
+        let (_, held, committed, position) = link.endBatch()
         for (job, rows) in held where committed {
             if let position { job.recorder?.record(position) }
             complete(job, .success(rows))
@@ -587,8 +578,7 @@ extension StatementLoop {
     /// Completes what a connection that is given up carried: a committed write's answer stands; every
     /// other statement fails with `error` (a write's outcome is not known).
     private func settle(_ link: Link, _ error: any Error) {
-        let unanswered = link.takeUnanswered()
-        let (held, committed, _) = link.takeHeld()
+        let (unanswered, held, committed, _) = link.endBatch()
         for (job, rows) in held { complete(job, committed ? .success(rows) : .failure(error)) }
         for job in unanswered { complete(job, .failure(error)) }
     }
@@ -621,7 +611,7 @@ extension StatementLoop {
             return remove(link, &state)
         }
         var again: [Job] = []
-        for var job in link.takeUnanswered() {
+        for var job in link.endBatch().unanswered {
             if job.resent {
                 complete(job, .failure(error))
             } else {

@@ -1,3 +1,4 @@
+import CLibPQ
 /// A position in PostgreSQL's write-ahead log (a `pg_lsn`), written as PostgreSQL writes it:
 /// two hexadecimal halves, `16/B374D848`. What a client sends back is parsed strictly (one to
 /// eight hex digits each side, nothing else), so no header can overflow or smuggle anything.
@@ -57,6 +58,13 @@ public struct WALPosition: Comparable, Hashable, Sendable, CustomStringConvertib
 
     /// The statement that reads it (also sent after a commit by `CommitRecorder`'s pipeline).
     static let currentStatement = "SELECT pg_current_wal_insert_lsn()"
+
+    /// The position in `currentStatement`'s result, which this takes and frees; nil for a failed one.
+    static func answered(by result: OpaquePointer) -> WALPosition? {
+        let rows = QueryResult(handle: result)
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else { return nil }
+        return try? rows.one().decode(0, as: WALPosition?.self)
+    }
 }
 
 /// A `pg_lsn` column: PostgreSQL writes it as the same two hexadecimal halves.
