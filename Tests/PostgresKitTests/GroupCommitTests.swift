@@ -7,30 +7,14 @@ import XCTest
 /// A statement loop for `.commits` on a real database: writes from many threads commit together and
 /// each once; a failing write fails alone and the others of its batch still commit; a write cut off
 /// with its backend fails and is not committed; inside a transaction a write joins it instead.
-final class GroupCommitTests: XCTestCase {
-    var db: TestDatabase!
-    var pool: ConnectionPool!
-    var loop: StatementLoop?
-
+final class GroupCommitTests: StatementLoopTestCase {
     override func setUpWithError() throws {
-        db = try TestCluster.freshDatabase(name)
-        pool = db.pool(maxConnections: 2)
+        try super.setUpWithError()
         try pool.query("CREATE TABLE posts (id int PRIMARY KEY, body text NOT NULL)")
     }
 
-    override func tearDown() {
-        loop?.stop()
-        pool?.close()
-        db?.drop()
-    }
-
-    private func startLoop(connections: Int = 1, queryTimeout: TimeInterval? = nil) throws -> StatementLoop {
-        let configuration = ConnectionPool.Configuration(conninfo: db.conninfo, applicationName: "commit-test", queryTimeout: queryTimeout)
-        let loop = try StatementLoop(.init(pool: configuration, purpose: .commits, connections: connections))
-        loop.start()
-        self.loop = loop
-        return loop
-    }
+    /// A loop for `.commits` on one connection.
+    private func startGroupCommit() throws -> StatementLoop { try startLoop(purpose: .commits, connections: 1) }
 
     /// `commit` on a thread of its own; the answer comes back through `result(within:)`.
     private func commitInBackground(_ sql: SQL, on loop: StatementLoop) -> BackgroundCommit {
@@ -57,7 +41,7 @@ final class GroupCommitTests: XCTestCase {
     }
 
     func testWritesFromManyThreadsCommitTogetherEachOnceWithAPositionPastTheirCommit() throws {
-        let loop = try startLoop()
+        let loop = try startGroupCommit()
         let before = try pool.withConnection(WALPosition.current)
         let threads = 8, each = 50
         let failures = Atomic<Int>(0)
@@ -91,7 +75,7 @@ final class GroupCommitTests: XCTestCase {
 
     func testAFailingWriteFailsAloneAndTheOthersOfItsBatchCommitOnce() throws {
         let batch = try inOneBatch(["INSERT INTO posts VALUES (1, 'first') RETURNING id", "INSERT INTO posts VALUES (1, 'again') RETURNING id",
-                                    "INSERT INTO posts VALUES (3, 'third') RETURNING id"], on: try startLoop())
+                                    "INSERT INTO posts VALUES (3, 'third') RETURNING id"], on: try startGroupCommit())
         let (first, duplicate, third) = (batch[0], batch[1], batch[2])
         XCTAssertEqual(try first.result(within: 10).get().one().decode(0, as: Int.self), 1)
         XCTAssertEqual(try third.result(within: 10).get().one().decode(0, as: Int.self), 3)
@@ -104,7 +88,7 @@ final class GroupCommitTests: XCTestCase {
         // A deferred check fails at the commit, where no one statement is to blame.
         try pool.query("CREATE TABLE deferred (id int, CONSTRAINT once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)")
         let batch = try inOneBatch(["INSERT INTO deferred VALUES (1) RETURNING id", "INSERT INTO deferred VALUES (1) RETURNING 2 AS id"],
-                                   on: try startLoop())
+                                   on: try startGroupCommit())
         let answers = try batch.map { try $0.result(within: 10) }
         let committed = answers.filter { if case .success = $0 { return true } else { return false } }
         XCTAssertEqual(committed.count, 1, "one of the two commits alone, the other fails alone: \(answers)")
@@ -113,12 +97,12 @@ final class GroupCommitTests: XCTestCase {
     }
 
     func testAWriteCutOffWithItsBackendFailsUncommittedAndTheLoopReconnects() throws {
-        let loop = try startLoop()
+        let loop = try startGroupCommit()
         XCTAssertEqual(try loop.commit("INSERT INTO posts VALUES (1, 'before') RETURNING id").count, 1)
         let cut = commitInBackground("INSERT INTO posts SELECT 2, 'cut' FROM pg_sleep(1) RETURNING id", on: loop)
         Thread.sleep(forTimeInterval: 0.3)
         let killed = try pool.query("""
-            SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'commit-test') k
+            SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'loop-test') k
             """).one().decode(0, as: Int.self)
         XCTAssertEqual(killed, 1)
         guard case .failure(let error as PostgresError) = try cut.result(within: 10) else { return XCTFail("the cut-off write answered") }
@@ -135,7 +119,7 @@ final class GroupCommitTests: XCTestCase {
     }
 
     func testInsideATransactionAWriteJoinsItInsteadOfTheGroup() throws {
-        let loop = try startLoop()
+        let loop = try startGroupCommit()
         struct Undo: Error {}
         XCTAssertThrowsError(try pool.transaction { _ in
             _ = try pool.commit("INSERT INTO posts VALUES (1, 'undone') RETURNING id", groupedOn: loop)
@@ -147,8 +131,7 @@ final class GroupCommitTests: XCTestCase {
     }
 
     func testALoopForReadsCommitsNothing() throws {
-        let configuration = ConnectionPool.Configuration(conninfo: db.conninfo, applicationName: "commit-test")
-        let reads = try StatementLoop(.init(pool: configuration, connections: 1))
+        let reads = try startLoop(purpose: .reads, connections: 1)
         XCTAssertThrowsError(try reads.commit("INSERT INTO posts VALUES (1, 'no') RETURNING id"))
         XCTAssertEqual(try rows(), [])
     }

@@ -7,31 +7,7 @@ import XCTest
 /// The statement loop on a real database: each statement its own answer, batches or not; a failing
 /// statement does not take the others of its batch with it; the timeout, the waiting bound, a
 /// terminated backend, a stop.
-final class StatementLoopTests: XCTestCase {
-    var db: TestDatabase!
-    var pool: ConnectionPool!
-    var loop: StatementLoop?
-
-    override func setUpWithError() throws {
-        db = try TestCluster.freshDatabase(name)
-        pool = db.pool(maxConnections: 2)
-    }
-
-    override func tearDown() {
-        loop?.stop()
-        pool?.close()
-        db?.drop()
-    }
-
-    private func startLoop(queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256, connections: Int = 2, batch: Int = 32,
-                           waitingLimit: Int = 1024) throws -> StatementLoop {
-        let configuration = ConnectionPool.Configuration(conninfo: db.conninfo, applicationName: "loop-test", queryTimeout: queryTimeout,
-                                                         preparedStatementLimit: preparedStatementLimit)
-        let loop = try StatementLoop(.init(pool: configuration, connections: connections, batch: batch, waitingLimit: waitingLimit))
-        loop.start()
-        self.loop = loop
-        return loop
-    }
+final class StatementLoopTests: StatementLoopTestCase {
 
     /// Submits and waits for the answer (at most `within` seconds).
     private func run(_ sql: SQL, on loop: StatementLoop, within: TimeInterval = 10) throws -> Result<QueryResult, any Error> {
