@@ -38,14 +38,16 @@ let package = Package(
         .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
-        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem"], swiftSettings: release),
+        // Helper processes of the `cafe` executable, and the messages to them (photos, password hashes).
+        .target(name: "HelperProcesses", dependencies: ["CSystem"], swiftSettings: release),
+        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem", "HelperProcesses"], swiftSettings: release),
         .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
         // Mail over SMTP (libcurl): the message's text and its one-at-a-time transport.
         .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "CSystem", "HelperProcesses", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["HelperProcesses", "CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["HelperProcesses", "CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CSystem"]),
@@ -54,7 +56,7 @@ let package = Package(
         .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"]),
         .testTarget(name: "CafeDomainTests", dependencies: ["CafeDomain"]),
         .testTarget(name: "PhotoCodecTests", dependencies: ["PhotoCodec", "CafeDomain", "CafeTestSupport"]),
-        .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
+        .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),
         .testTarget(name: "CafeAppTests", dependencies: ["CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),

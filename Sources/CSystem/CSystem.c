@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -292,4 +293,23 @@ void cafe_name_thread(const char *name) {
     char kept[16];
     snprintf(kept, sizeof kept, "%s", name);
     pthread_setname_np(pthread_self(), kept);
+}
+
+int cafe_become_background_helper(int niceness) {
+    // A session of its own: where the kernel groups tasks by session (autogroup), its CPU is charged to
+    // a group of its own, not to the serving process's.
+    setsid();
+    int failed = setpriority(PRIO_PROCESS, 0, niceness) != 0;
+    FILE *group = fopen("/proc/self/autogroup", "w");
+    if (group != NULL) {
+        fprintf(group, "%d", niceness);
+        fclose(group);
+    }
+    if (niceness > 0) {
+        // Only when nothing else wants a core: a niced group still ran out its slices while a request
+        // waited (docs/performance.md, twenty-second session).
+        struct sched_param none = {0};
+        failed |= sched_setscheduler(0, SCHED_IDLE, &none) != 0;
+    }
+    return failed ? -1 : 0;
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CafeDomain
+import HelperProcesses
 
 /// The messages between the service and a `cafe photo-codec` helper over its pipes: fixed-size
 /// little-endian headers, then the bytes. Both ends are the same binary, so the layout is private.
@@ -23,25 +24,25 @@ struct CodecRequest {
     func header(length: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(Self.headerSize)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: operation.rawValue)), 4)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: format)), 4)
-        CodecFrames.append(&out, UInt64(bitPattern: maxPixels), 8)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: maxSide)), 4)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: quality)), 4)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: width)), 4)
-        CodecFrames.append(&out, UInt64(UInt32(bitPattern: encoding)), 4)
-        CodecFrames.append(&out, UInt64(length), 8)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: operation.rawValue)), 4)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: format)), 4)
+        HelperFrames.append(&out, UInt64(bitPattern: maxPixels), 8)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: maxSide)), 4)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: quality)), 4)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: width)), 4)
+        HelperFrames.append(&out, UInt64(UInt32(bitPattern: encoding)), 4)
+        HelperFrames.append(&out, UInt64(length), 8)
         return out
     }
 
     /// The header and its body length; nil for one no service wrote.
     static func parse(_ header: [UInt8]) -> (CodecRequest, Int)? {
-        guard header.count == headerSize, let operation = CodecOperation(rawValue: CodecFrames.int32(header, 0)) else { return nil }
-        let length = CodecFrames.uint64(header, 32)
-        guard length <= UInt64(CodecFrames.maxLength) else { return nil }
-        return (CodecRequest(operation: operation, format: CodecFrames.int32(header, 4), maxPixels: Int64(bitPattern: CodecFrames.uint64(header, 8)),
-                             maxSide: CodecFrames.int32(header, 16), quality: CodecFrames.int32(header, 20), width: CodecFrames.int32(header, 24),
-                             encoding: CodecFrames.int32(header, 28)), Int(length))
+        guard header.count == headerSize, let operation = CodecOperation(rawValue: HelperFrames.int32(header, 0)) else { return nil }
+        let length = HelperFrames.uint64(header, 32)
+        guard length <= UInt64(HelperFrames.maxLength) else { return nil }
+        return (CodecRequest(operation: operation, format: HelperFrames.int32(header, 4), maxPixels: Int64(bitPattern: HelperFrames.uint64(header, 8)),
+                             maxSide: HelperFrames.int32(header, 16), quality: HelperFrames.int32(header, 20), width: HelperFrames.int32(header, 24),
+                             encoding: HelperFrames.int32(header, 28)), Int(length))
     }
 }
 
@@ -60,19 +61,19 @@ struct CodecAnswer {
     }
 
     init(header: [UInt8]) {
-        result = CodecFrames.int32(header, 0)
-        encoding = CodecFrames.int32(header, 4)
-        width = CodecFrames.int32(header, 8)
-        height = CodecFrames.int32(header, 12)
-        length = Int(clamping: CodecFrames.uint64(header, 16))
+        result = HelperFrames.int32(header, 0)
+        encoding = HelperFrames.int32(header, 4)
+        width = HelperFrames.int32(header, 8)
+        height = HelperFrames.int32(header, 12)
+        length = Int(clamping: HelperFrames.uint64(header, 16))
     }
 
     func with(body: [UInt8]) -> CodecAnswer { CodecAnswer(result: result, encoding: encoding, width: width, height: height, body: body) }
 
     var frame: [UInt8] {
         var out: [UInt8] = []
-        for value in [result, encoding, width, height] { CodecFrames.append(&out, UInt64(UInt32(bitPattern: value)), 4) }
-        CodecFrames.append(&out, UInt64(body.count), 8)
+        for value in [result, encoding, width, height] { HelperFrames.append(&out, UInt64(UInt32(bitPattern: value)), 4) }
+        HelperFrames.append(&out, UInt64(body.count), 8)
         return out + body
     }
 
@@ -102,67 +103,14 @@ struct CodecAnswer {
     }
 }
 
-enum CodecFrames {
-    /// No photo, size or upload is larger than this.
-    static let maxLength = 1 << 30
-
-    static func append(_ out: inout [UInt8], _ value: UInt64, _ bytes: Int) {
-        for i in 0..<bytes { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
-    }
-
-    static func uint64(_ b: [UInt8], _ at: Int) -> UInt64 {
-        (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
-    }
-
-    static func int32(_ b: [UInt8], _ at: Int) -> Int32 {
-        Int32(bitPattern: (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * UInt32($1)) })
-    }
-
-    /// Writes all of `bytes`; false when the other end is gone.
-    static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, base + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
-    }
-
-    /// Exactly `count` bytes, or nil at the end of the stream or when `deadline` (monotonic seconds) passes.
-    static func read(_ fd: Int32, count: Int, deadline: Double? = nil) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        while offset < count {
-            if let deadline {
-                let left = deadline - monotonicSeconds()
-                guard left > 0 else { return nil }
-                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
-                if ready < 0 && errno == EINTR { continue }
-                guard ready > 0 else { continue }
-            }
-            let n = out.withUnsafeMutableBytes { raw in raw.baseAddress.map { Glibc.read(fd, $0 + offset, count - offset) } ?? 0 }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            offset += n
-        }
-        return out
-    }
-}
-
 /// `cafe photo-codec`: a helper's whole life. Reads a request from stdin, answers on stdout, until
 /// stdin ends (the service closed the pipe, or died).
 public enum PhotoCodecServer {
     public static func serve() -> Int32 {
         let codec = InProcessPhotoCodec()
         while true {
-            guard let header = CodecFrames.read(0, count: CodecRequest.headerSize) else { return 0 }
-            guard let (request, length) = CodecRequest.parse(header), let bytes = CodecFrames.read(0, count: length) else { return 65 }
+            guard let header = HelperFrames.read(0, count: CodecRequest.headerSize) else { return 0 }
+            guard let (request, length) = CodecRequest.parse(header), let bytes = HelperFrames.read(0, count: length) else { return 65 }
             let outcome: Result<EncodedPhoto, PhotoRefusal>
             switch request.operation {
             case .clean:
@@ -175,7 +123,7 @@ public enum PhotoCodecServer {
                 guard let encoding = PhotoEncoding(code: request.encoding) else { return 65 }
                 outcome = Result { () throws(PhotoRefusal) in try codec.resize(bytes, width: Int(request.width), to: encoding) }
             }
-            guard CodecFrames.write(1, CodecAnswer(outcome).frame) else { return 0 }
+            guard HelperFrames.write(1, CodecAnswer(outcome).frame) else { return 0 }
         }
     }
 }

@@ -4,13 +4,19 @@ import Glibc
 import CafeApp
 import Foundation
 import JSONLogging
+import HelperProcesses
 import PhotoCodec
+import CafeStore
 
-// A photo-decoding helper of a serving process (`PhotoCodecProcesses`): nothing else of the command
-// line, no configuration, no logger; it speaks only over its pipes.
-if CommandLine.arguments.dropFirst().first == "photo-codec" { exit(PhotoCodecServer.serve()) }
-// This executable answers `photo-codec` above, whatever its file is called: it runs its own helpers.
-PhotoCodecProcesses.runHelpersWithThisExecutable()
+// Helpers of a serving process (`PhotoCodecProcesses`, `PasswordHashingProcesses`): nothing else of
+// the command line, no configuration, no logger; they speak only over their pipes.
+switch CommandLine.arguments.dropFirst().first {
+case "photo-codec": exit(PhotoCodecServer.serve())
+case "password-hasher": exit(PasswordHasherServer.serve(niceness: CommandLine.arguments.dropFirst(2).first.flatMap { Int32($0) } ?? 0))
+default: break
+}
+// This executable answers the helpers' commands above, whatever its file is called: it runs its own helpers.
+HelperExecutable.useThisExecutable()
 
 // Entry point: pick the subcommand, run it, turn errors into a message and a non-zero status.
 // (No C callbacks here: closures at the top level of main.swift are bound to the main actor.)

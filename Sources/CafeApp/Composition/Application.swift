@@ -4,6 +4,7 @@ import PhotoCodec
 import DatabaseSetup
 import Foundation
 import HTTPKit
+import HelperProcesses
 import JSONLogging
 import Mail
 import PostgresKit
@@ -92,6 +93,10 @@ public final class Application: Sendable {
         let queries = WorkLane(.init(name: "query", threads: configuration.queryThreads, queueLimit: configuration.queryQueue))
         let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue,
                                      niceness: configuration.hashNiceness))
+        // The lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
+        if let executable = HelperExecutable.cafe() {
+            PasswordHasher.computeIn(PasswordHashingProcesses(executable: executable, niceness: configuration.hashNiceness))
+        }
         // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
         // Photos are decoded on a lane of their own, so uploads never hold the threads reads need.
@@ -236,7 +241,7 @@ extension Configuration {
 
     /// Photos are decoded by helper processes of this `cafe` executable (see `PhotoCodecProcesses`).
     public func photoCodec() throws -> PhotoCodecProcesses {
-        guard let executable = PhotoCodecProcesses.cafeExecutable() else {
+        guard let executable = HelperExecutable.cafe() else {
             throw ConfigurationError(message: "cannot find the cafe executable that decodes photos (/proc/self/exe, or a cafe beside it)")
         }
         return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes)
