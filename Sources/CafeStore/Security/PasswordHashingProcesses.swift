@@ -49,7 +49,8 @@ public final class PasswordHashingProcesses: Sendable {
         }
     }
 
-    /// Twice at most: an idle helper may have been killed since its last answer.
+    /// Asked again of a new helper once when one dies (an idle helper may have been killed since its
+    /// last answer), never when one runs out of time: that would only double the wait.
     private func call(_ request: PasswordRequest) -> PasswordAnswer? {
         for _ in 0..<2 {
             guard let helper = idle.take() ?? HelperProcess.start(executable, ["password-hasher", String(niceness)]) else { return nil }
@@ -60,6 +61,7 @@ public final class PasswordHashingProcesses: Sendable {
                 return answer.with(body: body)
             }
             helper.stop()
+            if monotonicSeconds() >= deadline { return nil }
         }
         return nil
     }
