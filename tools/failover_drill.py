@@ -59,7 +59,7 @@ class Drill:
         command = ["psql", dsn, "-qAtc", query]
         if os.getuid() == 0:
             command = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(command, capture_output=True, text=True, check=True, cwd=self.args.dir).stdout.strip()
 
     def writer(self, token, cafes, number):
         n = 0
@@ -101,7 +101,8 @@ class Drill:
         if os.getuid() == 0:
             command = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
         log = open(os.path.join(self.args.dir, f"{name}.log"), "a")
-        return subprocess.Popen(command, stdout=log, stderr=log, start_new_session=True)
+        # In the cluster's directory, which postgres owns: not the checkout, which it may not enter.
+        return subprocess.Popen(command, stdout=log, stderr=log, start_new_session=True, cwd=self.args.dir)
 
     def kill_node(self, name):
         """SIGKILL of the node's Patroni and its postmaster, as if the machine died."""

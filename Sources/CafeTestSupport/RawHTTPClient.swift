@@ -79,14 +79,15 @@ public final class RawHTTPClient {
             if let early = try? readResponse() { return early }
             throw error
         }
-        return try readResponse()
+        return try readResponse(bodiless: method == "HEAD")
     }
 
     public func request(_ method: String, _ target: String, json: String, headers: [String: String] = [:]) throws -> Response {
         try request(method, target, headers: ["Content-Type": "application/json"].merging(headers) { $1 }, body: Array(json.utf8))
     }
 
-    public func readResponse() throws -> Response {
+    /// The next answer; `bodiless`: one to a HEAD, whose `Content-Length` is the GET's, with no body after it.
+    public func readResponse(bodiless: Bool = false) throws -> Response {
         let headerEnd = try readUntil([13, 10, 13, 10])
         let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
         buffer.removeFirst(headerEnd + 4)
@@ -98,7 +99,7 @@ public final class RawHTTPClient {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
+        let length = bodiless ? 0 : Int(headers["content-length"] ?? "0") ?? 0
         while buffer.count < length { try fill() }
         let body = Array(buffer[..<length])
         buffer.removeFirst(length)

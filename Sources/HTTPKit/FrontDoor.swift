@@ -49,9 +49,10 @@ public struct FrontDoor: Responder {
         finished(request, since: since ?? MonotonicClock.nanoseconds()) { inner($0) { router.respond(to: $0, answeredBy: handler) } }
     }
 
-    /// Every answer, whoever decided it, leaves through here: the outer step, then the metrics.
+    /// Every answer, whoever decided it, leaves through here: the outer step, its content coding
+    /// (`ResponseCompression`), then the metrics.
     private func finished(_ request: Request, since started: UInt64, _ answer: (Request) -> Response) -> Response {
-        let response = outer(request, answer)
+        let response = ResponseCompression.encoded(outer(request, answer), for: request)
         metrics?.record(route: response.route, method: request.method, status: response.status,
                         seconds: Double(MonotonicClock.nanoseconds().subtractingSaturated(started)) / 1e9)
         return response

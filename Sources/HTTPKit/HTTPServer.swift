@@ -234,7 +234,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     guard let existing = conCls.pointee, UInt(bitPattern: existing) != nulTarget else {
         let holdsNul = conCls.pointee != nil
         let state = RequestState()
-        state.method = String(cString: method)
+        // A HEAD is answered as the GET of the same target, everywhere past this line (routing, the page
+        // cache, the metrics): libmicrohttpd knows the request's real method, and sends that answer's
+        // status and headers, its Content-Length included, without the body (RFC 9110 9.3.2).
+        let requested = String(cString: method)
+        state.method = requested == "HEAD" ? "GET" : requested
         state.path = String(cString: url)
         let routing = server.responder.route(method: state.method, path: state.path)
         state.routing = routing

@@ -134,7 +134,8 @@ public final class PageCache: @unchecked Sendable {
         let indexes = kinds.compactMap { self.kinds.firstIndex(of: $0) }
         var response = response
         response.body = response.body.compacted()
-        let bytes = response.body.allocatedBytes + key.utf8.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
+        ResponseCompression.prepare(response)
+        let bytes = response.body.retainedBytes + key.utf8.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
         guard capacityBytes > 0, bytes <= capacityBytes / 4 else { return }
         lock.withLock {
             guard !suspended, stamp.epoch == epoch, indexes.allSatisfy({ stamp.generations[$0] == generations[$0] }) else { return }

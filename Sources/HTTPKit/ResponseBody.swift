@@ -1,10 +1,16 @@
+import Synchronization
+
 /// The bytes of an answer: written once, never changed, shared by reference. A page a `JSONWriter`
 /// wrote becomes a body without a copy (`JSONWriter.body()`), and libmicrohttpd sends it from this
 /// memory, holding a reference until the last byte is out. So a page of 100 comments is not copied
 /// twice on its way out (into an array, then into libmicrohttpd's own buffer), and a cached page or a
 /// photo is not copied once per answer.
-public final class ResponseBody: @unchecked Sendable {   // immutable after init
+///
+/// Its gzip form is made the first time an answer needs it and kept with the bytes: a page the cache
+/// holds, or a file of the web client, is compressed once, however many clients ask for it.
+public final class ResponseBody: @unchecked Sendable {   // the bytes never change after init; the gzip form is set once, atomically
     private let storage: UnsafeMutablePointer<UInt8>
+    private let gzipForm = AtomicLazyReference<ResponseBody>()
     public let count: Int
     /// The memory it holds, which may be more than `count` (a writer's buffer, adopted as it was).
     public let allocatedBytes: Int
@@ -33,6 +39,20 @@ public final class ResponseBody: @unchecked Sendable {   // immutable after init
     public convenience init(_ text: String) { self.init(Array(text.utf8)) }
 
     public static let empty = ResponseBody([])
+    /// What `gzipForm` holds when gzip does not make a body smaller.
+    private static let noGain = ResponseBody([])
+
+    /// These bytes gzipped (made once, then kept), or nil when that is not smaller.
+    public var gzipped: ResponseBody? {
+        let form = gzipForm.load() ?? gzipForm.storeIfNil(withUnsafeBytes { Gzip.compress($0) } ?? Self.noGain)
+        return form === Self.noGain ? nil : form
+    }
+
+    /// The memory this body holds, its gzip form (if made) included: what the page cache counts.
+    public var retainedBytes: Int {
+        guard let form = gzipForm.load(), form !== Self.noGain else { return allocatedBytes }
+        return allocatedBytes + form.allocatedBytes
+    }
 
     deinit { storage.deallocate() }
 

@@ -186,6 +186,7 @@ public final class Router: Sendable {
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
         if allowed.isEmpty { throw RoutingFailure(problem: Problem.notFound("No route for \(path)."), pattern: nil) }
+        if allowed.contains("GET") { allowed.append("HEAD") }   // the server answers a HEAD as its GET
         throw RoutingFailure(problem: Problem.methodNotAllowed(allowed.sorted()), pattern: samePath)
     }
 

@@ -53,10 +53,11 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(body(r), "\"cafe \u{115B9}x\"")
     }
 
+    /// HEAD is named wherever GET is: the server answers a HEAD as the GET of the same target.
     func test405ListsAllowedMethods() {
         let r = router().respond(to: Request(method: "DELETE", path: "/v1/cafes/3"))
         XCTAssertEqual(r.status, 405)
-        XCTAssertEqual(r.header("Allow"), "GET, PATCH")
+        XCTAssertEqual(r.header("Allow"), "GET, HEAD, PATCH")
     }
 
     func testMappedErrorsUseTheirProblemAndOthersBecome500() {

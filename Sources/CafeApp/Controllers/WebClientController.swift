@@ -5,7 +5,7 @@ import HTTPKit
 /// console: the same page and scripts; the API decides who sees what) and the files of `web/assets/` at
 /// `/assets/{name}`, read once at start (no build step: plain HTML, CSS and JavaScript modules).
 /// The page may run only its own scripts (Content-Security-Policy), and everything revalidates
-/// by ETag, so a deploy is seen on the next load.
+/// by ETag, so a deploy is seen on the next load. Each file is gzipped as it is loaded (`ResponseCompression`).
 struct WebClientController: Sendable {
     struct Asset: Sendable {
         let body: ResponseBody
@@ -33,6 +33,7 @@ struct WebClientController: Sendable {
             default: "application/octet-stream"
             }
             let body = ResponseBody(bytes)
+            _ = body.gzipped   // compressed once, here: every answer to a client that takes gzip sends these bytes
             return Asset(body: body, contentType: type, etag: body.strongETag)
         }
         index = directory.flatMap { load($0.appendingPathComponent("index.html")) }

@@ -73,7 +73,10 @@ struct CachedPages: Sendable {
         let computed = respond(request)
         guard computed.status == 200 else { return computed }
         // A route that sets its own validators (a photo: its digest, and how long a CDN may keep it) keeps them.
+        // The body in memory of its own size before it is kept, so that this answer and the stored one share
+        // it, and its gzip form, made as it is stored, serves this answer too.
         var response = computed
+        response.body = computed.body.compacted()
         let etag = computed.header("etag") ?? computed.body.strongETag
         if computed.header("etag") == nil { response.headers.append(("ETag", etag)) }
         if computed.header("cache-control") == nil { response.headers.append(("Cache-Control", "public, no-cache")) }
