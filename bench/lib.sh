@@ -35,7 +35,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # Context switches (voluntary and not, every thread) PID's threads have made so far: a thread that waits
 # for PostgreSQL or for work is switched out, and on a virtual machine a switch costs what thousands of
-# instructions do (docs/performance.md, "Twelfth session").
+# instructions do (docs/performance.md, "How it is measured").
 context_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
 
 # wrk_run TARGET [script] -> "rps p50 p99 cpu switches" with $conns connections for $duration. cpu is the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The photo rows of `make bench` (issue #30), each against a reference measured in the same run:
+# The photo rows of `make bench`, each against a reference measured in the same run:
 #   1. making the 640-wide WebP of a 12-megapixel JPEG: the service's time per photo (the first
 #      `GET ?w=640` with `Accept: image/webp`, which makes it from the stored photo) vs `vipsthumbnail`
 #      on the uploaded file, both one at a time;

@@ -85,11 +85,12 @@ http {
   access_log off;
   default_type application/json;
   keepalive_requests 1000000;
+  gzip_static on;   # a file's .gz beside it, sent as it is to a client that takes gzip
   server { listen 127.0.0.1:$nginx_port; root $PWD/$work/nginx/html; }
 }
 NGINX
 nginx -c "$PWD/$work/nginx/nginx.conf"
-nginx_rate() { cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/$1" | cut -d' ' -f1; }
+nginx_rate() { cpu_pid= wrk_run "http://127.0.0.1:$nginx_port/$1" ${2:-} | cut -d' ' -f1; }
 read -r ng_rps api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "nginx_rate healthz" "$base/healthz")"
 row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.95" "$(ge "$r" 0.95)" "$api_cpu $api_sw"
 
@@ -101,6 +102,11 @@ FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s
 SQL
 read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
 row "list newest 20" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu $api_sw"
+plain_cpu=$api_cpu
+# The same page asked for gzipped: what compressing an uncached page costs, in the request process's CPU.
+read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20" bench/gzip.lua)"
+gzip_cost=$(printf '%.1f' "$(echo "$api_cpu - $plain_cpu" | bc)")
+row "list newest 20, gzip" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms; compressing: +$gzip_cost µs a page)" "$api_rps" "$pg (pgbench)" "ratio $r, goal >= 0.6" "$(ge "$r" 0.6)" "$api_cpu $api_sw"
 
 # --- 3. rare 2-character Japanese keyword --------------------------------------------------------
 step "search for a rare 2-character keyword (蕎麦) vs the same SQL, and vs ILIKE"
@@ -188,6 +194,11 @@ sleep 1
 read -r ng_rps api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(cpu_pid=$cached_cpu_pid paired "nginx_rate list.json" "$cached/v1/cafes?limit=20")"
 wait "$poster"
 row "cached list newest 20, 50 posts/s" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu $api_sw"
+
+step "cached list gzipped vs nginx serving the same gzip bytes (gzip_static)"
+curl -sf -H 'Accept-Encoding: gzip' "$cached/v1/cafes?limit=20" > "$work/nginx/html/list.json.gz"
+read -r ng_rps api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(cpu_pid=$cached_cpu_pid paired "nginx_rate list.json bench/gzip.lua" "$cached/v1/cafes?limit=20" bench/gzip.lua)"
+row "cached list newest 20, gzip" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms)" "$api_rps" "$ng_rps (nginx gzip_static)" "ratio $r, goal >= 0.8" "$(ge "$r" 0.8)" "$api_cpu $api_sw"
 
 step "a new comment in the cached page after the worker's pass ($reflect comments)"
 read -r lag_p50 lag_p99 <<< "$(python3 bench/cache.py reflect "$cached" "$base" "$token" "$busiest" "$reflect")"

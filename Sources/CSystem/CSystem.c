@@ -307,7 +307,7 @@ int cafe_become_background_helper(int niceness) {
     }
     if (niceness > 0) {
         // Only when nothing else wants a core: a niced group still ran out its slices while a request
-        // waited (docs/performance.md, twenty-second session).
+        // waited (docs/performance.md, "Password hashing under log-in floods").
         struct sched_param none = {0};
         failed |= sched_setscheduler(0, SCHED_IDLE, &none) != 0;
     }

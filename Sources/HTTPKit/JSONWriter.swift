@@ -18,7 +18,7 @@ public final class JSONWriter {
     /// 32 KiB at first: a list page and a page of 100 comments (25 KB with reviews of a line or two)
     /// fit without growing. Memory that is never touched costs nothing, while each growth copied all
     /// written so far (16 KiB a comments page, a tenth of its `memmove`; docs/performance.md,
-    /// "Seventeenth session"). A page cached with room to spare is compacted (`ResponseBody.compacted`).
+    /// "Writing pages"). A page cached with room to spare is compacted (`ResponseBody.compacted`).
     public init(capacity: Int = 32 << 10) {
         self.capacity = max(capacity, 64)
         storage = .allocate(capacity: self.capacity)

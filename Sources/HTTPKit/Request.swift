@@ -3,7 +3,7 @@
 /// Its fields live in one object, shared by copies and copied only when a copy is changed (copy on
 /// write): a request is copied a dozen times on its way (into closures, into the state kept while
 /// it waits, into each step's `next`), and copying seventeen fields, a dozen of them references, and
-/// releasing them again was 8% of a rare search's instructions (docs/performance.md, "Twentieth session").
+/// releasing them again was 8% of a rare search's instructions (docs/performance.md, "Statements").
 public struct Request: Sendable {
     private var storage: Storage
 

@@ -6,7 +6,7 @@ extension StatementLoop {
     /// until that batch has committed: its rows then, or its error. The calling thread's `CommitRecorder`
     /// gets the log position after the commit.
     ///
-    /// Why (docs/performance.md, twenty-first session): a post is one INSERT, and a backend committing
+    /// Why (docs/performance.md, "Writes: the group commit"): a post is one INSERT, and a backend committing
     /// each on its own — a transaction's start and end, a wake-up, and with durable commits a flush of
     /// the log — spent more on that than on the INSERT; eight in one transaction cost PostgreSQL a fifth.
     public func commit(_ sql: SQL) throws -> QueryResult {

@@ -11,7 +11,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation {
     /// bytes with the offsets beside them, not as a list of pieces: a search's statement is two dozen
     /// fragments, and a piece per fragment (a `String` each, retained, copied into every enclosing
     /// statement, released) made putting it together cost a fifth of the search's instructions
-    /// (docs/performance.md, "Eighth session").
+    /// (docs/performance.md, "Statements").
     private(set) var text: [UInt8]
     /// Each value and where in `text` it goes, in order.
     private(set) var places: [Place]

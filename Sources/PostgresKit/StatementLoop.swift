@@ -13,7 +13,7 @@ import Synchronization
 /// to its statement's completion as it is read. The caller — a request whose connection is suspended —
 /// holds no thread meanwhile.
 ///
-/// Why (docs/performance.md, fourteenth session): a thread per waiting statement costs a wake-up per
+/// Why (docs/performance.md, "The request path: lanes and the statement loop"): a thread per waiting statement costs a wake-up per
 /// statement, which on a machine with dear context switches was as much of a page as the rendering;
 /// and a backend woken once for a dozen statements reads its socket, starts and ends a transaction and
 /// flushes once for all of them, which took about 40% off PostgreSQL's share of a search.

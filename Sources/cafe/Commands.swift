@@ -130,7 +130,7 @@ enum Commands {
                                   with pg_basebackup -R on first use), read-only, for DATABASE_READ_URLS
 
         Prints the connection string for DATABASE_URL or DATABASE_READ_URLS. Its socket is in the
-        directory: processes on this machine only (see "Running on more than one machine" in the README).
+        directory: processes on this machine only (docs/operations.md, "Running on more than one machine").
         """
 
     static func database(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {

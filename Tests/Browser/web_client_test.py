@@ -323,6 +323,11 @@ class Story:
         assert self.one("nav a[href='#/']").text == "カフェ"
         self.one("#lang").click()
         self.wait(lambda d: self.one("nav a[href='#/']").text == "Cafes", "English UI")
+        # Counts in English take the plural form their number needs: "1 comment", "2 comments".
+        self.wait(lambda d: self.css(".stars .count"), "the list's comment counts")
+        counts = [e.text.split() for e in self.css(".stars .count")]
+        for words in counts:
+            assert len(words) == 3 and words[2] == ("comment" if words[1] == "1" else "comments"), words
 
     # -- the operator console (in English, after switch_language) ------------------------------
 

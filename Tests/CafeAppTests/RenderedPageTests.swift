@@ -4,7 +4,7 @@ import Foundation
 import HTTPKit
 import XCTest
 
-/// The pages' JSON byte for byte: the expected texts were rendered by the writer before #33 made it
+/// The pages' JSON byte for byte: the expected texts were rendered by the writer before it was made to
 /// write into raw memory and timestamps in place (commit 6eaae61), from the same values.
 final class RenderedPageTests: XCTestCase {
     static let cafes = [

@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Who the client is behind trusted proxies, and a rate limiter that stays bounded under a flood of
-/// addresses (issue 28, findings 1 and 17).
+/// addresses.
 final class ClientAddressTests: XCTestCase {
     private func client(_ peer: String, _ headers: HeaderFields, trusted: String = "10.0.0.0/8, 127.0.0.1, fd00::/8") throws -> String {
         let proxies = try TrustedProxies(parsing: trusted)

@@ -31,7 +31,7 @@ const texts = {
     skip: 'Skip to content', 'nav.cafes': 'Cafes', 'nav.wall': 'Photo wall', 'nav.account': 'Account', 'nav.login': 'Log in',
     'lang.switch': '日本語', search: 'Search by keyword', 'search.matching': 'Searching for (normalised): ', 'sort.label': 'Order',
     'sort.newest': 'Newest', 'sort.rating': 'Best rated', 'sort.popular': 'Most reviewed', more: 'Load more', noCafes: 'No cafes match.',
-    comments: 'comments', commentsTitle: 'Comments', noComments: 'No comments yet.', noRating: 'No ratings yet', featured: 'New',
+    comments: 'comments', 'comments.one': 'comment', commentsTitle: 'Comments', noComments: 'No comments yet.', noRating: 'No ratings yet', featured: 'New',
     'review.title': 'Write a review', 'review.star': 'Rating', 'review.detail': 'Comment', 'review.photo': 'Photo (optional)',
     'review.submit': 'Post', 'review.login': 'Log in to write a review.', 'review.uploading': 'Uploading the photo…',
     edit: 'Edit', delete: 'Delete', save: 'Save', cancel: 'Cancel', 'delete.confirm': 'Delete this comment?',
@@ -59,6 +59,13 @@ const texts = {
 let lang = localStorage.getItem('lang') || ((navigator.language || 'en').toLowerCase().startsWith('ja') ? 'ja' : 'en');
 
 export const t = (key) => texts[lang][key] ?? texts.en[key] ?? key;
+
+/// A count and its noun in the form the language's plural rules choose: "1 comment", "2 comments",
+/// "1 件のコメント" (Japanese has one form). A key's singular, where the language has one, is `key.one`.
+export function counted(count, key) {
+  const form = new Intl.PluralRules(lang).select(count);
+  return `${count} ${t(form === 'one' && texts[lang][`${key}.one`] ? `${key}.one` : key)}`;
+}
 
 /// More texts for a part of the client that loads them itself (the operator console).
 export function addTexts(more) {

@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { t } from './i18n.js';
+import { counted, t } from './i18n.js';
 
 /// ★★☆ for an average (or a single rating), with the number for screen readers and eyes.
 export function stars(average, count) {
@@ -9,7 +9,7 @@ export function stars(average, count) {
   return h('span', { class: 'stars', title: label },
     h('span', { 'aria-hidden': 'true' }, '★'.repeat(full) + '☆'.repeat(3 - full)),
     h('span', { class: 'stars-number' }, ` ${label}`),
-    count === undefined ? null : h('span', { class: 'count' }, ` · ${count} ${t('comments')}`));
+    count === undefined ? null : h('span', { class: 'count' }, ` · ${counted(count, 'comments')}`));
 }
 
 /// One person's rating: ★★☆ and its name (まあまあ / おすすめ / プレミアム).

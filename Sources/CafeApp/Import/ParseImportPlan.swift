@@ -131,7 +131,7 @@ struct ParseImportPlan {
                 skip("username \"\(username)\" is the same as that of \(first) when case is ignored; not merged"); continue
             }
             if let first = userIDsBySkeleton[skeleton] {
-                skip("username \"\(username)\" looks the same as that of \(first) (UTS #39 confusables); not merged"); continue
+                skip("username \"\(username)\" looks the same as that of \(first) (UTS 39 confusables); not merged"); continue
             }
             if !UsernameSpoofing.isAllowed(username) { skip("username \"\(username)\" \(AccountService.spoofMessage)"); continue }
             if known.accounts[skeleton] != nil { skip("username \"\(username)\" is taken by an account already here (or one that looks the same)"); continue }

@@ -75,7 +75,7 @@ public struct CafeListing: Sendable {
     /// values, which the planner cannot see: it estimates the containment at its default selectivity
     /// and takes the gram index for every keyword, rare or common. `cafe_capped` (PL/pgSQL) is called
     /// only past the cap, to raise: called on every lookup, it cost PostgreSQL 5-10% of the
-    /// rare-keyword page (docs/performance.md, "Fifth session"); `OFFSET 0` keeps the ids one value.
+    /// rare-keyword page (docs/performance.md, "Keyword search"); `OFFSET 0` keeps the ids one value.
     public static func lookedUpIDs(grams: [String]?, patterns: [String], cap: Int = lookupLimit) -> SQL {
         let looked: SQL = grams.map { "\(PostgresTextArray($0))::text[]" } ?? "NULL::text[]"
         return """

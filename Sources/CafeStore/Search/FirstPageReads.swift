@@ -5,7 +5,7 @@ import PostgresKit
 /// (`CafeRepository.loopRead`): a listing's statement is a function of the listing, its keywords'
 /// forms and the gram statistics alone, and making it — ranking the keywords' grams, writing a
 /// lookup of a kilobyte and rendering its placeholders — was a quarter of a rare search's
-/// instructions (docs/performance.md, "Twentieth session"). The rows are read from PostgreSQL every
+/// instructions (docs/performance.md, "Statements"). The rows are read from PostgreSQL every
 /// time: this keeps statements, not answers, and the page cache alone keeps answers.
 ///
 /// An entry stands while the statistics it was planned with do: a refresh of the statistics plans

@@ -44,7 +44,7 @@ public struct SearchTerms: Sendable {
 
 /// The forms of the keywords searched lately, so that a search binds them instead of having
 /// PostgreSQL normalise its keywords in every statement: in the rare-keyword page, the PL/pgSQL that
-/// did so cost PostgreSQL about a third of the statement (docs/performance.md, "Fifth session").
+/// did so cost PostgreSQL about a third of the statement (docs/performance.md, "Keyword search").
 /// A keyword not kept is asked of PostgreSQL, with the other missing ones, in one statement.
 ///
 /// Bounded: at most `capacity` keywords (`SEARCH_KEYWORD_CACHE`), in `TwoGenerations`.

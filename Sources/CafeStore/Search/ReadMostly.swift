@@ -8,7 +8,7 @@ import Glibc
 /// Why not a `Mutex`: it lets one reader in at a time. With a dozen threads on two cores, a reader
 /// preempted while holding it kept the others spinning in `_MutexHandle._lockSlow`, then sleeping on
 /// its futex: 5–13% of the request process's CPU on the rare search in four of five runs, and those
-/// runs served up to a quarter fewer pages (docs/performance.md, "Eighteenth session").
+/// runs served up to a quarter fewer pages (docs/performance.md, "Keyword search").
 final class ReadMostly<State>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
     private var state: State

@@ -7,11 +7,11 @@ import Synchronization
 /// so every replica accepts every replica's cursors and a client cannot forge or alter one. The key is
 /// read once, on first use, and read after that with one atomic load: every page with a next cursor
 /// signs one, on every lane at once, and a lock here (Swift's `Mutex` is a priority-inheriting futex on
-/// Linux) put lane threads to sleep behind each other (docs/performance.md, "Seventeenth session").
+/// Linux) put lane threads to sleep behind each other (docs/performance.md, "Writing pages").
 ///
 /// SipHash is a pseudorandom function made for short inputs — a cursor is under 100 bytes — so its
 /// output under a secret key is a MAC; it replaced HMAC-SHA-256, whose two SHA-256 blocks cost 8.7k of
-/// a list page's 216k instructions (SipHash: 1k; docs/performance.md, "Tenth session"). Cursors
+/// a list page's 216k instructions (SipHash: 1k; docs/performance.md, "Statements"). Cursors
 /// signed before that change are refused once (400 `invalid_cursor`), as after a change of the key.
 public final class CursorSigner: Sendable {
     private let pool: ConnectionPool

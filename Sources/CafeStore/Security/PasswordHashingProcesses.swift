@@ -13,7 +13,7 @@ import HelperProcesses
 /// too) and, when `HASH_NICE` > 0, SCHED_IDLE: a niced group of its own still ran out its slices while
 /// requests waited. `make overload` with log-ins only, the list's p99 against its p99 alone: 3–10× with
 /// the hashing in this process, 4–6× in a niced helper of its own session, 1.4–2× with SCHED_IDLE
-/// (docs/performance.md, twenty-second session). Where a cgroup holds both processes, the niceness and
+/// (docs/performance.md, "Password hashing under log-in floods"). Where a cgroup holds both processes, the niceness and
 /// the policy still put the helper behind the serving threads.
 ///
 /// A helper answers one request at a time; as many run as callers use at once (the hashing lane,

@@ -1,6 +1,6 @@
 import CUsernameSpoof
 
-/// Usernames that cannot pass for another (UTS #39, through ICU's `uspoof`): a name must keep to the
+/// Usernames that cannot pass for another (UTS 39, through ICU's `uspoof`): a name must keep to the
 /// "moderately restrictive" profile — one script, or Latin with one other that is not Cyrillic or
 /// Greek (so `аdmin`, with a Cyrillic а, is refused), no invisible characters, one system of digits —
 /// and no two accounts may share a confusable skeleton (Cyrillic `сосоа` and Latin `cocoa` are one name here,

@@ -4,7 +4,7 @@ import Foundation
 import JSONLogging
 import XCTest
 
-/// `cafe import-parse` on exports made to hurt (issue 28, findings 5–9): each bad row is skipped and
+/// `cafe import-parse` on exports made to hurt: each bad row is skipped and
 /// said, and nothing imported can break a page, tie up a hashing thread or drive the terminal.
 final class HostileExportTests: ParseTestCase {
     private var directory: URL!
@@ -36,7 +36,7 @@ final class HostileExportTests: ParseTestCase {
         ] + (extra.isEmpty ? [] : [extra]))
     }
 
-    /// Finding 5: a date past year 9999 is a skipped row, and no value the columns can hold fails a page.
+    /// a date past year 9999 is a skipped row, and no value the columns can hold fails a page.
     func testATimestampPastYear9999IsSkippedAndTheColumnsRefuseIt() throws {
         try users()
         try write("CafeMaster.json", [#"{"_id": "cafeHost01", "name": "Hostile", "_created_at": {"$date": "2020-01-01T00:00:00Z"}}"#])
@@ -64,7 +64,7 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertEqual(parse.status, 200, parse.text)
     }
 
-    /// Finding 6: a bcrypt hash too costly to check is left out, and one already stored is never computed.
+    /// a bcrypt hash too costly to check is left out, and one already stored is never computed.
     func testACostlyBcryptHashIsRefusedAtImportAndNeverComputed() throws {
         try users(#"{"_id": "userCost16", "username": "costly", "_hashed_password": "$2b$16$gcPmGZYBzNUHk1lpaJ9BtOKtaMmZrQiNNOwgIQyDD4R7cSh0yNTtS"}"#)
         let summary = try runImport()
@@ -80,7 +80,7 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "cost 16 takes 4.5 s here; it must not be computed")
     }
 
-    /// Finding 7: a photo over the upload limit is skipped; photos are read per batch, not held for the run.
+    /// a photo over the upload limit is skipped; photos are read per batch, not held for the run.
     func testAPhotoOverTheUploadLimitIsSkipped() throws {
         try users()
         var big = [UInt8](repeating: 0, count: 26 * 1024 * 1024)
@@ -114,7 +114,7 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertEqual(try count("cafes"), 1)
     }
 
-    /// Finding 8: what the export says reaches the terminal with its control characters escaped.
+    /// what the export says reaches the terminal with its control characters escaped.
     func testControlCharactersFromTheExportArePrintedEscaped() throws {
         try users()
         try write("CafeMaster.json", [#"{"_id": "cafe\u001b[2J\u001b]0;owned\u0007x", "name": "Escapes"}"#])
@@ -123,7 +123,7 @@ final class HostileExportTests: ParseTestCase {
         XCTAssertTrue(summary.contains(#"cafe\u{1B}[2J\u{1B}]0;owned\u{7}x"#), summary)
     }
 
-    /// Finding 9: the author is the `user` pointer; any other pointer to a user is an unknown field.
+    /// the author is the `user` pointer; any other pointer to a user is an unknown field.
     func testTheAuthorIsTheUserPointerAndNoOtherPointerField() throws {
         try users()
         try write("CafeMaster.json", [#"{"_id": "cafeAuth01", "name": "Authors"}"#])

@@ -2,7 +2,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// No interleaving of blocks and revokes leaves no admin who can log in (issue 28, finding 2).
+/// No interleaving of blocks and revokes leaves no admin who can log in.
 final class LastAdminTests: APITestCase {
     private func admins(_ n: Int) throws -> [(id: String, token: String)] {
         try (0..<n).map { i in

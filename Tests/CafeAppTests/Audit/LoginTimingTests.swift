@@ -2,7 +2,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// A wrong password costs the same whatever the account (issue 28, findings 3 and 4).
+/// A wrong password costs the same whatever the account.
 final class LoginTimingTests: APITestCase {
     override var extraEnvironment: [String: String] { ["TRUSTED_PROXIES": "127.0.0.1"] }
 

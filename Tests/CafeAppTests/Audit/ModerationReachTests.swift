@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Operators' deletions are audited, blocks reach archived cafes, and absolute URLs never come
-/// from a Host the service does not know (issue 28, findings 12–14).
+/// from a Host the service does not know.
 final class ModerationReachTests: ParseTestCase {
     private func auditEntries(_ admin: String) throws -> [[String: Any]] {
         try call("GET", "/v1/admin/audit", token: admin).json()["items"] as? [[String: Any]] ?? []

@@ -3,7 +3,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// Clients cannot empty the page cache nor multiply its entries (issue 28, findings 10 and 11).
+/// Clients cannot empty the page cache nor multiply its entries.
 final class PageCacheKeyTests: ParseTestCase {
     override var extraEnvironment: [String: String] { ["PAGE_CACHE_BYTES": "8388608"] }
 
@@ -38,7 +38,7 @@ final class PageCacheKeyTests: ParseTestCase {
     }
 
     /// A report or a reconcile request changes no page: only writes whose routes declare what they
-    /// change empty the cache (issue 29).
+    /// change empty the cache.
     func testAReportOrAReconcileRequestEmptiesNothing() throws {
         let admin = try adminToken()
         let cafe = try createCafe(token: admin)["id"] as? String ?? ""

@@ -2,7 +2,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// Behind a trusted proxy (issue 28, finding 1): every limit keyed on a client is keyed on the
+/// Behind a trusted proxy: every limit keyed on a client is keyed on the
 /// address the proxy forwarded, an IPv6 client by its /64; from any other peer the headers are ignored.
 final class TrustedProxyTests: APITestCase {
     override var extraEnvironment: [String: String] { ["TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8"] }

@@ -3,7 +3,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// Usernames that cannot pass for another (issue 28, finding 18), through ICU's UTS #39 mechanisms.
+/// Usernames that cannot pass for another, through ICU's UTS 39 mechanisms.
 final class UsernameSpoofingTests: APITestCase {
     private func signUpStatus(_ name: String) throws -> Reply {
         try call("POST", "/v1/users", json: try jsonString(["username": name, "password": "correct horse battery"]))

@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// `POST /parse/batch` with the wire shapes ParseSwift's `saveAll` and `deleteAll` send
-/// (docs/parse-sdk-requests.md) (issue 28, finding 16).
+/// (docs/parse-sdk-requests.md).
 final class ParseBatchTests: ParseTestCase {
     override var extraEnvironment: [String: String] { ["PARSE_BATCH_MAX": "5"] }
     var cafeID = ""

@@ -3,7 +3,7 @@ import Foundation
 import PhotoCodec
 import XCTest
 
-/// Issue #30 through the HTTP API: every upload cleaned, sizes for every screen, moderation that
+/// Photos through the HTTP API: every upload cleaned, sizes for every screen, moderation that
 /// reaches the bytes. The same checks run with photos in PostgreSQL and in a real S3 store.
 class PhotoPipelineChecks: APITestCase {
     /// A phone's photo: 400 × 200 as stored, orientation 6 (to be turned upright), GPS, XMP and a comment.

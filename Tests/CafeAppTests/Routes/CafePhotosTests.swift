@@ -2,7 +2,7 @@ import CafeTestSupport
 import Foundation
 import XCTest
 
-/// `GET /v1/cafes/{id}/photos`, added as one declaration and its handler (issue 29): a cafe's
+/// `GET /v1/cafes/{id}/photos`, added as one declaration and its handler: a cafe's
 /// comments that show a photo, newest first, anonymous, cached and kept exact like its other pages.
 final class CafePhotosTests: APITestCase {
     override var extraEnvironment: [String: String] { ["PAGE_CACHE_BYTES": "8388608"] }

@@ -4,7 +4,7 @@ import Foundation
 import XCTest
 
 /// A setting the service cannot use stops it at start, naming the variable and what it takes,
-/// instead of a silent default (issue 29).
+/// instead of a silent default.
 final class ConfigurationRefusalTests: XCTestCase {
     func testPort80aExitsNamingPort() throws {
         let environment = CafeProcess.environment(dataDirectory: TestCluster.root.appendingPathComponent("unused-\(UUID().uuidString.prefix(6))"),

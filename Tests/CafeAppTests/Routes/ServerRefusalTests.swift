@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Refusals the server decides before a handler runs (a body too large, from its Content-Length or
-/// as it arrives) are answered in the route's format, with CORS headers, and counted (issue 29).
+/// as it arrives) are answered in the route's format, with CORS headers, and counted.
 final class ServerRefusalTests: ParseTestCase {
     override var extraEnvironment: [String: String] { ["CORS_ORIGINS": "https://app.example.com", "MAX_JSON_BODY_BYTES": "2048"] }
 

@@ -5,7 +5,7 @@ import JSONLogging
 import PostgresKit
 import XCTest
 
-/// One authentication step per group (issue 29): a Parse client that sends its session token in the
+/// One authentication step per group: a Parse client that sends its session token in the
 /// body, as the JS SDK does, is logged in for idempotency and read-your-writes too, not only for the handler.
 final class SessionContextTests: ParseTestCase {
     func testASessionTokenInTheBodyGetsIdempotency() throws {
@@ -23,7 +23,7 @@ final class SessionContextTests: ParseTestCase {
 }
 
 /// With a standby: a body token gives read-your-writes, and a heavy `/parse` query, answered on its
-/// own lane's thread, still reads from the standby (issue 29).
+/// own lane's thread, still reads from the standby.
 final class SessionContextReplicaTests: XCTestCase {
     func testBodyTokensReadTheirWritesAndHeavyQueriesReadFromTheStandby() throws {
         let root = TestCluster.root.appendingPathComponent("context-\(UUID().uuidString.prefix(8))")
