@@ -48,7 +48,7 @@ final class OperationsAPITests: ParseTestCase {
         let parseWrong = try call("PATCH", "/parse/classes/CafeMaster", headers: ["X-Parse-Application-Id": "cafe"])
         XCTAssertEqual(parseWrong.status, 405, parseWrong.text)
         XCTAssertNotNil(parseWrong.json()["error"], parseWrong.text)
-        XCTAssertEqual(parseWrong.headers["allow"], "GET, POST")
+        XCTAssertEqual(parseWrong.headers["allow"], "GET, HEAD, POST")
         assertProblem(try call("PUT", "/v1/cafes"), 405, "method_not_allowed")
         assertProblem(try call("GET", "/nowhere"), 404, "not_found")
         // Photos are fetched by image views without Parse headers: answered like the web client's files.

@@ -75,7 +75,7 @@ final class ServerTests: XCTestCase {
         XCTAssertNotNil(missing.json()["title"] as? String)
         let wrong = try c.request("PUT", "/cafes/7/comments")
         XCTAssertEqual(wrong.status, 405)
-        XCTAssertEqual(wrong.headers["allow"], "DELETE, GET")
+        XCTAssertEqual(wrong.headers["allow"], "DELETE, GET, HEAD")
         XCTAssertEqual(wrong.json()["code"] as? String, "method_not_allowed")
     }
 
