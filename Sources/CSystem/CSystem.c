@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <pthread.h>
@@ -312,4 +313,8 @@ int cafe_become_background_helper(int niceness) {
         failed |= sched_setscheduler(0, SCHED_IDLE, &none) != 0;
     }
     return failed ? -1 : 0;
+}
+
+int cafe_map_allocations_from(size_t bytes) {
+    return mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1 ? 0 : -1;
 }

@@ -62,6 +62,11 @@ public struct Endpoint: Sendable {
         with { $0.posts = body ?? { _ in true } }
     }
 
+    /// Needs a session: a request without a session token is refused with its group's `sessionRequired`
+    /// answer as soon as its headers are in, before a byte of its body is kept or `100 Continue` is sent
+    /// (an upload's 25 MiB never reaches memory for someone who may not upload).
+    public func requiresSession() -> Endpoint { with { $0.requiresSession = true } }
+
     /// Where it runs and how large a body it takes, when not as its group's other routes.
     public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
 
@@ -112,6 +117,7 @@ public final class RouteTraits: Sendable {
         public var sendsMail: (@Sendable ([UInt8]) -> Bool)?
         public var posts: (@Sendable ([UInt8]) -> Bool)?
         public var awaits: (@Sendable (Request) -> AwaitedAnswer?)?
+        public var requiresSession = false
         public init() {}
     }
 
@@ -124,8 +130,10 @@ public final class RouteTraits: Sendable {
     public let sendsMail: (@Sendable ([UInt8]) -> Bool)?
     public let posts: (@Sendable ([UInt8]) -> Bool)?
     public let awaits: (@Sendable (Request) -> AwaitedAnswer?)?
+    public let requiresSession: Bool
 
     public init(_ declared: Declared) {
+        requiresSession = declared.requiresSession
         awaits = declared.awaits
         sendsMail = declared.sendsMail
         posts = declared.posts

@@ -32,6 +32,12 @@ public struct FrontDoor: Responder {
 
     public func route(method: String, path: String) -> Routing { router.route(method: method, path: path) }
 
+    public func admitBeforeBody(_ request: inout Request) -> Response? {
+        let started = MonotonicClock.nanoseconds()
+        guard let refusal = router.admitBeforeBody(&request) else { return nil }
+        return finished(request, since: started) { _ in refusal }
+    }
+
     public func admit(_ request: inout Request) -> Response? {
         let started = MonotonicClock.nanoseconds()
         if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }

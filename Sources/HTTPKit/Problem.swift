@@ -56,6 +56,8 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
         Problem(status: 503, code: code, title: "Service unavailable", detail: detail,
                 headers: [("Retry-After", String(retryAfter))])
     }
+    /// A route that needs a session, asked without one (a group may answer in its own words).
+    public static let unauthorized = Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Log in first.")
     public static let internalError = Problem(status: 500, code: "internal_error", title: "Internal server error",
                                               detail: "The server failed to handle this request; it has been logged.")
 

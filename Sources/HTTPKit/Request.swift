@@ -82,6 +82,14 @@ public struct Request: Sendable {
                           clientAddress: clientAddress, peerAddress: peerAddress ?? clientAddress)
     }
 
+    /// This request with `body`: the server builds a request when its headers are in and gives it its
+    /// body once that has arrived.
+    func with(body: [UInt8]) -> Request {
+        var copy = self
+        copy.unique().body = body
+        return copy
+    }
+
     /// The storage, copied first when another copy of the request shares it.
     private mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
@@ -95,7 +103,7 @@ public struct Request: Sendable {
         var path: String
         let query: [String: String]
         let headers: HeaderFields
-        let body: [UInt8]
+        var body: [UInt8]
         let requestID: String
         let clientAddress: String
         let peerAddress: String

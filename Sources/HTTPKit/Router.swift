@@ -78,8 +78,22 @@ public final class Router: Sendable {
         }
     }
 
-    /// Runs the matched route's group's admission checks, on the thread that read the request:
-    /// their refusal (in the group's format), or nil to go on. Nil for no route: `respond` answers it.
+    /// Runs the matched route's group's checks that need no body, as soon as the headers are in (the
+    /// request's body is empty then): their refusal (in the group's format), or nil to read the body.
+    public func admitBeforeBody(_ request: inout Request) -> Response? {
+        let routing = routed(&request)
+        guard let index = routing.index else { return nil }
+        do {
+            try Self.beforeBody(groups[routes[index].group], &request)
+            return nil
+        } catch {
+            return refusal(error, request, route: index)
+        }
+    }
+
+    /// Runs the matched route's group's admission checks once the body is in, on the thread that read
+    /// the request: their refusal (in the group's format), or nil to go on. Nil for no route: `respond`
+    /// answers it.
     public func admit(_ request: inout Request) -> Response? {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
@@ -90,6 +104,11 @@ public final class Router: Sendable {
         } catch {
             return refusal(error, request, route: index)
         }
+    }
+
+    private static func beforeBody(_ group: RouteGroup, _ request: inout Request) throws {
+        for check in group.beforeBody { try check.admit(&request) }
+        if request.traits.requiresSession && request.sessionToken == nil { throw group.sessionRequired }
     }
 
     /// A refusal the server decides for a request (its lane is full), in the format of the route's
@@ -138,6 +157,7 @@ public final class Router: Sendable {
         }
         let group = groups[routes[index].group]
         do {
+            try Self.beforeBody(group, &request)
             for check in group.admission { try check.admit(&request) }
             return try routes[index].handler(request)
         } catch {
@@ -248,7 +268,13 @@ public struct RouteGroup: Sendable {
     public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
 
     public let routes: [Endpoint]
-    /// Run first, in order, on the reading thread (see `Admission`).
+    /// Run as soon as the request's headers are in, before its body is read (see `Admission`): checks
+    /// that read only the request line and the headers (where the session token is), then the route's
+    /// `requiresSession`, answered with `sessionRequired`.
+    public let beforeBody: [any Admission]
+    /// What a route that `requiresSession` answers a request without a session token, before its body.
+    public let sessionRequired: any Error & Sendable
+    /// Run in order on the reading thread once the body is in (see `Admission`).
     public let admission: [any Admission]
     public let middleware: [any Middleware]
     /// Answers an error a handler or a middleware of this group threw.
@@ -258,9 +284,12 @@ public struct RouteGroup: Sendable {
     public let cost: RouteCost
     public let lanes: [RouteTraits.Lane: RouteCost]
 
-    public init(routes: [Endpoint], admission: [any Admission] = [], middleware: [any Middleware] = [],
+    public init(routes: [Endpoint], beforeBody: [any Admission] = [], sessionRequired: any Error & Sendable = Problem.unauthorized,
+                admission: [any Admission] = [], middleware: [any Middleware] = [],
                 renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), lanes: [RouteTraits.Lane: RouteCost] = [:]) {
         self.routes = routes
+        self.beforeBody = beforeBody
+        self.sessionRequired = sessionRequired
         self.admission = admission
         self.middleware = middleware
         self.renderError = renderError
@@ -318,6 +347,8 @@ public struct Routing: Sendable {
 /// is full), that refusal in the route's format.
 public protocol Responder: Sendable {
     func route(method: String, path: String) -> Routing
+    /// The checks that need no body, as soon as the headers are in (see `Router.admitBeforeBody`).
+    func admitBeforeBody(_ request: inout Request) -> Response?
     func admit(_ request: inout Request) -> Response?
     /// `handler`, when given, answers in the route's handler's place (see `AwaitedAnswer`), and the
     /// answer's time counts from `since` (`MonotonicClock`), when the work it renders was started.

@@ -6,6 +6,10 @@
 #include <sys/types.h>
 #include <microhttpd.h>
 
+/// Allocations of at least `bytes` are mapped from the kernel and unmapped when freed (glibc's
+/// M_MMAP_THRESHOLD, fixed: glibc otherwise raises it after each such free, up to 32 MiB). 0 on success.
+int cafe_map_allocations_from(size_t bytes);
+
 /// Starts a libmicrohttpd daemon: epoll, one internal polling thread per pool slot.
 /// MHD_start_daemon is variadic, which Swift cannot call; this fixes the option list.
 /// host: dotted IPv4 or IPv6 literal; NULL means all interfaces. listen_fd >= 0: serve that

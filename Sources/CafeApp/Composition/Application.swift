@@ -151,7 +151,7 @@ public final class Application: Sendable {
                                    audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
-        let v1 = RouteGroup(routes: v1Routes, admission: [SessionTokens.v1, rateLimits],
+        let v1 = RouteGroup(routes: v1Routes, beforeBody: [SessionTokens.v1], sessionRequired: Authenticator.unauthorized, admission: [rateLimits],
                             middleware: [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(pool: pool)],
                             renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
@@ -168,7 +168,7 @@ public final class Application: Sendable {
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, deletion: accountDeletion,
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
-        let parseAPI = RouteGroup(routes: parseRoutes,
+        let parseAPI = RouteGroup(routes: parseRoutes, beforeBody: [SessionTokens.parseHeader], sessionRequired: ParseError.publicUploads,
                                   admission: [SessionTokens.parse, ReadOnlyDetection(), rateLimits],
                                   middleware: [authentication, verifiedEmail, publicReads, commitPositions,
                                                IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
@@ -197,7 +197,8 @@ public final class Application: Sendable {
                                   requestReadTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes, listenSocket: configuration.listenSocket,
-                                  trustedProxies: configuration.trustedProxies),
+                                  trustedProxies: configuration.trustedProxies, bodiesInFlightBytes: configuration.bodiesInFlightBytes,
+                                  bodiesInFlightPerClientBytes: configuration.bodiesInFlightPerClientBytes),
                             logger: logger, lanes: [queries, hashing, heavyLane, photoLane], responder: front)
         serverReference.set(server)
     }

@@ -106,6 +106,12 @@ public struct Configuration: Sendable {
     public var databaseQueryTimeout: TimeInterval
     /// `MAX_BODY_BYTES` (default `PHOTO_MAX_BYTES` + 64 KiB): the largest body, a photo upload's.
     public var maxBodyBytes: Int
+    /// `MAX_BODIES_IN_FLIGHT_BYTES` (default 8 × `MAX_BODY_BYTES`) and `MAX_BODIES_IN_FLIGHT_PER_CLIENT_BYTES`
+    /// (default 2 × `MAX_BODY_BYTES`, at least `MAX_BODY_BYTES`): request bodies held at once, in all and
+    /// per client address; past either, the request is refused before its body is kept (503 `overloaded`,
+    /// 429 `too_many_bodies`).
+    public var bodiesInFlightBytes: Int
+    public var bodiesInFlightPerClientBytes: Int
     /// `MAX_JSON_BODY_BYTES` (default 64 KiB): the largest body of every other route.
     public var maxJSONBodyBytes: Int
     /// `MAX_HEADER_BYTES` (default 16 KiB): the request line and headers of one request; larger ones get 431.
@@ -240,6 +246,8 @@ public struct Configuration: Sendable {
         databaseQueryTimeout = env.seconds("DB_QUERY_TIMEOUT", 5, 0...86_400)
         photoMaxBytes = env.int("PHOTO_MAX_BYTES", 25 * 1024 * 1024, 1024...(1 << 30))
         maxBodyBytes = env.int("MAX_BODY_BYTES", photoMaxBytes + 64 * 1024, 1024...(1 << 31))
+        bodiesInFlightPerClientBytes = env.int("MAX_BODIES_IN_FLIGHT_PER_CLIENT_BYTES", 2 * maxBodyBytes, maxBodyBytes...(1 << 40))
+        bodiesInFlightBytes = env.int("MAX_BODIES_IN_FLIGHT_BYTES", 8 * maxBodyBytes, bodiesInFlightPerClientBytes...(1 << 42))
         photoLimits = PhotoLimits(maxPixels: env.int("PHOTO_MAX_PIXELS", 50_000_000, 1...1_000_000_000),
                                   maxSide: env.int("PHOTO_MAX_SIDE", 2560, 160...16_384))
         photoThreads = env.int("PHOTO_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...256)

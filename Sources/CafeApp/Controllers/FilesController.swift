@@ -13,7 +13,7 @@ struct FilesController: Sendable {
 
     var routes: [Endpoint] {
         [
-            Endpoint("POST", "/v1/files", upload).lane(.upload).posts(),
+            Endpoint("POST", "/v1/files", upload).lane(.upload).requiresSession().posts(),
             Endpoint("GET", "/v1/files/{id}", download).publicRead()
                 .cached(shows: ["photos"], parameters: ["w"], variant: { PhotoServing.wantsWebP($0) ? "webp" : "" }),
         ]

@@ -17,6 +17,8 @@ struct SessionTokens: Admission {
 
     static let v1 = SessionTokens(locations: [.bearer])
     static let parse = SessionTokens(locations: [.header("x-parse-session-token"), .jsonBody("_SessionToken")])
+    /// Where `/parse` carries it in the headers: what is known before the body (see `RouteGroup.beforeBody`).
+    static let parseHeader = SessionTokens(locations: [.header("x-parse-session-token")])
 
     func admit(_ request: inout Request) throws {
         for location in locations {

@@ -33,6 +33,8 @@ struct ParseError: HeldAnswer, Sendable {
     static func forbidden(_ message: String) -> ParseError { ParseError(119, message) }
     static func validation(_ message: String) -> ParseError { ParseError(142, message) }
     static func fileSave(_ message: String) -> ParseError { ParseError(130, message) }
+    /// An upload without a session, as Parse Server 5 and later answer it.
+    static let publicUploads = fileSave("File upload by public is disabled.")
 
     var response: Response {
         let w = JSONWriter()

@@ -11,7 +11,7 @@ struct ParseFilesController: Sendable {
     let photos: PhotoServing
 
     var routes: [Endpoint] {
-        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload).posts()]
+        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload).requiresSession().posts()]
     }
 
     /// Fetched by image views, mostly with no Parse headers, like Parse Server's file URLs: outside the
@@ -22,7 +22,7 @@ struct ParseFilesController: Sendable {
     }
 
     func upload(_ r: ParseRequest) throws -> Response {
-        guard let user = try r.user() else { throw ParseError.fileSave("File upload by public is disabled.") }
+        guard let user = try r.user() else { throw ParseError.publicUploads }
         let name = try r.http.pathParameter("name")
         guard ParseFileName.isValidClientName(name) else { throw ParseError(122, "Filename contains invalid characters.") }
         let bytes = r.http.body
