@@ -138,15 +138,17 @@ public final class Router: Sendable {
             return routing.group.map { groups[$0].renderError(failure, request) } ?? unmatched(failure, request)
         }
         let route = routes[index]
-        var response = run(groups[route.group], handler ?? route.handler, from: 0, request)
+        let group = groups[route.group]
+        var response = run(group.middleware, group, handler ?? route.handler, from: 0, request)
         response.route = route.pattern
         return response
     }
 
     /// Answers a request made inside another (an entry of `/parse/batch`): routed and let in by its
-    /// group's admission checks (rate limits) as any request, then its handler, without the group's
-    /// middleware, which ran once around the request that holds it (idempotency, read-your-writes,
-    /// the commit position). On the caller's thread; never throws.
+    /// group's checks (the session a route requires, rate limits) as any request, then its handler inside
+    /// the group's middleware that `wrapsNestedRequests` (the rules of the route's traits), without the
+    /// rest, which ran once around the request that holds it (idempotency, read-your-writes, the commit
+    /// position). On the caller's thread; never throws.
     public func respondNested(to request: Request) -> Response {
         var request = request
         let routing = route(method: request.method, path: request.path)
@@ -159,10 +161,10 @@ public final class Router: Sendable {
         do {
             try Self.beforeBody(group, &request)
             for check in group.admission { try check.admit(&request) }
-            return try routes[index].handler(request)
         } catch {
             return group.render(error, request)
         }
+        return run(group.middleware.filter(\.wrapsNestedRequests), group, routes[index].handler, from: 0, request)
     }
 
     /// The request's routing, found now if the server has not.
@@ -175,10 +177,10 @@ public final class Router: Sendable {
 
     /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
     /// answered in the group's format right there, so the middleware outside sees an answer.
-    private func run(_ group: RouteGroup, _ handler: Handler, from index: Int, _ request: Request) -> Response {
+    private func run(_ middleware: [any Middleware], _ group: RouteGroup, _ handler: Handler, from index: Int, _ request: Request) -> Response {
         do {
-            guard index < group.middleware.count else { return try handler(request) }
-            return try group.middleware[index].respond(to: request) { run(group, handler, from: index + 1, $0) }
+            guard index < middleware.count else { return try handler(request) }
+            return try middleware[index].respond(to: request) { run(middleware, group, handler, from: index + 1, $0) }
         } catch {
             return group.render(error, request)
         }
@@ -260,6 +262,14 @@ public protocol Admission: Sendable {
 /// or pass the request on with `next`. Runs after routing, so `request.route` names the pattern.
 public protocol Middleware: Sendable {
     func respond(to request: Request, next: (Request) -> Response) throws -> Response
+    /// Whether it also wraps each request inside another (an entry of `/parse/batch`), as it wraps the same
+    /// request sent alone: a rule of the route's traits (the verified-mail rule) must; what the outer
+    /// request did once for all (its session, idempotency, read-your-writes) must not.
+    var wrapsNestedRequests: Bool { get }
+}
+
+extension Middleware {
+    public var wrapsNestedRequests: Bool { false }
 }
 
 /// Routes that share their admission checks, middleware and error format (`/v1` speaks problem+json, `/parse`

@@ -10,6 +10,9 @@ struct VerifiedEmail: Middleware {
     static let refusal = Problem(status: 403, code: "email_not_verified", title: "E-mail not verified",
                                  detail: "Verify your e-mail address before posting: open the link mailed to you, or ask for a new one (POST /v1/users/me/email-verification).")
 
+    /// A post inside a `/parse/batch` is refused exactly as the same post sent alone.
+    var wrapsNestedRequests: Bool { true }
+
     func respond(to request: Request, next: (Request) -> Response) throws -> Response {
         if required, let posts = request.traits.posts, let user = request.user, !user.emailVerified, !user.isAdmin, posts(request.body) {
             throw Self.refusal

@@ -39,7 +39,13 @@ struct ParseClassesController: Sendable {
     var routes: [Endpoint] {
         [
             Endpoint("GET", "/parse/classes/{className}", context.handler(query)).publicRead(),
-            Endpoint("POST", "/parse/classes/{className}", context.handler { r in r.method == "GET" ? try query(r) : try create(r) })
+            Endpoint("POST", "/parse/classes/{className}", context.handler { r in
+                switch r.method {
+                case "GET": try query(r)
+                case "POST": try create(r)
+                default: throw ParseError(107, "POST to a class needs _method GET or POST.")
+                }
+            })
                 .publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).posts(when: ParseRequest.isCreate).changes("cafes", "comments"),
             Endpoint("GET", "/parse/classes/{className}/{objectId}", context.handler(get)).publicRead(),
             Endpoint("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)).posts().changes("cafes", "comments"),

@@ -46,7 +46,20 @@ struct ParseRequest {
             guard let body else { throw ParseError.invalidJSON("The body is not a JSON object.") }
             if JSONValue.object(body).containsNUL { throw ParseError.validation("Text must not contain the NUL character.") }
         }
-        method = request.method == "POST" ? (body?["_method"]?.string?.uppercased() ?? "POST") : request.method
+        method = request.method == "POST" ? try Self.declaredMethod(body?["_method"]) : request.method
+    }
+
+    /// The methods a POST may name in `_method`: those the Parse SDKs send.
+    static let declarableMethods: Set<String> = ["GET", "POST", "PUT", "DELETE"]
+
+    /// A POST's `_method`: POST when there is none, one of the four the SDKs send, else 400 (107): a value the
+    /// routes' traits and handlers could read differently (`HEAD`, a number) never reaches them.
+    private static func declaredMethod(_ value: JSONValue?) throws -> String {
+        guard let value else { return "POST" }
+        guard let name = value.string?.uppercased(), declarableMethods.contains(name) else {
+            throw ParseError.invalidJSON("_method must be one of GET, POST, PUT and DELETE.")
+        }
+        return name
     }
 
     /// The session's user (as the group's authentication step found it); nil without a token; 209
@@ -88,10 +101,10 @@ extension ParseRequest {
         JSONValue.parse(body)?.object?["_method"]?.string?.uppercased() == "GET"
     }
 
-    /// A `POST` that creates (no `_method`, or `POST`).
+    /// A `POST` that creates (no `_method`, or `POST`; any other value is refused by `ParseRequest`).
     @Sendable static func isCreate(_ body: [UInt8]) -> Bool {
-        let method = JSONValue.parse(body)?.object?["_method"]?.string?.uppercased()
-        return method == nil || method == "POST"
+        guard let method = JSONValue.parse(body)?.object?["_method"] else { return true }
+        return method.string?.uppercased() == "POST"
     }
 
     /// A `POST` to an object that updates it (`_method: PUT`).

@@ -234,6 +234,22 @@ final class RequiredVerificationTests: ParseTestCase {
                                  json: #"{"CafeMasterObjectId":"\#(cafe)","CafeCommentDetail":"hi","CafeCommentStar":2}"#, session: token)
         assertParseError(viaParse, 400, 205)
         XCTAssertEqual(try parse("POST", "/classes/CafeTransactionComment", json: #"{"_method":"GET"}"#, session: token).status, 200, "a query is a read")
+        // No side door: a post inside a batch is refused as the same post alone; a `_method` the SDKs do not
+        // send, on the class or on an object, is 400 and creates nothing.
+        let batch = try parse("POST", "/batch", json: #"{"requests":[{"method":"POST","path":"/parse/classes/CafeTransactionComment","body":{"CafeMasterObjectId":"\#(cafe)","CafeCommentDetail":"batched","CafeCommentStar":2}}]}"#, session: token)
+        XCTAssertEqual(batch.status, 200, batch.text)
+        let entry = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(batch.body)) as? [[String: Any]])?.first)
+        XCTAssertEqual((entry["error"] as? [String: Any])?["code"] as? Int, 205, "\(entry)")
+        for method in ["HEAD", "PATCH", "OPTIONS", "put-ish"] {
+            let disguised = try parse("POST", "/classes/CafeTransactionComment",
+                                      json: #"{"_method":"\#(method)","CafeMasterObjectId":"\#(cafe)","CafeCommentDetail":"disguised","CafeCommentStar":2}"#, session: token)
+            assertParseError(disguised, 400, 107)
+        }
+        assertParseError(try parse("POST", "/classes/CafeTransactionComment",
+                                   json: #"{"_method":5,"CafeMasterObjectId":"\#(cafe)","CafeCommentDetail":"disguised","CafeCommentStar":2}"#, session: token), 400, 107)
+        assertParseError(try parse("POST", "/classes/CafeTransactionComment",
+                                   json: #"{"_method":"PUT","CafeMasterObjectId":"\#(cafe)","CafeCommentDetail":"disguised","CafeCommentStar":2}"#, session: token), 400, 107)
+        XCTAssertEqual(try count("comments"), 0, "nothing was created")
         XCTAssertEqual(try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"operators may","star":2}"#, token: admin).status, 201)
 
         let link = try XCTUnwrap(self.token(inMail: try keptMail(to: "fresh@example.com")))
