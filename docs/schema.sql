@@ -221,6 +221,7 @@ CREATE TABLE public.account_tokens (
     email text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
+    mail_id bigint,
     CONSTRAINT account_tokens_purpose_check CHECK ((purpose = ANY (ARRAY['password_reset'::text, 'email_verification'::text])))
 );
 
@@ -669,6 +670,8 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
 CREATE INDEX account_tokens_expiry_idx ON public.account_tokens USING btree (expires_at);
+
+CREATE INDEX account_tokens_mail ON public.account_tokens USING btree (mail_id) WHERE (mail_id IS NOT NULL);
 
 CREATE INDEX account_tokens_user_idx ON public.account_tokens USING btree (user_id, purpose);
 

@@ -95,18 +95,20 @@ class APITestCase: XCTestCase {
         return r.json()
     }
 
+    /// The messages delivery rounds kept (no `SMTP_URL`), whole, as the server's log shows them.
+    let kept = KeptMail()
+
     /// One round of the worker's mail delivery, as configured (`SMTP_URL`, or kept without it); how many it handled.
     @discardableResult
     func deliverMail() throws -> Int {
         try MailDelivery(pool: pool, transport: app.configuration.smtpTransport, settings: app.configuration.mail,
-                         logger: Logger(label: "t", minimum: .error)).run()
+                         logger: Logger(label: "t", minimum: .error), keep: kept.keep).run()
     }
 
-    /// The text of the newest mail kept for `recipient` (no `SMTP_URL`), after a delivery round.
+    /// The text of the newest mail kept for `recipient` (no `SMTP_URL`), link included, after a delivery round.
     func keptMail(to recipient: String) throws -> String? {
         try deliverMail()
-        return try pool.query("SELECT body FROM mail_outbox WHERE recipient = \(recipient) AND state = 'kept' ORDER BY id DESC LIMIT 1")
-            .first.flatMap { try $0.decode(0, as: String?.self) }
+        return kept.newest(to: recipient)
     }
 
     /// The token of a mailed link (the first link's last segment).
@@ -133,5 +135,19 @@ class APITestCase: XCTestCase {
 
     func fieldErrors(_ r: Reply) -> [String] {
         (r.json()["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
+    }
+}
+
+/// What `MailDelivery` kept, in the order it kept them.
+final class KeptMail: @unchecked Sendable {   // every access under `lock`
+    private let lock = NSLock()
+    private var messages: [(recipient: String, body: String)] = []
+
+    var keep: MailDelivery.Keep {
+        { [self] recipient, _, body in lock.withLock { messages.append((recipient, body)) } }
+    }
+
+    func newest(to recipient: String) -> String? {
+        lock.withLock { messages.last { $0.recipient == recipient }?.body }
     }
 }

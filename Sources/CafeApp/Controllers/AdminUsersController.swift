@@ -83,10 +83,12 @@ struct AdminUsersController: Sendable {
         return .noContent()
     }
 
-    /// The mail outbox, newest first: what was sent, kept (no `SMTP_URL`: with its text, so its links
-    /// can be followed), skipped, throttled, failed or is still pending.
+    /// The mail outbox, newest first: what was sent, kept (no `SMTP_URL`: with its text, without its
+    /// link, which only the mail and the server's log carry), skipped, throttled, failed or is still
+    /// pending. Reading it is audited: it shows who asked for a reset and where their mail goes.
     func mail(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+        let admin = try auth.admin(request)
+        try audit.record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
         let limit = try PageLimit.parse(request, default: 50)
         let page = try outbox.recent(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil

@@ -5,12 +5,17 @@ import Mail
 import PostgresKit
 
 /// The worker's delivery of the mail outbox: each due row is prepared once (its account found, its
-/// token made, its text written, in one transaction) and then sent through `SMTPTransport`, retried
-/// with backoff until it is delivered, refused for good, or its link has expired. At least once: a
-/// worker that dies between the server's acceptance and the row's update sends that one again (with
-/// the same `Message-ID`). Rows are leased (`next_attempt_at` moved past the send's timeout) with
-/// `SKIP LOCKED`, so several workers never send one at the same time.
-/// Without a transport (no `SMTP_URL`) a message is kept: logged at info, and shown in the console.
+/// text written with a placeholder where the link goes, in one transaction) and then sent through
+/// `SMTPTransport`, retried with backoff until it is delivered, refused for good, or its link has
+/// expired. The link's token is made for each attempt, just before it, and written into the text only
+/// in memory: the database keeps the token's hash, never the link, so neither the outbox nor the
+/// console's mail screen can be used to take over an account. At least once: a worker that dies
+/// between the server's acceptance and the row's update sends that one again (with the same
+/// `Message-ID`, and a new link). Rows are leased (`next_attempt_at` moved past the send's timeout)
+/// with `SKIP LOCKED`, so several workers never send one at the same time.
+/// Without a transport (no `SMTP_URL`) a message is kept: handed whole, link included, to `keep` (by
+/// default the log, at info: the terminal of the person running `make run`), and shown in the console
+/// without its link.
 public struct MailDelivery: Sendable {
     public struct Settings: Sendable {
         /// `MAIL_FROM`: the `From` header; its address (inside `<…>` if any) is the envelope sender.
@@ -31,16 +36,23 @@ public struct MailDelivery: Sendable {
         }
     }
 
+    /// Where a message goes when there is no transport: its recipient, subject and whole text.
+    public typealias Keep = @Sendable (_ recipient: String, _ subject: String, _ body: String) -> Void
+
     let pool: ConnectionPool
     let transport: SMTPTransport?
     let settings: Settings
     let logger: Logger
+    let keep: Keep
 
-    public init(pool: ConnectionPool, transport: SMTPTransport?, settings: Settings, logger: Logger) {
+    public init(pool: ConnectionPool, transport: SMTPTransport?, settings: Settings, logger: Logger, keep: Keep? = nil) {
         self.pool = pool
         self.transport = transport
         self.settings = settings
         self.logger = logger
+        self.keep = keep ?? { recipient, subject, body in
+            logger.info("mail kept, not sent (no SMTP_URL)", [("to", recipient), ("subject", subject), ("body", body)])
+        }
     }
 
     struct Due {
@@ -121,24 +133,22 @@ public struct MailDelivery: Sendable {
                 """).one().decode(0)
             if recent >= settings.perAccountPerHour { return try finish("throttled") }
             let lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
-            let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
-            let (token, expires) = try AccountTokens.issue(purpose, for: user, email: email, lifetime: lifetime, tx)
             let language = (try account.decode("language", as: String?.self)).flatMap(Language.init(rawValue:)) ?? due.language
             let text = MailTemplates.render(due.kind, language, username: try account.decode("username"),
-                                            link: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token),
-                                            validMinutes: max(1, Int((lifetime / 60).rounded())))
-            try tx.query("""
-                UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body), expires_at = \(expires)
-                WHERE id = \(due.id)
-                """)
+                                            link: MailTemplates.linkPlaceholder, validMinutes: max(1, Int((lifetime / 60).rounded())))
+            let expires: Date = try tx.query("""
+                UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body),
+                    expires_at = now() + make_interval(secs => \(lifetime))
+                WHERE id = \(due.id) RETURNING expires_at
+                """).one().decode(0)
             return Due(id: due.id, kind: due.kind, recipient: email, user: user, language: language, baseURL: due.baseURL,
                        subject: text.subject, body: text.body, expiresAt: expires, attempts: due.attempts)
         }
     }
 
     private func deliver(_ due: Due) throws {
-        guard let subject = due.subject, let body = due.body else { return }
-        if let expires = due.expiresAt, expires < Date() {
+        guard let subject = due.subject, let text = due.body, let user = due.user, let expires = due.expiresAt else { return }
+        if expires < Date() {
             try pool.query("UPDATE mail_outbox SET state = 'expired', body = NULL, finished_at = now() WHERE id = \(due.id)")
             return
         }
@@ -146,9 +156,15 @@ public struct MailDelivery: Sendable {
             try finishFailed(due, "the address cannot be sent to as it is (it has characters SMTP headers do not take)")
             return
         }
+        // This attempt's link, committed before the mail can arrive; written into the text here only.
+        let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
+        let token = try pool.transaction { tx in
+            try AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
+        }
+        let body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token))
         guard let transport else {
             try pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")
-            logger.info("mail kept, not sent (no SMTP_URL)", [("id", String(due.id)), ("to", due.recipient), ("subject", subject), ("body", body)])
+            keep(due.recipient, subject, body)
             return
         }
         let host = URLComponents(string: due.baseURL)?.host ?? "localhost"

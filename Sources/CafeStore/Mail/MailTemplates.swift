@@ -4,6 +4,10 @@ import CafeDomain
 /// the links open pages of the web client, whose address fragment carries the token (a fragment is
 /// never sent to a server, so the token is in no access log and no `Referer`).
 enum MailTemplates {
+    /// Where the link stands in a mail's text as the database keeps it: the link itself is written in
+    /// only as the mail is sent (`MailDelivery`), so the outbox and the console never hold a live one.
+    static let linkPlaceholder = "[the link is written in as the mail is sent]"
+
     static func link(_ kind: MailOutbox.Kind, baseURL: String, token: String) -> String {
         switch kind {
         case .passwordReset: "\(baseURL)/#/reset-password/\(token)"

@@ -10,15 +10,16 @@ public struct AccountTokens: Sendable {
         case emailVerification = "email_verification"
     }
 
-    /// A new token for `user` and the address the mail goes to, valid for `lifetime` seconds.
-    static func issue(_ purpose: Purpose, for user: UserID, email: String, lifetime: TimeInterval, _ tx: Connection) throws -> (token: String, expiresAt: Date) {
+    /// A new token for `user` and the address `mail` goes to, valid until `expiresAt`, in place of any the
+    /// mail had: a mail sent again (a retry) carries a new link and the one before dies.
+    static func issue(_ purpose: Purpose, for user: UserID, email: String, mail: Int64, expiresAt: Date, _ tx: Connection) throws -> String {
         let token = Tokens.random()
-        let expires: Date = try tx.query("""
-            INSERT INTO account_tokens (token_hash, user_id, purpose, email, expires_at)
-            VALUES (\(Tokens.sha256(token)), \(user.rawValue), \(purpose.rawValue), \(email), now() + make_interval(secs => \(lifetime)))
-            RETURNING expires_at
-            """).one().decode(0)
-        return (token, expires)
+        try tx.query("DELETE FROM account_tokens WHERE mail_id = \(mail)")
+        try tx.query("""
+            INSERT INTO account_tokens (token_hash, user_id, purpose, email, expires_at, mail_id)
+            VALUES (\(Tokens.sha256(token)), \(user.rawValue), \(purpose.rawValue), \(email), \(expiresAt), \(mail))
+            """)
+        return token
     }
 
     /// Uses the token up: its account and the address it was mailed to, or nil when it is unknown,

@@ -108,7 +108,7 @@ public struct UserRepository: Sendable {
 
     /// Applies `changes`, in the caller's transaction. A new password ends every session but the
     /// one making the change (`keeping`, a token) and every reset link; a new address makes
-    /// `emailVerified` false. Nil for no such account.
+    /// `emailVerified` false and ends every link mailed before. Nil for no such account.
     public func update(_ id: UserID, _ changes: Changes, keeping token: String?) throws -> (before: User, after: User)? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
         return try pool.transaction { tx in
@@ -130,7 +130,9 @@ public struct UserRepository: Sendable {
                 try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue) \(kept)")
                 try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
             }
-            if emailChanged { try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'email_verification'") }
+            // A new address ends every link mailed to the old one, reset links included: whoever still reads the
+            // old mailbox must not take the account back with one.
+            if emailChanged { try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue)") }
             return (before, after)
         }
     }
@@ -148,7 +150,10 @@ public struct UserRepository: Sendable {
     public func resetPassword(token: String, hash: String) throws -> Reset? {
         let reset = try pool.transaction { tx -> Reset? in
             guard let (id, email) = try AccountTokens.consume(token, .passwordReset, tx) else { return nil }
-            guard let blocked = try tx.query("SELECT blocked_at IS NOT NULL FROM users WHERE id = \(id.rawValue) FOR UPDATE").first else { return nil }
+            // The account must still have the address the link was mailed to.
+            guard let blocked = try tx.query("""
+                SELECT blocked_at IS NOT NULL FROM users WHERE id = \(id.rawValue) AND lower(email) = lower(\(email)) FOR UPDATE
+                """).first else { return nil }
             if try blocked.decode(0) { return .blocked }
             let row = try tx.query("""
                 UPDATE users u SET password_hash = \(hash), updated_at = now(),

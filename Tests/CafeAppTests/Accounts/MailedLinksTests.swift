@@ -110,6 +110,17 @@ final class MailedLinksTests: APITestCase {
         XCTAssertEqual(try call("POST", "/v1/email-verifications/\(newLink)").json()["email"] as? String, "new@example.com")
     }
 
+    /// Whoever still reads the old mailbox cannot take the account back with a reset link mailed there.
+    func testAResetLinkDiesWhenTheAddressChanges() throws {
+        let session = try signUp("relocated", email: "before@example.com")
+        XCTAssertEqual(try call("POST", "/v1/password-resets", json: #"{"email":"before@example.com"}"#).status, 202)
+        let link = try XCTUnwrap(mails(to: "before@example.com", subject: "Reset").first?.firstLinkToken)
+        let changed = try call("PATCH", "/v1/users/me", json: #"{"email":"after@example.com","currentPassword":"correct horse battery"}"#, token: session)
+        XCTAssertEqual(changed.status, 200, changed.text)
+        assertProblem(try call("POST", "/v1/password-resets/\(link)", json: #"{"password":"taken over at last"}"#), 400, "invalid_token")
+        XCTAssertEqual(try call("POST", "/v1/sessions", json: #"{"username":"relocated","password":"correct horse battery"}"#).status, 201)
+    }
+
     func testAMailWrittenWhileTheServerIsDownArrivesOnceItIsBackExactlyOnce() throws {
         _ = try signUp("patient", email: "patient@example.com")
         XCTAssertEqual(mails(to: "patient@example.com", subject: "Confirm").count, 1)
@@ -124,13 +135,27 @@ final class MailedLinksTests: APITestCase {
         }
         XCTAssertGreaterThanOrEqual(attempts, 2)
         XCTAssertNotNil(try pool.query("SELECT last_error FROM mail_outbox WHERE kind = 'password_reset'").first?.decode(0, as: String?.self))
+        // While it waits, its text holds no link: a placeholder, and one token's hash (each attempt's replaces the last).
+        let waiting = try XCTUnwrap(try pool.query("SELECT body FROM mail_outbox WHERE kind = 'password_reset'").one().decode(0, as: String?.self))
+        XCTAssertFalse(waiting.contains("reset-password/"), waiting)
+        XCTAssertTrue(waiting.contains("[the link is written in as the mail is sent]"), waiting)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM account_tokens WHERE purpose = 'password_reset'").one().decode(0, as: Int.self), 1)
+        // The console shows it without a link, and reading the screen is audited.
+        let admin = try adminToken()
+        let screen = try call("GET", "/v1/admin/mail", token: admin)
+        XCTAssertEqual(screen.status, 200, screen.text)
+        XCTAssertFalse(screen.text.contains("reset-password/"), screen.text)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM audit_log WHERE action = 'mail.read'").one().decode(0, as: Int.self), 1)
         smtp.start()
         XCTAssertEqual(mails(to: "patient@example.com", subject: "Reset").count, 1)
         sleep(3)   // more rounds of the worker: nothing is sent again
         XCTAssertEqual(mails(to: "patient@example.com", subject: "Reset", count: 2).count, 1)
         let row = try pool.query("SELECT state, body IS NULL FROM mail_outbox WHERE kind = 'password_reset'").one()
         XCTAssertEqual(try row.decode(0, as: String.self), "sent")
-        XCTAssertTrue(try row.decode(1, as: Bool.self), "a sent mail keeps no link in the database")
+        XCTAssertTrue(try row.decode(1, as: Bool.self), "a sent mail keeps no text in the database")
+        // The link the mail carries is the one attempt's that reached the server, and it works.
+        let link = try XCTUnwrap(mails(to: "patient@example.com", subject: "Reset").first?.firstLinkToken)
+        XCTAssertEqual(try call("POST", "/v1/password-resets/\(link)", json: #"{"password":"a new password at last"}"#).status, 200)
     }
 
     func testTwoWorkersDeliveringAtOnceSendEachMailOnce() throws {
