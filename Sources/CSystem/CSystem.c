@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -39,20 +40,68 @@ static socklen_t socket_address(const char *host, uint16_t port, struct sockaddr
 
 /// What `mark_nul_target` leaves as a request's context: only its address matters.
 static char nul_target_marker;
+static char encoded_slash_marker;
 
 void *cafe_mhd_nul_target(void) { return &nul_target_marker; }
+void *cafe_mhd_encoded_slash_target(void) { return &encoded_slash_marker; }
 
 /// libmicrohttpd decodes the request target in place into C strings, so a `%00` cut the path or a
 /// query value short where it stood (`/v1/cafes/1%00x` was `/v1/cafes/1`, `q=a%00b` was `q=a`). Called
 /// with the target as sent, before decoding; what it returns is the request's first context, which the
 /// access handler reads on its first call.
+///
+/// It also marks a path holding `%2F`: decoded, it would split its segment in two (`/v1/cafes%2F1` was
+/// `/v1/cafes/1`), so a proxy that routes on the target as sent and this server would disagree.
 static void *mark_nul_target(void *cls, const char *uri, struct MHD_Connection *connection) {
     (void)cls; (void)connection;
     if (uri == NULL) return NULL;
+    const char *query = strchr(uri, '?');
+    void *mark = NULL;
     for (const char *p = strchr(uri, '%'); p != NULL; p = strchr(p + 1, '%')) {
         if (p[1] == '0' && p[2] == '0') return &nul_target_marker;
+        if ((query == NULL || p < query) && p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) mark = &encoded_slash_marker;
     }
-    return NULL;
+    return mark;
+}
+
+/// What `framing_fault` found so far in a request's header fields.
+struct framing {
+    int content_lengths;
+    int transfer_encodings;
+    int chunked_only;
+    int malformed;
+};
+
+static int is_token_char(unsigned char c) {
+    return c > 0x20 && c < 0x7f && strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
+}
+
+static enum MHD_Result framing_fault(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                     const char *value, size_t value_size) {
+    (void)kind;
+    struct framing *f = cls;
+    for (size_t i = 0; i < key_size; i++) {
+        if (!is_token_char((unsigned char)key[i])) f->malformed = 1;
+    }
+    for (size_t i = 0; value != NULL && i < value_size; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (c == 0 || c == '\r' || c == '\n') f->malformed = 1;
+    }
+    if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0) f->content_lengths++;
+    if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0) {
+        f->transfer_encodings++;
+        f->chunked_only = value != NULL && value_size == 7 && strncasecmp(value, "chunked", 7) == 0;
+    }
+    return MHD_YES;
+}
+
+int cafe_mhd_framing_fault(struct MHD_Connection *connection) {
+    struct framing f = {0, 0, 0, 0};
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, framing_fault, &f);
+    if (f.malformed || f.content_lengths > 1) return 400;
+    if (f.transfer_encodings > 0 && f.content_lengths > 0) return 400;
+    if (f.transfer_encodings > 1 || (f.transfer_encodings == 1 && !f.chunked_only)) return 501;
+    return 0;
 }
 
 struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port,

@@ -249,8 +249,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
 
     // First call for this request: headers are in, the body (if any) is not.
-    guard let existing = conCls.pointee, UInt(bitPattern: existing) != nulTarget else {
-        let holdsNul = conCls.pointee != nil
+    guard let existing = conCls.pointee, !isTargetMarker(existing) else {
+        let marker = conCls.pointee.map { UInt(bitPattern: $0) }
         let state = RequestState()
         // A HEAD is answered as the GET of the same target, everywhere past this line (routing, the page
         // cache, the metrics): libmicrohttpd knows the request's real method, and sends that answer's
@@ -269,8 +269,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             refusal = Problem.shuttingDown
         } else if server.connections.open.load(ordering: .relaxed) > server.configuration.connectionLimit {
             refusal = Problem.unavailable("too_many_connections", "The server has too many open connections; retry.", retryAfter: 1)
-        } else if holdsNul {
+        } else if marker == nulTarget {
             refusal = Problem.nulInTarget
+        } else if marker == encodedSlashTarget {
+            refusal = Problem.notFound("No route for a path whose segment holds an encoded slash (%2F).")
+        } else if let fault = Problem.framing(cafe_mhd_framing_fault(connection)) {
+            // Read as RFC 9112 says, and closed after the answer: a proxy in front that framed the request
+            // otherwise would send what follows as a hidden second request.
+            refusal = fault
         } else if let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
                   let declared = Int(String(cString: length)), declared > state.maxBodyBytes {
             // Refuse before reading: a huge upload never reaches memory.
@@ -367,10 +373,29 @@ extension Problem {
     static let shuttingDown = Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1)
     /// The answer to a target with `%00` in it, which decoded would cut the path or a query value short.
     static let nulInTarget = Problem.badRequest("invalid_target", "The request target holds %00 (a NUL byte), which no path or query value may contain.")
+
+    /// The answer to header fields that frame a request ambiguously (`cafe_mhd_framing_fault`'s status), or nil.
+    static func framing(_ status: Int32) -> Problem? {
+        switch status {
+        case 400: Problem.badRequest("invalid_framing", "The request's header fields are malformed or frame its body more than one way "
+                                     + "(a field name with a space, a NUL, CR or LF in a value, two Content-Lengths, or Content-Length with Transfer-Encoding).")
+        case 501: Problem(status: 501, code: "unsupported_transfer_encoding", title: "Not implemented",
+                          detail: "Only Transfer-Encoding: chunked is understood.")
+        default: nil
+        }
+    }
 }
 
 /// The first context of a request whose target holds `%00` (`cafe_mhd_nul_target`).
 private let nulTarget = UInt(bitPattern: cafe_mhd_nul_target())
+/// The first context of a request whose path holds `%2F` (`cafe_mhd_encoded_slash_target`).
+private let encodedSlashTarget = UInt(bitPattern: cafe_mhd_encoded_slash_target())
+
+/// Whether a request's context is one of the markers its target left, not a `RequestState`.
+private func isTargetMarker(_ context: UnsafeMutableRawPointer) -> Bool {
+    let address = UInt(bitPattern: context)
+    return address == nulTarget || address == encodedSlashTarget
+}
 
 /// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that
 /// from any thread).
@@ -569,7 +594,7 @@ private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, 
     guard let cls, let conCls, let existing = conCls.pointee else { return }
     conCls.pointee = nil
     // Marked for its target but never handled (libmicrohttpd refused it first): nothing to let go.
-    guard UInt(bitPattern: existing) != nulTarget else { return }
+    guard !isTargetMarker(existing) else { return }
     let state = Unmanaged<RequestState>.fromOpaque(existing)
     state.takeUnretainedValue().settle()
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()

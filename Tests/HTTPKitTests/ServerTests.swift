@@ -175,6 +175,48 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(try client().request("POST", "/size", body: [UInt8](repeating: 65, count: 1024)).json()["bytes"] as? Int, 1024)
     }
 
+    /// Framing a proxy in front could read another way is refused as RFC 9112 says, and the connection
+    /// closed, so nothing sent after it is read as a second, hidden request.
+    func testAmbiguousFramingIsRefusedAndTheConnectionClosed() throws {
+        let smuggled = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+        let cases: [(String, Int, String)] = [
+            ("POST /size HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}" + smuggled, 400, "two Content-Lengths"),
+            ("POST /size HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}" + smuggled, 400, "a repeated Content-Length"),
+            ("POST /size HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, 400, "Content-Length with Transfer-Encoding"),
+            ("POST /size HTTP/1.1\r\nHost: x\r\nContent-Length : 2\r\n\r\n{}" + smuggled, 400, "a space before the colon"),
+            ("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n" + smuggled, 400, "a bare CR in a value"),
+            ("POST /size HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n", 501, "an unknown Transfer-Encoding"),
+            ("POST /size HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n", 501, "a list of codings"),
+        ]
+        for (request, status, what) in cases {
+            let c = try client()
+            try c.send(request)
+            let started = Date()
+            let r = try c.readResponse()
+            XCTAssertEqual(r.status, status, what)
+            XCTAssertEqual(r.json()["code"] as? String, status == 400 ? "invalid_framing" : "unsupported_transfer_encoding", what)
+            XCTAssertEqual(r.headers["connection"], "close", what)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 1, "\(what): answered at once")
+            XCTAssertTrue(c.isClosedByPeer(within: 2), "\(what): nothing after it is read as a request")
+        }
+        // A chunked body alone is sound.
+        let c = try client()
+        try c.send("POST /size HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+        XCTAssertEqual(try c.readResponse().json()["bytes"] as? Int, 2)
+    }
+
+    /// An encoded slash never splits a segment: `/cafes%2F42/comments` is one segment, which names no route.
+    func testAnEncodedSlashDoesNotSplitASegment() throws {
+        for target in ["/cafes%2F42%2Fcomments", "/cafes%2f42/comments", "/cafes/42%2Fcomments"] {
+            let r = try client().request("GET", target)
+            XCTAssertEqual(r.status, 404, target)
+            XCTAssertEqual(r.json()["code"] as? String, "not_found", target)
+        }
+        let query = try client().request("GET", "/cafes/42/comments?q=a%2Fb")
+        XCTAssertEqual(query.status, 200)
+        XCTAssertEqual(query.json()["q"] as? String, "a/b", "in the query it is a slash")
+    }
+
     func testChunkedBodyOverTheLimitIs413() throws {
         let c = try client()
         var request = "POST /size HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"

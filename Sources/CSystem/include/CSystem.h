@@ -28,6 +28,14 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
 /// the path or a query value short): the access handler refuses it.
 void *cafe_mhd_nul_target(void);
 
+/// The context libmicrohttpd is given for a request whose path holds `%2F` (an encoded slash).
+void *cafe_mhd_encoded_slash_target(void);
+
+/// How a request's header fields frame it, as RFC 9112 reads them: 0 when sound; 400 for a field name that is
+/// no token (a space before the colon), a value holding NUL, CR or LF, more than one Content-Length, or a
+/// Content-Length beside a Transfer-Encoding; 501 for a Transfer-Encoding other than `chunked` alone.
+int cafe_mhd_framing_fault(struct MHD_Connection *connection);
+
 /// The socket of a connection, or -1.
 int cafe_mhd_connection_fd(struct MHD_Connection *connection);
 
