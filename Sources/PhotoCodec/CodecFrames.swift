@@ -85,6 +85,7 @@ struct CodecAnswer {
             return EncodedPhoto(bytes: body, encoding: encoding, width: Int(width), height: Int(height))
         case 1: throw .undecodable(message)
         case 2: throw .tooManyPixels(width: Int(width), height: Int(height), limit: Int(message) ?? 0)
+        case 4: throw .tooManyScans(scans: Int(width), limit: Int(message) ?? 0)
         default: throw .failed(message)
         }
     }
@@ -97,6 +98,8 @@ struct CodecAnswer {
             self.init(result: 1, encoding: 0, width: 0, height: 0, body: Array(why.utf8))
         case .failure(.tooManyPixels(let width, let height, let limit)):
             self.init(result: 2, encoding: 0, width: Int32(clamping: width), height: Int32(clamping: height), body: Array(String(limit).utf8))
+        case .failure(.tooManyScans(let scans, let limit)):
+            self.init(result: 4, encoding: 0, width: Int32(clamping: scans), height: 0, body: Array(String(limit).utf8))
         case .failure(.failed(let why)):
             self.init(result: 3, encoding: 0, width: 0, height: 0, body: Array(why.utf8))
         }
@@ -116,8 +119,9 @@ public enum PhotoCodecServer {
             case .clean:
                 guard let format = ImageFormat.allCases.first(where: { $0.codecFormat == request.format }) else { return 65 }
                 outcome = Result { () throws(PhotoRefusal) in
+                    // The scans were counted by the service before it sent the photo (`PhotoCodecProcesses.clean`).
                     try codec.clean(bytes, format: format, limits: PhotoLimits(maxPixels: Int(request.maxPixels), maxSide: Int(request.maxSide),
-                                                                                quality: Int(request.quality)))
+                                                                                quality: Int(request.quality), maxJPEGScans: .max))
                 }
             case .resize:
                 guard let encoding = PhotoEncoding(code: request.encoding) else { return 65 }

@@ -36,11 +36,22 @@ public struct PhotoLimits: Sendable {
     /// The stored photo's long side at most (`PHOTO_MAX_SIDE`); larger ones are scaled down.
     public var maxSide: Int
     public var quality: Int
+    /// Scans a JPEG may have (`PHOTO_MAX_JPEG_SCANS`); more are refused before any is decoded (`JPEGScans`).
+    public var maxJPEGScans: Int
 
-    public init(maxPixels: Int = 50_000_000, maxSide: Int = 2560, quality: Int = 85) {
+    public init(maxPixels: Int = 50_000_000, maxSide: Int = 2560, quality: Int = 85, maxJPEGScans: Int = 64) {
         self.maxPixels = maxPixels
         self.maxSide = maxSide
         self.quality = quality
+        self.maxJPEGScans = maxJPEGScans
+    }
+
+    /// What is refused from the bytes alone, before a decoder sees them: a JPEG with more scans than
+    /// `maxJPEGScans`. Every `PhotoCoding`'s `clean` asks this first.
+    public func refuseBeforeDecoding(_ bytes: [UInt8], format: ImageFormat) throws(PhotoRefusal) {
+        if format == .jpeg, let scans = JPEGScans.count(bytes), scans > maxJPEGScans {
+            throw .tooManyScans(scans: scans, limit: maxJPEGScans)
+        }
     }
 }
 
@@ -48,6 +59,8 @@ public enum PhotoRefusal: Error, Equatable, Sendable {
     /// Not a whole image of its format: no header, a truncated file, data the decoder cannot read.
     case undecodable(String)
     case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// A JPEG with more scans than a camera writes: each one is a pass over the whole image.
+    case tooManyScans(scans: Int, limit: Int)
     /// libvips could not encode what it decoded (memory, say): the service's fault, not the client's.
     case failed(String)
 }

@@ -24,7 +24,8 @@ public final class PhotoCodecProcesses: PhotoCoding {
     }
 
     public func clean(_ bytes: [UInt8], format: ImageFormat, limits: PhotoLimits) throws(PhotoRefusal) -> EncodedPhoto {
-        try call(.init(operation: .clean, format: format.codecFormat, maxPixels: Int64(limits.maxPixels), maxSide: Int32(clamping: limits.maxSide),
+        try limits.refuseBeforeDecoding(bytes, format: format)
+        return try call(.init(operation: .clean, format: format.codecFormat, maxPixels: Int64(limits.maxPixels), maxSide: Int32(clamping: limits.maxSide),
                        quality: Int32(clamping: limits.quality), width: 0, encoding: 0), bytes)
     }
 

@@ -14,7 +14,8 @@ public struct InProcessPhotoCodec: PhotoCoding {
     public init() {}
 
     public func clean(_ bytes: [UInt8], format: ImageFormat, limits: PhotoLimits) throws(PhotoRefusal) -> EncodedPhoto {
-        try PhotoCodec.clean(bytes, format: format, limits: limits)
+        try limits.refuseBeforeDecoding(bytes, format: format)
+        return try PhotoCodec.clean(bytes, format: format, limits: limits)
     }
 
     public func resize(_ photo: [UInt8], width: Int, to encoding: PhotoEncoding) throws(PhotoRefusal) -> EncodedPhoto {

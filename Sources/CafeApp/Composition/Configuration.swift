@@ -249,7 +249,8 @@ public struct Configuration: Sendable {
         bodiesInFlightPerClientBytes = env.int("MAX_BODIES_IN_FLIGHT_PER_CLIENT_BYTES", 2 * maxBodyBytes, maxBodyBytes...(1 << 40))
         bodiesInFlightBytes = env.int("MAX_BODIES_IN_FLIGHT_BYTES", 8 * maxBodyBytes, bodiesInFlightPerClientBytes...(1 << 42))
         photoLimits = PhotoLimits(maxPixels: env.int("PHOTO_MAX_PIXELS", 50_000_000, 1...1_000_000_000),
-                                  maxSide: env.int("PHOTO_MAX_SIDE", 2560, 160...16_384))
+                                  maxSide: env.int("PHOTO_MAX_SIDE", 2560, 160...16_384),
+                                  maxJPEGScans: env.int("PHOTO_MAX_JPEG_SCANS", 64, 1...10_000))
         photoThreads = env.int("PHOTO_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...256)
         photoQueue = env.int("PHOTO_QUEUE", 16, 0...100_000)
         photoCacheSeconds = env.int("PHOTO_CACHE_SECONDS", 3600, 0...31_536_000)

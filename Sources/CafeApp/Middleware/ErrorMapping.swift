@@ -49,6 +49,8 @@ enum ErrorMapping {
             return .badRequest("invalid_image", "The bytes are not a whole image that can be decoded (\(why)).")
         case .tooManyPixels(let width, let height, let limit):
             return .badRequest("too_many_pixels", "The image is \(width) × \(height) pixels, more than \(limit) (PHOTO_MAX_PIXELS).")
+        case .tooManyScans(let scans, let limit):
+            return .badRequest("too_many_scans", "The JPEG has \(scans) scans, more than \(limit) (PHOTO_MAX_JPEG_SCANS): no camera writes that many.")
         case .failed:
             return nil
         }
