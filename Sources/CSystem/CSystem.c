@@ -345,7 +345,7 @@ void cafe_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), kept);
 }
 
-int cafe_become_background_helper(int niceness) {
+int cafe_become_background_helper(int niceness, int idle_only) {
     // A session of its own: where the kernel groups tasks by session (autogroup), its CPU is charged to
     // a group of its own, not to the serving process's.
     setsid();
@@ -355,7 +355,7 @@ int cafe_become_background_helper(int niceness) {
         fprintf(group, "%d", niceness);
         fclose(group);
     }
-    if (niceness > 0) {
+    if (idle_only && niceness > 0) {
         // Only when nothing else wants a core: a niced group still ran out its slices while a request
         // waited (docs/performance.md, "Password hashing under log-in floods").
         struct sched_param none = {0};

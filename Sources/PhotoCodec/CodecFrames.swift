@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CafeDomain
+import CSystem
 import HelperProcesses
 
 /// The messages between the service and a `cafe photo-codec` helper over its pipes: fixed-size
@@ -109,7 +110,9 @@ struct CodecAnswer {
 /// `cafe photo-codec`: a helper's whole life. Reads a request from stdin, answers on stdout, until
 /// stdin ends (the service closed the pipe, or died).
 public enum PhotoCodecServer {
-    public static func serve() -> Int32 {
+    /// `niceness`: see `PhotoCodecProcesses`.
+    public static func serve(niceness: Int32) -> Int32 {
+        _ = cafe_become_background_helper(niceness, 0)
         let codec = InProcessPhotoCodec()
         while true {
             guard let header = HelperFrames.read(0, count: CodecRequest.headerSize) else { return 0 }

@@ -10,17 +10,24 @@ import HelperProcesses
 /// in flight. Each helper is limited to `memoryLimit` bytes of address space, is killed if an answer
 /// takes longer than `timeout`, dies with this process, and is replaced on the next call. As many
 /// helpers run as callers use at once; the photo lane (`PHOTO_THREADS`) bounds that.
+///
+/// Each helper leads a session of its own at `niceness` (`PHOTO_NICE`), so that its CPU is charged to a
+/// scheduling group of its own, behind the serving process's requests, not to the serving process's
+/// group (docs/performance.md, "Photos"). Unlike the password helpers it is not SCHED_IDLE: on a
+/// machine kept busy by reads, an upload must still finish within `PHOTO_DECODE_TIMEOUT`.
 public final class PhotoCodecProcesses: PhotoCoding {
     let executable: String
     let timeout: Double
     let memoryLimit: Int
+    let niceness: Int32
     private let idle = IdleHelpers()
 
     /// `executable` is the `cafe` binary (see `HelperExecutable.cafe`).
-    public init(executable: String, timeout: Double, memoryLimit: Int) {
+    public init(executable: String, timeout: Double, memoryLimit: Int, niceness: Int32) {
         self.executable = executable
         self.timeout = timeout
         self.memoryLimit = memoryLimit
+        self.niceness = niceness
     }
 
     public func clean(_ bytes: [UInt8], format: ImageFormat, limits: PhotoLimits) throws(PhotoRefusal) -> EncodedPhoto {
@@ -36,7 +43,7 @@ public final class PhotoCodecProcesses: PhotoCoding {
 
     private func call(_ request: CodecRequest, _ bytes: [UInt8]) throws(PhotoRefusal) -> EncodedPhoto {
         // An idle helper that died since its last answer (killed, say) is no fault of this file: `take` skips it.
-        guard let helper = idle.take() ?? HelperProcess.start(executable, ["photo-codec"], memoryLimit: memoryLimit) else {
+        guard let helper = idle.take() ?? HelperProcess.start(executable, ["photo-codec", String(niceness)], memoryLimit: memoryLimit) else {
             throw .failed("could not start \(executable) photo-codec: \(String(cString: strerror(errno)))")
         }
         switch exchange(helper, request, bytes) {

@@ -11,7 +11,7 @@ import CafeStore
 // Helpers of a serving process (`PhotoCodecProcesses`, `PasswordHashingProcesses`): nothing else of
 // the command line, no configuration, no logger; they speak only over their pipes.
 switch CommandLine.arguments.dropFirst().first {
-case "photo-codec": exit(PhotoCodecServer.serve())
+case "photo-codec": exit(PhotoCodecServer.serve(niceness: CommandLine.arguments.dropFirst(2).first.flatMap { Int32($0) } ?? 0))
 case "password-hasher": exit(PasswordHasherServer.serve(niceness: CommandLine.arguments.dropFirst(2).first.flatMap { Int32($0) } ?? 0))
 default: break
 }

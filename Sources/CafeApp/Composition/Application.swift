@@ -245,7 +245,7 @@ extension Configuration {
         guard let executable = HelperExecutable.cafe() else {
             throw ConfigurationError(message: "cannot find the cafe executable that decodes photos (/proc/self/exe, or a cafe beside it)")
         }
-        return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes)
+        return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes, niceness: photoNiceness)
     }
 
     /// The SMTP server mail goes to (`SMTP_URL`); nil: mail is kept, not sent.

@@ -54,6 +54,9 @@ public struct Configuration: Sendable {
     /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing threads. A log-in
     /// may wait a little; the cheap requests beside a flood of them should not.
     public var hashNiceness: Int32
+    /// `PHOTO_NICE` (default 10; 0 normal priority): the niceness of the photo helpers and of their sessions'
+    /// scheduling groups (see `PhotoCodecProcesses`).
+    public var photoNiceness: Int32
     /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`,
     /// `QUERY_HEAVY_SHARE`, `QUERY_HEAVY_BURST`:
     /// what a `/parse` query may cost (see `QueryBudget`).
@@ -226,6 +229,7 @@ public struct Configuration: Sendable {
         hashThreads = env.int("HASH_THREADS", max(1, ProcessInfo.processInfo.activeProcessorCount / 2), 1...1024)
         hashQueue = env.int("HASH_QUEUE", 32, 0...1_000_000)
         hashNiceness = Int32(env.int("HASH_NICE", 10, 0...19))
+        photoNiceness = Int32(env.int("PHOTO_NICE", 10, 0...19))
         databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
         preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
         pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)

@@ -72,7 +72,7 @@ public final class PasswordHashingProcesses: Sendable {
 /// service closed the pipe, or died: it also gets SIGKILL then).
 public enum PasswordHasherServer {
     public static func serve(niceness: Int32) -> Int32 {
-        _ = cafe_become_background_helper(niceness)
+        _ = cafe_become_background_helper(niceness, 1)
         while true {
             guard let header = HelperFrames.read(0, count: PasswordRequest.headerSize) else { return 0 }
             guard let (operation, passwordLength, hashLength) = PasswordRequest.parse(header),
