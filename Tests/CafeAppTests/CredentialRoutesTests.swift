@@ -12,7 +12,7 @@ final class CredentialRoutesTests: APITestCase {
         })
         XCTAssertEqual(declared, ["POST /v1/sessions": .logIn, "GET /parse/login": .logIn, "POST /parse/login": .logIn,
                                   "POST /v1/users": .signUp, "POST /parse/users": .signUp, "POST /parse/logout": .endsSession,
-                                  "PATCH /v1/users/me": .confirmsPassword, "DELETE /v1/users/me": .confirmsPassword,
+                                  "PATCH /v1/users/me": .confirmsPassword, "DELETE /v1/users/me": .confirmsPassword, "DELETE /parse/users/{objectId}": .confirmsPassword,
                                   "POST /v1/password-resets/{token}": .confirmsPassword])
         for (key, kind) in declared where kind != .endsSession {
             let parts = key.split(separator: " ", maxSplits: 1).map(String.init)

@@ -70,6 +70,7 @@ public final class Application: Sendable {
         let outbox = MailOutbox(pool: pool)
         let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox)
         let accountDeletion = AccountDeletion(pool: pool, sessionCache: sessionCache)
+        let leaving = AccountLeaving(pool: pool, accounts: accounts, deletion: accountDeletion, audit: audit)
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
         let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
@@ -141,7 +142,7 @@ public final class Application: Sendable {
         let loopReads = LoopReads(loop: statementLoop)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
-            + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, deletion: accountDeletion, moderation: Moderation(pool: pool),
+            + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: loopReads).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion, loopReads: loopReads).routes
@@ -165,7 +166,7 @@ public final class Application: Sendable {
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
         let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
-        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, deletion: accountDeletion,
+        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, leaving: leaving,
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes, beforeBody: [SessionTokens.parseHeader], sessionRequired: ParseError.publicUploads,

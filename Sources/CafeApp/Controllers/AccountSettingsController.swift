@@ -10,7 +10,7 @@ struct AccountSettingsController: Sendable {
     let pool: ConnectionPool
     let accounts: AccountService
     let auth: Authenticator
-    let deletion: AccountDeletion
+    let leaving: AccountLeaving
     let moderation: Moderation
     let export: AccountExport
     let links: MailLinks
@@ -42,7 +42,7 @@ struct AccountSettingsController: Sendable {
         let needsPassword = body.password != nil || !body.email.isAbsent
         if needsPassword { v.check(body.currentPassword != nil, "currentPassword", "is required to change the password or the e-mail address") }
         try v.finish()
-        if needsPassword, let current = body.currentPassword { try confirm(user, current, request) }
+        if needsPassword, let current = body.currentPassword { try accounts.requirePassword(user, current, address: request.clientKey) }
         let hash = try body.password.map(PasswordHasher.hash)
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
         let changed = try pool.transaction { tx -> User in
@@ -60,8 +60,7 @@ struct AccountSettingsController: Sendable {
     func delete(_ request: Request) throws -> Response {
         let user = try auth.user(request)
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
-        try confirm(user, body.password, request)
-        switch try deletion.delete(user.id, confirmed: nil, by: nil) {
+        switch try leaving.leave(user, password: body.password, request) {
         case .deleted: return .noContent()
         case .noSuchAccount: throw Authenticator.unauthorized
         case .lastAdmin: throw AdminUsersController.lastAdmin
@@ -126,18 +125,4 @@ struct AccountSettingsController: Sendable {
          .adding(header: "Cache-Control", "no-store")
     }
 
-    /// The account's password, or 403 `invalid_credentials` (held like a failed log-in) / 429.
-    private func confirm(_ user: User, _ password: String, _ request: Request) throws {
-        switch try accounts.confirmPassword(user, password, address: request.clientKey) {
-        case .confirmed: return
-        case .wrong(let hold):
-            var wrong = Problem(status: 403, code: "invalid_credentials", title: "Invalid credentials", detail: "The password is wrong.")
-            wrong.hold = hold
-            throw wrong
-        case .lockedOut(let wait):
-            throw Problem(status: 429, code: "too_many_attempts", title: "Too many attempts",
-                          detail: "Too many wrong passwords for this account from this address; try again in \(wait) s.",
-                          headers: [("Retry-After", String(wait))])
-        }
-    }
 }

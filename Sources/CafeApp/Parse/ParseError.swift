@@ -54,6 +54,7 @@ struct ParseError: HeldAnswer, Sendable {
         case (_, "invalid_json"): self.init(107, problem.detail ?? "Invalid JSON.")
         case (_, "invalid_target"): self.init(102, problem.detail ?? "Invalid query.")   // Parse's INVALID_QUERY
         case (_, "email_not_verified"): self.init(205, problem.detail ?? "User email is not verified.")
+        case (_, "invalid_credentials"): self.init(101, "Invalid username/password.")
         case (401, _): self = .invalidSessionToken
         case (403, _): self.init(119, problem.detail ?? "Permission denied.")
         case (404, _): self = .objectNotFound

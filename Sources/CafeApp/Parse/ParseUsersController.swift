@@ -8,14 +8,14 @@ struct ParseUsersController: Sendable {
     let context: ParseContext
     let accounts: AccountService
     let recovery: AccountRecovery
-    let deletion: AccountDeletion
+    let leaving: AccountLeaving
     let objectIDs: ParseObjectIDs
     let links: MailLinks
 
     var routes: [Endpoint] {
         [
             Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp).sendsMail(when: AccountsController.givesEmail),
-            Endpoint("DELETE", "/parse/users/{objectId}", context.handler(delete)).changes("cafes", "comments", "photos"),
+            Endpoint("DELETE", "/parse/users/{objectId}", context.handler(delete)).credentials(.confirmsPassword).changes("cafes", "comments", "photos"),
             Endpoint("POST", "/parse/requestPasswordReset", context.handler(requestPasswordReset)).sendsMail(),
             Endpoint("POST", "/parse/verificationEmailRequest", context.handler(verificationEmailRequest)).sendsMail(),
             Endpoint("GET", "/parse/users/me", context.handler(me)),
@@ -125,7 +125,9 @@ struct ParseUsersController: Sendable {
         let objectID = try r.http.pathParameter("objectId")
         let own = try importedObjectID(of: user) ?? user.id.description
         guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
-        switch try deletion.delete(user.id, confirmed: nil, by: nil) {
+        // Parse Server asks for no password here; this service does, as /v1 does (docs/parse.md).
+        guard let password = r.body?["password"]?.string, !password.isEmpty else { throw ParseError(201, "password is required.") }
+        switch try leaving.leave(user, password: password, r.http) {
         case .deleted: return .json { w in w.object {} }
         case .noSuchAccount, .contentsChanged: throw ParseError.objectNotFound
         case .lastAdmin: throw ParseError.forbidden("The last administrator cannot delete their account; grant the right to another account first.")

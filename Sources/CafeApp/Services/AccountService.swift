@@ -1,6 +1,7 @@
 import CafeDomain
 import CafeStore
 import Dispatch
+import HTTPKit
 import PostgresKit
 
 /// Sign-up and log-in as both APIs (/v1 and /parse) perform them; each answers in its own format.
@@ -57,6 +58,22 @@ struct AccountService: Sendable {
         case .passed: return .confirmed
         case .failed: return .wrong(hold: Self.hold(since: started))
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
+        }
+    }
+
+    /// The account's password, or 403 `invalid_credentials` (held like a failed log-in) / 429
+    /// `too_many_attempts`: what a change of the account (its address, its password, its deletion) asks for.
+    func requirePassword(_ user: User, _ password: String, address: String) throws {
+        switch try confirmPassword(user, password, address: address) {
+        case .confirmed: return
+        case .wrong(let hold):
+            var wrong = Problem(status: 403, code: "invalid_credentials", title: "Invalid credentials", detail: "The password is wrong.")
+            wrong.hold = hold
+            throw wrong
+        case .lockedOut(let wait):
+            throw Problem(status: 429, code: "too_many_attempts", title: "Too many attempts",
+                          detail: "Too many wrong passwords for this account from this address; try again in \(wait) s.",
+                          headers: [("Retry-After", String(wait))])
         }
     }
 

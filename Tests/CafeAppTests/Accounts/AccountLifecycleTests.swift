@@ -137,7 +137,12 @@ final class AccountLifecycleTests: APITestCase {
         assertProblem(try call("DELETE", "/v1/users/me", json: #"{"password":"\#(password)"}"#, token: token), 409, "last_admin")
         let (otherID, _) = try signUp("next_admin")
         XCTAssertEqual(try call("PUT", "/v1/admin/users/\(otherID)/admin", token: token).status, 200)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM audit_log WHERE action = 'user.delete'").one().decode(0, as: Int.self), 0)
         XCTAssertEqual(try call("DELETE", "/v1/users/me", json: #"{"password":"\#(password)"}"#, token: token).status, 204)
+        // An admin leaving is an operator action: audited, with what went with it.
+        let entry = try pool.query("SELECT object_id, address FROM audit_log WHERE action = 'user.delete'").one()
+        XCTAssertNotNil(try entry.decode("address", as: String?.self))
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM audit_log WHERE action = 'user.delete'").one().decode(0, as: Int.self), 1)
     }
 
     func testAnOperatorDeletesAnAccountWithTheCountsItWasShownAndTheAuditLogKeepsIt() throws {

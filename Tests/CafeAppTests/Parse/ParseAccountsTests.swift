@@ -35,12 +35,17 @@ final class ParseAccountsTests: ParseTestCase {
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM mail_outbox WHERE state = 'skipped'").one().decode(0), 1)
     }
 
-    func testAUserDeletesItselfWithItsOwnSessionOnly() throws {
+    /// Its own session and its password, as `/v1` asks: a stolen session alone deletes nothing.
+    func testAUserDeletesItselfWithItsOwnSessionAndPasswordOnly() throws {
         let (id, token) = try parseSignUp("parse_leaver")
         let (otherID, other) = try parseSignUp("parse_other")
-        assertParseError(try parse("DELETE", "/users/\(otherID)", session: token), 404, 101)
-        assertParseError(try parse("DELETE", "/users/\(id)"), 400, 209)
-        let r = try parse("DELETE", "/users/\(id)", session: token)
+        let password = #"{"password":"correct horse battery"}"#
+        assertParseError(try parse("DELETE", "/users/\(otherID)", json: password, session: token), 404, 101)
+        assertParseError(try parse("DELETE", "/users/\(id)", json: password), 400, 209)
+        assertParseError(try parse("DELETE", "/users/\(id)", session: token), 400, 201)
+        assertParseError(try parse("DELETE", "/users/\(id)", json: #"{"password":"a guess"}"#, session: token), 404, 101)   // as a failed log-in
+        XCTAssertEqual(try count("users"), 2, "nothing deleted without the password")
+        let r = try parse("DELETE", "/users/\(id)", json: password, session: token)
         XCTAssertEqual(r.status, 200, r.text)
         XCTAssertEqual(r.text, "{}")
         assertParseError(try parse("GET", "/users/me", session: token), 400, 209)
