@@ -60,6 +60,18 @@ public enum AccountRules {
         }
     }
 
+    /// Whether a name reads as a web address: two or more dot-separated parts, the last of two or more
+    /// Latin letters (`www.evil-3188.com`, `example.jp`), or a `www.` start. Mail clients and chat
+    /// apps turn such text into a link, and mails print the username: a name like that would put an
+    /// attacker's link into mail the service sends. `taro.y` and `hana.2024` are names, not addresses.
+    public static func looksLikeWebAddress(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        if lower.hasPrefix("www.") { return true }
+        let parts = lower.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, let last = parts.last, parts.dropLast().allSatisfy({ !$0.isEmpty }) else { return false }
+        return last.count >= 2 && last.allSatisfy { ("a"..."z").contains($0) }
+    }
+
     /// A pragmatic well-formedness check (not RFC 5322): one `@`, a non-empty local part, a dotted
     /// domain, no whitespace or control characters, at most 254 characters.
     public static func isValidEmail(_ email: String) -> Bool {

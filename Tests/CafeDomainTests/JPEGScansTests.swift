@@ -53,3 +53,30 @@ final class JPEGScansTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2, "25 MB of scans counted in one pass")
     }
 }
+
+/// The account rules as the domain states them.
+final class AccountRulesTests: XCTestCase {
+    func testNamesThatReadAsWebAddressesAreTold() {
+        for address in ["www.evil-3188.com", "example.jp", "a.bc", "login.cafe-review.net", "WWW.Example", "shop.COM"] {
+            XCTAssertTrue(AccountRules.looksLikeWebAddress(address), address)
+        }
+        for name in ["taro", "taro.y", "hana.2024", "v1.2", "a..com", ".com", "com.", "珈琲.好き", "the_end.x"] {
+            XCTAssertFalse(AccountRules.looksLikeWebAddress(name), name)
+        }
+    }
+
+    func testUsernamesAreLettersDigitsAndThreePunctuationMarks() {
+        XCTAssertTrue(AccountRules.isValidUsername("珈琲_好き-1.0"))
+        XCTAssertFalse(AccountRules.isValidUsername("ab"), "too short")
+        XCTAssertFalse(AccountRules.isValidUsername(String(repeating: "a", count: 41)), "too long")
+        XCTAssertFalse(AccountRules.isValidUsername("a b c"))
+        XCTAssertFalse(AccountRules.isValidUsername("a@b.c"))
+    }
+
+    func testEmailAddressesAreCheckedPragmatically() {
+        XCTAssertTrue(AccountRules.isValidEmail("hanako@example.co.jp"))
+        for bad in ["no-at", "@example.com", "a@localhost", "a@-x.com", "a @b.com", "a@b..com", String(repeating: "a", count: 65) + "@b.com"] {
+            XCTAssertFalse(AccountRules.isValidEmail(bad), bad)
+        }
+    }
+}

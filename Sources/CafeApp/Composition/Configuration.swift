@@ -316,6 +316,7 @@ public struct Configuration: Sendable {
         mail = MailDelivery.Settings(from: from, resetLifetime: env.seconds("PASSWORD_RESET_TTL", 3600, 60...604_800),
                                      verificationLifetime: env.seconds("EMAIL_VERIFICATION_TTL", 86_400, 60...2_592_000),
                                      perAccountPerHour: env.int("MAIL_PER_ACCOUNT_PER_HOUR", 5, 1...10_000),
+                                     perAddressPerHour: env.int("MAIL_PER_ADDRESS_PER_HOUR", 5, 1...10_000),
                                      retryMax: env.seconds("MAIL_RETRY_MAX_SECONDS", 300, 1...86_400))
         mailRetention = env.seconds("MAIL_RETENTION_DAYS", 7, 0...3650) * 86_400
         mailsPerMinute = env.int("RATE_LIMIT_MAILS", 5, 0...large)

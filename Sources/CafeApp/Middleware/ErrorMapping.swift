@@ -26,6 +26,8 @@ enum ErrorMapping {
             return Authenticator.unauthorized
         case StoreError.usernameTaken:
             return Problem(status: 409, code: "username_taken", title: "Username taken", detail: "That username, or one that looks the same, is already in use.")
+        case StoreError.emailTaken:
+            return Problem(status: 409, code: "email_taken", title: "E-mail address taken", detail: "Another account has that e-mail address.")
         case StoreError.invalidReference(let field):
             return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
         case StoreError.uploadQuotaExceeded(let limit, let wait):

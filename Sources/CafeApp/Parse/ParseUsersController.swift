@@ -57,6 +57,8 @@ struct ParseUsersController: Sendable {
             }
         } catch StoreError.usernameTaken {
             throw ParseError(202, "Account already exists for this username.")
+        } catch StoreError.emailTaken {
+            throw ParseError(203, "Account already exists for this email address.")
         }
         return Response.json(201) { w in
             w.object {

@@ -113,6 +113,7 @@ struct AccountService: Sendable {
         var v = Validator()
         v.check(AccountRules.isValidUsername(username), "username", "must be 3–40 letters, digits, _ . or -")
         v.check(UsernameSpoofing.isAllowed(username), "username", Self.spoofMessage)
+        v.check(!AccountRules.looksLikeWebAddress(username), "username", "must not read as a web address (a dotted name ending in letters, such as example.com)")
         v.length(password, "password", AccountRules.passwordLength)
         if let email { v.check(AccountRules.isValidEmail(email), "email", "is not a valid email address") }
         if let age { v.check(AccountRules.ageRange.contains(age), "age", "must be from 0 to 150") }

@@ -25,10 +25,15 @@ public struct MailDelivery: Sendable {
         public var verificationLifetime: TimeInterval
         /// `MAIL_PER_ACCOUNT_PER_HOUR`: mails one account is sent in an hour at most; more are dropped (`throttled`).
         public var perAccountPerHour: Int
+        /// `MAIL_PER_ADDRESS_PER_HOUR`: mails one address is sent in an hour at most, whoever asked and for
+        /// whichever account; more are dropped (`throttled`): the service cannot be aimed at a mailbox.
+        public var perAddressPerHour: Int
         /// `MAIL_RETRY_MAX_SECONDS`: the longest wait between two attempts (from 1 s, doubling).
         public var retryMax: TimeInterval
-        public init(from: String, resetLifetime: TimeInterval, verificationLifetime: TimeInterval, perAccountPerHour: Int, retryMax: TimeInterval) {
+        public init(from: String, resetLifetime: TimeInterval, verificationLifetime: TimeInterval, perAccountPerHour: Int,
+                    perAddressPerHour: Int, retryMax: TimeInterval) {
             self.from = from
+            self.perAddressPerHour = perAddressPerHour
             self.resetLifetime = resetLifetime
             self.verificationLifetime = verificationLifetime
             self.perAccountPerHour = perAccountPerHour
@@ -107,22 +112,15 @@ public struct MailDelivery: Sendable {
                 logger.debug("mail not sent", [("id", String(due.id)), ("kind", due.kind.rawValue), ("state", state)])
                 return nil
             }
+            // One account per request: an address shared by several (accounts imported from Parse, made before
+            // addresses were unique) gets one mail, for the oldest of them, not one per account.
             let accounts: SQL = due.user.map { "u.id = \($0.rawValue)" } ?? "lower(u.email) = lower(\(due.recipient))"
             let found = try tx.query("""
                 SELECT u.id, u.username, u.email, u.email_verified, u.language FROM users u
-                WHERE \(accounts) AND u.blocked_at IS NULL ORDER BY u.id LIMIT 5
+                WHERE \(accounts) AND u.blocked_at IS NULL ORDER BY u.id LIMIT 1
                 """)
             guard let account = found.first else { return try finish("skipped") }
             let user = UserID(rawValue: try account.decode("id"))
-            // Every other account with the address gets a row (and a mail) of its own.
-            if due.user == nil {
-                for other in found.dropFirst() {
-                    try tx.query("""
-                        INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url)
-                        VALUES (\(due.kind.rawValue), \(due.recipient), \(try other.decode("id", as: Int64.self)), \(due.language.rawValue), \(due.baseURL))
-                        """)
-                }
-            }
             let email = try account.decode("email", as: String?.self)
             guard let email, email.lowercased() == due.recipient.lowercased() else { return try finish("skipped") }
             if due.kind == .emailVerification, try account.decode("email_verified", as: Bool.self) { return try finish("skipped") }
@@ -132,6 +130,12 @@ public struct MailDelivery: Sendable {
                   AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
                 """).one().decode(0)
             if recent >= settings.perAccountPerHour { return try finish("throttled") }
+            let toAddress: Int = try tx.query("""
+                SELECT count(*)::int FROM mail_outbox
+                WHERE lower(recipient) = lower(\(email)) AND id <> \(due.id) AND created_at > now() - interval '1 hour'
+                  AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
+                """).one().decode(0)
+            if toAddress >= settings.perAddressPerHour { return try finish("throttled") }
             let lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
             let language = (try account.decode("language", as: String?.self)).flatMap(Language.init(rawValue:)) ?? due.language
             let text = MailTemplates.render(due.kind, language, username: try account.decode("username"),

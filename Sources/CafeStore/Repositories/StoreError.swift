@@ -4,6 +4,8 @@ public enum StoreError: Error, Equatable, Sendable {
     /// The row exists but belongs to someone else.
     case forbidden
     case usernameTaken
+    /// Another account has that e-mail address (in any case): mail to an address reaches one account.
+    case emailTaken
     /// The account a write is for was deleted while the request was in flight.
     case accountGone
     /// A referenced row (e.g. an image) does not exist or may not be used; `field` names the input.

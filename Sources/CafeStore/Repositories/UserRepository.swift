@@ -40,6 +40,7 @@ public struct UserRepository: Sendable {
                 guard try conn.query("SELECT 1 FROM users WHERE username_skeleton = \(skeleton) LIMIT 1").isEmpty else {
                     throw StoreError.usernameTaken
                 }
+                if let email = new.email { try Self.claim(email: email, for: nil, conn) }
                 return try UserColumns.decode(try conn.query("""
                 INSERT INTO users AS u (username, password_hash, email, age, is_admin, username_skeleton)
                 VALUES (\(new.username), \(new.passwordHash), \(new.email), \(new.age), \(new.isAdmin), \(skeleton))
@@ -48,6 +49,18 @@ public struct UserRepository: Sendable {
             }
         } catch let error as PostgresError where error.isUniqueViolation {
             throw StoreError.usernameTaken
+        }
+    }
+
+    /// Refuses an address another account has (`StoreError.emailTaken`), serialised per address by an
+    /// advisory lock held to the end of the caller's transaction, so two sign-ups with one address cannot
+    /// both pass. Addresses shared before this rule (an import) stay as they are; mail to one reaches one
+    /// account (`MailDelivery`).
+    static func claim(email: String, for owner: UserID?, _ conn: Connection) throws {
+        try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('email ' || lower(\(email)), 0))")
+        let other: SQL = owner.map { "AND id <> \($0.rawValue)" } ?? ""
+        guard try conn.query("SELECT 1 FROM users WHERE lower(email) = lower(\(email)) \(other) LIMIT 1").isEmpty else {
+            throw StoreError.emailTaken
         }
     }
 
@@ -116,6 +129,7 @@ public struct UserRepository: Sendable {
                 return nil
             }
             let emailChanged = changes.email.map { $0?.lowercased() != before.email?.lowercased() } ?? false
+            if emailChanged, let email = changes.email.flatMap({ $0 }) { try Self.claim(email: email, for: id, tx) }
             let after = try UserColumns.decode(try tx.query("""
                 UPDATE users u SET
                     email = CASE WHEN \(changes.email != nil)::bool THEN \(changes.email.flatMap { $0 })::text ELSE email END,
