@@ -1,5 +1,6 @@
 import CafeTestSupport
 import Foundation
+import Synchronization
 import XCTest
 
 /// Retried and duplicated POSTs with the same key do the work once and answer the same.
@@ -35,6 +36,37 @@ final class IdempotencyTests: ParseTestCase {
         XCTAssertEqual(try post(#"{"detail":"once","star":3}"#, key: "k-1", token: other).status, 201, "keys belong to their user")
         XCTAssertEqual(try count("comments"), 3)
         assertProblem(try post(#"{"detail":"x","star":3}"#, key: String(repeating: "k", count: 256)), 400, "invalid_idempotency_key")
+    }
+
+    /// An upload with a key (ParseSwift sends `X-Parse-Request-Id` with every request) holds no transaction
+    /// open while its photo is decoded; a retry replays its answer and stores nothing more.
+    func testAnUploadHoldsNoTransactionOpenWhileItsPhotoIsDecoded() throws {
+        let photo = TestPhotos.make(width: 5000, height: 3750, as: "jpg[Q=95]")
+        let port = app.server.port
+        let answer = Mutex<(status: Int, body: [UInt8])?>(nil)
+        let upload = Thread { [token] in
+            let r = try? RawHTTPClient(port: port, timeoutSeconds: 60)
+                .request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/jpeg", "Idempotency-Key": "photo-1"], body: photo)
+            answer.withLock { $0 = (r?.status ?? 0, r?.body ?? []) }
+        }
+        upload.start()
+        var idleInTransaction = 0
+        while answer.withLock({ $0 == nil }) {
+            idleInTransaction = max(idleInTransaction, try pool.query("""
+                SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'
+                """).one().decode(0, as: Int.self))
+            usleep(20_000)
+        }
+        let first = try XCTUnwrap(answer.withLock { $0 })
+        XCTAssertEqual(first.status, 201, String(decoding: first.body, as: UTF8.self))
+        XCTAssertEqual(idleInTransaction, 0, "no connection waited in a transaction while the photo was decoded")
+        let retry = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/jpeg", "Idempotency-Key": "photo-1"], body: photo)
+        XCTAssertEqual(retry.status, 201)
+        XCTAssertEqual(retry.headers["idempotent-replayed"], "true")
+        XCTAssertEqual(retry.body, first.body)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files").one().decode(0, as: Int.self), 1)
+        assertProblem(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/jpeg", "Idempotency-Key": "photo-1"],
+                               body: TestPhotos.make(width: 64, height: 64, as: "jpg")), 422, "idempotency_key_reused")
     }
 
     /// Past its 24 hours a key is new again: the request runs once more, whatever it is now.

@@ -11,6 +11,13 @@ import PostgresKit
 /// guards (every repository joins that transaction), so either both commit or neither does: a
 /// 2xx is never replayed for a write that was lost, and a write is never done twice.
 ///
+/// An upload (a route on the photo lane) is the exception: no transaction may stay open while its
+/// photo is decoded (seconds, holding a connection idle in transaction). Its key is looked up first (an
+/// answered one is replayed without the work), the upload commits on its own, and the key is claimed and
+/// its answer recorded afterwards in one short transaction. Two retries racing with one key may then
+/// both store the photo: both are answered with the first one's answer, and the other photo, attached to
+/// nothing, is swept with the unattached uploads after 24 hours.
+///
 /// Only answers below 500 are kept (429 excepted): after a failure the key stays free for a retry.
 /// Requests without a valid session pass straight through (the handler answers 401), as do the
 /// routes that create sessions: their answers hold a token, which is never stored.
@@ -36,18 +43,12 @@ struct IdempotentWrites: Middleware {
         }
         guard let user = request.user else { return next(request) }
         let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
+        if request.traits.lane == .upload { return try upload(request, user: user.id, key: key, fingerprint: fingerprint, next) }
         do {
             return try pool.transaction { _ in
                 switch try keys.claim(user: user.id, key: key, requestHash: fingerprint) {
                 case .answered(let stored):
-                    guard stored.requestHash == fingerprint else {
-                        throw Problem(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
-                                      detail: "This Idempotency-Key was used for a different request; use a new key for a new request.")
-                    }
-                    var headers = [("Idempotent-Replayed", "true")]
-                    if let type = stored.contentType { headers.append(("Content-Type", type)) }
-                    if let location = stored.location { headers.append(("Location", location)) }
-                    return Response(status: stored.status, headers: headers, body: ResponseBody(stored.body))
+                    return try Self.replay(stored, fingerprint)
                 case .claimed:
                     let response = try handlerResponse(request, next)
                     guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
@@ -59,6 +60,35 @@ struct IdempotentWrites: Middleware {
         } catch let abandoned as Abandoned {
             return abandoned.response
         }
+    }
+
+    /// An upload's key, around its stored result rather than its work (see the type's comment).
+    private func upload(_ request: Request, user: UserID, key: String, fingerprint: [UInt8], _ next: (Request) -> Response) throws -> Response {
+        if let stored = try keys.answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
+        let response = next(request)
+        guard response.status < 500, response.status != 429 else { return response }
+        return try pool.transaction { _ in
+            switch try keys.claim(user: user, key: key, requestHash: fingerprint) {
+            case .answered(let stored):
+                return try Self.replay(stored, fingerprint)
+            case .claimed:
+                try keys.record(user: user, key: key, status: response.status, contentType: response.header("content-type"),
+                                location: response.header("location"), body: response.body.bytes)
+                return response
+            }
+        }
+    }
+
+    /// A stored answer sent again, or 422 when the key was used for another request.
+    private static func replay(_ stored: IdempotencyRepository.StoredAnswer, _ fingerprint: [UInt8]) throws -> Response {
+        guard stored.requestHash == fingerprint else {
+            throw Problem(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
+                          detail: "This Idempotency-Key was used for a different request; use a new key for a new request.")
+        }
+        var headers = [("Idempotent-Replayed", "true")]
+        if let type = stored.contentType { headers.append(("Content-Type", type)) }
+        if let location = stored.location { headers.append(("Location", location)) }
+        return Response(status: stored.status, headers: headers, body: ResponseBody(stored.body))
     }
 
     /// Thrown to roll the claim back with the handler's work, answering what the handler answered.

@@ -52,6 +52,18 @@ public struct IdempotencyRepository: Sendable {
                                       location: try row.decode(3, as: String?.self), body: try row.decode(4)))
     }
 
+    /// The answer committed for `key`, when there is one within its lifetime; a read that claims nothing.
+    public func answer(user: UserID, key: String) throws -> StoredAnswer? {
+        try pool.query("""
+            SELECT request_hash, status, content_type, location, body FROM idempotency_keys
+            WHERE user_id = \(user.rawValue) AND key = \(key) AND status IS NOT NULL
+              AND created_at > now() - make_interval(secs => \(Self.lifetime))
+            """).first.map { row in
+                StoredAnswer(requestHash: try row.decode(0), status: try row.decode(1), contentType: try row.decode(2, as: String?.self),
+                             location: try row.decode(3, as: String?.self), body: try row.decode(4))
+            }
+    }
+
     public func record(user: UserID, key: String, status: Int, contentType: String?, location: String?, body: [UInt8]) throws {
         try pool.query("""
             UPDATE idempotency_keys SET status = \(status), content_type = \(contentType), location = \(location), body = \(body) WHERE user_id = \(user.rawValue) AND key = \(key)
