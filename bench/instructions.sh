@@ -20,7 +20,7 @@ comments=${INSTR_COMMENTS:-200000}
 seconds=${INSTR_SECONDS:-10}
 . bench/lib.sh
 bench_paths .build/instructions 18390
-rm -rf "$work" && mkdir -p "$work"
+rm -rf "$work" "$data" && mkdir -p "$work"
 tools/ensure-packages valgrind wrk bc curl postgresql-client
 
 step "seeding $cafes cafes and $comments comments (this build, embedded database)"

@@ -6,11 +6,24 @@
 # of `cafe` to measure (an earlier commit's, for a side-by-side run; with MIGRATIONS_DIR its migrations).
 bench_paths() {
     work=$1
-    data=$work/pgdata
+    data=$(bench_data_dir "$work" pgdata)
     cafe=${BENCH_CAFE:-.build/release/cafe}
-    export LOG_LEVEL=warning CAFE_DATA_DIR=$PWD/$data
-    conninfo="host=$PWD/$data user=cafe dbname=cafe"
+    export LOG_LEVEL=warning CAFE_DATA_DIR=$data
+    conninfo="host=$data user=cafe dbname=cafe"
     base=http://127.0.0.1:$2
+}
+
+# bench_data_dir WORK NAME: where an embedded cluster of the script goes: WORK/NAME in the checkout, or,
+# as root in a checkout the postgres account cannot enter (a clone under /root), beside the service's own
+# (`cafe serve` does the same): /var/lib/cafe/bench-<hash of the checkout's path>/NAME.
+bench_data_dir() {
+    if [ "$(id -u)" = 0 ] && ! setpriv --reuid=postgres --regid=postgres --init-groups -- test -x "$PWD" 2>/dev/null; then
+        local dir=/var/lib/cafe/bench-$(printf %s "$PWD" | sha256sum | cut -c1-12)
+        mkdir -p "$dir" && chmod 755 /var/lib/cafe "$dir"
+        echo "$dir/$2"
+    else
+        echo "$PWD/$1/$2"
+    fi
 }
 
 step() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }

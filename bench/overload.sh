@@ -20,7 +20,7 @@ conns=${OVERLOAD_CONNECTIONS:-16}
 port=18280
 . bench/lib.sh
 bench_paths .build/overload $port
-rm -rf "$work" && mkdir -p "$work"
+rm -rf "$work" "$data" && mkdir -p "$work"
 
 step "starting cafe serve (release, embedded PostgreSQL, default limits; 127.0.0.1 exempt)"
 # OVERLOAD_SERVER_ENV: more settings for the server, e.g. "HTTP_THREADS=4 HASH_THREADS=2", to compare.

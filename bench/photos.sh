@@ -18,7 +18,7 @@ nginx_port=18290
 . bench/lib.sh
 bench_paths .build/bench-photos $port
 cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
-rm -rf "$work" && mkdir -p "$work/nginx/html" "$work/in"
+rm -rf "$work" "$data" && mkdir -p "$work/nginx/html" "$work/in"
 
 # Phone-like photos: a smooth scene (gradients) with sensor-like noise, as a camera's JPEG at Q 90.
 make_photo() {   # WIDTH HEIGHT SEED OUT

@@ -23,7 +23,7 @@ reflect=${BENCH_REFLECT:-100}
 bench_paths .build/bench $port
 cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
 
-rm -rf "$work" && mkdir -p "$work/nginx/html"
+rm -rf "$work" "$data" && mkdir -p "$work/nginx/html"
 
 step "starting cafe serve (release, embedded PostgreSQL)"
 # wrk posts from one address as fast as it can: per-address rate limits off for the measurement.

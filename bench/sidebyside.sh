@@ -28,7 +28,7 @@ bench_paths .build/sidebyside 18380
 other_base=http://127.0.0.1:18381
 other_migrations=${MIGRATIONS_DIR:-}
 unset MIGRATIONS_DIR
-rm -rf "$work" && mkdir -p "$work"
+rm -rf "$work" "$data" && mkdir -p "$work"
 
 step "starting this build and $other on one embedded database (release, page cache off, no rate limits)"
 limits=(RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 PAGE_CACHE_BYTES=0)
@@ -39,7 +39,8 @@ step "seeding $cafes cafes and $comments comments"
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 this_cafe=$cafe
 separate=${SIDE_SEPARATE:-0}
-other_data=$PWD/$work/other-pgdata
+other_data=$(bench_data_dir "$work" other-pgdata)
+rm -rf "$other_data"
 other_conninfo=$conninfo other_database=(DATABASE_URL="$conninfo")
 [ "$separate" = 1 ] && other_conninfo="host=$other_data user=cafe dbname=cafe" other_database=(CAFE_DATA_DIR="$other_data")
 other_env=("${other_database[@]}" ${other_migrations:+MIGRATIONS_DIR="$other_migrations"})
