@@ -103,7 +103,8 @@ public final class Application: Sendable {
         // Photos are decoded on a lane of their own, so uploads never hold the threads reads need.
         let photoLane = WorkLane(.init(name: "photo", threads: configuration.photoThreads, queueLimit: configuration.photoQueue))
         let upload = RouteCost(lane: photoLane, maxBodyBytes: configuration.maxBodyBytes)
-        let photos = PhotoServing(files: files, lane: photoLane, maxBytes: configuration.photoMaxBytes, cacheSeconds: configuration.photoCacheSeconds)
+        let photos = PhotoServing(files: files, lane: photoLane, maxBytes: configuration.photoMaxBytes, cacheSeconds: configuration.photoCacheSeconds,
+                                  work: OneAtATime(patience: configuration.photoDecodeTimeout + 5))
         // The route groups: each route belongs to one, which says what runs around it and how its errors read.
         // Heavy /parse queries (see `QueryBudget`) on connections of their own.
         heavyQueries = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: configuration.queryBudget.heavyConcurrency,

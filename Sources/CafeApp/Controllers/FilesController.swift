@@ -59,6 +59,9 @@ struct PhotoServing: Sendable {
     let maxBytes: Int
     /// `PHOTO_CACHE_SECONDS`: how long a browser or CDN may keep a public photo.
     let cacheSeconds: Int
+    /// Each photo's work (a size, a cleaning) done once, however many requests ask for it together and
+    /// however they are authenticated.
+    let work: OneAtATime
 
     /// Whether `Accept` names `image/webp` (and not with `q=0`, which refuses it).
     static func wantsWebP(_ request: Request) -> Bool {
@@ -93,10 +96,9 @@ struct PhotoServing: Sendable {
                 throw Problem.notFound("No such file.")
             case .found(let answer):
                 return respond(answer, request, negotiated: width != nil)
-            case .needsWork(let work):
-                guard try lane.run(work) != nil else {
-                    throw Problem.unavailable("overloaded", "Too many photos are being resized; retry.", retryAfter: 1)
-                }
+            case .needsWork(let key, let needed):
+                let ran = try work.run(key) { try lane.run(needed) != nil }
+                if ran == false { throw Problem.unavailable("overloaded", "Too many photos are being resized; retry.", retryAfter: 1) }
             }
         }
         throw Problem.unavailable("photo_busy", "The photo is being prepared; retry.", retryAfter: 1)

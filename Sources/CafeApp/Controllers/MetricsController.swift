@@ -23,10 +23,15 @@ struct MetricsController: Sendable {
 
     var routes: [Endpoint] { [Endpoint("GET", "/metrics", metrics)] }
 
+    /// Headers a proxy on this machine adds to what it passes on (nginx's `X-Real-IP` among them): any one
+    /// of them means the loopback peer speaks for someone else.
+    static let forwardingHeaders = ["x-forwarded-for", "forwarded", "x-real-ip", "x-forwarded-host", "x-forwarded-proto",
+                                    "x-forwarded-port", "x-forwarded-server", "x-original-forwarded-for", "via", "client-ip",
+                                    "true-client-ip", "cf-connecting-ip"]
+
     /// A process on this machine talking to the service itself, not through a proxy on it.
     static func isLocalScraper(_ request: Request) -> Bool {
-        guard request.header("x-forwarded-for") == nil, request.header("forwarded") == nil,
-              let peer = IPAddress(request.peerAddress) else { return false }
+        guard forwardingHeaders.allSatisfy({ request.header($0) == nil }), let peer = IPAddress(request.peerAddress) else { return false }
         return peer.isLoopback
     }
 

@@ -19,8 +19,9 @@ public enum PhotoLookup: Sendable {
     /// No such photo, or not one this viewer may see: both answered 404, so neither shows.
     case hidden
     case found(PhotoAnswer)
-    /// The photo needs decoding work first (cleaning, or making the size): run it, then ask again.
-    case needsWork(@Sendable () throws -> Void)
+    /// The photo needs decoding work first (cleaning, or making the size): run it, then ask again. `key`
+    /// names that work, the same for every request that needs it.
+    case needsWork(key: String, @Sendable () throws -> Void)
 }
 
 extension PhotoViewer {
@@ -162,7 +163,7 @@ public struct FileRepository: Sendable {
             """).first else {
             return .hidden
         }
-        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork { try PhotoCleaning(files: self).clean(id) } }
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try PhotoCleaning(files: self).clean(id) } }
         let sha = try row.decode("sha256", as: String.self)
         return .found(PhotoAnswer(contentType: try row.decode("content_type"), width: try row.decode("width"), height: try row.decode("height"),
                                   sha256Hex: sha, isPublic: try row.decode("public"),
@@ -184,7 +185,7 @@ public struct FileRepository: Sendable {
             """).first else {
             return .hidden
         }
-        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork { try PhotoCleaning(files: self).clean(id) } }
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try PhotoCleaning(files: self).clean(id) } }
         let storedWidth = try row.decode("width", as: Int.self)
         let width = PhotoCodec.servedWidth(requested: requested, storedWidth: storedWidth)
         // The photo itself is that size in its own encoding.
@@ -192,7 +193,7 @@ public struct FileRepository: Sendable {
         let own = PhotoEncoding(rawValue: String(try row.decode("content_type", as: String.self).dropFirst(6))) ?? .jpeg
         let encoding = webp ? PhotoEncoding.webp : own
         guard let sha = try row.decode("size_sha256", as: String?.self) else {
-            return .needsWork { try makeSize(id, width: width, encoding: encoding) }
+            return .needsWork(key: "size \(id.rawValue) \(width) \(encoding.rawValue)") { try makeSize(id, width: width, encoding: encoding) }
         }
         return .found(PhotoAnswer(contentType: encoding.contentType, width: width, height: try row.decode("size_height"), sha256Hex: sha,
                                   isPublic: try row.decode("public"),

@@ -39,5 +39,9 @@ final class LoginTimingTests: APITestCase {
         XCTAssertEqual(try call("GET", "/metrics").status, 200)
         XCTAssertEqual(try call("GET", "/metrics", headers: ["X-Forwarded-For": "203.0.113.9"]).status, 404, "through a proxy")
         XCTAssertEqual(try call("GET", "/metrics", headers: ["Forwarded": "for=203.0.113.9"]).status, 404)
+        // A local proxy that sends only nginx's X-Real-IP, or another forwarding header, speaks for someone else too.
+        for header in ["X-Real-IP", "X-Forwarded-Host", "Via", "True-Client-IP"] {
+            XCTAssertEqual(try call("GET", "/metrics", headers: [header: "203.0.113.9"]).status, 404, header)
+        }
     }
 }

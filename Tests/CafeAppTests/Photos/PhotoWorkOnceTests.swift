@@ -1,0 +1,37 @@
+import CafeTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// A public photo's size is made once however many requests ask for it together and however they are
+/// authenticated: with one photo thread and no queue, a burst of logged-in requests (which the page cache
+/// does not merge) for a size not made yet all get it, none is refused for want of a thread.
+final class PhotoWorkOnceTests: APITestCase {
+    override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "1", "PHOTO_QUEUE": "0"] }
+
+    func testABurstOfLoggedInRequestsForANewSizeMakesItOnce() throws {
+        let admin = try adminToken()
+        let cafe = try XCTUnwrap(try createCafe(token: admin)["id"] as? String)
+        let (_, author) = try signUp("author")
+        let uploaded = try call("POST", "/v1/files", token: author, headers: ["Content-Type": "image/jpeg"],
+                                body: TestPhotos.make(width: 2400, height: 1800, as: "jpg"))
+        let photo = try XCTUnwrap(uploaded.json()["id"] as? String)
+        XCTAssertEqual(try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"with a photo","star":3,"imageId":"\#(photo)"}"#,
+                                token: author).status, 201)
+        let readers = try (0..<6).map { try signUp("reader\($0)").token }
+        let port = app.server.port
+        let statuses = Mutex<[Int]>([])
+        let threads = readers.map { token in
+            Thread {
+                let r = try? RawHTTPClient(port: port, timeoutSeconds: 60).request("GET", "/v1/files/\(photo)?w=640",
+                                                                                   headers: ["Authorization": "Bearer \(token)", "Accept": "image/webp"])
+                statuses.withLock { $0.append(r?.status ?? 0) }
+            }
+        }
+        threads.forEach { $0.start() }
+        let deadline = Date().addingTimeInterval(60)
+        while statuses.withLock({ $0.count }) < readers.count, Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(statuses.withLock { $0 }, Array(repeating: 200, count: readers.count))
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM file_sizes WHERE width = 640").one().decode(0, as: Int.self), 1)
+    }
+}
