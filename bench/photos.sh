@@ -121,8 +121,10 @@ list="$base/v1/cafes?limit=20"
 conns=8 duration=3s wrk_run "$list" "$work/auth.lua" > /dev/null   # warm: connections, prepared statements
 read -r _ _ idle_p99 _ <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
 touch "$work/uploading"
+# Eight people, each uploading one photo after another (an account's uploads are decoded one at a time).
 for i in $(seq 1 8); do
-    ( while [ -f "$work/uploading" ]; do upload "$work/in/p24-$i.jpg" > /dev/null || true; done ) &
+    uploader=$(sign_up "$base" "uploader$i")
+    ( while [ -f "$work/uploading" ]; do token=$uploader upload "$work/in/p24-$i.jpg" > /dev/null || true; done ) &
     uploaders+=("$!")
 done
 sleep 1

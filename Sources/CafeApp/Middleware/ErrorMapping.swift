@@ -30,6 +30,9 @@ enum ErrorMapping {
             return Problem(status: 409, code: "email_taken", title: "E-mail address taken", detail: "Another account has that e-mail address.")
         case StoreError.invalidReference(let field):
             return .validation([.init(field: field, message: "no such file, or not one you uploaded")])
+        case StoreError.uploadInProgress:
+            return Problem(status: 429, code: "upload_in_progress", title: "Upload in progress",
+                           detail: "Another photo of yours is being processed; send the next one when it is done.", headers: [("Retry-After", "1")])
         case StoreError.uploadQuotaExceeded(let limit, let wait):
             return Problem(status: 429, code: "upload_quota_exceeded", title: "Upload quota exceeded",
                            detail: "Your uploads of the last 24 hours would pass \(limit) bytes (UPLOAD_QUOTA_BYTES); retry in \(wait) s.",

@@ -2,6 +2,7 @@ import CafeDomain
 import Foundation
 import PhotoCodec
 import PostgresKit
+import Synchronization
 
 /// Who asks for a photo: a photo nothing public shows is its owner's and the admins' alone.
 public struct PhotoViewer: Sendable {
@@ -59,6 +60,13 @@ public struct FileRepository: Sendable {
     let limits: PhotoLimits
     /// Bytes a user may upload in 24 hours (nil: no limit).
     let dailyQuota: Int?
+    /// The accounts whose upload is being decoded now: one at a time each, so that one account cannot hold
+    /// every photo thread (a copy of this repository shares it).
+    private let decoding = Decoding()
+
+    private final class Decoding: Sendable {
+        let owners = Mutex<Set<Int64>>([])
+    }
 
     public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, codec: any PhotoCoding, limits: PhotoLimits = PhotoLimits(),
                 dailyQuota: Int? = nil) {
@@ -98,7 +106,10 @@ public struct FileRepository: Sendable {
     /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's uploads of the last
     /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
     /// insert are one step per owner, so parallel uploads cannot pass it together.
+    /// `StoreError.uploadInProgress` while another upload of the owner is being decoded.
     public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
+        guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
+        defer { _ = decoding.owners.withLock { $0.remove(owner.rawValue) } }
         // A user whose quota is spent already is refused before any decoding is spent on the upload.
         if let dailyQuota { try checkQuota(owner, quota: dailyQuota, adding: 1, { try pool.query($0) }) }
         return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)

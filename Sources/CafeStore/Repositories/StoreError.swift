@@ -10,6 +10,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case accountGone
     /// A referenced row (e.g. an image) does not exist or may not be used; `field` names the input.
     case invalidReference(field: String)
+    /// Another upload of the account is being decoded: one at a time each.
+    case uploadInProgress
     /// The user's uploads of the last 24 hours would pass `limit` bytes; one leaves the window in `retryAfter` seconds.
     case uploadQuotaExceeded(limit: Int, retryAfter: Int)
 }

@@ -35,3 +35,35 @@ final class PhotoWorkOnceTests: APITestCase {
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM file_sizes WHERE width = 640").one().decode(0, as: Int.self), 1)
     }
 }
+
+/// One decode at a time per account: a second upload while the first is decoded is 429 with `Retry-After`,
+/// and another account's upload meanwhile goes through; so one account cannot hold every photo thread.
+final class UploadPerAccountTests: APITestCase {
+    override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "2"] }
+
+    func testOneUploadOfAnAccountIsDecodedAtATime() throws {
+        let (_, busy) = try signUp("busy")
+        let (_, other) = try signUp("other")
+        let big = TestPhotos.make(width: 6000, height: 4000, as: "jpg[Q=95]")
+        let port = app.server.port
+        // Two large uploads of one account sent together, a third from another account beside them.
+        let answers = Mutex<[String: [Int]]>([:])
+        let senders = [("busy", busy), ("busy", busy), ("other", other)].map { name, token in
+            Thread {
+                let r = try? RawHTTPClient(port: port, timeoutSeconds: 60)
+                    .request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/jpeg"], body: big)
+                answers.withLock { $0[name, default: []].append(r?.status ?? 0) }
+                if r?.status == 429 { answers.withLock { $0["retry-after", default: []].append(Int(r?.headers["retry-after"] ?? "") ?? 0) } }
+            }
+        }
+        senders.forEach { $0.start() }
+        let deadline = Date().addingTimeInterval(60)
+        while answers.withLock({ ($0["busy"]?.count ?? 0) + ($0["other"]?.count ?? 0) }) < 3, Date() < deadline { usleep(20_000) }
+        let seen = answers.withLock { $0 }
+        XCTAssertEqual(seen["busy"]?.sorted(), [201, 429], "one decoded, the other refused: \(seen)")
+        XCTAssertEqual(seen["retry-after"], [1])
+        XCTAssertEqual(seen["other"], [201], "another account's upload meanwhile")
+        XCTAssertEqual(try call("POST", "/v1/files", token: busy, headers: ["Content-Type": "image/jpeg"],
+                                body: TestPhotos.make(width: 320, height: 240, as: "jpg")).status, 201, "then the next one")
+    }
+}
