@@ -49,7 +49,7 @@ request_pid() { pgrep -P "${pids[-1]}" -f -- "--listen-fd" | head -1; }
 "$cafe" seed --cafes 2000 --comments 2000 > /dev/null
 token=$(sign_up "$base" bencher)
 cafe_id=$(curl -sf "$base/v1/cafes?limit=1" | sed -E 's/.*"id":"([0-9]+)".*/\1/; s/^.*\[\{"id":"([0-9]+)".*$/\1/' | head -c 20)
-upload() { curl -sf -X POST "$base/v1/files" -H "Authorization: Bearer $token" -H 'Content-Type: image/jpeg' --data-binary "@$1" | sed -E 's/.*"id":"([0-9]+)".*/\1/'; }
+upload() { curl -sf ${from:+--interface "$from"} -X POST "$base/v1/files" -H "Authorization: Bearer $token" -H 'Content-Type: image/jpeg' --data-binary "@$1" | sed -E 's/.*"id":"([0-9]+)".*/\1/'; }
 comment_with() { curl -sf -o /dev/null -X POST "$base/v1/cafes/$cafe_id/comments" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d "{\"detail\":\"photo\",\"star\":3,\"imageId\":\"$1\"}"; }
 now() { date +%s.%N; }
@@ -121,10 +121,12 @@ list="$base/v1/cafes?limit=20"
 conns=8 duration=3s wrk_run "$list" "$work/auth.lua" > /dev/null   # warm: connections, prepared statements
 read -r _ _ idle_p99 _ <<< "$(conns=8 duration=6s wrk_run "$list" "$work/auth.lua")"
 touch "$work/uploading"
-# Eight people, each uploading one photo after another (an account's uploads are decoded one at a time).
+# Eight people on eight addresses (the limits on bodies in flight are per client), each uploading one photo
+# after another (an account's uploads are decoded one at a time), and waiting a second after a refusal as a
+# client that reads Retry-After does.
 for i in $(seq 1 8); do
     uploader=$(sign_up "$base" "uploader$i")
-    ( while [ -f "$work/uploading" ]; do token=$uploader upload "$work/in/p24-$i.jpg" > /dev/null || true; done ) &
+    ( while [ -f "$work/uploading" ]; do token=$uploader from=127.0.0.$((20 + i)) upload "$work/in/p24-$i.jpg" > /dev/null || sleep 1; done ) &
     uploaders+=("$!")
 done
 sleep 1
