@@ -723,6 +723,8 @@ CREATE INDEX mail_outbox_due_idx ON public.mail_outbox USING btree (next_attempt
 
 CREATE INDEX mail_outbox_finished_idx ON public.mail_outbox USING btree (finished_at) WHERE (finished_at IS NOT NULL);
 
+CREATE INDEX mail_outbox_recipient ON public.mail_outbox USING btree (lower(recipient), created_at);
+
 CREATE INDEX mail_outbox_user_idx ON public.mail_outbox USING btree (user_id, created_at) WHERE (user_id IS NOT NULL);
 
 CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at);
