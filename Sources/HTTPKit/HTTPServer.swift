@@ -327,15 +327,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let requestID = request.requestID
     state.body = []
     if let refusal = server.responder.admit(&request) {
-        guard refusal.hold > 0 else {
-            return server.queue(server.logged(refusal, request, state), on: connection, requestID: requestID, closing: false)
-        }
-        state.requestID = requestID
-        guard server.suspensions.suspend(connection, state) else {
-            return server.queue(refusal, on: connection, requestID: requestID, closing: true)
-        }
-        server.resume(connection, with: server.logged(refusal, request, state))
-        return .YES
+        return server.send(refusal: refusal, request, state, on: connection, closing: false)
     }
     if let plan = request.traits.awaits, let awaited = plan(request) {
         let (proceed, settled) = server.responder.claimAwaited(&request)
@@ -527,11 +519,17 @@ extension HTTPServer {
         state.request = request
         guard let refusal else { return .YES }
         state.answered = true
+        return send(refusal: refusal, request, state, on: connection, closing: true)
+    }
+
+    /// Sends an admission check's refusal: at once, or, when it is to be held (`Response.hold`), with the
+    /// connection suspended until its time is up. `closing`: the connection ends after it (its body unread).
+    fileprivate func send(refusal: Response, _ request: Request, _ state: RequestState, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
         guard refusal.hold > 0 else {
-            return queue(logged(refusal, request, state), on: connection, requestID: request.requestID, closing: true)
+            return queue(logged(refusal, request, state), on: connection, requestID: request.requestID, closing: closing)
         }
         state.requestID = request.requestID
-        state.closing = true
+        state.closing = closing
         guard suspensions.suspend(connection, state) else {
             return queue(refusal, on: connection, requestID: request.requestID, closing: true)
         }
