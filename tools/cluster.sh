@@ -42,6 +42,16 @@ cleanup() {
     # PostgreSQL on SIGTERM.
     pkill -TERM -f "patroni $DIR/node" 2>/dev/null || true
     stop "${node_pids[@]}"
+    # …and their PostgreSQL may still be shutting down after Patroni exits: a caller that removes the
+    # directory next (the drill) found files appearing under it. Wait for every process started with
+    # a path under the nodes' directories (Patroni, postmasters), SIGKILL past 20 s.
+    local strays
+    strays=$(pgrep -f -- "$DIR/node" || true)
+    for _ in $(seq 1 200); do
+        [ -n "$strays" ] && any_alive $strays || break
+        sleep 0.1
+    done
+    [ -n "$strays" ] && kill -KILL $strays 2>/dev/null || true
     stop "${etcd_pids[@]}"
     wait 2>/dev/null || true
 }
