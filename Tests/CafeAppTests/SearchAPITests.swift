@@ -1,4 +1,5 @@
 import Aggregation
+import CafeDomain
 @testable import CafeStore
 import CafeTestSupport
 import Foundation
@@ -198,7 +199,7 @@ final class SearchAPITests: APITestCase {
         var matching = try seedMatcha()
         try pool.query("ANALYZE cafes")
         let matcha = SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(["抹茶"], on: $0) })
-        XCTAssertGreaterThanOrEqual(GramStatistics(pool: pool).frequencies().rarest(matcha)[0].frequency, GramStatistics.rareBelow, "the walk is what this test is about")
+        XCTAssertGreaterThanOrEqual(GramStatistics(pool: pool).frequencies().rarest(matcha)[0].frequency, GramFrequencies.rareBelow, "the walk is what this test is about")
         try assertPagesThrough("抹茶", expected: matching)
         try assertPagesThrough("抹茶 ラテ", expected: matching)
 

@@ -73,7 +73,7 @@ final class FieldQuerySearchTests: XCTestCase {
                 XCTAssertEqual(got, want, "\(q.constraints) \(narrowing)")
             }
             // The window answers only with a whole page, and then with exactly the right one.
-            let window = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).map { try $0.decode(0, as: Int64.self) }
+            let window = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).map { try $0.decode(0, as: Int64.self) }
             if window.count == q.limit { XCTAssertEqual(window, want, "\(q.constraints) window") }
             XCTAssertEqual(try cafes.find(q).map(\.id.rawValue), want, "\(q.constraints)")
             XCTAssertEqual(try cafes.count(q), try pool.query(sql.count(from: CafeColumns.from)).one().decode(0, as: Int.self))
@@ -106,11 +106,11 @@ final class FieldQuerySearchTests: XCTestCase {
         let inWindow = query(.contains("珈琲"), limit: 50)
         let sql = RecordQuerySQL(inWindow, idColumn: "c.id")
         XCTAssertTrue(sql.orderIsIndexed)
-        XCTAssertEqual(try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).count, 50)
+        XCTAssertEqual(try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).count, 50)
         let pastIt = query(.contains("珈琲"), skip: 1_480, limit: 50)   // 1,500 matches: the window holds 20 of this page
         XCTAssertEqual(try cafes.find(pastIt).map(\.id.rawValue), try expected(pastIt))
         let rare = query(.contains("ホットサンド"), limit: 50)
-        XCTAssertLessThan(try pool.query(RecordQuerySQL(rare, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: CafeListing.walkLimit))).count, 50)
+        XCTAssertLessThan(try pool.query(RecordQuerySQL(rare, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).count, 50)
         XCTAssertEqual(try cafes.find(rare).count, 6)
     }
 

@@ -1,4 +1,5 @@
 @testable import CafeStore
+import CafeDomain
 import CafeTestSupport
 import PostgresKit
 import XCTest
@@ -22,7 +23,7 @@ final class GramStatisticsTests: XCTestCase {
         try pool.query("VACUUM ANALYZE cafes")
         let frequencies = GramStatistics(pool: pool).frequencies()
         func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) }) }
-        XCTAssertTrue(try XCTUnwrap(frequencies.rarest(terms(["4321"])).first).frequency >= GramStatistics.rareBelow, "each pair is common")
+        XCTAssertTrue(try XCTUnwrap(frequencies.rarest(terms(["4321"])).first).frequency >= GramFrequencies.rareBelow, "each pair is common")
         XCTAssertEqual(frequencies.lookup(try terms(["4321"])).hints, [""], "a number: all its grams")
         XCTAssertFalse(frequencies.lookup(try terms(["4321"])).anyRare, "the walk still goes first")
         XCTAssertEqual(frequencies.lookup(try terms(["渋谷", "4321"])).hints, ["渋谷", ""])

@@ -1,4 +1,5 @@
 @testable import CafeStore
+import CafeDomain
 import CafeTestSupport
 import Foundation
 import PostgresKit

@@ -62,13 +62,16 @@ public final class Application: Sendable {
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
-        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions, throttle: LoginThrottle(pool: pool))
+        // The hashing lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
+        let passwords = Passwords(helpers: HelperExecutable.cafe().map { PasswordHashingProcesses(executable: $0, niceness: configuration.hashNiceness) })
+        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions,
+                                      throttle: LoginThrottle(pool: pool), passwords: passwords)
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         self.cursors = cursors
         let links = MailLinks(publicURL: configuration.publicURL, allowedHosts: configuration.allowedHosts,
                               fallback: "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)")
         let outbox = MailOutbox(pool: pool)
-        let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox)
+        let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox, passwords: passwords)
         let accountDeletion = AccountDeletion(pool: pool, sessionCache: sessionCache)
         let leaving = AccountLeaving(pool: pool, accounts: accounts, deletion: accountDeletion, audit: audit)
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
@@ -94,10 +97,6 @@ public final class Application: Sendable {
         let queries = WorkLane(.init(name: "query", threads: configuration.queryThreads, queueLimit: configuration.queryQueue))
         let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue,
                                      niceness: configuration.hashNiceness))
-        // The lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
-        if let executable = HelperExecutable.cafe() {
-            PasswordHasher.computeIn(PasswordHashingProcesses(executable: executable, niceness: configuration.hashNiceness))
-        }
         // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
         // Photos are decoded on a lane of their own, so uploads never hold the threads reads need.

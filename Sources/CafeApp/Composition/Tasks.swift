@@ -83,7 +83,7 @@ extension Service {
             let pool = database.pool
             _ = try database.migrate(config.migrator(logger: logger))
             let accounts = AccountService(pool: pool, users: UserRepository(pool: pool),
-                                          sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool))
+                                          sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool), passwords: .here)
             return try accounts.create(username: username, password: password, isAdmin: isAdmin)
         }
     }

@@ -43,7 +43,7 @@ struct AccountSettingsController: Sendable {
         if needsPassword { v.check(body.currentPassword != nil, "currentPassword", "is required to change the password or the e-mail address") }
         try v.finish()
         if needsPassword, let current = body.currentPassword { try accounts.requirePassword(user, current, address: request.clientKey) }
-        let hash = try body.password.map(PasswordHasher.hash)
+        let hash = try body.password.map(accounts.passwords.hash)
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
         let changed = try pool.transaction { tx -> User in
             guard let change = try accounts.users.update(user.id, .init(email: email, language: language, passwordHash: hash),

@@ -9,6 +9,7 @@ struct AccountRecovery: Sendable {
     let users: UserRepository
     let sessions: SessionRepository
     let outbox: MailOutbox
+    let passwords: Passwords
 
     /// A reset (or a verification asked for by address): the same single INSERT whether or not an
     /// account has the address (the worker finds out), so neither the answer nor its time tells.
@@ -29,7 +30,7 @@ struct AccountRecovery: Sendable {
         var v = Validator()
         v.length(password, "password", AccountRules.passwordLength)
         try v.finish()
-        let hash = try PasswordHasher.hash(password)
+        let hash = try passwords.hash(password)
         return try pool.transaction { _ in
             switch try users.resetPassword(token: token, hash: hash) {
             case nil: return .invalidToken

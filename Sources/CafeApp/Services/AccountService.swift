@@ -10,6 +10,7 @@ struct AccountService: Sendable {
     let users: UserRepository
     let sessions: SessionRepository
     let throttle: LoginThrottle
+    let passwords: Passwords
 
     enum LogIn {
         case loggedIn(User, token: String)
@@ -26,14 +27,14 @@ struct AccountService: Sendable {
     /// An account made by an operator (`cafe admin create-user`): the sign-up rules, no session.
     func create(username: String, password: String, isAdmin: Bool) throws -> User {
         try Self.validate(username: username, password: password, email: nil, age: nil)
-        return try users.create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
+        return try users.create(.init(username: username, passwordHash: try passwords.hash(password), isAdmin: isAdmin))
     }
 
     /// With an address, its verification mail (`verification`, given the new account's id) is in the same transaction.
     func signUp(username: String, password: String, email: String?, age: Int?,
                 verification: (UserID, String) -> MailOutbox.Request) throws -> (User, token: String) {
         try Self.validate(username: username, password: password, email: email, age: age)
-        let account = UserRepository.NewUser(username: username, passwordHash: try PasswordHasher.hash(password), email: email, age: age)
+        let account = UserRepository.NewUser(username: username, passwordHash: try passwords.hash(password), email: email, age: age)
         return try pool.transaction { tx in
             let user = try users.create(account)
             if let email { try MailOutbox.enqueue(verification(user.id, email), tx) }
@@ -53,7 +54,7 @@ struct AccountService: Sendable {
     func confirmPassword(_ user: User, _ password: String, address: String) throws -> Confirmation {
         let started = DispatchTime.now().uptimeNanoseconds
         switch try throttle.attempt(username: user.username, address: address, {
-            PasswordHasher.verify(password, against: try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash) ? true : nil
+            passwords.verify(password, against: try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash) ? true : nil
         }) {
         case .passed: return .confirmed
         case .failed: return .wrong(hold: Self.hold(since: started))
@@ -84,11 +85,11 @@ struct AccountService: Sendable {
         let outcome = try throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
             let found = try users.credentials(username: username)
             // Verify against a dummy hash when the user does not exist; the answer's hold does the rest.
-            let valid = PasswordHasher.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
+            let valid = passwords.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
             guard valid, let found else { return nil }
             // A Parse Server bcrypt hash (an imported account) becomes argon2id now that the password is known.
             if !found.blocked, PasswordHasher.needsRehash(found.passwordHash) {
-                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try PasswordHasher.hash(password))
+                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try passwords.hash(password))
             }
             return (found.user, found.blocked)
         }

@@ -2,32 +2,6 @@ import CafeDomain
 import Foundation
 import PostgresKit
 
-/// The orders a cafe listing can take (`GET /v1/cafes?sort=`).
-public enum CafeSort: String, Sendable, CaseIterable {
-    /// createdAt desc.
-    case newest
-    /// averageStar desc, then commentSum desc, then newest; cafes without comments last.
-    case rating
-    /// commentSum desc, then newest.
-    case popular
-}
-
-/// Where a page ends in a given order: every sort column of the last row. Opaque to clients.
-public struct CafeSortKey: Sendable, Equatable {
-    /// averageStar as PostgreSQL prints numeric(3,2), "-1" for none (the value the index sorts by).
-    public let rating: String
-    public let commentSum: Int
-    public let createdAtMicros: Int64
-    public let id: Int64
-
-    public init(rating: String, commentSum: Int, createdAtMicros: Int64, id: Int64) {
-        self.rating = rating
-        self.commentSum = commentSum
-        self.createdAtMicros = createdAtMicros
-        self.id = id
-    }
-}
-
 /// One listing request: keywords (already split; each must occur), order, filter, position.
 public struct CafeListing: Sendable {
     public var keywords: [String]
@@ -43,25 +17,6 @@ public struct CafeListing: Sendable {
         self.minStar = minStar
         self.after = after
         self.limit = limit
-    }
-
-    /// Rows a keyword search walks in the requested order before it concludes the keywords are
-    /// rare (under about 0.5% of cafes) and looks them up in the search indexes instead.
-    static let walkLimit = 4_000
-    /// The longest capped walk: 8,192 rows (an order can put a keyword's matches last, and in
-    /// rating or popularity order every walked row is a random read: 32,768 rows found 17 cafes of
-    /// a 3-digit number by popularity in 62 ms at 1M cafes).
-    static let longestWalk = 8_192
-
-    /// How far to walk for a page when at most `bound` of `cafes` match: four times the rows a page
-    /// takes on average at that density, in powers of two from `walkLimit` (few statement texts),
-    /// at most `longestWalk`: common keywords that are rarer together than their grams say (between
-    /// `GramBitmaps.candidateLimit` and 1% of cafes) then fill their page instead of coming back short.
-    static func walkCap(bound: Int, cafes: Int, limit: Int) -> Int {
-        let rowsPerPage = Double(limit + 1) * Double(max(cafes, 1)) / Double(max(bound, 1))
-        var cap = walkLimit
-        while Double(cap) < 4 * rowsPerPage && cap < longestWalk { cap = min(cap * 2, longestWalk) }
-        return cap
     }
 
     /// More matches than this and the lookup gives way to an unbounded walk, which then fills a page
@@ -255,12 +210,11 @@ extension CafeRepository {
     /// (`SearchPlanner.loopRead`: no keyword, or rare ones already known); nil when only `list` can
     /// answer. Its rows make the same page (`CafeListing.page(of:)`).
     public func loopRead(_ listing: CafeListing) -> LoopRead? {
-        search.loopRead(for: listing) { step, terms in
-            let (sql, plannedPerCall) = listing.statement(for: step, terms)
+        search.loopRead(for: listing) { steps, terms in
+            let (sql, plannedPerCall) = listing.statement(for: steps.answer, terms)
             return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall).recovering { error in
-                // As `SearchPlanner.run`: past `lookupLimit` matches, the whole order instead.
-                guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded else { return nil }
-                let (sql, plannedPerCall) = listing.statement(for: .everything, terms)
+                guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded, let instead = steps.pastLookupLimit else { return nil }
+                let (sql, plannedPerCall) = listing.statement(for: instead, terms)
                 return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall)
             }
         }
@@ -269,7 +223,7 @@ extension CafeRepository {
 
 extension CafeListing {
     /// The statement of one step of the search ladder, and whether it is planned for its values.
-    func statement(for step: SearchPlanner.Step, _ terms: SearchTerms) -> (SQL, plannedPerCall: Bool) {
+    func statement(for step: SearchPlan.Step, _ terms: SearchTerms) -> (SQL, plannedPerCall: Bool) {
         let statement: CafeListing.Statement = switch step {
         case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
         case .candidates(let ids): .candidates(ids)

@@ -1,3 +1,4 @@
+import CafeDomain
 import Foundation
 import PostgresKit
 

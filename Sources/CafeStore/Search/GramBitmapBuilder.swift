@@ -1,3 +1,4 @@
+import CafeDomain
 import Foundation
 import PostgresKit
 import Synchronization
@@ -22,7 +23,7 @@ public struct GramBitmapBuilder: Sendable {
     static let chunksPerStep = 4
     /// A gram stays in the set until it falls under half the threshold: no build, drop, build again
     /// for a gram whose frequency hovers around it.
-    static let keepAbove = GramStatistics.rareBelow / 2
+    static let keepAbove = GramFrequencies.rareBelow / 2
 
     public init(pool: ConnectionPool) { self.pool = pool }
 
@@ -33,7 +34,7 @@ public struct GramBitmapBuilder: Sendable {
     }
 
     /// Makes the set of grams with bitmaps follow PostgreSQL's statistics of `cafes.search_grams`:
-    /// grams in at least `GramStatistics.rareBelow` of cafes are added (to be built), grams under
+    /// grams in at least `GramFrequencies.rareBelow` of cafes are added (to be built), grams under
     /// `keepAbove` dropped. Without statistics (a table never analysed) nothing changes.
     @discardableResult
     public func sync() throws -> (added: Int, removed: Int) {
@@ -44,7 +45,7 @@ public struct GramBitmapBuilder: Sendable {
                 WHERE s.tablename = 'cafes' AND s.attname = 'search_grams' AND e.gram IS NOT NULL
             ), added AS (
                 INSERT INTO search_bitmap_grams (gram, next_chunk)
-                SELECT gram, -1 FROM stats WHERE frequency >= \(GramStatistics.rareBelow) ORDER BY gram
+                SELECT gram, -1 FROM stats WHERE frequency >= \(GramFrequencies.rareBelow) ORDER BY gram
                 ON CONFLICT (gram) DO NOTHING RETURNING gram
             ), removed AS (
                 DELETE FROM search_bitmap_grams b

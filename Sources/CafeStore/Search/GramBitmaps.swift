@@ -1,3 +1,4 @@
+import CafeDomain
 import PostgresKit
 
 /// The cafes that can match keywords which are common alone, from the bitmaps of their common grams
@@ -23,25 +24,9 @@ public enum GramBitmaps {
     /// further grams add nothing to its first.
     static func gramLimit(_ keywords: Int) -> Int { max(4, keywords) }
 
-    public enum Candidates: Equatable, Sendable {
-        /// No keyword has a gram with a ready bitmap: nothing is known.
-        case unknown
-        /// At most `bound` of (about) `cafes` cafes can match, more than `candidateLimit`.
-        case many(bound: Int, cafes: Int)
-        /// Only these cafes can match (sorted; possibly none).
-        case ids([Int64])
-    }
-
-    /// Whether the bitmaps can say more than the gram statistics: every keyword is common (a rare one
-    /// makes the gram index's lookup cheap) and either several keywords or one of several grams,
-    /// whose combination may be rare. One common gram alone is a walk's business.
-    static func worthAsking(_ terms: SearchTerms, anyRare: Bool) -> Bool {
-        !anyRare && (terms.forms.count > 1 || terms.forms.contains { $0.grams.count > 1 })
-    }
-
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
     /// grams to AND, rarest first (`GramFrequencies.lookup`).
-    static func candidates(_ conn: Connection, terms: SearchTerms, preferred: [String]) throws -> Candidates {
+    static func candidates(_ conn: Connection, terms: SearchTerms, preferred: [String]) throws -> SearchPlan.Bitmaps {
         let rows = try conn.query("""
             WITH used AS (
                 SELECT b.gram FROM search_bitmap_grams b

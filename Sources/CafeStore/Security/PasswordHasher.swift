@@ -1,12 +1,11 @@
 import CCrypt
 import CSodium
 import Dispatch
-import Synchronization
 
 /// argon2id password hashes in libsodium's self-describing string format (`$argon2id$v=19$m=…`).
 /// Cost: 2 passes over 19 MiB (OWASP's argon2id baseline); a hash stays cheap enough to serve
-/// logins on 2 cores and keeps peak memory bounded when many logins arrive at once. A serving process
-/// has them computed by helper processes (`computeIn`, `PasswordHashingProcesses`).
+/// logins on 2 cores and keeps peak memory bounded when many logins arrive at once. Computed on the
+/// calling thread: a serving process has them computed by helper processes instead (`Passwords`).
 ///
 /// Accounts imported from Parse Server keep its bcrypt hashes (`$2a$`/`$2b$`/`$2y$`, checked by
 /// libxcrypt) until their first successful log-in, which replaces them with argon2id (`needsRehash`).
@@ -20,27 +19,8 @@ public enum PasswordHasher {
 
     public struct HashingFailed: Error {}
 
-    /// Where a serving process computes hashes (`computeIn`); other processes (the command line,
-    /// the helpers themselves) compute them on the calling thread.
-    private static let processes = Mutex<PasswordHashingProcesses?>(nil)
-
-    /// From now on this process's hashes are computed by `helpers` (see `PasswordHashingProcesses`).
-    public static func computeIn(_ helpers: PasswordHashingProcesses) {
-        processes.withLock { $0 = helpers }
-    }
-
+    /// The hash of `password`, computed on the calling thread (`Passwords` says where a process computes them).
     public static func hash(_ password: String) throws -> String {
-        if let hashed = processes.withLock({ $0 })?.hash(password) { return hashed }
-        return try hashHere(password)
-    }
-
-    /// Constant-time verification (see `verifyHere`), by a helper when this process has them.
-    public static func verify(_ password: String, against hash: String) -> Bool {
-        if let matches = processes.withLock({ $0 })?.verify(password, against: hash) { return matches }
-        return verifyHere(password, against: hash)
-    }
-
-    static func hashHere(_ password: String) throws -> String {
         precondition(ready, "libsodium failed to initialise")
         var out = [CChar](repeating: 0, count: Int(crypto_pwhash_argon2id_strbytes()))
         // Every byte of the password, a NUL in it too: its length is given, not found.
@@ -56,7 +36,7 @@ public enum PasswordHasher {
     /// Constant-time verification (done inside libsodium, or libxcrypt for bcrypt). A hash that is
     /// neither a usable bcrypt nor an argon2id one (an imported account without a password, `!`) is
     /// verified against `dummyHash` and fails, so it costs what a real one does.
-    static func verifyHere(_ password: String, against hash: String) -> Bool {
+    public static func verify(_ password: String, against hash: String) -> Bool {
         precondition(ready, "libsodium failed to initialise")
         if isBcrypt(hash) {
             guard let cost = bcryptCost(hash), cost <= maxBcryptCost else {
@@ -141,7 +121,7 @@ extension PasswordHasher {
         for hash in [dummyHash, bcrypt ?? dummyHash, dummyHash, bcrypt ?? dummyHash] {
             let started = DispatchTime.now().uptimeNanoseconds
             // Here, not in a helper: what a check costs, not how long a busy machine keeps a helper waiting.
-            _ = verifyHere(probe, against: hash)
+            _ = verify(probe, against: hash)
             slowest = max(slowest, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         }
         return slowest * 1.25

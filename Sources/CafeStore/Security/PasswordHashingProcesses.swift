@@ -81,10 +81,10 @@ public enum PasswordHasherServer {
             let answer: PasswordAnswer
             switch operation {
             case .hash:
-                answer = (try? PasswordHasher.hashHere(text)).map { PasswordAnswer(result: .yes, body: Array($0.utf8)) }
+                answer = (try? PasswordHasher.hash(text)).map { PasswordAnswer(result: .yes, body: Array($0.utf8)) }
                     ?? PasswordAnswer(result: .failed, body: [])
             case .verify:
-                let matches = PasswordHasher.verifyHere(text, against: String(decoding: hash, as: UTF8.self))
+                let matches = PasswordHasher.verify(text, against: String(decoding: hash, as: UTF8.self))
                 answer = PasswordAnswer(result: matches ? .yes : .no, body: [])
             }
             guard HelperFrames.write(1, answer.frame) else { return 0 }

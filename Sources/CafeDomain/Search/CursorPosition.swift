@@ -1,0 +1,36 @@
+/// What a pagination cursor says, before it is signed and after it is opened: which listing it
+/// belongs to and where its page ended. The payload is its fields joined by `|` (none can hold
+/// one): `c|<sort>|<rating>|<commentSum>|<createdAt µs>|<id>` for a cafe listing, `m|<createdAt
+/// µs>|<id>` for a newest-first listing of comments. Signing and base64url are `PageCursors`' work.
+public enum CursorPosition: Sendable, Equatable {
+    case cafes(CafeSort, CafeSortKey)
+    case newestFirst(createdAtMicros: Int64, id: Int64)
+
+    public var payload: [UInt8] {
+        let fields: [String] = switch self {
+        case .cafes(let sort, let key):
+            ["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id)]
+        case .newestFirst(let micros, let id):
+            ["m", String(micros), String(id)]
+        }
+        return Array(fields.joined(separator: "|").utf8)
+    }
+
+    /// The position a payload names; nil for anything else (a field missing or extra, a number that
+    /// is not one, a rating that is not a decimal).
+    public init?(payload: [UInt8]) {
+        guard let text = String(validating: payload, as: UTF8.self) else { return nil }
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        switch parts.first {
+        case "c":
+            guard parts.count == 6, let sort = CafeSort(rawValue: String(parts[1])), Double(parts[2]) != nil,
+                  let sum = Int(parts[3]), let micros = Int64(parts[4]), let id = Int64(parts[5]) else { return nil }
+            self = .cafes(sort, CafeSortKey(rating: String(parts[2]), commentSum: sum, createdAtMicros: micros, id: id))
+        case "m":
+            guard parts.count == 3, let micros = Int64(parts[1]), let id = Int64(parts[2]) else { return nil }
+            self = .newestFirst(createdAtMicros: micros, id: id)
+        default:
+            return nil
+        }
+    }
+}
