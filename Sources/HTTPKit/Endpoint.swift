@@ -1,6 +1,6 @@
 /// A route as its controller declares it: method, pattern, handler, and every fact about it that a
 /// layer around the handler acts on (`RouteTraits`). The declaration is the one place those facts
-/// live: middleware and admission checks read them from the matched route (`Request.traits`), never
+/// live: middleware reads them from the matched route (`Request.traits`), never
 /// from tables keyed by path.
 ///
 ///     Endpoint("GET", "/v1/cafes/{id}", get).publicRead().cached(shows: ["cafes"])
@@ -73,7 +73,7 @@ public struct Endpoint: Sendable {
     /// Answered without a thread waiting, when `plan` can start the request's work without blocking
     /// (see `AwaitedAnswer`); nil from `plan` (it would block, or it is not that kind of request)
     /// runs the handler on the route's lane as usual. The plan runs on the reading thread after the
-    /// admission checks, and its answer passes the group's middleware like the handler's would: only
+    /// middleware's `admit` phase, and its answer passes the group's middleware like the handler's would: only
     /// for requests that middleware answers without blocking (no credentials to look up).
     public func awaits(_ plan: @escaping @Sendable (Request) -> AwaitedAnswer?) -> Endpoint { with { $0.awaits = plan } }
 

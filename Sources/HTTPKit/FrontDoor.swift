@@ -1,33 +1,25 @@
 import Dispatch
 
 /// The one thing the server asks (`Responder`): what every request passes through, matched or not,
-/// outermost first — timing for the metrics, the application's `outer` step (CORS), then the router
-/// (each group's admission checks on the reading thread, its middleware around the handler). A
-/// refusal, whoever decides it (an admission check, or the server: a full lane, a body too large),
-/// leaves through the same steps as an answer. `early` may answer a request right after admission,
-/// on the reading thread (a page the cache holds), or mark it (the cache's stamp, on a miss); `inner` wraps the routed answer (filling that
-/// cache, and emptying it after a write); `awaiting` claims what a request answered without a thread
-/// will compute (its page, so that others missing it wait for it).
+/// outermost first — timing for the metrics, the middleware `around` every answer (CORS), then the
+/// router (each group's middleware in its phases around the handler). A refusal, whoever decides it
+/// (a group's middleware, or the server: a full lane, a body too large), leaves through the same
+/// steps as an answer. `awaiting` claims what a request answered without a thread will compute (its
+/// page, so that others missing it wait for it).
 public struct FrontDoor: Responder {
-    public typealias Step = @Sendable (Request, (Request) -> Response) -> Response
-
     let router: Router
     let metrics: RequestMetrics?
-    let outer: Step
-    let early: @Sendable (inout Request) -> Response?
-    let inner: Step
+    /// Wraps every answer, routed or refused, with its `respond` (its other phases are a group's
+    /// business); the first outermost. What one throws is answered 500.
+    let around: [any Middleware]
     let awaiting: @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void)
 
-    public init(router: Router, metrics: RequestMetrics? = nil, outer: @escaping Step = { request, next in next(request) },
-                early: @escaping @Sendable (inout Request) -> Response? = { _ in nil },
-                inner: @escaping Step = { request, next in next(request) },
+    public init(router: Router, metrics: RequestMetrics? = nil, around: [any Middleware] = [],
                 awaiting: @escaping @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) = { _ in (true, {}) }) {
-        self.awaiting = awaiting
         self.router = router
         self.metrics = metrics
-        self.outer = outer
-        self.early = early
-        self.inner = inner
+        self.around = around
+        self.awaiting = awaiting
     }
 
     public func route(method: String, path: String) -> Routing { router.route(method: method, path: path) }
@@ -40,8 +32,7 @@ public struct FrontDoor: Responder {
 
     public func admit(_ request: inout Request) -> Response? {
         let started = MonotonicClock.nanoseconds()
-        if let refusal = router.admit(&request) { return finished(request, since: started) { _ in refusal } }
-        guard let answer = early(&request) else { return nil }
+        guard let answer = router.admit(&request) else { return nil }
         return finished(request, since: started) { _ in answer }
     }
 
@@ -52,16 +43,25 @@ public struct FrontDoor: Responder {
     }
 
     public func respond(to request: Request, answeredBy handler: Handler? = nil, since: UInt64? = nil) -> Response {
-        finished(request, since: since ?? MonotonicClock.nanoseconds()) { inner($0) { router.respond(to: $0, answeredBy: handler) } }
+        finished(request, since: since ?? MonotonicClock.nanoseconds()) { router.respond(to: $0, answeredBy: handler) }
     }
 
-    /// Every answer, whoever decided it, leaves through here: the outer step, its content coding
-    /// (`ResponseCompression`), then the metrics.
+    /// Every answer, whoever decided it, leaves through here: the middleware around it, its content
+    /// coding (`ResponseCompression`), then the metrics.
     private func finished(_ request: Request, since started: UInt64, _ answer: (Request) -> Response) -> Response {
-        let response = ResponseCompression.encoded(outer(request, answer), for: request)
+        let response = ResponseCompression.encoded(wrapped(request, from: 0, answer), for: request)
         metrics?.record(route: response.route, method: request.method, status: response.status,
                         seconds: Double(MonotonicClock.nanoseconds().subtractingSaturated(started)) / 1e9)
         return response
+    }
+
+    private func wrapped(_ request: Request, from index: Int, _ answer: (Request) -> Response) -> Response {
+        guard index < around.count else { return answer(request) }
+        do {
+            return try around[index].respond(to: request) { wrapped($0, from: index + 1, answer) }
+        } catch {
+            return Problem.internalError.response
+        }
     }
 }
 

@@ -9,7 +9,7 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
 /// is routed as soon as its headers are in (`Responder.route`) and read whole, up to its route's
-/// body limit. Its admission checks (rate limits) run on the thread that read it, so a refusal never
+/// body limit. Its group's middleware checks it before and after its body (rate limits) on the thread that read it, so a refusal never
 /// waits for a lane. A cheap route (no lane) is answered there too; a costly one is handed to its
 /// `WorkLane` with the connection suspended, so the reading thread's other connections never wait
 /// behind it. Either way blocking work (libpq) never touches Swift's cooperative pool.
@@ -522,7 +522,7 @@ extension HTTPServer {
         return send(refusal: refusal, request, state, on: connection, closing: true)
     }
 
-    /// Sends an admission check's refusal: at once, or, when it is to be held (`Response.hold`), with the
+    /// Sends a refusal decided on the reading thread (a middleware's, before or after the body): at once, or, when it is to be held (`Response.hold`), with the
     /// connection suspended until its time is up. `closing`: the connection ends after it (its body unread).
     fileprivate func send(refusal: Response, _ request: Request, _ state: RequestState, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
         guard refusal.hold > 0 else {

@@ -48,7 +48,7 @@ public struct Request: Sendable {
         set { unique().readFloor = newValue }
     }
     /// The session token the request carries, wherever its API carries it, found by the group's
-    /// first admission check (`SessionTokens`); nil for none.
+    /// first middleware (`SessionTokens`); nil for none.
     public var sessionToken: String? {
         get { storage.sessionToken }
         set { unique().sessionToken = newValue }

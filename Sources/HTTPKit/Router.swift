@@ -2,8 +2,9 @@ import JSONLogging
 
 public typealias Handler = @Sendable (Request) throws -> Response
 
-/// Maps method + path to a handler of a `RouteGroup`, runs the group's admission checks (on the
-/// thread that read the request), then the group's middleware around the handler.
+/// Maps method + path to a handler of a `RouteGroup`, and runs the group's middleware (`Middleware`)
+/// in each phase of the request: before its body, once its body is in (both on the thread that read
+/// the request), then around the handler.
 ///
 /// The path is made canonical once, before matching and before any middleware sees it: empty
 /// segments (`//`, a trailing `/`) and `.` are dropped and `..` removes the segment before it, so
@@ -78,37 +79,44 @@ public final class Router: Sendable {
         }
     }
 
-    /// Runs the matched route's group's checks that need no body, as soon as the headers are in (the
-    /// request's body is empty then): their refusal (in the group's format), or nil to read the body.
+    /// The matched route's group's `beforeBody` phase, as soon as the headers are in (the request's
+    /// body is empty then): a refusal (in the group's format), or nil to read the body.
     public func admitBeforeBody(_ request: inout Request) -> Response? {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
         do {
-            try Self.beforeBody(groups[routes[index].group], &request)
+            try Self.beforeBody(groups[routes[index].group], groups[routes[index].group].middleware, &request)
             return nil
         } catch {
             return refusal(error, request, route: index)
         }
     }
 
-    /// Runs the matched route's group's admission checks once the body is in, on the thread that read
-    /// the request: their refusal (in the group's format), or nil to go on. Nil for no route: `respond`
-    /// answers it.
+    /// The matched route's group's `admit` phase, once the body is in, on the thread that read the
+    /// request: a refusal (in the group's format) or an answer, or nil to go on. Nil for no route:
+    /// `respond` answers it.
     public func admit(_ request: inout Request) -> Response? {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
-        let group = groups[routes[index].group]
         do {
-            for check in group.admission { try check.admit(&request) }
-            return nil
+            guard var answer = try Self.admit(groups[routes[index].group].middleware, &request) else { return nil }
+            answer.route = routes[index].pattern
+            return answer
         } catch {
             return refusal(error, request, route: index)
         }
     }
 
-    private static func beforeBody(_ group: RouteGroup, _ request: inout Request) throws {
-        for check in group.beforeBody { try check.admit(&request) }
+    private static func beforeBody(_ group: RouteGroup, _ middleware: [any Middleware], _ request: inout Request) throws {
+        for step in middleware { try step.beforeBody(&request) }
         if request.traits.requiresSession && request.sessionToken == nil { throw group.sessionRequired }
+    }
+
+    private static func admit(_ middleware: [any Middleware], _ request: inout Request) throws -> Response? {
+        for step in middleware {
+            if let answer = try step.admit(&request) { return answer }
+        }
+        return nil
     }
 
     /// A refusal the server decides for a request (its lane is full), in the format of the route's
@@ -144,11 +152,11 @@ public final class Router: Sendable {
         return response
     }
 
-    /// Answers a request made inside another (an entry of `/parse/batch`): routed and let in by its
-    /// group's checks (the session a route requires, rate limits) as any request, then its handler inside
-    /// the group's middleware that `wrapsNestedRequests` (the rules of the route's traits), without the
-    /// rest, which ran once around the request that holds it (idempotency, read-your-writes, the commit
-    /// position). On the caller's thread; never throws.
+    /// Answers a request made inside another (an entry of `/parse/batch`): routed, then every phase of
+    /// the group's middleware that `wrapsNestedRequests` (its session token, the rate limits, the rules of
+    /// the route's traits) and the session a route requires, as for any request, without the rest, which
+    /// ran once around the request that holds it (idempotency, read-your-writes, the commit position).
+    /// On the caller's thread; never throws.
     public func respondNested(to request: Request) -> Response {
         var request = request
         let routing = route(method: request.method, path: request.path)
@@ -158,13 +166,14 @@ public final class Router: Sendable {
             return routing.group.map { groups[$0].render(failure, request) } ?? unmatched(failure, request)
         }
         let group = groups[routes[index].group]
+        let nested = group.middleware.filter(\.wrapsNestedRequests)
         do {
-            try Self.beforeBody(group, &request)
-            for check in group.admission { try check.admit(&request) }
+            try Self.beforeBody(group, nested, &request)
+            if let answer = try Self.admit(nested, &request) { return answer }
         } catch {
             return group.render(error, request)
         }
-        return run(group.middleware.filter(\.wrapsNestedRequests), group, routes[index].handler, from: 0, request)
+        return run(nested, group, routes[index].handler, from: 0, request)
     }
 
     /// The request's routing, found now if the server has not.
@@ -249,90 +258,6 @@ public final class Router: Sendable {
     }
 }
 
-/// A check on a group's requests that runs on the thread that read the request, before the request
-/// waits for a lane: it may refuse (throw; answered in the group's format) or mark the request. It
-/// must never block — no database, no I/O — or every connection that thread reads would wait: a
-/// rate limit, not an idempotency lookup. A flood of refused requests so costs one reading thread's
-/// moment each and never takes a lane's place from the requests that are let in.
-public protocol Admission: Sendable {
-    func admit(_ request: inout Request) throws
-}
-
-/// Wraps the routes of a group: may answer by itself (or throw, answered in the group's format),
-/// or pass the request on with `next`. Runs after routing, so `request.route` names the pattern.
-public protocol Middleware: Sendable {
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response
-    /// Whether it also wraps each request inside another (an entry of `/parse/batch`), as it wraps the same
-    /// request sent alone: a rule of the route's traits (the verified-mail rule) must; what the outer
-    /// request did once for all (its session, idempotency, read-your-writes) must not.
-    var wrapsNestedRequests: Bool { get }
-}
-
-extension Middleware {
-    public var wrapsNestedRequests: Bool { false }
-}
-
-/// Routes that share their admission checks, middleware and error format (`/v1` speaks problem+json, `/parse`
-/// Parse's `{code, error}`).
-public struct RouteGroup: Sendable {
-    public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
-
-    public let routes: [Endpoint]
-    /// Run as soon as the request's headers are in, before its body is read (see `Admission`): checks
-    /// that read only the request line and the headers (where the session token is), then the route's
-    /// `requiresSession`, answered with `sessionRequired`.
-    public let beforeBody: [any Admission]
-    /// What a route that `requiresSession` answers a request without a session token, before its body.
-    public let sessionRequired: any Error & Sendable
-    /// Run in order on the reading thread once the body is in (see `Admission`).
-    public let admission: [any Admission]
-    public let middleware: [any Middleware]
-    /// Answers an error a handler or a middleware of this group threw.
-    public let renderError: ErrorRenderer
-    /// What the group's routes may cost, and what each lane a route may declare means here
-    /// (`.hashing` → the password-hashing lane; `.upload` → a photo-sized body).
-    public let cost: RouteCost
-    public let lanes: [RouteTraits.Lane: RouteCost]
-
-    public init(routes: [Endpoint], beforeBody: [any Admission] = [], sessionRequired: any Error & Sendable = Problem.unauthorized,
-                admission: [any Admission] = [], middleware: [any Middleware] = [],
-                renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), lanes: [RouteTraits.Lane: RouteCost] = [:]) {
-        self.routes = routes
-        self.beforeBody = beforeBody
-        self.sessionRequired = sessionRequired
-        self.admission = admission
-        self.middleware = middleware
-        self.renderError = renderError
-        self.cost = cost
-        self.lanes = lanes
-    }
-
-    /// The answer to an error in the group's format, held as long as the problem says (whatever
-    /// the format, the hold is the server's).
-    func render(_ error: any Error, _ request: Request) -> Response {
-        var response = renderError(error, request)
-        response.hold = (error as? any HeldAnswer)?.hold ?? 0
-        return response
-    }
-
-    /// problem+json: a thrown `Problem` as it is, other errors through `map` (e.g. database
-    /// unavailable → 503), anything left a logged 500.
-    public static func problems(logger: Logger, map: @escaping @Sendable (any Error, Request) -> Problem? = { _, _ in nil }) -> ErrorRenderer {
-        { error, request in problem(for: error, request, logger: logger, map: map).response }
-    }
-
-    /// The problem an error stands for: itself, what `map` makes of it, else a logged 500. The one
-    /// place an unhandled error is logged, whatever format the group answers in.
-    public static func problem(for error: any Error, _ request: Request, logger: Logger,
-                               map: (any Error, Request) -> Problem?) -> Problem {
-        if let problem = error as? Problem { return problem }
-        if let problem = map(error, request) { return problem }
-        logger.error("unhandled error", [("error", String(describing: error)), ("request_id", request.requestID),
-                                         ("method", request.method), ("route", request.route ?? request.path)])
-        return Problem.internalError
-    }
-}
-
 /// Where a request line leads (see `Router.route`).
 public struct Routing: Sendable {
     /// The canonical path.
@@ -352,8 +277,8 @@ public struct Routing: Sendable {
 }
 
 /// What the server asks of what answers its requests, in this order: where a request line leads
-/// (before the body is read), whether the request is let in (on the reading thread; must not
-/// block), and its answer (on the route's lane) — or, when the server itself refuses it (its lane
+/// (before the body is read), whether the request is let in or answered at once (on the reading
+/// thread; must not block), and its answer (on the route's lane) — or, when the server itself refuses it (its lane
 /// is full), that refusal in the route's format.
 public protocol Responder: Sendable {
     func route(method: String, path: String) -> Routing

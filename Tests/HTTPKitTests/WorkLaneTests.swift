@@ -22,7 +22,7 @@ final class WorkLaneTests: XCTestCase {
             release.wait()
             let n = try req.pathParameter("n")
             return Response.json { w in w.object { w.field("n", n) } }
-        })], admission: [RefusedByHeader()], renderError: problems, cost: RouteCost(lane: lane))
+        })], middleware: [RefusedByHeader()], renderError: problems, cost: RouteCost(lane: lane))
         let router = Router(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
@@ -31,9 +31,9 @@ final class WorkLaneTests: XCTestCase {
     }
 
     /// Refuses a request that carries `x-refuse`, as a rate limit would.
-    struct RefusedByHeader: Admission {
-        func admit(_ request: inout Request) throws {
-            guard request.header("x-refuse") != nil else { return }
+    struct RefusedByHeader: Middleware {
+        func admit(_ request: inout Request) throws -> Response? {
+            guard request.header("x-refuse") != nil else { return nil }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests")
             refusal.hold = Double(request.header("x-hold") ?? "") ?? 0
             throw refusal
@@ -114,8 +114,8 @@ final class WorkLaneTests: XCTestCase {
         XCTAssertEqual(try first.request("GET", "/healthz").status, 200)
     }
 
-    /// Admission checks run on the reading thread: with the lane's thread busy and its queue full,
-    /// a request they refuse still gets its own answer at once (not the lane's 503), and takes no
+    /// A middleware's `admit` runs on the reading thread: with the lane's thread busy and its queue full,
+    /// a request it refuses still gets its own answer at once (not the lane's 503), and takes no
     /// place in the queue.
     func testAnAdmissionRefusalNeverWaitsForTheLane() throws {
         let first = try RawHTTPClient(port: server.port)

@@ -131,13 +131,19 @@ public final class Application: Sendable {
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
+        let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
+        pageCache = cache
+        changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, logger: logger)
+        // Anonymous public pages, kept in each group after its rate limits and before its authentication.
+        let pages = cache.map(CachedPages.init)
+        let cachedPages: [any Middleware] = pages.map { [$0] } ?? []
         let parseFiles = ParseFilesController(context: parse, photos: photos)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes,
                                    middleware: [publicReads], renderError: problems)
         // Parse file URLs are fetched by image views, outside the Parse envelope; a Parse session
         // token, when sent, shows its owner (or an admin) a photo nothing public shows yet.
-        let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, admission: [SessionTokens.parse],
-                                            middleware: [authentication, publicReads], renderError: problems,
+        let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, middleware: [SessionTokens.parse] + cachedPages + [authentication, publicReads],
+                                            renderError: problems,
                                             lanes: [.query: RouteCost(lane: queries)])
         let loopReads = LoopReads(loop: statementLoop)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
@@ -152,8 +158,10 @@ public final class Application: Sendable {
                                    audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
-        let v1 = RouteGroup(routes: v1Routes, beforeBody: [SessionTokens.v1], sessionRequired: Authenticator.unauthorized, admission: [rateLimits],
-                            middleware: [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(pool: pool)],
+        let v1 = RouteGroup(routes: v1Routes,
+                            middleware: [SessionTokens.v1, rateLimits] + cachedPages
+                                + [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(pool: pool)],
+                            sessionRequired: Authenticator.unauthorized,
                             renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
                                        queueLimit: configuration.queryBudget.heavyQueue,
@@ -169,27 +177,17 @@ public final class Application: Sendable {
         let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, leaving: leaving,
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
-        let parseAPI = RouteGroup(routes: parseRoutes, beforeBody: [SessionTokens.parseHeader], sessionRequired: ParseError.publicUploads,
-                                  admission: [SessionTokens.parse, ReadOnlyDetection(), rateLimits],
-                                  middleware: [authentication, verifiedEmail, publicReads, commitPositions,
-                                               IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
+        let parseAPI = RouteGroup(routes: parseRoutes,
+                                  middleware: [SessionTokens.parse, ReadOnlyDetection(), rateLimits] + cachedPages
+                                      + [authentication, verifiedEmail, publicReads, commitPositions,
+                                         IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
+                                  sessionRequired: ParseError.publicUploads,
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   lanes: [.hashing: json(hashing), .upload: upload])
         router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         routerReference.set(router)
-        let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
-        pageCache = cache
-        changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, logger: logger)
-        let cors = CORSPolicy(allowedOrigins: configuration.corsOrigins)
-        let pages = cache.map(CachedPages.init)
-        let front = FrontDoor(router: router, metrics: requestMetrics, outer: { request, next in cors.respond(request, next: next) },
-                              early: { request in pages?.hit(&request) },
-                              inner: { request, next in
-                                  let response = pages?.answer(request, next) ?? next(request)
-                                  pages?.wrote(request, response)
-                                  return response
-                              },
+        let front = FrontDoor(router: router, metrics: requestMetrics, around: [CORSPolicy(allowedOrigins: configuration.corsOrigins)],
                               awaiting: { request in pages?.claim(&request) ?? (true, {}) })
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,

@@ -3,10 +3,11 @@ import CafeStore
 import HTTPKit
 
 /// Where each API carries the session token, found once per request before anything else of the
-/// group runs (an admission check: no database): `/v1` as `Authorization: Bearer`, `/parse` as
-/// `X-Parse-Session-Token` or, from the JS SDK, the body's `_SessionToken`. The page cache, the rate
+/// group runs (no database): `/v1` as `Authorization: Bearer`, `/parse` as `X-Parse-Session-Token`
+/// or, from the JS SDK, the body's `_SessionToken`. A header is read before the body is (so that a
+/// route that `requiresSession` is refused then), the body once it is in. The page cache, the rate
 /// limits and every middleware read `request.sessionToken`; nothing looks for it again.
-struct SessionTokens: Admission {
+struct SessionTokens: Middleware {
     enum Location: Sendable {
         case bearer
         case header(String)
@@ -17,21 +18,32 @@ struct SessionTokens: Admission {
 
     static let v1 = SessionTokens(locations: [.bearer])
     static let parse = SessionTokens(locations: [.header("x-parse-session-token"), .jsonBody("_SessionToken")])
-    /// Where `/parse` carries it in the headers: what is known before the body (see `RouteGroup.beforeBody`).
-    static let parseHeader = SessionTokens(locations: [.header("x-parse-session-token")])
 
-    func admit(_ request: inout Request) throws {
+    var wrapsNestedRequests: Bool { true }
+
+    func beforeBody(_ request: inout Request) throws {
         for location in locations {
             let token: String? = switch location {
             case .bearer: Authenticator.bearerToken(request)
             case .header(let name): request.header(name)
-            case .jsonBody(let key): request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object?[key]?.string
+            case .jsonBody: nil
             }
             if let token {
                 request.sessionToken = token
                 return
             }
         }
+    }
+
+    func admit(_ request: inout Request) throws -> Response? {
+        guard request.sessionToken == nil, !request.body.isEmpty else { return nil }
+        for case .jsonBody(let key) in locations {
+            if let token = JSONValue.parse(request.body)?.object?[key]?.string {
+                request.sessionToken = token
+                break
+            }
+        }
+        return nil
     }
 }
 

@@ -2,8 +2,9 @@ import HTTPKit
 
 /// Cross-origin access for browser clients on other origins: only those listed in
 /// `CORS_ORIGINS` (exact `scheme://host[:port]`, comma-separated; default none). Sessions are
-/// bearer tokens, never cookies, so credentials are not allowed and `*` is never answered.
-struct CORSPolicy: Sendable {
+/// bearer tokens, never cookies, so credentials are not allowed and `*` is never answered. Around
+/// every answer, routed or refused (`FrontDoor.around`).
+struct CORSPolicy: Middleware {
     let allowedOrigins: Set<String>
 
     private static let methodList = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -16,7 +17,7 @@ struct CORSPolicy: Sendable {
     ]
     static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed, X-Commit-LSN"
 
-    func respond(_ request: Request, next: (Request) -> Response) -> Response {
+    func respond(to request: Request, next: (Request) -> Response) -> Response {
         guard let origin = request.header("origin") else { return next(request) }
         let allowed = allowedOrigins.contains(origin)
         if request.method == "OPTIONS", let method = request.header("access-control-request-method") {

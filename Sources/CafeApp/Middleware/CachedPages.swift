@@ -8,7 +8,7 @@ import PostgresKit
 /// private answer can reach anyone else. Every such page carries an `ETag` (If-None-Match → 304)
 /// and `Cache-Control: public, no-cache`: a CDN may keep it but must revalidate each time, since
 /// only this process hears when it changes. `X-Cache: hit | miss` says where an answer came from.
-struct CachedPages: Sendable {
+struct CachedPages: Middleware {
     let cache: PageCache
 
     /// What a route's page shows and which query parameters make its key are declared with the
@@ -34,11 +34,11 @@ struct CachedPages: Sendable {
         return (key, page.shows)
     }
 
-    /// A stored answer (or 304 for a matching If-None-Match); on a miss nil, and the request takes the
-    /// cache's stamp now, before anything reads for it: a change committed after this makes the page it
-    /// gets unusable. (A page read on the statement loop is rendered after its read; a stamp taken
-    /// then could miss a change committed in between.)
-    func hit(_ request: inout Request) -> Response? {
+    /// A stored answer (or 304 for a matching If-None-Match), at once on the reading thread; on a miss
+    /// nil, and the request takes the cache's stamp now, before anything reads for it: a change committed
+    /// after this makes the page it gets unusable. (A page read on the statement loop is rendered after
+    /// its read; a stamp taken then could miss a change committed in between.)
+    func admit(_ request: inout Request) -> Response? {
         guard let entry = entry(request) else { return nil }
         guard let (response, etag) = cache.lookup(entry.key) else {
             request.pageStamp = cache.stamp()
@@ -47,13 +47,20 @@ struct CachedPages: Sendable {
         return Self.served(request, response, etag: etag)
     }
 
+    /// Around the rest of the group: its answer, kept when it is a page; a write empties what it changed.
+    func respond(to request: Request, next: (Request) -> Response) -> Response {
+        let response = answer(request, next)
+        wrote(request, response)
+        return response
+    }
+
     /// Answers with `respond`, storing a 200 for the next requests. A request that missed on its
     /// reading thread takes the stored answer instead if it was stored meanwhile, or is being computed
     /// for another request (`PageCache.computing`): a wave of misses after a change runs one query.
     ///
     /// A page read on the statement loop (`Request.isAwaited`) is only rendered now, its read done: it
     /// is stored for its stamp, and never waits for another request's computation on this thread.
-    func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
+    private func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
         guard let entry = entry(request) else { return respond(request) }
         if request.isAwaited { return compute(entry, request, respond) }
         var computed: Response?
@@ -101,7 +108,7 @@ struct CachedPages: Sendable {
 
     /// A client reads its own writes: what this process wrote leaves its cache before the writer
     /// hears back (other processes learn of it by notification, within milliseconds).
-    func wrote(_ request: Request, _ response: Response) {
+    private func wrote(_ request: Request, _ response: Response) {
         // Only a write whose route declares what it changes (`Endpoint.changes`): a log-in, an upload, a
         // report or a reconcile request changes no page. A read sent as a POST changes nothing.
         guard request.method != "GET", request.method != "HEAD", !request.readsOnly, response.status < 400,

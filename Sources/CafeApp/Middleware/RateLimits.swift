@@ -8,9 +8,9 @@ import HTTPKit
 /// A client is `Request.clientKey`: its address (behind a proxy named in `TRUSTED_PROXIES`, the one
 /// the proxy forwarded), an IPv6 client counted by its /64. Log-ins are recognised by the matched route, so `/v1/sessions/` or
 /// `//parse/login` are log-ins too. One value serves both APIs: a client has one bucket of each.
-/// An admission check: decided on the thread that read the request, so a flood's refusals never
-/// wait for (or take the place of) a lane.
-struct RateLimits: Admission {
+/// Decided once the body is in (`admit`), on the thread that read the request, so a flood's refusals
+/// never wait for (or take the place of) a lane; each request inside a batch counts as one.
+struct RateLimits: Middleware {
     /// Addresses never limited (`RATE_LIMIT_EXEMPT`): an internal service, a monitoring probe.
     let exempt: Set<String>
     let reads: RateLimiter?
@@ -28,8 +28,10 @@ struct RateLimits: Admission {
 
     static let writeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
-    func admit(_ request: inout Request) throws {
-        if exempt.contains(request.clientAddress) { return }
+    var wrapsNestedRequests: Bool { true }
+
+    func admit(_ request: inout Request) throws -> Response? {
+        if exempt.contains(request.clientAddress) { return nil }
         let isWrite = Self.writeMethods.contains(request.method) && !request.readsOnly
         let isLogin = request.traits.credentials == .logIn
         let sendsMail = request.traits.sendsMail.map { $0(request.body) } ?? false
@@ -44,5 +46,6 @@ struct RateLimits: Admission {
             refusal.hold = min(Double(wait), hold)
             throw refusal
         }
+        return nil
     }
 }

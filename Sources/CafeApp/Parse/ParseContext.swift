@@ -96,7 +96,7 @@ extension ParseRequest {
     /// find, count and get): it changes nothing, so it is neither rate-limited as a write nor made
     /// idempotent, and may be answered by a read replica. Declared on the class routes
     /// (`Endpoint.readsOnly(when:)`); elsewhere `_method` does not turn a write into a read. Read by
-    /// an admission check (`ReadOnlyDetection`): the body is already in memory, at most `MAX_JSON_BODY_BYTES`.
+    /// a middleware's `admit` (`ReadOnlyDetection`): the body is already in memory, at most `MAX_JSON_BODY_BYTES`.
     @Sendable static func isQuery(_ body: [UInt8]) -> Bool {
         JSONValue.parse(body)?.object?["_method"]?.string?.uppercased() == "GET"
     }
