@@ -345,7 +345,7 @@ void cafe_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), kept);
 }
 
-int cafe_become_background_helper(int niceness, int idle_only) {
+int cafe_become_idle_helper(int niceness) {
     // A session of its own: where the kernel groups tasks by session (autogroup), its CPU is charged to
     // a group of its own, not to the serving process's.
     setsid();
@@ -355,13 +355,22 @@ int cafe_become_background_helper(int niceness, int idle_only) {
         fprintf(group, "%d", niceness);
         fclose(group);
     }
-    if (idle_only && niceness > 0) {
+    if (niceness > 0) {
         // Only when nothing else wants a core: a niced group still ran out its slices while a request
         // waited (docs/performance.md, "Password hashing under log-in floods").
         struct sched_param none = {0};
         failed |= sched_setscheduler(0, SCHED_IDLE, &none) != 0;
     }
     return failed ? -1 : 0;
+}
+
+int cafe_become_niced_helper(int niceness) {
+    // A process group of its own (a signal to the serving process's group is not its business), in the
+    // serving process's session, so in its scheduling group: there the niceness puts it behind the
+    // serving threads. A session (autogroup) of its own, however niced, made PostgreSQL's backends wait
+    // for a core for tens of milliseconds while photos were decoded (docs/performance.md, "Photos").
+    setpgid(0, 0);
+    return setpriority(PRIO_PROCESS, 0, niceness) != 0 ? -1 : 0;
 }
 
 int cafe_map_allocations_from(size_t bytes) {

@@ -112,7 +112,7 @@ struct CodecAnswer {
 public enum PhotoCodecServer {
     /// `niceness`: see `PhotoCodecProcesses`.
     public static func serve(niceness: Int32) -> Int32 {
-        _ = cafe_become_background_helper(niceness, 0)
+        _ = cafe_become_niced_helper(niceness)
         let codec = InProcessPhotoCodec()
         while true {
             guard let header = HelperFrames.read(0, count: CodecRequest.headerSize) else { return 0 }

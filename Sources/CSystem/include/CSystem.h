@@ -83,12 +83,16 @@ pid_t cafe_spawn_child(const char *path, char *const argv[], char *const envp[],
 /// thread's process dies. Returns the pid, or -1 with errno set.
 pid_t cafe_spawn_with_pipes(const char *path, char *const argv[], long long address_space_bytes, int *to_child, int *from_child);
 
-/// Makes the calling (single-threaded) process a helper that steps back from the serving process: a
-/// session of its own (so that its CPU is charged to a scheduling group of its own, not the serving
-/// process's), `niceness` for it and for that group (autogroup, where the kernel has one), and, with
-/// `idle_only` and niceness > 0, SCHED_IDLE: it runs only when nothing else wants a core. 0 on success,
-/// -1 when a step was refused.
-int cafe_become_background_helper(int niceness, int idle_only);
+/// Makes the calling (single-threaded) process a helper that runs only when nothing else wants a core
+/// (the password hashers): a session of its own (so that its CPU is charged to a scheduling group of its
+/// own, not the serving process's), `niceness` for it and for that group (autogroup, where the kernel has
+/// one), and, with niceness > 0, SCHED_IDLE. 0 on success, -1 when a step was refused.
+int cafe_become_idle_helper(int niceness);
+
+/// Makes the calling (single-threaded) process a helper that steps back from the serving process but
+/// must still finish on a busy machine (the photo decoders): a process group of its own in the serving
+/// process's session (its scheduling group), at `niceness`. 0 on success, -1 when refused.
+int cafe_become_niced_helper(int niceness);
 
 /// Sets the calling thread's CPU niceness (0–19); 0 on success, -1 with errno.
 int cafe_set_thread_niceness(int niceness);

@@ -54,8 +54,8 @@ public struct Configuration: Sendable {
     /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing threads. A log-in
     /// may wait a little; the cheap requests beside a flood of them should not.
     public var hashNiceness: Int32
-    /// `PHOTO_NICE` (default 10; 0 normal priority): the niceness of the photo helpers and of their sessions'
-    /// scheduling groups (see `PhotoCodecProcesses`).
+    /// `PHOTO_NICE` (default 10; 0 normal priority): the niceness of the photo helpers, in the serving
+    /// process's scheduling group (see `PhotoCodecProcesses`).
     public var photoNiceness: Int32
     /// `QUERY_MAX_SKIP`, `QUERY_MAX_IN`, `QUERY_ANONYMOUS_TIMEOUT`, `QUERY_HEAVY_CONCURRENCY`, `QUERY_HEAVY_QUEUE`,
     /// `QUERY_HEAVY_SHARE`, `QUERY_HEAVY_BURST`:

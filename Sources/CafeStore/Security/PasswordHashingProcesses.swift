@@ -68,11 +68,11 @@ public final class PasswordHashingProcesses: Sendable {
 }
 
 /// `cafe password-hasher NICENESS`: a helper's whole life. Leaves the serving process's session and
-/// steps back (`cafe_become_background_helper`), then reads a request from stdin and answers on stdout until stdin ends (the
+/// steps back (`cafe_become_idle_helper`), then reads a request from stdin and answers on stdout until stdin ends (the
 /// service closed the pipe, or died: it also gets SIGKILL then).
 public enum PasswordHasherServer {
     public static func serve(niceness: Int32) -> Int32 {
-        _ = cafe_become_background_helper(niceness, 1)
+        _ = cafe_become_idle_helper(niceness)
         while true {
             guard let header = HelperFrames.read(0, count: PasswordRequest.headerSize) else { return 0 }
             guard let (operation, passwordLength, hashLength) = PasswordRequest.parse(header),

@@ -39,18 +39,21 @@ final class PhotoWorkOnceTests: APITestCase {
 /// One decode at a time per account: a second upload while the first is decoded is 429 with `Retry-After`,
 /// and another account's upload meanwhile goes through; so one account cannot hold every photo thread.
 final class UploadPerAccountTests: APITestCase {
-    override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "2"] }
+    /// A thread for each of the three uploads, so that none waits in the lane's queue (where it would only
+    /// meet the rule once a thread is free, after the decode it should have met).
+    override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "3"] }
 
     func testOneUploadOfAnAccountIsDecodedAtATime() throws {
         let (_, busy) = try signUp("busy")
         let (_, other) = try signUp("other")
         let big = TestPhotos.make(width: 6000, height: 4000, as: "jpg[Q=95]")
         let port = app.server.port
-        // Two large uploads of one account sent together, a third from another account beside them.
+        // Two large uploads of one account sent together, a third from another account beside them, from
+        // another address: three 20 MB bodies from one address are more than a client may have in flight.
         let answers = Mutex<[String: [Int]]>([:])
-        let senders = [("busy", busy), ("busy", busy), ("other", other)].map { name, token in
+        let senders = [("busy", busy, "127.0.0.1"), ("busy", busy, "127.0.0.1"), ("other", other, "127.0.0.2")].map { name, token, address in
             Thread {
-                let r = try? RawHTTPClient(port: port, timeoutSeconds: 60)
+                let r = try? RawHTTPClient(port: port, from: address, timeoutSeconds: 60)
                     .request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/jpeg"], body: big)
                 answers.withLock { $0[name, default: []].append(r?.status ?? 0) }
                 if r?.status == 429 { answers.withLock { $0["retry-after", default: []].append(Int(r?.headers["retry-after"] ?? "") ?? 0) } }
