@@ -387,12 +387,14 @@ CREATE TABLE public.files (
     height integer,
     cleaned_at timestamp with time zone,
     object_key text,
+    uploaded_from text,
     CONSTRAINT files_bytes_somewhere CHECK (((bytes IS NULL) <> (object_key IS NULL))),
     CONSTRAINT files_cleaned_has_size CHECK (((cleaned_at IS NULL) OR ((width IS NOT NULL) AND (height IS NOT NULL)))),
     CONSTRAINT files_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT files_height_check CHECK ((height > 0)),
     CONSTRAINT files_name_check CHECK ((char_length(name) <= 128)),
     CONSTRAINT files_size_check CHECK ((size >= 0)),
+    CONSTRAINT files_uploaded_from_check CHECK ((char_length(uploaded_from) <= 64)),
     CONSTRAINT files_width_check CHECK ((width > 0))
 );
 
@@ -704,6 +706,8 @@ CREATE INDEX files_in_object_store_idx ON public.files USING btree (id) WHERE (o
 CREATE INDEX files_owner_created_idx ON public.files USING btree (owner_id, created_at);
 
 CREATE INDEX files_uncleaned_idx ON public.files USING btree (id) WHERE (cleaned_at IS NULL);
+
+CREATE INDEX files_uploaded_from_created_idx ON public.files USING btree (uploaded_from, created_at) WHERE (uploaded_from IS NOT NULL);
 
 CREATE INDEX hidden_comments_cafe_idx ON public.hidden_comments USING btree (cafe_id);
 

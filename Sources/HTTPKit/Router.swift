@@ -84,8 +84,9 @@ public final class Router: Sendable {
     public func admitBeforeBody(_ request: inout Request) -> Response? {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
+        let group = groups[routes[index].group]
         do {
-            try Self.beforeBody(groups[routes[index].group], groups[routes[index].group].middleware, &request)
+            try Self.beforeBody(group, group.middleware, &request)
             return nil
         } catch {
             return refusal(error, request, route: index)

@@ -145,3 +145,39 @@ final class ReadRateLimitTests: ParseTestCase {
         for _ in 0..<10 { XCTAssertEqual(try call("GET", "/v1/cafes?limit=1", from: "127.0.2.9").status, 200, "exempt") }
     }
 }
+
+/// Fresh accounts do not multiply the upload quota: the uploads from one client address, whichever
+/// accounts send them, have a quota of their own (`UPLOAD_QUOTA_PER_ADDRESS_BYTES`), checked with the
+/// insert as one step per address, so parallel uploads from new accounts cannot pass it together.
+final class AddressUploadQuotaTests: APITestCase {
+    override var extraEnvironment: [String: String] {
+        ["UPLOAD_QUOTA_BYTES": "0", "UPLOAD_QUOTA_PER_ADDRESS_BYTES": String(CostControlTests.storedSize * 5 / 2)]
+    }
+
+    func upload(_ token: String, from address: String) throws -> Reply { try Self.upload(token, from: address, port: app.server.port) }
+
+    static func upload(_ token: String, from address: String, port: UInt16) throws -> Reply {
+        let client = try RawHTTPClient(port: port, from: address)
+        return try client.request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/png"],
+                                  body: CostControlTests.photo)
+    }
+
+    func testFreshAccountsShareTheirAddresssQuota() throws {
+        let tokens = try (1...4).map { try signUp("newcomer\($0)").token }
+        let statuses = Mutex<[Int]>([])
+        let port = app.server.port
+        DispatchQueue.concurrentPerform(iterations: tokens.count) { i in
+            let status = (try? Self.upload(tokens[i], from: "127.0.0.1", port: port))?.status ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        XCTAssertEqual(statuses.withLock { $0 }.sorted(), [201, 201, 429, 429], "two photos' worth from one address, whoever sends them")
+        let refused = try upload(try signUp("newcomer5").token, from: "127.0.0.1")
+        assertProblem(refused, 429, "upload_quota_exceeded")
+        XCTAssertTrue((refused.json()["detail"] as? String ?? "").contains("UPLOAD_QUOTA_PER_ADDRESS_BYTES"))
+        XCTAssertNotNil(Int(refused.headers["retry-after"] ?? ""))
+        XCTAssertEqual(try upload(tokens[0], from: "127.0.0.2").status, 201, "another address has a quota of its own")
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE uploaded_from = '127.0.0.1'").one().decode(0, as: Int.self), 2)
+        try pool.query("UPDATE files SET created_at = created_at - interval '25 hours'")
+        XCTAssertEqual(try upload(tokens[3], from: "127.0.0.1").status, 201, "a day later the address has its quota back")
+    }
+}

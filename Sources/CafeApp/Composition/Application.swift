@@ -61,7 +61,7 @@ public final class Application: Sendable {
         let comments = CommentRepository(pool: pool, groupCommit: groupCommit)
         let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
-                                   limits: configuration.photoLimits, dailyQuota: configuration.uploadQuotaBytes)
+                                   limits: configuration.photoLimits, quotas: configuration.uploadQuotas)
         // The hashing lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
         let passwords = Passwords(helpers: HelperExecutable.cafe().map { PasswordHashingProcesses(executable: $0, niceness: configuration.hashNiceness) })
         let accounts = AccountService(pool: pool, users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions,

@@ -82,8 +82,9 @@ public struct Configuration: Sendable {
     public var awsEnvironment: [String: String]
     /// `PHOTO_STORE_TIMEOUT` (default 10): seconds an object-store request may take before 503.
     public var photoStoreTimeout: Double
-    /// `UPLOAD_QUOTA_BYTES` (default 100 MiB; 0 turns it off): bytes a user may upload in 24 hours.
-    public var uploadQuotaBytes: Int?
+    /// `UPLOAD_QUOTA_BYTES` (default 100 MiB) and `UPLOAD_QUOTA_PER_ADDRESS_BYTES` (default 400 MiB; 0 turns
+    /// either off): bytes an account, and a client address, may upload in 24 hours (`UploadQuotas`).
+    public var uploadQuotas: UploadQuotas
     /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
     /// request process (`PageCache`), dropped when the database notifies a change.
     public var pageCacheBytes: Int
@@ -236,8 +237,9 @@ public struct Configuration: Sendable {
         sessionCacheEntries = env.int("SESSION_CACHE_ENTRIES", 10_000, 0...10_000_000)
         sessionCacheSeconds = env.seconds("SESSION_CACHE_SECONDS", 60, 1...86_400)
         searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", KeywordFormCache.defaultCapacity, 0...10_000_000)
-        let quota = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
-        uploadQuotaBytes = quota > 0 ? quota : nil
+        let perAccount = env.int("UPLOAD_QUOTA_BYTES", 100 * 1024 * 1024, 0...large)
+        let perAddress = env.int("UPLOAD_QUOTA_PER_ADDRESS_BYTES", 400 * 1024 * 1024, 0...large)
+        uploadQuotas = UploadQuotas(perAccount: perAccount > 0 ? perAccount : nil, perAddress: perAddress > 0 ? perAddress : nil)
         let anonymousTimeout = env.seconds("QUERY_ANONYMOUS_TIMEOUT", 1, 0...86_400)
         queryBudget = QueryBudget(maxSkip: env.int("QUERY_MAX_SKIP", 10_000, 0...large), maxInValues: env.int("QUERY_MAX_IN", 100, 1...1_000_000),
                                   maxSortRows: env.int("QUERY_MAX_SORT_ROWS", 10_000, 0...large),

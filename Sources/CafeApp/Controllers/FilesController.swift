@@ -32,7 +32,7 @@ struct FilesController: Sendable {
         guard let detected = ImageFormat.detect(request.body), detected.matches(declared: declared) else {
             throw Problem.unsupportedMediaType("The bytes are not a \(declared.contentType) image.")
         }
-        let stored = try photos.files.create(owner: user.id, upload: request.body, format: detected)
+        let stored = try photos.files.create(owner: user.id, from: request.clientKey, upload: request.body, format: detected)
         return Response.json(201) { w in
             w.object {
                 w.field("id", stored.id.description)

@@ -33,9 +33,11 @@ enum ErrorMapping {
         case StoreError.uploadInProgress:
             return Problem(status: 429, code: "upload_in_progress", title: "Upload in progress",
                            detail: "Another photo of yours is being processed; send the next one when it is done.", headers: [("Retry-After", "1")])
-        case StoreError.uploadQuotaExceeded(let limit, let wait):
+        case StoreError.uploadQuotaExceeded(let kind, let limit, let wait):
+            let whose = kind == .account ? "Your uploads" : "The uploads from your address"
+            let setting = kind == .account ? "UPLOAD_QUOTA_BYTES" : "UPLOAD_QUOTA_PER_ADDRESS_BYTES"
             return Problem(status: 429, code: "upload_quota_exceeded", title: "Upload quota exceeded",
-                           detail: "Your uploads of the last 24 hours would pass \(limit) bytes (UPLOAD_QUOTA_BYTES); retry in \(wait) s.",
+                           detail: "\(whose) of the last 24 hours would pass \(limit) bytes (\(setting)); retry in \(wait) s.",
                            headers: [("Retry-After", String(wait))])
         case let refusal as PhotoRefusal:
             return photoProblem(refusal)

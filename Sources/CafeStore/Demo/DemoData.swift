@@ -49,7 +49,7 @@ public struct DemoData: Sendable {
         let users = UserRepository(pool: pool)
         let adminID = try users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
         // The pictures are drawn and stored before the transaction that uses them.
-        let photos = try Self.cafes.indices.map { try files.create(owner: adminID, upload: DemoPhotos.cafe($0), format: .png).id.rawValue }
+        let photos = try Self.cafes.indices.map { try files.create(owner: adminID, from: nil, upload: DemoPhotos.cafe($0), format: .png).id.rawValue }
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
             userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
@@ -60,7 +60,7 @@ public struct DemoData: Sendable {
             for j in 0..<(i % 4) {
                 if n % 3 == 0 {
                     let author = UserID(rawValue: userIDs[(i + j) % userIDs.count])
-                    commentPhotos[i * 4 + j] = try files.create(owner: author, upload: DemoPhotos.latte(n), format: .png).id.rawValue
+                    commentPhotos[i * 4 + j] = try files.create(owner: author, from: nil, upload: DemoPhotos.latte(n), format: .png).id.rawValue
                 }
                 n += 1
             }

@@ -58,8 +58,8 @@ public struct FileRepository: Sendable {
     /// Decodes, cleans and resizes: in helper processes when serving (`PhotoCodecProcesses`).
     let codec: any PhotoCoding
     let limits: PhotoLimits
-    /// Bytes a user may upload in 24 hours (nil: no limit).
-    let dailyQuota: Int?
+    /// Bytes an account, and a client address, may upload in 24 hours.
+    let quotas: UploadQuotas
     /// The accounts whose upload is being decoded now: one at a time each, so that one account cannot hold
     /// every photo thread (a copy of this repository shares it).
     private let decoding = Decoding()
@@ -69,12 +69,12 @@ public struct FileRepository: Sendable {
     }
 
     public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, codec: any PhotoCoding, limits: PhotoLimits = PhotoLimits(),
-                dailyQuota: Int? = nil) {
+                quotas: UploadQuotas = UploadQuotas()) {
         self.pool = pool
         self.storage = storage
         self.codec = codec
         self.limits = limits
-        self.dailyQuota = dailyQuota
+        self.quotas = quotas
     }
 
     /// Who may see a photo, as SQL over `files f`: shown by a listed cafe (one with its `cafe_stats` row)
@@ -102,47 +102,54 @@ public struct FileRepository: Sendable {
         return try row.decode(keyColumn, as: String?.self).map(readObject)
     }
 
-    /// Decodes, cleans and stores an upload (`format` is what its bytes are). `name` is the name a Parse
-    /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's uploads of the last
-    /// 24 hours would pass the quota (counted in bytes stored, the photos as cleaned); the check and the
-    /// insert are one step per owner, so parallel uploads cannot pass it together.
-    /// `StoreError.uploadInProgress` while another upload of the owner is being decoded.
-    public func create(owner: UserID, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
+    /// Decodes, cleans and stores an upload (`format` is what its bytes are) of `owner`, sent from the
+    /// client `address` (`Request.clientKey`; nil: none, as for the demo data). `name` is the name a Parse
+    /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's, or the address's,
+    /// uploads of the last 24 hours would pass their quota (counted in bytes stored, the photos as
+    /// cleaned); each check and the insert are one step per owner and per address, so parallel uploads
+    /// cannot pass it together. `StoreError.uploadInProgress` while another upload of the owner is being decoded.
+    public func create(owner: UserID, from address: String?, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
         guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
         defer { _ = decoding.owners.withLock { $0.remove(owner.rawValue) } }
-        // A user whose quota is spent already is refused before any decoding is spent on the upload.
-        if let dailyQuota { try checkQuota(owner, quota: dailyQuota, adding: 1, { try pool.query($0) }) }
-        return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, name: name)
+        // An uploader whose quota is spent already is refused before any decoding is spent on the upload.
+        for (holder, quota) in quotas.holders(owner, address) { try checkQuota(holder, quota: quota, adding: 1, { try pool.query($0) }) }
+        return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, from: address, name: name)
     }
 
-    /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass the owner's quota of the last 24 hours.
-    private func checkQuota(_ owner: UserID, quota: Int, adding bytes: Int, _ query: (SQL) throws -> QueryResult) throws {
+    /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass `holder`'s quota of the last 24 hours.
+    private func checkQuota(_ holder: UploadQuotas.Holder, quota: Int, adding bytes: Int, _ query: (SQL) throws -> QueryResult) throws {
+        let whose: SQL = switch holder {
+        case .account(let owner): "owner_id = \(owner.rawValue)"
+        case .address(let address): "uploaded_from = \(address)"
+        }
         let used = try query("""
             SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
-            FROM files WHERE owner_id = \(owner.rawValue) AND created_at > now() - interval '1 day'
+            FROM files WHERE \(whose) AND created_at > now() - interval '1 day'
             """).one()
         if try used.decode("used", as: Int.self) + bytes > quota {
             let wait = try used.decode("wait", as: Double?.self) ?? 86_400
-            throw StoreError.uploadQuotaExceeded(limit: quota, retryAfter: max(1, Int(wait.rounded(.up))))
+            throw StoreError.uploadQuotaExceeded(holder.kind, limit: quota, retryAfter: max(1, Int(wait.rounded(.up))))
         }
     }
 
     /// Stores a photo already cleaned. With an object store, the object is put before the row is
     /// committed, and a note to delete it is committed before the put: a crash anywhere leaves either
     /// the row with its object or a note that the sweep acts on, never a row without its bytes.
-    func store(_ photo: EncodedPhoto, owner: UserID?, name: String?) throws -> StoredPhoto {
+    func store(_ photo: EncodedPhoto, owner: UserID?, from address: String?, name: String?) throws -> StoredPhoto {
         let digest = Tokens.sha256(photo.bytes)
         let key = try putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
         let insert: SQL = """
-            INSERT INTO files (owner_id, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
-            VALUES (\(owner?.rawValue), \(photo.encoding.contentType), \(photo.bytes.count), \(digest)::bytea,
+            INSERT INTO files (owner_id, uploaded_from, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
+            VALUES (\(owner?.rawValue), \(address), \(photo.encoding.contentType), \(photo.bytes.count), \(digest)::bytea,
                     \(key == nil ? photo.bytes : nil)::bytea, \(key), \(name), \(photo.width), \(photo.height), now())
             RETURNING id, encode(sha256, 'hex')
             """
         let row = try pool.transaction { tx in
-            if let dailyQuota, let owner {
-                try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('upload ' || \(owner.rawValue)::text, 0))")
-                try checkQuota(owner, quota: dailyQuota, adding: photo.bytes.count, { try tx.query($0) })
+            if let owner {
+                for (holder, quota) in quotas.holders(owner, address) {
+                    try tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(holder.lockKey), 0))")
+                    try checkQuota(holder, quota: quota, adding: photo.bytes.count, { try tx.query($0) })
+                }
             }
             let row: Row
             do {

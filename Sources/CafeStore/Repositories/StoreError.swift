@@ -13,5 +13,5 @@ public enum StoreError: Error, Equatable, Sendable {
     /// Another upload of the account is being decoded: one at a time each.
     case uploadInProgress
     /// The user's uploads of the last 24 hours would pass `limit` bytes; one leaves the window in `retryAfter` seconds.
-    case uploadQuotaExceeded(limit: Int, retryAfter: Int)
+    case uploadQuotaExceeded(UploadQuotas.Kind, limit: Int, retryAfter: Int)
 }
