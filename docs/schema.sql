@@ -532,6 +532,25 @@ ALTER TABLE public.reconcile_requests ALTER COLUMN id ADD GENERATED ALWAYS AS ID
     CACHE 1
 );
 
+CREATE TABLE public.refused_uploads (
+    id bigint NOT NULL,
+    owner_id bigint,
+    uploaded_from text,
+    size integer NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT refused_uploads_size_check CHECK ((size >= 0)),
+    CONSTRAINT refused_uploads_uploaded_from_check CHECK ((char_length(uploaded_from) <= 64))
+);
+
+ALTER TABLE public.refused_uploads ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.refused_uploads_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.schema_migrations (
     version integer NOT NULL,
     name text NOT NULL,
@@ -656,6 +675,9 @@ ALTER TABLE ONLY public.rate_limit_counts
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.refused_uploads
+    ADD CONSTRAINT refused_uploads_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
@@ -730,6 +752,10 @@ CREATE INDEX mail_outbox_finished_idx ON public.mail_outbox USING btree (finishe
 CREATE INDEX mail_outbox_recipient ON public.mail_outbox USING btree (lower(recipient), created_at);
 
 CREATE INDEX mail_outbox_user_idx ON public.mail_outbox USING btree (user_id, created_at) WHERE (user_id IS NOT NULL);
+
+CREATE INDEX refused_uploads_from_created_idx ON public.refused_uploads USING btree (uploaded_from, created_at) WHERE (uploaded_from IS NOT NULL);
+
+CREATE INDEX refused_uploads_owner_created_idx ON public.refused_uploads USING btree (owner_id, created_at);
 
 CREATE INDEX sessions_expires_at_idx ON public.sessions USING btree (expires_at);
 
@@ -842,6 +868,9 @@ ALTER TABLE ONLY public.mail_outbox
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_requested_by_fkey FOREIGN KEY (requested_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.refused_uploads
+    ADD CONSTRAINT refused_uploads_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.search_gram_bitmaps
     ADD CONSTRAINT search_gram_bitmaps_gram_fkey FOREIGN KEY (gram) REFERENCES public.search_bitmap_grams(gram) ON DELETE CASCADE;

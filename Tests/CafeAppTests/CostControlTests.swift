@@ -77,6 +77,21 @@ final class CostControlTests: APITestCase {
         XCTAssertEqual(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo).status, 201)
     }
 
+    /// An upload the decoder refuses costs its sender's quota the bytes it sent, as a stored photo costs
+    /// what is stored: a stream of photo bombs spends the quota that decoding them would have.
+    func testARefusedUploadCountsAgainstTheQuota() throws {
+        let (user, token) = try signUp("bomber")
+        let notAnImage = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A].map(UInt8.init) + Array(repeating: 0x41, count: Self.storedSize * 3)
+        assertProblem(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: notAnImage), 400, "invalid_image")
+        XCTAssertEqual(try pool.query("SELECT size FROM refused_uploads WHERE owner_id = \(Int64(user)!)").one().decode(0, as: Int.self), notAnImage.count)
+        let next = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: Self.photo)
+        assertProblem(next, 429, "upload_quota_exceeded")
+        // A day later it counts no more, and housekeeping forgets it.
+        try pool.query("UPDATE refused_uploads SET created_at = created_at - interval '25 hours'")
+        XCTAssertEqual(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: Self.photo).status, 201)
+        XCTAssertEqual(try FileRepository(pool: pool, codec: InProcessPhotoCodec()).pruneRefusedUploads(), 1)
+    }
+
     /// A conditional request that the client's copy satisfies never reads the photo's bytes.
     func testA304DoesNotReadThePhoto() throws {
         let (user, token) = try signUp("viewer")

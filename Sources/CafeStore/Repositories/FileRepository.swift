@@ -106,14 +106,31 @@ public struct FileRepository: Sendable {
     /// client `address` (`Request.clientKey`; nil: none, as for the demo data). `name` is the name a Parse
     /// client gave the file, if any. `StoreError.uploadQuotaExceeded` when the owner's, or the address's,
     /// uploads of the last 24 hours would pass their quota (counted in bytes stored, the photos as
-    /// cleaned); each check and the insert are one step per owner and per address, so parallel uploads
-    /// cannot pass it together. `StoreError.uploadInProgress` while another upload of the owner is being decoded.
+    /// cleaned, and the bytes of the uploads the decoder refused); each check and the insert are one step
+    /// per owner and per address, so parallel uploads cannot pass it together. `StoreError.uploadInProgress`
+    /// while another upload of the owner is being decoded.
     public func create(owner: UserID, from address: String?, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
         guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
         defer { _ = decoding.owners.withLock { $0.remove(owner.rawValue) } }
         // An uploader whose quota is spent already is refused before any decoding is spent on the upload.
         for (holder, quota) in quotas.holders(owner, address) { try checkQuota(holder, quota: quota, adding: 1, { try pool.query($0) }) }
-        return try store(try codec.clean(upload, format: format, limits: limits), owner: owner, from: address, name: name)
+        let photo: EncodedPhoto
+        do {
+            photo = try codec.clean(upload, format: format, limits: limits)
+        } catch {
+            // The sender's refusal (not the service's own failure) costs its quota what it sent. Noted on a
+            // best effort: the client is told of the refusal whether or not the note could be written.
+            if case .failed = error {} else {
+                _ = try? pool.query("INSERT INTO refused_uploads (owner_id, uploaded_from, size) VALUES (\(owner.rawValue), \(address), \(upload.count))")
+            }
+            throw error
+        }
+        return try store(photo, owner: owner, from: address, name: name)
+    }
+
+    /// Forgets the refused uploads the quotas no longer look at (older than a day).
+    public func pruneRefusedUploads() throws -> Int {
+        try pool.query("DELETE FROM refused_uploads WHERE created_at < now() - interval '1 day'").affectedRows
     }
 
     /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass `holder`'s quota of the last 24 hours.
@@ -124,7 +141,9 @@ public struct FileRepository: Sendable {
         }
         let used = try query("""
             SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
-            FROM files WHERE \(whose) AND created_at > now() - interval '1 day'
+            FROM (SELECT size, created_at FROM files WHERE \(whose) AND created_at > now() - interval '1 day'
+                  UNION ALL
+                  SELECT size, created_at FROM refused_uploads WHERE \(whose) AND created_at > now() - interval '1 day') u
             """).one()
         if try used.decode("used", as: Int.self) + bytes > quota {
             let wait = try used.decode("wait", as: Double?.self) ?? 86_400

@@ -5,7 +5,7 @@ import PostgresKit
 /// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
 /// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week,
 /// idempotency keys past their 24 hours, reports of comments that were deleted, finished mail past
-/// `MAIL_RETENTION_DAYS` and expired mail tokens.
+/// `MAIL_RETENTION_DAYS`, expired mail tokens, and refused uploads the upload quotas no longer count.
 public struct Housekeeping: Sendable {
     let pool: ConnectionPool
     let files: FileRepository
@@ -30,10 +30,11 @@ public struct Housekeeping: Sendable {
         let keys = try IdempotencyRepository(pool: pool).pruneExpired()
         let reports = try Moderation(pool: pool).pruneReportsOfDeletedComments()
         let mail = try MailOutbox(pool: pool).prune(retention: mailRetention)
+        let refused = try self.files.pruneRefusedUploads()
         logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
                                       ("old_login_failures", String(failures)), ("old_job_runs", String(runs)),
                                       ("expired_idempotency_keys", String(keys)),
                                       ("reports_of_deleted_comments", String(reports)),
-                                      ("old_mail_and_tokens", String(mail))])
+                                      ("old_mail_and_tokens", String(mail)), ("old_refused_uploads", String(refused))])
     }
 }
