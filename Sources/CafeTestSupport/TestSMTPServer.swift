@@ -8,6 +8,7 @@ import Foundation
 /// `make test`) on a loopback port, as the suite starts PostgreSQL; it dies with the test process.
 /// Every message it accepts is a file in `directory`; `stop()` and `start()` take it down and bring it
 /// back on the same port (a mail server that is away for a while).
+/// Unchecked `Sendable`: `pid` changes only in `start()` and `stop()`, which a test calls from its own thread.
 public final class TestSMTPServer: @unchecked Sendable {
     public enum Security: String, Sendable { case none, starttls, implicit }
 

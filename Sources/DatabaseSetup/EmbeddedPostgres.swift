@@ -18,6 +18,7 @@ import PostgresKit
 ///   (created by the Debian package) and the directory is handed to it.
 /// - The server is a child that dies with the process that started it (`PR_SET_PDEATHSIG`), so
 ///   even a SIGKILLed `cafe` leaves no orphan `postgres` behind.
+/// Unchecked `Sendable`: `ownedPID`, its one mutable field, is set by `start` and cleared by `stop`, which its owner never calls at once.
 public final class EmbeddedPostgres: @unchecked Sendable {
     public struct Options: Sendable {
         public var dataDirectory: URL

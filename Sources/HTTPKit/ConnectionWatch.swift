@@ -14,6 +14,7 @@ import Synchronization
 /// (`shutdown(2)` on its socket, which libmicrohttpd then sees as closed by the peer). Likewise one
 /// whose answer has been sending for longer than `writeTimeout`: a client that reads a photo a
 /// byte at a time would otherwise keep the answer's copy in memory for as long as it likes.
+/// Unchecked `Sendable`: `thread` is set by `start` before the sweep runs and read by `stop` after; the rest is atomics and locked shards.
 final class ConnectionWatch: @unchecked Sendable {
     /// The open connections by descriptor, for the sweep. Only opening and closing a connection
     /// touch them (a request updates its `WatchedConnection` alone); sharded so that connections

@@ -13,6 +13,7 @@ import Synchronization
 /// waits for a lane. A cheap route (no lane) is answered there too; a costly one is handed to its
 /// `WorkLane` with the connection suspended, so the reading thread's other connections never wait
 /// behind it. Either way blocking work (libpq) never touches Swift's cooperative pool.
+/// Unchecked `Sendable`: its mutable state is the daemon handle, under `state`'s mutex, and atomics.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -402,6 +403,7 @@ private struct SuspendedConnection: @unchecked Sendable { let connection: Opaque
 /// connection's thread) is called outside the lock. With one lock held across that write, the
 /// threads queued on it whenever its holder was descheduled (seen under attack: list requests
 /// waiting hundreds of milliseconds with every reading thread parked on it).
+/// Unchecked `Sendable`: each shard's map is read and written only under its lock; the rest is atomics.
 final class Suspensions: @unchecked Sendable {
     private final class Shard: @unchecked Sendable {
         let lock = NSLock()

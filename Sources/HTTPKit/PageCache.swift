@@ -12,6 +12,7 @@ import Synchronization
 /// client asking for it misses at once; the first computes it and the others wait for that answer
 /// instead of each running the same query (at 64 connections, 50 changes a second had cost about
 /// 13 queries each, docs/performance.md).
+/// Unchecked `Sendable`: every entry and generation is read and written under `lock`.
 public final class PageCache: @unchecked Sendable {
     public struct Stamp: Sendable, Equatable {
         fileprivate let generations: [UInt64]
@@ -226,6 +227,7 @@ public final class PageCache: @unchecked Sendable {
 
 /// One page being computed; those who asked for it meanwhile wait until it is done.
 /// A page being computed, which other requests for it wait for (`PageCache.computing`).
+/// Unchecked `Sendable`: `done` is read and written only under `condition`.
 public final class Flight: @unchecked Sendable {
     private let condition = NSCondition()
     private var done = false

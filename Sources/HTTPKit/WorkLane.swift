@@ -12,6 +12,7 @@ import Synchronization
 ///
 /// At most `threads` requests of the class run at once and at most `queueLimit` wait; past that a
 /// request is refused at once (503 `overloaded`, `Retry-After`), never queued without bound.
+/// Unchecked `Sendable`: the queue and the counts are read and written only under the lane's lock; the threads are started once.
 public final class WorkLane: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var name: String
@@ -178,6 +179,7 @@ extension WorkLane {
 }
 
 /// A job's place on its lane, released once.
+/// Unchecked `Sendable`: its one state is an atomic.
 private final class Place: @unchecked Sendable {
     private let released = Atomic<Bool>(false)
     /// True the first time only.

@@ -7,7 +7,7 @@ import Synchronization
 /// One helper process (`cafe <command>`) and the two pipes to it: its stdin and its stdout. Work that
 /// must not run in the process that serves requests (photo decoding: `PhotoCodecProcesses`; password
 /// hashing: `PasswordHashingProcesses`) is sent to one. It dies with this process.
-public final class HelperProcess: @unchecked Sendable {
+public final class HelperProcess: Sendable {
     public let pid: pid_t
     let toChild: Int32
     let fromChild: Int32

@@ -112,6 +112,7 @@ public final class S3Bucket: Sendable {
         let truncated: Bool
     }
 
+    /// Unchecked `Sendable`: a curl handle serves one request at a time, taken from `idle` and put back after.
     private struct Client: @unchecked Sendable {
         let handle: OpaquePointer
     }

@@ -5,6 +5,7 @@ import JSONLogging
 /// connections are in use. A connection found dead — on checkout, or after a statement failed
 /// because the socket broke — is closed and replaced by a new one on demand, so the service heals
 /// by itself after the database restarts.
+/// Unchecked `Sendable`: its idle connections and counts are read and written only under `condition`.
 public final class ConnectionPool: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var conninfo: String

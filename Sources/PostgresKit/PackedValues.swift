@@ -53,6 +53,7 @@ public struct PackedLayout: Sendable {
 
 /// The bytes of a packed column in one row (see `PackedLayout`), read where they lie. A read past
 /// the end gives 0: the reader stays within the value whatever it holds.
+/// Unchecked `Sendable`: bytes inside a `QueryResult`'s `PGresult`, which never change while it lives.
 public struct PackedValues: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
 

@@ -10,6 +10,7 @@ public enum ResultFormat: Int32, Sendable {
 }
 
 /// The rows of one statement's result. Owns the libpq `PGresult` and frees it when released.
+/// Unchecked `Sendable`: libpq never changes a `PGresult` once it hands it over, and only `deinit` frees it.
 public final class QueryResult: Sequence, @unchecked Sendable {
     let handle: OpaquePointer
 
@@ -51,6 +52,7 @@ public final class QueryResult: Sequence, @unchecked Sendable {
 }
 
 /// One row of a `QueryResult`; columns are read by position (as written in the SELECT) or name.
+/// Unchecked `Sendable`: a position in a `QueryResult`, which never changes.
 public struct Row: @unchecked Sendable {
     let result: QueryResult
     let index: Int32

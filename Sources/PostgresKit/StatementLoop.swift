@@ -29,6 +29,7 @@ import Synchronization
 ///
 /// Head-of-line: a statement waits for those ahead of it in its batch, so only statements planned as
 /// cheap belong here (a page's one read), and `batch` bounds how many go together.
+/// Unchecked `Sendable`: other threads only hand work in through `inbox` (a mutex) and read atomics; the connections belong to the loop's thread.
 public final class StatementLoop: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var pool: ConnectionPool.Configuration

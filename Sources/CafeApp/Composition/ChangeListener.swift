@@ -14,6 +14,7 @@ import PostgresKit
 /// have gone unheard); it reconnects by itself. The notifications come from the primary (a standby
 /// delivers none), and each carries the primary's log position when heard, which a standby must have
 /// replayed to fill the page cache (`PageCache.Stamp.floor`).
+/// Unchecked `Sendable`: `isStopped` and `started` are read and written only under `stopped`.
 final class ChangeListener: @unchecked Sendable {
     static let pagesChannel = "cafe_pages"
     static let sessionsChannel = "cafe_sessions"

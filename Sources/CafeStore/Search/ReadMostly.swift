@@ -9,6 +9,7 @@ import Glibc
 /// preempted while holding it kept the others spinning in `_MutexHandle._lockSlow`, then sleeping on
 /// its futex: 5–13% of the request process's CPU on the rare search in four of five runs, and those
 /// runs served up to a quarter fewer pages (docs/performance.md, "Keyword search").
+/// Unchecked `Sendable`: `state` is read and written only under `lock`.
 final class ReadMostly<State>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
     private var state: State

@@ -12,6 +12,7 @@ import Synchronization
 /// age of the newest noted position it has replayed. Caught up (at the newest): 0. It counts WAL of
 /// every kind, so a standby held back by `recovery_min_apply_delay` or a long conflict shows its
 /// real distance as soon as the primary writes anything.
+/// Unchecked `Sendable`: its connections and `started` belong to its one polling thread (and to `start` before that thread exists); `stopped` is a mutex.
 final class ReplicaMonitor: @unchecked Sendable {
     private let primaryConninfo: String
     private let standbys: [Standby]
