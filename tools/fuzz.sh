@@ -50,13 +50,14 @@ run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H
 # non-UTF-8 headers, hostile JSON, byte flips). FUZZ_RAW_REQUESTS requests (default 50,000).
 # Tokens are base64url and may start with "-": passed as --name=value, or argparse takes them for options.
 "$venv/bin/python" tools/http_fuzz.py --port "$port" --requests "${FUZZ_RAW_REQUESTS:-50000}" --jobs 4 \
-    --user-token="$user" --admin-token="$admin" --cafe "$cafe" --comment "$comment" || failed=1
+    --user-token="$user" --admin-token="$admin" --cafe "$cafe" --comment "$comment" \
+    || { failed=1; { echo "==> the server log's last lines:"; tail -n 40 "$work/serve.log" | cut -c1-400; } >&2; }
 
 # The supervisor restarts a request process that dies, so a crash shows only here.
 if grep -q '"request process died' "$work/serve.log"; then
-    echo "==> the request process crashed:"; grep -B5 '"request process died' "$work/serve.log" | head -40; failed=1
+    { echo "==> the request process crashed:"; grep -B5 '"request process died' "$work/serve.log" | head -40; } >&2; failed=1
 fi
 if grep -q '"level":"error"' "$work/serve.log"; then
-    echo "==> errors in the server log:"; grep '"level":"error"' "$work/serve.log" | head -20; failed=1
+    { echo "==> errors in the server log:"; grep '"level":"error"' "$work/serve.log" | head -20; } >&2; failed=1
 fi
 exit $failed

@@ -346,15 +346,20 @@ def complete_responses(data, partial=False, head=False):
     return statuses
 
 
-def healthy(port):
+def health(port):
+    """None when /healthz answers 200 within three tries; else what the last try saw."""
+    seen = None
     for _ in range(3):
+        started = time.monotonic()
         try:
-            if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5) == [200]:
-                return True
-        except OSError:
-            pass
+            got = exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5)
+            if got == [200]:
+                return None
+            seen = f"statuses {got} after {time.monotonic() - started:.1f} s"
+        except OSError as error:
+            seen = f"{error!r} after {time.monotonic() - started:.1f} s"
         time.sleep(0.2)
-    return False
+    return seen
 
 
 def strip_options(argv, names):
@@ -412,12 +417,13 @@ def main():
         for code in got:
             statuses[code] = statuses.get(code, 0) + 1
         bad = [c for c in got if c >= 500 and c not in ALLOWED_5XX]
-        alive = healthy(ctx.port)
-        if bad or not alive:
+        sick = health(ctx.port)
+        if bad or sick:
             os.makedirs(".build", exist_ok=True)
             with open(failure_file, "wb") as f:
                 f.write(request)
-            raise AssertionError(f"{'answered ' + str(bad) if bad else 'service stopped answering /healthz'} "
+            print(f"    at {time.strftime('%H:%M:%S')}: {'answered ' + str(bad) if bad else 'no /healthz: ' + sick}", file=sys.stderr, flush=True)
+            raise AssertionError(f"{'answered ' + str(bad) if bad else 'service stopped answering /healthz (' + sick + ')'} "
                                  f"after: {request[:600]!r}")
         if terminal and sent[0] % 200 == 0:
             rate = sent[0] / max(time.monotonic() - started, 0.001)

@@ -149,6 +149,13 @@ int cafe_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : info->connect_fd;
 }
 
+int cafe_end_if_peer_closed(int fd) {
+    char byte;
+    if (fd < 0 || recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0) return 0;
+    shutdown(fd, SHUT_RDWR);
+    return 1;
+}
+
 uint16_t cafe_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;

@@ -13,7 +13,8 @@ import Synchronization
 /// being answered; one that has been reading for longer than `readTimeout` is shut down
 /// (`shutdown(2)` on its socket, which libmicrohttpd then sees as closed by the peer). Likewise one
 /// whose answer has been sending for longer than `writeTimeout`: a client that reads a photo a
-/// byte at a time would otherwise keep the answer's copy in memory for as long as it likes.
+/// byte at a time would otherwise keep the answer's copy in memory for as long as it likes. A
+/// connection whose client has closed its side is ended within a second or so (`peerCheckNanos`).
 /// Unchecked `Sendable`: `thread` is set by `start` before the sweep runs and read by `stop` after; the rest is atomics and locked shards.
 final class ConnectionWatch: @unchecked Sendable {
     /// The open connections by descriptor, for the sweep. Only opening and closing a connection
@@ -23,6 +24,13 @@ final class ConnectionWatch: @unchecked Sendable {
     private let shards: [Shard] = (0..<64).map { _ in Shard() }
     private func shard(_ fd: Int32) -> Shard { shards[Int(UInt32(bitPattern: fd)) % shards.count] }
 
+    /// A connection waiting this long for a request is checked for its peer having closed its side.
+    /// A client that sends its request and closes its side at once (HTTP/1.0 style, a script, a health
+    /// check) has nothing more to send, but libmicrohttpd's edge-triggered epoll took the end of file's
+    /// one wake-up with the request (or with an error it answered itself), and keeps the connection
+    /// until a timeout: its slot was held for `readTimeout`, and at 256 connections per address such a
+    /// client was refused new ones (seen as /healthz unanswered under the raw-HTTP fuzzer).
+    static let peerCheckNanos: UInt64 = 1_000_000_000
     private let readTimeoutNanos: UInt64
     private let writeTimeoutNanos: UInt64
     private let stopped = Atomic<Bool>(false)
@@ -86,11 +94,14 @@ final class ConnectionWatch: @unchecked Sendable {
                     let writing = connection.writingSince.load(ordering: .relaxed)
                     let slowReading = reading != 0 && now > reading && now - reading > readTimeoutNanos
                     let slowWriting = writing != 0 && now > writing && now - writing > writeTimeoutNanos
-                    guard slowReading || slowWriting else { continue }
                     // Under the lock: `closed` cannot run meanwhile, so fd is still this connection's.
-                    Glibc.shutdown(fd, Int32(SHUT_RDWR))
-                    connection.isCut = true
-                    cut.add(1, ordering: .relaxed)
+                    if slowReading || slowWriting {
+                        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+                        connection.isCut = true
+                        cut.add(1, ordering: .relaxed)
+                    } else if reading != 0 && now > reading && now - reading > Self.peerCheckNanos && cafe_end_if_peer_closed(fd) == 1 {
+                        connection.isCut = true
+                    }
                 }
             }
         }

@@ -64,6 +64,24 @@ final class AbusiveClientTests: XCTestCase {
         withExtendedLifetime(held) {}
     }
 
+    /// A client that sends its request and closes its side at once gets its answer, and its connection
+    /// ends within about a second, not at the read deadline: such clients from one address do not use up
+    /// its share of connections.
+    func testAConnectionWhoseClientClosedItsSideEndsSoon() throws {
+        try start(perAddress: 2, readTimeout: 30)
+        for round in 0..<3 {
+            let clients = try (0..<2).map { _ in try RawHTTPClient(port: server.port, from: "127.0.0.7") }
+            for client in clients {
+                try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+                Glibc.shutdown(client.fd, Int32(SHUT_WR))
+                XCTAssertEqual(try client.readResponse().status, 200, "round \(round)")
+            }
+            XCTAssertTrue(clients.allSatisfy { $0.isClosedByPeer(within: 3) }, "round \(round): the server ended both connections")
+        }
+        XCTAssertEqual(server.openConnections, 0)
+        XCTAssertEqual(server.slowConnectionsCut, 0, "ended for their clients' leaving, not cut as slow")
+    }
+
     /// A client that reads a large answer too slowly is cut at the write deadline, freeing its copy.
     func testAReaderTooSlowForTheWriteDeadlineIsCut() throws {
         try start(writeTimeout: 1)
