@@ -422,9 +422,9 @@ def main():
             os.makedirs(".build", exist_ok=True)
             with open(failure_file, "wb") as f:
                 f.write(request)
-            print(f"    at {time.strftime('%H:%M:%S')}: {'answered ' + str(bad) if bad else 'no /healthz: ' + sick}", file=sys.stderr, flush=True)
-            raise AssertionError(f"{'answered ' + str(bad) if bad else 'service stopped answering /healthz (' + sick + ')'} "
-                                 f"after: {request[:600]!r}")
+            finding = f"answered {bad}" if bad else f"service stopped answering /healthz ({sick})"
+            print(f"    at {time.strftime('%H:%M:%S')}: {finding}", file=sys.stderr, flush=True)
+            raise AssertionError(f"{finding} after: {request[:600]!r}")
         if terminal and sent[0] % 200 == 0:
             rate = sent[0] / max(time.monotonic() - started, 0.001)
             sys.stderr.write(f"\r  {sent[0]}/{args.requests} requests, {rate:.0f}/s   ")

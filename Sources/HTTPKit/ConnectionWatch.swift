@@ -29,7 +29,8 @@ final class ConnectionWatch: @unchecked Sendable {
     /// check) has nothing more to send, but libmicrohttpd's edge-triggered epoll took the end of file's
     /// one wake-up with the request (or with an error it answered itself), and keeps the connection
     /// until a timeout: its slot was held for `readTimeout`, and at 256 connections per address such a
-    /// client was refused new ones (seen as /healthz unanswered under the raw-HTTP fuzzer).
+    /// client was refused new ones (seen as /healthz unanswered under the raw-HTTP fuzzer). The check is
+    /// one `recv(MSG_PEEK)` per such connection and sweep.
     static let peerCheckNanos: UInt64 = 1_000_000_000
     private let readTimeoutNanos: UInt64
     private let writeTimeoutNanos: UInt64
@@ -92,14 +93,14 @@ final class ConnectionWatch: @unchecked Sendable {
                     // request completed was slow for the whole timeout all the same.
                     let reading = connection.readingSince.load(ordering: .relaxed)
                     let writing = connection.writingSince.load(ordering: .relaxed)
-                    let slowReading = reading != 0 && now > reading && now - reading > readTimeoutNanos
-                    let slowWriting = writing != 0 && now > writing && now - writing > writeTimeoutNanos
+                    let readingFor = reading != 0 && now > reading ? now - reading : 0
+                    let writingFor = writing != 0 && now > writing ? now - writing : 0
                     // Under the lock: `closed` cannot run meanwhile, so fd is still this connection's.
-                    if slowReading || slowWriting {
+                    if readingFor > readTimeoutNanos || writingFor > writeTimeoutNanos {
                         Glibc.shutdown(fd, Int32(SHUT_RDWR))
                         connection.isCut = true
                         cut.add(1, ordering: .relaxed)
-                    } else if reading != 0 && now > reading && now - reading > Self.peerCheckNanos && cafe_end_if_peer_closed(fd) == 1 {
+                    } else if readingFor > Self.peerCheckNanos && cafe_end_if_peer_closed(fd) == 1 {
                         connection.isCut = true
                     }
                 }

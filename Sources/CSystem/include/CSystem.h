@@ -39,7 +39,7 @@ int cafe_mhd_framing_fault(struct MHD_Connection *connection);
 /// The socket of a connection, or -1.
 int cafe_mhd_connection_fd(struct MHD_Connection *connection);
 /// Shuts the socket down when its peer has closed its side (a read would return end of file), so that
-/// libmicrohttpd closes it now; 1 when it did (see `completedHandler` in HTTPServer.swift).
+/// libmicrohttpd closes it now; 1 when it did (see `ConnectionWatch.peerCheckNanos`).
 int cafe_end_if_peer_closed(int fd);
 
 /// The TCP port the daemon listens on (useful after binding port 0), or 0.
