@@ -56,9 +56,9 @@ run admin -H "Authorization: Bearer $admin" -H "X-Parse-Application-Id: cafe" -H
 # Every fuzzer's connection is closed on its side by now: the server must have closed them all within
 # seconds (a connection it kept would hold a slot of the client's address until a timeout).
 open_connections() { curl -s "$base/metrics" | awk '$1 == "cafe_http_connections_open" { print $2 }'; }
-for _ in $(seq 1 20); do [[ "$(open_connections)" -le 1 ]] && break; sleep 0.25; done
-if [[ "$(open_connections)" -gt 1 ]]; then
-    echo "==> $(open_connections) connections still open 5 s after the fuzzers closed theirs" >&2; failed=1
+for _ in $(seq 1 20); do open=$(open_connections); [[ "${open:-0}" -le 1 ]] && break; sleep 0.25; done
+if [[ "${open:-0}" -gt 1 ]]; then
+    echo "==> $open connections still open 5 s after the fuzzers closed theirs" >&2; failed=1
 fi
 
 # The supervisor restarts a request process that dies, so a crash shows only here.

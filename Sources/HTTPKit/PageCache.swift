@@ -225,8 +225,7 @@ public final class PageCache: @unchecked Sendable {
     }
 }
 
-/// One page being computed; those who asked for it meanwhile wait until it is done.
-/// A page being computed, which other requests for it wait for (`PageCache.computing`).
+/// A page being computed, which other requests for it wait for until it is done (`PageCache.computing`).
 /// Unchecked `Sendable`: `done` is read and written only under `condition`.
 public final class Flight: @unchecked Sendable {
     private let condition = NSCondition()

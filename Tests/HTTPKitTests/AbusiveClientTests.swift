@@ -79,9 +79,7 @@ final class AbusiveClientTests: XCTestCase {
             XCTAssertTrue(clients.allSatisfy { $0.isClosedByPeer(within: 3) }, "round \(round): the server ended both connections")
             // The client sees the end as the socket is shut down; the server counts the connection closed
             // (and frees its address's slot) once libmicrohttpd has cleaned it up, a moment later.
-            let deadline = Date().addingTimeInterval(3)
-            while server.openConnections > 0 && Date() < deadline { usleep(20_000) }
-            XCTAssertEqual(server.openConnections, 0, "round \(round)")
+            XCTAssertEqual(openConnectionsOnceClosed(within: 3), 0, "round \(round)")
             usleep(100_000)
         }
         XCTAssertEqual(server.slowConnectionsCut, 0, "ended for their clients' leaving, not cut as slow")
@@ -99,14 +97,19 @@ final class AbusiveClientTests: XCTestCase {
         XCTAssertEqual(server.openConnections, 1)
         // Never read further. The server gives the connection (and its copy of the answer) up
         // at the deadline; what the kernel already buffered may still trickle to the client.
-        let deadline = Date().addingTimeInterval(4)
-        while server.openConnections > 0 && Date() < deadline { usleep(50_000) }
-        XCTAssertEqual(server.openConnections, 0, "the slow reader's connection is closed on the server")
+        XCTAssertEqual(openConnectionsOnceClosed(within: 4), 0, "the slow reader's connection is closed on the server")
         XCTAssertEqual(server.slowConnectionsCut, 1)
         XCTAssertEqual(try RawHTTPClient(port: server.port).request("GET", "/hello").status, 200)
     }
 
     override func tearDown() { server?.shutdown() }
+
+    /// The server's open connections once they are all closed, or when `seconds` have passed.
+    private func openConnectionsOnceClosed(within seconds: TimeInterval) -> Int {
+        let deadline = Date().addingTimeInterval(seconds)
+        while server.openConnections > 0 && Date() < deadline { usleep(20_000) }
+        return server.openConnections
+    }
 
     func testAClientTricklingAByteAtATimeIsCutOffAtTheReadDeadline() throws {
         try start(readTimeout: 1)
