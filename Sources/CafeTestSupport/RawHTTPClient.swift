@@ -26,8 +26,12 @@ public final class RawHTTPClient {
 
     /// `from`: the local address to connect from (any of 127.0.0.0/8 on loopback), to act as
     /// another client for per-address limits.
+    /// The socket is `fd` only once connected: a failure closes it here, and `deinit` (which runs for an
+    /// object whose properties are all set, even when its `init` throws) never closes it a second time.
+    /// A second close would end whatever descriptor the process opened meanwhile under that number
+    /// (seen as libmicrohttpd aborting on a connection closed under it).
     public init(port: UInt16, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         if let source {
             var local = sockaddr_in()
@@ -50,6 +54,7 @@ public final class RawHTTPClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else { close(fd); throw Failure(description: "connect to \(host):\(port) failed: errno \(errno)") }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -103,13 +103,17 @@ public final class StatementLoop: @unchecked Sendable {
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "db.loop")) throws {
         self.configuration = configuration
         self.logger = logger
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard wakeFD >= 0, epollFD >= 0 else {
-            if wakeFD >= 0 { close(wakeFD) }
-            if epollFD >= 0 { close(epollFD) }
+        // Stored only once both exist: `deinit` runs for an object whose properties are all set, even
+        // when its `init` throws, and would close these a second time.
+        let wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard wake >= 0, epoll >= 0 else {
+            if wake >= 0 { close(wake) }
+            if epoll >= 0 { close(epoll) }
             throw PostgresError(kind: .unavailable, message: "cannot create the statement loop's descriptors: \(String(cString: strerror(errno)))")
         }
+        wakeFD = wake
+        epollFD = epoll
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: wakeFD))
         epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
     }
