@@ -5,7 +5,9 @@
 /// handler's answer, with the rendering in the handler's place.
 public struct AwaitedAnswer: Sendable {
     /// Called once, from any thread, with what renders the answer (or throws, answered in the route's format).
-    public typealias Finish = @Sendable (_ render: @escaping Handler) -> Void
+    public typealias Finish = @Sendable (_ render: @escaping Render) -> Void
+    /// Renders the answer from the finished work, in the handler's place.
+    public typealias Render = @Sendable (Request) throws -> Response
 
     /// Starts the work; false when it cannot be started now (full: the server answers 503 `overloaded`).
     let start: @Sendable (_ finish: @escaping Finish) -> Bool

@@ -5,14 +5,14 @@
 ///
 ///     Endpoint("GET", "/v1/cafes/{id}", get).publicRead().cached(shows: ["cafes"])
 ///     Endpoint("POST", "/v1/sessions", logIn).credentials(.logIn)
-public struct Endpoint: Sendable {
+public struct Endpoint<Context: RequestContext>: Sendable {
     public let method: String
     public let pattern: String
-    public let handler: Handler
+    public let handler: Handler<Context>
     /// What the modifiers below declare; the router keeps it as one `RouteTraits` per route.
     public private(set) var traits = RouteTraits.Declared()
 
-    public init(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    public init(_ method: String, _ pattern: String, _ handler: @escaping Handler<Context>) {
         self.method = method
         self.pattern = pattern
         self.handler = handler

@@ -6,15 +6,15 @@ import Dispatch
 /// (a group's middleware, or the server: a full lane, a body too large), leaves through the same
 /// steps as an answer. `awaiting` claims what a request answered without a thread will compute (its
 /// page, so that others missing it wait for it).
-public struct FrontDoor: Responder {
-    let router: Router
+public struct FrontDoor<Context: RequestContext>: Responder {
+    let router: Router<Context>
     let metrics: RequestMetrics?
     /// Wraps every answer, routed or refused, with its `respond` (its other phases are a group's
     /// business); the first outermost. What one throws is answered 500.
-    let around: [any Middleware]
+    let around: [any Middleware<Context>]
     let awaiting: @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void)
 
-    public init(router: Router, metrics: RequestMetrics? = nil, around: [any Middleware] = [],
+    public init(router: Router<Context>, metrics: RequestMetrics? = nil, around: [any Middleware<Context>] = [],
                 awaiting: @escaping @Sendable (inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) = { _ in (true, {}) }) {
         self.router = router
         self.metrics = metrics
@@ -42,8 +42,8 @@ public struct FrontDoor: Responder {
         finished(request, since: MonotonicClock.nanoseconds()) { router.refuse($0, with: problem) }
     }
 
-    public func respond(to request: Request, answeredBy handler: Handler? = nil, since: UInt64? = nil) -> Response {
-        finished(request, since: since ?? MonotonicClock.nanoseconds()) { router.respond(to: $0, answeredBy: handler) }
+    public func respond(to request: Request, answeredBy render: AwaitedAnswer.Render? = nil, since: UInt64? = nil) -> Response {
+        finished(request, since: since ?? MonotonicClock.nanoseconds()) { router.respond(to: $0, answeredBy: render) }
     }
 
     /// Every answer, whoever decided it, leaves through here: the middleware around it, its content
@@ -58,7 +58,7 @@ public struct FrontDoor: Responder {
     private func wrapped(_ request: Request, from index: Int, _ answer: (Request) -> Response) -> Response {
         guard index < around.count else { return answer(request) }
         do {
-            return try around[index].respond(to: request) { wrapped($0, from: index + 1, answer) }
+            return try around[index].respond(to: request, context: Context(request: request)) { request, _ in wrapped(request, from: index + 1, answer) }
         } catch {
             return Problem.internalError.response
         }

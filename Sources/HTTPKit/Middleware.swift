@@ -17,10 +17,13 @@
 /// refused requests so costs one reading thread's moment each and never takes a lane's place from the
 /// requests that are let in. Every phase runs after routing: `request.route` and `request.traits` are the
 /// matched route's.
-public protocol Middleware: Sendable {
+public protocol Middleware<Context>: Sendable {
+    associatedtype Context: RequestContext
+
     func beforeBody(_ request: inout Request) throws
     func admit(_ request: inout Request) throws -> Response?
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response
+    /// `context` as the middleware before it left it; `next` gets the context this one makes of it.
+    func respond(to request: Request, context: Context, next: (Request, Context) -> Response) throws -> Response
     /// Whether it takes part, in every phase, in each request inside another (an entry of `/parse/batch`)
     /// as in the same request sent alone: finding its session token, the rate limits and a rule of the
     /// route's traits (the verified-mail rule) must; what the outer request did once for all (its
@@ -31,6 +34,8 @@ public protocol Middleware: Sendable {
 extension Middleware {
     public func beforeBody(_ request: inout Request) throws {}
     public func admit(_ request: inout Request) throws -> Response? { nil }
-    public func respond(to request: Request, next: (Request) -> Response) throws -> Response { next(request) }
+    public func respond(to request: Request, context: Context, next: (Request, Context) -> Response) throws -> Response {
+        next(request, context)
+    }
     public var wrapsNestedRequests: Bool { false }
 }

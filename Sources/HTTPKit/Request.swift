@@ -53,12 +53,6 @@ public struct Request: Sendable {
         get { storage.sessionToken }
         set { unique().sessionToken = newValue }
     }
-    /// What the group's authentication step resolved that token to, once per request (nil: no
-    /// token, or one that names no live session); every later step reads it, none looks it up again.
-    public var session: (any Sendable)? {
-        get { storage.session }
-        set { unique().session = newValue }
-    }
     /// Where the router found the request line leads, once it has looked.
     var routing: Routing? {
         get { storage.routing }
@@ -112,7 +106,6 @@ public struct Request: Sendable {
         var readsOnly = false
         var readFloor: UInt64 = 0
         var sessionToken: String?
-        var session: (any Sendable)?
         var routing: Routing?
         var pageStamp: PageCache.Stamp?
         var isAwaited = false
@@ -137,7 +130,6 @@ public struct Request: Sendable {
             copy.readsOnly = readsOnly
             copy.readFloor = readFloor
             copy.sessionToken = sessionToken
-            copy.session = session
             copy.routing = routing
             copy.pageStamp = pageStamp
             copy.isAwaited = isAwaited

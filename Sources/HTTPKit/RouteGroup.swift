@@ -1,13 +1,14 @@
 import JSONLogging
 
+/// Answers an error a handler or a middleware threw, in a group's format.
+public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
+
 /// Routes that share their middleware and error format (`/v1` speaks problem+json, `/parse`
 /// Parse's `{code, error}`).
-public struct RouteGroup: Sendable {
-    public typealias ErrorRenderer = @Sendable (any Error, Request) -> Response
-
-    public let routes: [Endpoint]
+public struct RouteGroup<Context: RequestContext>: Sendable {
+    public let routes: [Endpoint<Context>]
     /// In the order each phase runs them (`Middleware`): the first sees a request first and wraps the others.
-    public let middleware: [any Middleware]
+    public let middleware: [any Middleware<Context>]
     /// What a route that `requiresSession` answers a request without a session token, before its body
     /// (after every middleware's `beforeBody`, which finds the token).
     public let sessionRequired: any Error & Sendable
@@ -18,7 +19,7 @@ public struct RouteGroup: Sendable {
     public let cost: RouteCost
     public let lanes: [RouteTraits.Lane: RouteCost]
 
-    public init(routes: [Endpoint], middleware: [any Middleware] = [], sessionRequired: any Error & Sendable = Problem.unauthorized,
+    public init(routes: [Endpoint<Context>], middleware: [any Middleware<Context>] = [], sessionRequired: any Error & Sendable = Problem.unauthorized,
                 renderError: @escaping ErrorRenderer, cost: RouteCost = RouteCost(), lanes: [RouteTraits.Lane: RouteCost] = [:]) {
         self.routes = routes
         self.sessionRequired = sessionRequired
@@ -35,16 +36,18 @@ public struct RouteGroup: Sendable {
         response.hold = (error as? any HeldAnswer)?.hold ?? 0
         return response
     }
+}
 
+extension Problem {
     /// problem+json: a thrown `Problem` as it is, other errors through `map` (e.g. database
     /// unavailable → 503), anything left a logged 500.
-    public static func problems(logger: Logger, map: @escaping @Sendable (any Error, Request) -> Problem? = { _, _ in nil }) -> ErrorRenderer {
-        { error, request in problem(for: error, request, logger: logger, map: map).response }
+    public static func renderer(logger: Logger, map: @escaping @Sendable (any Error, Request) -> Problem? = { _, _ in nil }) -> ErrorRenderer {
+        { error, request in standingFor(error, request, logger: logger, map: map).response }
     }
 
     /// The problem an error stands for: itself, what `map` makes of it, else a logged 500. The one
     /// place an unhandled error is logged, whatever format the group answers in.
-    public static func problem(for error: any Error, _ request: Request, logger: Logger,
+    public static func standingFor(_ error: any Error, _ request: Request, logger: Logger,
                                map: (any Error, Request) -> Problem?) -> Problem {
         if let problem = error as? Problem { return problem }
         if let problem = map(error, request) { return problem }
@@ -53,4 +56,3 @@ public struct RouteGroup: Sendable {
         return Problem.internalError
     }
 }
-

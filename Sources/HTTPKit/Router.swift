@@ -1,7 +1,5 @@
 import JSONLogging
 
-public typealias Handler = @Sendable (Request) throws -> Response
-
 /// Maps method + path to a handler of a `RouteGroup`, and runs the group's middleware (`Middleware`)
 /// in each phase of the request: before its body, once its body is in (both on the thread that read
 /// the request), then around the handler.
@@ -11,12 +9,12 @@ public typealias Handler = @Sendable (Request) throws -> Response
 /// `/v1//sessions/` *is* `/v1/sessions` for routing, rate limits and idempotency alike. Patterns are
 /// literal segments and `{name}` parameters: `/v1/cafes/{id}/comments`. An unknown path is 404; a
 /// known path with another method is 405 with `Allow`, answered in that route's group's format.
-public final class Router: Sendable {
+public final class Router<Context: RequestContext>: Sendable {
     public struct Route: Sendable {
         public let method: String
         public let pattern: String
         let segments: [Segment]
-        let handler: Handler
+        let handler: Handler<Context>
         let group: Int
         let cost: RouteCost
         /// What the route declared about itself (`Endpoint`).
@@ -29,20 +27,20 @@ public final class Router: Sendable {
     }
 
     public let routes: [Route]
-    private let groups: [RouteGroup]
+    private let groups: [RouteGroup<Context>]
     private let staticRoutes: [String: [String: Int]]   // path → method → index into routes
     /// How a request that matched no route is answered, and what it may cost.
-    private let unmatched: RouteGroup.ErrorRenderer
+    private let unmatched: ErrorRenderer
     private let unmatchedCost: RouteCost
 
-    public init(groups: [RouteGroup], unmatched: @escaping RouteGroup.ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
+    public init(groups: [RouteGroup<Context>], unmatched: @escaping ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
         self.unmatchedCost = unmatchedCost
         var built: [Route] = []
         var statics: [String: [String: Int]] = [:]
         for (g, group) in groups.enumerated() {
             for endpoint in group.routes {
                 let (method, pattern) = (endpoint.method, endpoint.pattern)
-                let segments = Self.split(pattern).map { s -> Segment in
+                let segments = RequestPath.split(pattern).map { s -> Segment in
                     s.hasPrefix("{") && s.hasSuffix("}") ? .parameter(String(s.dropFirst().dropLast())) : .literal(String(s))
                 }
                 precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
@@ -67,7 +65,7 @@ public final class Router: Sendable {
     /// (404, 405), and what it may cost. The server asks once, before it reads the body; the
     /// request carries the answer to `admit` and `respond`.
     public func route(method: String, path: String) -> Routing {
-        let path = Self.canonical(path)
+        let path = RequestPath.canonical(path)
         do {
             let (index, parameters) = try match(method: method, path: path)
             return Routing(path: path, index: index, pattern: routes[index].pattern, parameters: parameters, cost: routes[index].cost,
@@ -108,12 +106,12 @@ public final class Router: Sendable {
         }
     }
 
-    private static func beforeBody(_ group: RouteGroup, _ middleware: [any Middleware], _ request: inout Request) throws {
+    private static func beforeBody(_ group: RouteGroup<Context>, _ middleware: [any Middleware<Context>], _ request: inout Request) throws {
         for step in middleware { try step.beforeBody(&request) }
         if request.traits.requiresSession && request.sessionToken == nil { throw group.sessionRequired }
     }
 
-    private static func admit(_ middleware: [any Middleware], _ request: inout Request) throws -> Response? {
+    private static func admit(_ middleware: [any Middleware<Context>], _ request: inout Request) throws -> Response? {
         for step in middleware {
             if let answer = try step.admit(&request) { return answer }
         }
@@ -136,9 +134,9 @@ public final class Router: Sendable {
         return refusal
     }
 
-    /// Answers a request that `admit` has let in (the server always asks it first); never throws.
-    /// `handler`: what answers in the route's handler's place (an `AwaitedAnswer`'s rendering).
-    public func respond(to request: Request, answeredBy handler: Handler? = nil) -> Response {
+    /// Answers a request that `admit` has let in (the server always asks it first), with a new context
+    /// for it; never throws. `render`: what answers in the route's handler's place (an `AwaitedAnswer`'s rendering).
+    public func respond(to request: Request, answeredBy render: AwaitedAnswer.Render? = nil) -> Response {
         var request = request
         let routing = routed(&request)
         guard let index = routing.index else {
@@ -148,7 +146,9 @@ public final class Router: Sendable {
         }
         let route = routes[index]
         let group = groups[route.group]
-        var response = run(group.middleware, group, handler ?? route.handler, from: 0, request)
+        var handler = route.handler
+        if let render { handler = { request, _ in try render(request) } }
+        var response = run(group.middleware, group, handler, from: 0, request, Context(request: request))
         response.route = route.pattern
         return response
     }
@@ -156,9 +156,9 @@ public final class Router: Sendable {
     /// Answers a request made inside another (an entry of `/parse/batch`): routed, then every phase of
     /// the group's middleware that `wrapsNestedRequests` (its session token, the rate limits, the rules of
     /// the route's traits) and the session a route requires, as for any request, without the rest, which
-    /// ran once around the request that holds it (idempotency, read-your-writes, the commit position).
-    /// On the caller's thread; never throws.
-    public func respondNested(to request: Request) -> Response {
+    /// ran once around the request that holds it (idempotency, read-your-writes, the commit position):
+    /// `context` is the outer request's, with what those found. On the caller's thread; never throws.
+    public func respondNested(to request: Request, context: Context) -> Response {
         var request = request
         let routing = route(method: request.method, path: request.path)
         request.apply(routing)
@@ -174,7 +174,7 @@ public final class Router: Sendable {
         } catch {
             return group.render(error, request)
         }
-        return run(nested, group, routes[index].handler, from: 0, request)
+        return run(nested, group, routes[index].handler, from: 0, request, context)
     }
 
     /// The request's routing, found now if the server has not.
@@ -187,10 +187,11 @@ public final class Router: Sendable {
 
     /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
     /// answered in the group's format right there, so the middleware outside sees an answer.
-    private func run(_ middleware: [any Middleware], _ group: RouteGroup, _ handler: Handler, from index: Int, _ request: Request) -> Response {
+    private func run(_ middleware: [any Middleware<Context>], _ group: RouteGroup<Context>, _ handler: Handler<Context>, from index: Int,
+                     _ request: Request, _ context: Context) -> Response {
         do {
-            guard index < middleware.count else { return try handler(request) }
-            return try middleware[index].respond(to: request) { run(middleware, group, handler, from: index + 1, $0) }
+            guard index < middleware.count else { return try handler(request, context) }
+            return try middleware[index].respond(to: request, context: context) { run(middleware, group, handler, from: index + 1, $0, $1) }
         } catch {
             return group.render(error, request)
         }
@@ -199,7 +200,7 @@ public final class Router: Sendable {
     /// The index of the route and its path parameters; throws 404 or 405 (naming a pattern of the path).
     private func match(method: String, path: String) throws(RoutingFailure) -> (Int, [String: String]) {
         if let byMethod = staticRoutes[path], let index = byMethod[method] { return (index, [:]) }
-        let parts = Self.split(path)
+        let parts = RequestPath.split(path)
         var allowed: [String] = []
         var samePath: String?
         for (index, route) in routes.enumerated() where route.segments.count == parts.count {
@@ -226,7 +227,10 @@ public final class Router: Sendable {
         let problem: Problem
         let pattern: String?
     }
+}
 
+/// Request paths as the router matches them.
+public enum RequestPath {
     /// The path with empty and `.` segments dropped and `..` resolved (RFC 3986's dot segments).
     public static func canonical(_ path: String) -> String {
         if isCanonical(path) { return path }   // nearly every request: no allocation
@@ -254,7 +258,7 @@ public final class Router: Sendable {
 
     /// Splits on the "/" character itself, not on grapheme clusters: "/" followed by a combining
     /// mark is one Character to Swift, and `Character` splitting would glue two segments together.
-    private static func split(_ path: String) -> [Substring] {
+    static func split(_ path: String) -> [Substring] {
         path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).map { Substring($0) }
     }
 }
@@ -286,9 +290,9 @@ public protocol Responder: Sendable {
     /// The checks that need no body, as soon as the headers are in (see `Router.admitBeforeBody`).
     func admitBeforeBody(_ request: inout Request) -> Response?
     func admit(_ request: inout Request) -> Response?
-    /// `handler`, when given, answers in the route's handler's place (see `AwaitedAnswer`), and the
+    /// `render`, when given, answers in the route's handler's place (see `AwaitedAnswer`), and the
     /// answer's time counts from `since` (`MonotonicClock`), when the work it renders was started.
-    func respond(to request: Request, answeredBy handler: Handler?, since: UInt64?) -> Response
+    func respond(to request: Request, answeredBy render: AwaitedAnswer.Render?, since: UInt64?) -> Response
     func refuse(_ request: Request, with problem: Problem) -> Response
     /// Before a request's work starts without a thread (`AwaitedAnswer`): whether it goes on that way,
     /// and what to call once its answer is settled (rendered, refused or abandoned). No when that work

@@ -13,15 +13,15 @@ final class AbusiveClientTests: XCTestCase {
 
     func start(connectionLimit: Int = 4096, perAddress: Int = 0, readTimeout: Int = 2, writeTimeout: Int = 120) throws {
         let logger = Logger(label: "test", minimum: .error)
-        let problems = RouteGroup.problems(logger: logger)
+        let problems = Problem.renderer(logger: logger)
         let big = ResponseBody([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
-        let group = RouteGroup(routes: [
-            Endpoint("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
-            Endpoint("GET", "/big", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
-            Endpoint("POST", "/small", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
-            Endpoint("POST", "/upload", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }).lane(.upload),
+        let group = RouteGroup<TestContext>(routes: [
+            Endpoint("GET", "/hello", { _, _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            Endpoint("GET", "/big", { _, _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
+            Endpoint("POST", "/small", { req, _ in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            Endpoint("POST", "/upload", { req, _ in Response.json { w in w.object { w.field("bytes", req.body.count) } } }).lane(.upload),
         ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), lanes: [.upload: RouteCost(maxBodyBytes: 1 << 20)])
-        let router = Router(groups: [group], unmatched: problems, unmatchedCost: RouteCost(maxBodyBytes: 1024))
+        let router = Router<TestContext>(groups: [group], unmatched: problems, unmatchedCost: RouteCost(maxBodyBytes: 1024))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
                                   idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,
                                   maxBodyBytes: 4 << 20),

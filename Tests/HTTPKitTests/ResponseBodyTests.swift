@@ -55,13 +55,13 @@ final class ResponseBodyTests: XCTestCase {
         let made = Mutex<[WeakBody]>([])
         let pattern = (0..<(300 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
         let shared = ResponseBody(pattern)
-        let router = Router.single([
-            Endpoint("GET", "/made", { _ in
+        let router = Router<TestContext>.single([
+            Endpoint("GET", "/made", { _, _ in
                 let body = ResponseBody(pattern)
                 made.withLock { $0.append(WeakBody(body)) }
                 return Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
             }),
-            Endpoint("GET", "/shared", { _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: shared) }),
+            Endpoint("GET", "/shared", { _, _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: shared) }),
         ], logger: Logger(label: "test", minimum: .error))
         let server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 4), logger: Logger(label: "test", minimum: .error),
                                 responder: FrontDoor(router: router))

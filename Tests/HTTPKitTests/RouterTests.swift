@@ -6,17 +6,17 @@ import XCTest
 final class RouterTests: XCTestCase {
     struct DatabaseDown: Error {}
 
-    func router() -> Router {
+    func router() -> Router<TestContext> {
         let logger = Logger(label: "t", minimum: .error)
-        let problems = RouteGroup.problems(logger: logger, map: { error, _ in
+        let problems = Problem.renderer(logger: logger, map: { error, _ in
             error is DatabaseDown ? .unavailable("database_unavailable", "down", retryAfter: 2) : nil
         })
-        return Router(groups: [RouteGroup(routes: [
-            Endpoint("GET", "/v1/cafes", { _ in .json { w in w.value("list") } }),
-            Endpoint("GET", "/v1/cafes/{id}", { req in .json { w in w.value("cafe " + (try! req.pathParameter("id"))) } }),
-            Endpoint("PATCH", "/v1/cafes/{id}", { _ in .noContent() }),
-            Endpoint("GET", "/v1/cafes/{id}/comments", { req in .json { w in w.value("comments " + (try! req.pathParameter("id"))) } }),
-            Endpoint("GET", "/down", { _ in throw DatabaseDown() }),
+        return Router<TestContext>(groups: [RouteGroup<TestContext>(routes: [
+            Endpoint("GET", "/v1/cafes", { _, _ in .json { w in w.value("list") } }),
+            Endpoint("GET", "/v1/cafes/{id}", { req, _ in .json { w in w.value("cafe " + (try! req.pathParameter("id"))) } }),
+            Endpoint("PATCH", "/v1/cafes/{id}", { _, _ in .noContent() }),
+            Endpoint("GET", "/v1/cafes/{id}/comments", { req, _ in .json { w in w.value("comments " + (try! req.pathParameter("id"))) } }),
+            Endpoint("GET", "/down", { _, _ in throw DatabaseDown() }),
         ], renderError: problems)], unmatched: problems)
     }
 
@@ -75,21 +75,21 @@ final class RouterTests: XCTestCase {
             XCTAssertEqual(body(response), "\"list\"", path)
             XCTAssertEqual(response.route, "/v1/cafes", path)
         }
-        XCTAssertEqual(Router.canonical("//a/./b/../c/"), "/a/c")
-        XCTAssertEqual(Router.canonical(""), "/")
-        XCTAssertEqual(Router.canonical("x/y"), "/x/y")
-        XCTAssertEqual(Router.canonical("/a/.b/..c"), "/a/.b/..c")
-        XCTAssertEqual(Router.canonical("/a/b/."), "/a/b")
-        XCTAssertEqual(Router.canonical("/"), "/")
-        XCTAssertEqual(Router.canonical("/v1/cafes/12"), "/v1/cafes/12")
+        XCTAssertEqual(RequestPath.canonical("//a/./b/../c/"), "/a/c")
+        XCTAssertEqual(RequestPath.canonical(""), "/")
+        XCTAssertEqual(RequestPath.canonical("x/y"), "/x/y")
+        XCTAssertEqual(RequestPath.canonical("/a/.b/..c"), "/a/.b/..c")
+        XCTAssertEqual(RequestPath.canonical("/a/b/."), "/a/b")
+        XCTAssertEqual(RequestPath.canonical("/"), "/")
+        XCTAssertEqual(RequestPath.canonical("/v1/cafes/12"), "/v1/cafes/12")
     }
 
     struct Recorder: Middleware {
         let seen: @Sendable (String) -> Void
-        func respond(to request: Request, next: (Request) -> Response) throws -> Response {
+        func respond(to request: Request, context: TestContext, next: (Request, TestContext) -> Response) throws -> Response {
             seen("\(request.method) \(request.route ?? "-") \(request.path)")
             if request.header("x-refuse") != nil { throw Problem.badRequest("refused", "by middleware") }
-            return next(request)
+            return next(request, context)
         }
     }
 
@@ -98,12 +98,12 @@ final class RouterTests: XCTestCase {
     func testGroupsRunTheirOwnMiddlewareAfterMatchingAndRenderTheirOwnErrors() {
         let seen = Mutex<[String]>([])
         let logger = Logger(label: "t", minimum: .error)
-        let plain: RouteGroup.ErrorRenderer = { error, _ in Response(status: 418, body: ResponseBody("plain \(error is Problem)")) }
-        let router = Router(groups: [
-            RouteGroup(routes: [Endpoint("GET", "/a/{id}", { _ in .noContent() }), Endpoint("POST", "/a/{id}", { _ in throw Problem.notFound() })],
-                       middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: RouteGroup.problems(logger: logger)),
-            RouteGroup(routes: [Endpoint("GET", "/b", { _ in .noContent() })], renderError: plain),
-        ], unmatched: RouteGroup.problems(logger: logger))
+        let plain: ErrorRenderer = { error, _ in Response(status: 418, body: ResponseBody("plain \(error is Problem)")) }
+        let router = Router<TestContext>(groups: [
+            RouteGroup<TestContext>(routes: [Endpoint("GET", "/a/{id}", { _, _ in .noContent() }), Endpoint("POST", "/a/{id}", { _, _ in throw Problem.notFound() })],
+                       middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: Problem.renderer(logger: logger)),
+            RouteGroup<TestContext>(routes: [Endpoint("GET", "/b", { _, _ in .noContent() })], renderError: plain),
+        ], unmatched: Problem.renderer(logger: logger))
         XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1/")).status, 204)
         XCTAssertEqual(router.respond(to: Request(method: "POST", path: "/a/1")).status, 404)
         XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1", headers: ["x-refuse": "1"])).status, 400)
@@ -115,10 +115,10 @@ final class RouterTests: XCTestCase {
     }
 }
 
-extension Router {
+extension Router where Context == TestContext {
     /// For the server tests: one group of routes, problem+json errors, no middleware.
-    static func single(_ routes: [Endpoint], logger: Logger) -> Router {
-        let problems = RouteGroup.problems(logger: logger)
-        return Router(groups: [RouteGroup(routes: routes, renderError: problems)], unmatched: problems)
+    static func single(_ routes: [Endpoint<TestContext>], logger: Logger) -> Router<TestContext> {
+        let problems = Problem.renderer(logger: logger)
+        return Router<TestContext>(groups: [RouteGroup<TestContext>(routes: routes, renderError: problems)], unmatched: problems)
     }
 }

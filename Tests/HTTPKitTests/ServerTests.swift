@@ -19,20 +19,20 @@ final class ServerTests: XCTestCase {
 
     override func setUpWithError() throws {
         let release = slowRelease
-        let router = Router.single([
-            Endpoint("GET", "/hello", { _ in Response.json { w in w.object { w.field("hello", "world") } } }),
-            Endpoint("POST", "/greet", { req in
+        let router = Router<TestContext>.single([
+            Endpoint("GET", "/hello", { _, _ in Response.json { w in w.object { w.field("hello", "world") } } }),
+            Endpoint("POST", "/greet", { req, _ in
                 let body = try req.decodeJSON(Greeting.self, allowedFields: ["name", "count"])
                 return Response.json(201) { w in w.object { w.field("greeting", "hello \(body.name)"); w.field("count", body.count) } }
             }),
-            Endpoint("GET", "/cafes/{id}/comments", { req in
+            Endpoint("GET", "/cafes/{id}/comments", { req, _ in
                 Response.json { w in w.object { w.field("id", try? req.pathParameter("id")); w.field("q", req.query["q"]); w.field("route", req.route) } }
             }),
-            Endpoint("DELETE", "/cafes/{id}/comments", { _ in .noContent() }),
-            Endpoint("GET", "/boom", { _ in throw Unexpected() }),
-            Endpoint("GET", "/slow", { _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
-            Endpoint("POST", "/size", { req in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
-            Endpoint("GET", "/headers", { req in
+            Endpoint("DELETE", "/cafes/{id}/comments", { _, _ in .noContent() }),
+            Endpoint("GET", "/boom", { _, _ in throw Unexpected() }),
+            Endpoint("GET", "/slow", { _, _ in release.wait(); return Response.json { w in w.object { w.field("slow", true) } } }),
+            Endpoint("POST", "/size", { req, _ in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
+            Endpoint("GET", "/headers", { req, _ in
                 Response.json { w in
                     w.object {
                         w.field("fields", req.headers.count); w.field("one", req.header("X-One")); w.field("forwarded", req.header("x-forwarded-for"))

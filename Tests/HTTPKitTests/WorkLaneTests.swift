@@ -15,15 +15,15 @@ final class WorkLaneTests: XCTestCase {
     override func setUpWithError() throws {
         let (release, started) = (release, started)
         let logger = Logger(label: "test", minimum: .error)
-        let problems = RouteGroup.problems(logger: logger)
-        let cheap = RouteGroup(routes: [Endpoint("GET", "/healthz", { _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
-        let costly = RouteGroup(routes: [Endpoint("GET", "/slow/{n}", { req in
+        let problems = Problem.renderer(logger: logger)
+        let cheap = RouteGroup<TestContext>(routes: [Endpoint("GET", "/healthz", { _, _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
+        let costly = RouteGroup<TestContext>(routes: [Endpoint("GET", "/slow/{n}", { req, _ in
             started.signal()
             release.wait()
             let n = try req.pathParameter("n")
             return Response.json { w in w.object { w.field("n", n) } }
         })], middleware: [RefusedByHeader()], renderError: problems, cost: RouteCost(lane: lane))
-        let router = Router(groups: [cheap, costly], unmatched: problems)
+        let router = Router<TestContext>(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
                             responder: FrontDoor(router: router))
@@ -32,6 +32,7 @@ final class WorkLaneTests: XCTestCase {
 
     /// Refuses a request that carries `x-refuse`, as a rate limit would.
     struct RefusedByHeader: Middleware {
+        typealias Context = TestContext
         func admit(_ request: inout Request) throws -> Response? {
             guard request.header("x-refuse") != nil else { return nil }
             var refusal = Problem(status: 429, code: "rate_limited", title: "Too many requests")
@@ -51,7 +52,7 @@ final class WorkLaneTests: XCTestCase {
         let long = WorkLane(.init(name: "password-hashing", threads: 2, queueLimit: 1))
         let logger = Logger(label: "test", minimum: .error)
         let other = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: logger, lanes: [long],
-                               responder: FrontDoor(router: Router(groups: [], unmatched: RouteGroup.problems(logger: logger))))
+                               responder: FrontDoor(router: Router<TestContext>(groups: [], unmatched: Problem.renderer(logger: logger))))
         try other.start()
         defer { other.shutdown() }
         // Each thread names itself once it runs: wait for the last of them.

@@ -14,7 +14,7 @@ import PostgresKit
 public final class Application: Sendable {
     public let configuration: Configuration
     public let database: Database
-    public let router: Router
+    let router: Router<CafeContext>
     public let server: HTTPServer
     public let migrator: Migrator
     private let heavyQueries: ConnectionPool
@@ -75,7 +75,7 @@ public final class Application: Sendable {
         let accountDeletion = AccountDeletion(pool: pool, sessionCache: sessionCache)
         let leaving = AccountLeaving(pool: pool, accounts: accounts, deletion: accountDeletion, audit: audit)
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
-        let parse = ParseContext(appID: configuration.parseAppID, publicURL: configuration.publicURL,
+        let parse = ParseFacade(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
         // The rate limits' counts, shared with every other API process through the database.
         rateLimitPool = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, acquireTimeout: 1,
@@ -136,8 +136,8 @@ public final class Application: Sendable {
         changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, logger: logger)
         // Anonymous public pages, kept in each group after its rate limits and before its authentication.
         let pages = cache.map(CachedPages.init)
-        let cachedPages: [any Middleware] = pages.map { [$0] } ?? []
-        let parseFiles = ParseFilesController(context: parse, photos: photos)
+        let cachedPages: [any Middleware<CafeContext>] = pages.map { [$0] } ?? []
+        let parseFiles = ParseFilesController(parse: parse, photos: photos)
         let webClient = RouteGroup(routes: WebClientController(directory: configuration.resolvedWebDirectory()).routes,
                                    middleware: [publicReads], renderError: problems)
         // Parse file URLs are fetched by image views, outside the Parse envelope; a Parse session
@@ -168,13 +168,13 @@ public final class Application: Sendable {
                                        timeBudget: configuration.queryBudget.heavyShare > 0
                                            ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let objectIDs = ParseObjectIDs(pool: pool)
-        let parseClasses = ParseClassesController(context: parse, administration: administration, deletion: deletion, files: files,
+        let parseClasses = ParseClassesController(parse: parse, administration: administration, deletion: deletion, files: files,
                                                   objectIDs: objectIDs,
                                                   budget: configuration.queryBudget, regular: .init(pool: pool, search: search, groupCommit: groupCommit), heavy: .init(pool: heavyQueries, search: search),
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
-        let parseBatch = ParseBatchController(context: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
-        let parseRoutes = ParseUsersController(context: parse, accounts: accounts, recovery: recovery, leaving: leaving,
+        let parseBatch = ParseBatchController(parse: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
+        let parseRoutes = ParseUsersController(parse: parse, accounts: accounts, recovery: recovery, leaving: leaving,
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,

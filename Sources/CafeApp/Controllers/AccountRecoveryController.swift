@@ -9,7 +9,7 @@ struct AccountRecoveryController: Sendable {
     let auth: Authenticator
     let links: MailLinks
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("POST", "/v1/password-resets", requestReset).sendsMail(),
             Endpoint("POST", "/v1/password-resets/{token}", reset).credentials(.confirmsPassword),
@@ -23,14 +23,14 @@ struct AccountRecoveryController: Sendable {
         w.object { w.field("message", "If an account has this address, a link to reset its password is on its way.") } }
     }
 
-    func requestReset(_ request: Request) throws -> Response {
+    func requestReset(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(EmailBody.self, allowedFields: EmailBody.fields)
         let email = try Self.email(body.email)
         try recovery.requestMail(links.request(.passwordReset, to: email, user: nil, for: request))
         return Self.resetAccepted
     }
 
-    func reset(_ request: Request) throws -> Response {
+    func reset(_ request: Request, _ context: CafeContext) throws -> Response {
         let token = try request.pathParameter("token")
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
         switch try recovery.reset(token: token, password: body.password) {
@@ -43,13 +43,13 @@ struct AccountRecoveryController: Sendable {
         }
     }
 
-    func verify(_ request: Request) throws -> Response {
+    func verify(_ request: Request, _ context: CafeContext) throws -> Response {
         guard let user = try recovery.users.verifyEmail(token: try request.pathParameter("token")) else { throw Self.invalidToken("verification") }
         return .json { $0.user(user) }
     }
 
-    func requestVerification(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func requestVerification(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         switch try recovery.requestVerification(for: user, { links.request(.emailVerification, to: $0, user: user.id, for: request) }) {
         case .queued:
             return .json(202) { w in w.object { w.field("message", "A verification link is on its way to your address.") } }

@@ -15,7 +15,7 @@ struct AccountSettingsController: Sendable {
     let export: AccountExport
     let links: MailLinks
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("PATCH", "/v1/users/me", update).credentials(.confirmsPassword).sendsMail(when: AccountsController.givesEmail),
             Endpoint("DELETE", "/v1/users/me", delete).credentials(.confirmsPassword).changes("cafes", "comments", "photos"),
@@ -25,8 +25,8 @@ struct AccountSettingsController: Sendable {
 
     /// `password` or `email` need `currentPassword`; a new password ends every other session; a new
     /// address is unverified and mailed a link; `language` (`ja`, `en` or null) alone needs no password.
-    func update(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let body = try request.decodeJSON(AccountPatchBody.self, allowedFields: AccountPatchBody.fields)
         var v = Validator()
         if let password = body.password { v.length(password, "password", AccountRules.passwordLength) }
@@ -47,7 +47,7 @@ struct AccountSettingsController: Sendable {
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
         let changed = try pool.transaction { tx -> User in
             guard let change = try accounts.users.update(user.id, .init(email: email, language: language, passwordHash: hash),
-                                                         keeping: request.liveSession?.token) else { throw Authenticator.unauthorized }
+                                                         keeping: context.session?.token) else { throw Authenticator.unauthorized }
             if let address = change.after.email, address.lowercased() != change.before.email?.lowercased() {
                 try MailOutbox.enqueue(links.request(.emailVerification, to: address, user: user.id, for: request), tx)
             }
@@ -57,8 +57,8 @@ struct AccountSettingsController: Sendable {
     }
 
     /// `{"password": …}`: the account and all it holds go (see `AccountDeletion`); 204.
-    func delete(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
         switch try leaving.leave(user, password: body.password, request) {
         case .deleted: return .noContent()
@@ -69,8 +69,8 @@ struct AccountSettingsController: Sendable {
     }
 
     /// The account, every comment (hidden ones marked), the reports it made and its photos' URLs, as one document.
-    func exportData(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func exportData(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         var comments: [Moderation.AuthoredComment] = []
         var after: Keyset?
         repeat {

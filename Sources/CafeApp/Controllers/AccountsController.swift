@@ -8,7 +8,7 @@ struct AccountsController: Sendable {
     let auth: Authenticator
     let links: MailLinks
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("POST", "/v1/users", signUp).credentials(.signUp).sendsMail(when: AccountsController.givesEmail),
             Endpoint("GET", "/v1/users/me", me),
@@ -23,7 +23,7 @@ struct AccountsController: Sendable {
         return false
     }
 
-    func signUp(_ request: Request) throws -> Response {
+    func signUp(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self, allowedFields: SignUpBody.fields)
         let (user, token) = try accounts.signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
             links.request(.emailVerification, to: $1, user: $0, for: request)
@@ -31,7 +31,7 @@ struct AccountsController: Sendable {
         return .json(201) { $0.session(user: user, token: token) }
     }
 
-    func logIn(_ request: Request) throws -> Response {
+    func logIn(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(LoginBody.self, allowedFields: LoginBody.fields)
         switch try accounts.logIn(username: body.username, password: body.password, address: request.clientKey) {
         case .loggedIn(let user, let token):
@@ -51,14 +51,14 @@ struct AccountsController: Sendable {
         }
     }
 
-    func logOut(_ request: Request) throws -> Response {
-        _ = try auth.user(request)
-        if let token = request.liveSession?.token { try accounts.sessions.revoke(token: token) }
+    func logOut(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.user(context)
+        if let token = context.session?.token { try accounts.sessions.revoke(token: token) }
         return .noContent()
     }
 
-    func me(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func me(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         return .json { $0.user(user) }
     }
 }

@@ -10,19 +10,19 @@ struct AdminCafesController: Sendable {
     let archive: CafeArchive
     let administration: CafeAdministration
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/admin/cafes", search),
             Endpoint("GET", "/v1/admin/cafes/{id}", show),
-            Endpoint("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, true) }).changes("cafes", "comments"),
-            Endpoint("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, false) }).changes("cafes", "comments"),
+            Endpoint("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, $1, true) }).changes("cafes", "comments"),
+            Endpoint("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, $1, false) }).changes("cafes", "comments"),
             Endpoint("DELETE", "/v1/admin/cafes/{id}", delete).changes("cafes", "comments"),
         ]
     }
 
     /// `q` matches any part of the name; `state` is all (default), listed or archived; newest first.
-    func search(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func search(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         let after = try IDCursor.parse(request)
         var v = Validator()
@@ -37,15 +37,15 @@ struct AdminCafesController: Sendable {
     }
 
     /// One cafe; an archived one also says what deleting it would take (`contents`).
-    func show(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func show(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let entry = try archive.find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
         let contents = entry.archivedAt == nil ? nil : try archive.contents(entry.cafe.id)
         return .json { $0.adminCafe(entry, contents: contents) }
     }
 
-    func setArchived(_ request: Request, _ archived: Bool) throws -> Response {
-        let admin = try auth.admin(request)
+    func setArchived(_ request: Request, _ context: CafeContext, _ archived: Bool) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try CafesController.cafeID(request)
         let change = try (archived ? administration.archive(id, by: request.auditActor(admin.id)) : administration.restore(id, by: request.auditActor(admin.id)))
             .orThrow(Problem.notFound("No such cafe."))
@@ -54,8 +54,8 @@ struct AdminCafesController: Sendable {
 
     /// `?comments=N&photos=M`: the counts the operator was shown (`GET /v1/admin/cafes/{id}`).
     /// If they no longer hold, nothing is deleted (409 `contents_changed`).
-    func delete(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try CafesController.cafeID(request)
         var v = Validator()
         func count(_ name: String) -> Int? {

@@ -10,7 +10,7 @@ struct AdminController: Sendable {
     let auth: Authenticator
     let audit: AuditLog
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/admin/jobs", jobs),
             Endpoint("POST", "/v1/admin/aggregates/reconcile", requestReconcile),
@@ -19,8 +19,8 @@ struct AdminController: Sendable {
     }
 
     /// Newest first, `limit` at a time; `cursor` is the `nextCursor` of the page before.
-    func auditLog(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func auditLog(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         let page = try audit.page(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
@@ -53,8 +53,8 @@ struct AdminController: Sendable {
         }
     }
 
-    func jobs(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func jobs(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let status = try AggregationStatus.read(pool)
         let photosToClean = try PhotoCleaning.remaining(pool)
         return .json { w in
@@ -83,8 +83,8 @@ struct AdminController: Sendable {
         }
     }
 
-    func requestReconcile(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func requestReconcile(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         try pool.transaction { _ in
             try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
             try audit.record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])

@@ -14,22 +14,22 @@ struct AdminUsersController: Sendable {
     let outbox: MailOutbox
     let audit: AuditLog
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/admin/users", search),
             Endpoint("GET", "/v1/admin/users/{id}", show),
             Endpoint("DELETE", "/v1/admin/users/{id}", delete).changes("cafes", "comments", "photos"),
             Endpoint("GET", "/v1/admin/mail", mail),
-            Endpoint("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, true) }).changes("comments"),
-            Endpoint("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, false) }).changes("comments"),
-            Endpoint("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, true) }),
-            Endpoint("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, false) }),
+            Endpoint("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, $1, true) }).changes("comments"),
+            Endpoint("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, $1, false) }).changes("comments"),
+            Endpoint("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, $1, true) }),
+            Endpoint("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, $1, false) }),
         ]
     }
 
     /// `q` matches any part of the username; by id, `limit` at a time after `cursor`.
-    func search(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func search(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         let after = try IDCursor.parse(request)
         let q = request.query["q"]
@@ -42,8 +42,8 @@ struct AdminUsersController: Sendable {
     }
 
     /// One account, with what deleting it would take (`contents`).
-    func show(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func show(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let id = try Self.userID(request)
         guard let account = try accounts.find(id), let contents = try deletion.contents(id) else { throw Problem.notFound("No such user.") }
         return .json { w in w.account(account) { w.key("contents"); w.contents(contents) } }
@@ -52,8 +52,8 @@ struct AdminUsersController: Sendable {
     /// `?comments=&hiddenComments=&photos=&reports=`: the counts the operator was shown (`GET
     /// /v1/admin/users/{id}`). If they no longer hold, nothing is deleted (409 `contents_changed`).
     /// In the audit log with the counts, not the username: the person's data goes with the account.
-    func delete(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try Self.userID(request)
         var v = Validator()
         func count(_ name: String) -> Int {
@@ -86,8 +86,8 @@ struct AdminUsersController: Sendable {
     /// The mail outbox, newest first: what was sent, kept (no `SMTP_URL`: with its text, without its
     /// link, which only the mail and the server's log carry), skipped, throttled, failed or is still
     /// pending. Reading it is audited: it shows who asked for a reset and where their mail goes.
-    func mail(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func mail(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         try audit.record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
         let limit = try PageLimit.parse(request, default: 50)
         let page = try outbox.recent(before: try IDCursor.parse(request), limit: limit)
@@ -112,8 +112,8 @@ struct AdminUsersController: Sendable {
 
     /// Block: `{"hideComments": true}` also hides every comment of the account. Unblock:
     /// `{"restoreComments": true}` brings back what a block hid. Both bodies are optional.
-    func setBlocked(_ request: Request, _ blocked: Bool) throws -> Response {
-        let admin = try auth.admin(request)
+    func setBlocked(_ request: Request, _ context: CafeContext, _ blocked: Bool) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try Self.userID(request)
         if blocked && id == admin.id {
             throw Problem(status: 409, code: "cannot_block_self", title: "Conflict", detail: "An operator cannot block their own account.")
@@ -148,8 +148,8 @@ struct AdminUsersController: Sendable {
         }
     }
 
-    func setAdmin(_ request: Request, _ grant: Bool) throws -> Response {
-        let admin = try auth.admin(request)
+    func setAdmin(_ request: Request, _ context: CafeContext, _ grant: Bool) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try Self.userID(request)
         let account = try pool.transaction { _ -> AccountAdministration.Account in
             switch try Self.refusals({ try accounts.setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {

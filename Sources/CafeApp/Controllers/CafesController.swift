@@ -11,7 +11,7 @@ struct CafesController: Sendable {
     let cursors: PageCursors
     let loopReads: LoopReads
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"])
                 .awaits(listFromLoop),
@@ -22,7 +22,7 @@ struct CafesController: Sendable {
         ]
     }
 
-    func list(_ request: Request) throws -> Response {
+    func list(_ request: Request, _ context: CafeContext) throws -> Response {
         let listing = try listing(request)
         return try render(cafes.list(listing), listing.sort)
     }
@@ -47,13 +47,13 @@ struct CafesController: Sendable {
         return .json { w in w.page(page.items, next: next) { w.cafe($0) } }
     }
 
-    func show(_ request: Request) throws -> Response {
+    func show(_ request: Request, _ context: CafeContext) throws -> Response {
         let cafe = try cafes.find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
         return .json { $0.cafe(cafe) }
     }
 
-    func create(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func create(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let body = try request.decodeJSON(NewCafeBody.self, allowedFields: NewCafeBody.fields)
         var v = Validator()
         CafeRules.check(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction, publishDate: body.publishDate,
@@ -65,8 +65,8 @@ struct CafesController: Sendable {
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
 
-    func update(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try Self.cafeID(request)
         let body = try request.decodeJSON(CafePatchBody.self, allowedFields: CafePatchBody.fields)
         var v = Validator()
@@ -85,8 +85,8 @@ struct CafesController: Sendable {
 
     /// Archives (see `CafeArchive`): the cafe leaves every listing and keeps its comments; an
     /// operator can restore it or delete it for good under `/v1/admin/cafes`.
-    func delete(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         // Publicly an archived cafe is gone: archiving it again is "not found", as reading it is.
         guard let change = try administration.archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
             throw Problem.notFound("No such cafe.")

@@ -12,7 +12,7 @@ struct CommentsController: Sendable {
     let deletion: CommentDeletion
     let loopReads: LoopReads
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"])
                 .awaits(recentFromLoop),
@@ -26,10 +26,10 @@ struct CommentsController: Sendable {
         ]
     }
 
-    func list(_ request: Request) throws -> Response { try list(request, withImage: false) }
+    func list(_ request: Request, _ context: CafeContext) throws -> Response { try list(request, withImage: false) }
 
     /// A cafe's comments that show a photo, newest first: the cafe's own photo wall.
-    func photos(_ request: Request) throws -> Response { try list(request, withImage: true) }
+    func photos(_ request: Request, _ context: CafeContext) throws -> Response { try list(request, withImage: true) }
 
     /// Which page of a cafe's comments (or photos) a request asks for.
     private struct CafePage {
@@ -71,7 +71,7 @@ struct CommentsController: Sendable {
     }
 
     /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
-    func recent(_ request: Request) throws -> Response {
+    func recent(_ request: Request, _ context: CafeContext) throws -> Response {
         let page = try recentPage(request)
         return try render(comments.recent(withImage: page.withImage, after: page.after, limit: page.limit), withCafeName: true)
     }
@@ -93,8 +93,8 @@ struct CommentsController: Sendable {
         return (withImage, try cursors.decodeComment(request.query["cursor"]), try PageLimit.parse(request, default: 20))
     }
 
-    func create(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func create(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let cafe = try CafesController.cafeID(request)
         let body = try request.decodeJSON(NewCommentBody.self, allowedFields: NewCommentBody.fields)
         var v = Validator()
@@ -110,8 +110,8 @@ struct CommentsController: Sendable {
         }
     }
 
-    func update(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let id = try Self.commentID(request)
         let body = try request.decodeJSON(CommentPatchBody.self, allowedFields: CommentPatchBody.fields)
         var v = Validator()
@@ -124,8 +124,8 @@ struct CommentsController: Sendable {
         return .json { $0.comment(comment) }
     }
 
-    func delete(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         do {
             try deletion.delete(try Self.commentID(request), by: user, in: request)
         } catch StoreError.forbidden {

@@ -11,7 +11,7 @@ struct FilesController: Sendable {
     let photos: PhotoServing
     let auth: Authenticator
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("POST", "/v1/files", upload).lane(.upload).requiresSession().posts(),
             Endpoint("GET", "/v1/files/{id}", download).publicRead()
@@ -19,8 +19,8 @@ struct FilesController: Sendable {
         ]
     }
 
-    func upload(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func upload(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let accepted = ImageFormat.allCases.map(\.contentType).joined(separator: ", ")
         guard let declared = request.mediaType.flatMap(ImageFormat.init(declared:)) else {
             throw Problem.unsupportedMediaType("Upload the image's bytes with its Content-Type: one of \(accepted).")
@@ -45,9 +45,9 @@ struct FilesController: Sendable {
         }.adding(header: "Location", FileURL.path(for: stored.id))
     }
 
-    func download(_ request: Request) throws -> Response {
+    func download(_ request: Request, _ context: CafeContext) throws -> Response {
         guard let id = FileID(try request.pathParameter("id")) else { throw Problem.notFound("No such file.") }
-        return try photos.serve(id, request, sizes: true)
+        return try photos.serve(id, request, context, sizes: true)
     }
 }
 
@@ -75,8 +75,8 @@ struct PhotoServing: Sendable {
     }
 
     /// The photo (`?w=` absent, or `sizes` false) or a size, as the request's session may see it.
-    func serve(_ id: FileID, _ request: Request, sizes: Bool) throws -> Response {
-        let viewer = request.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) }
+    func serve(_ id: FileID, _ request: Request, _ context: CafeContext, sizes: Bool) throws -> Response {
+        let viewer = context.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) }
         let known = Self.knownDigests(request)
         let webp = Self.wantsWebP(request)
         let width: Int?

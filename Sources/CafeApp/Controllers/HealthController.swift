@@ -16,10 +16,10 @@ final class HealthController: Sendable {
         self.migrator = migrator
     }
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
-            Endpoint("GET", "/healthz", { _ in Self.ok }),
-            Endpoint("GET", "/readyz", { [self] _ in try ready() }),
+            Endpoint("GET", "/healthz", { _, _ in Self.ok }),
+            Endpoint("GET", "/readyz", { [self] _, _ in try ready() }),
         ]
     }
 

@@ -21,7 +21,7 @@ struct MetricsController: Sendable {
     let server: ServerReference
     let token: String?
 
-    var routes: [Endpoint] { [Endpoint("GET", "/metrics", metrics)] }
+    var routes: [Endpoint<CafeContext>] { [Endpoint("GET", "/metrics", metrics)] }
 
     /// Headers a proxy on this machine adds to what it passes on (nginx's `X-Real-IP` among them): any one
     /// of them means the loopback peer speaks for someone else.
@@ -35,7 +35,7 @@ struct MetricsController: Sendable {
         return peer.isLoopback
     }
 
-    func metrics(_ request: Request) throws -> Response {
+    func metrics(_ request: Request, _ context: CafeContext) throws -> Response {
         if let token {
             guard let given = Authenticator.bearerToken(request), Tokens.equal(given, token) else {
                 throw Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Send the metrics token as a bearer token.",

@@ -14,7 +14,7 @@ struct ModerationController: Sendable {
     let audit: AuditLog
     let cursors: PageCursors
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("POST", "/v1/comments/{id}/reports", report).posts(),
             Endpoint("GET", "/v1/users/me/comments", ownComments),
@@ -26,8 +26,8 @@ struct ModerationController: Sendable {
         ]
     }
 
-    func report(_ request: Request) throws -> Response {
-        let user = try auth.user(request)
+    func report(_ request: Request, _ context: CafeContext) throws -> Response {
+        let user = try auth.user(context)
         let id = try CommentsController.commentID(request)
         let body = try request.decodeJSON(ReportBody.self, allowedFields: ReportBody.fields)
         var v = Validator()
@@ -50,12 +50,12 @@ struct ModerationController: Sendable {
         }
     }
 
-    func ownComments(_ request: Request) throws -> Response {
-        try authored(by: try auth.user(request).id, request)
+    func ownComments(_ request: Request, _ context: CafeContext) throws -> Response {
+        try authored(by: try auth.user(context).id, request)
     }
 
-    func userComments(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func userComments(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         return try authored(by: try AdminUsersController.userID(request), request)
     }
 
@@ -78,8 +78,8 @@ struct ModerationController: Sendable {
 
     /// `sort=newest` (default: the most recently reported first) or `mostReported`; the first
     /// `limit` (≤ 100). A work queue: what is handled leaves it, so there is no second page.
-    func queue(_ request: Request) throws -> Response {
-        _ = try auth.admin(request)
+    func queue(_ request: Request, _ context: CafeContext) throws -> Response {
+        _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         guard let order = Moderation.QueueOrder(rawValue: request.query["sort"] ?? "newest") else {
             throw Problem.validation([.init(field: "sort", message: "must be newest or mostReported")])
@@ -106,8 +106,8 @@ struct ModerationController: Sendable {
         }
     }
 
-    func hide(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func hide(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
         try pool.transaction { _ in
             guard try moderation.hide(id) else { throw Problem.notFound("No visible comment has this id.") }
@@ -117,8 +117,8 @@ struct ModerationController: Sendable {
         return .json { w in w.moderated(id, hidden: true, hiddenBecause: "moderation") }
     }
 
-    func restore(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func restore(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
         let outcome = try pool.transaction { _ -> Moderation.RestoreOutcome in
             let outcome = try moderation.restore(id)
@@ -136,8 +136,8 @@ struct ModerationController: Sendable {
         return .json { w in w.moderated(id, hidden: outcome != .visible, hiddenBecause: outcome == .visible ? nil : "archive") }
     }
 
-    func dismiss(_ request: Request) throws -> Response {
-        let admin = try auth.admin(request)
+    func dismiss(_ request: Request, _ context: CafeContext) throws -> Response {
+        let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
         let dismissed = try pool.transaction { _ -> Int in
             let dismissed = try moderation.dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))

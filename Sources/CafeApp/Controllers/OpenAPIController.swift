@@ -11,8 +11,8 @@ struct OpenAPIController: Sendable {
         body = file.flatMap { try? Data(contentsOf: $0) }.map { ResponseBody([UInt8]($0)) }
     }
 
-    var routes: [Endpoint] {
-        [Endpoint("GET", "/openapi.json", { [body] _ in
+    var routes: [Endpoint<CafeContext>] {
+        [Endpoint("GET", "/openapi.json", { [body] _, _ in
             guard let body else { throw Problem.notFound("The API description is not installed (no openapi/openapi.json; set OPENAPI_FILE).") }
             return Response.json(200, body)
         })]

@@ -45,16 +45,16 @@ struct WebClientController: Sendable {
         self.assets = assets
     }
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [Endpoint("GET", "/", page), Endpoint("GET", "/admin", page), Endpoint("GET", "/assets/{name}", asset)]
     }
 
-    func page(_ request: Request) throws -> Response {
+    func page(_ request: Request, _ context: CafeContext) throws -> Response {
         guard let index else { throw Problem.notFound("The web client is not installed (no web/index.html; set WEB_DIR).") }
         return Self.serve(index, request, extra: [("Content-Security-Policy", Self.pagePolicy), ("Referrer-Policy", "no-referrer")])
     }
 
-    func asset(_ request: Request) throws -> Response {
+    func asset(_ request: Request, _ context: CafeContext) throws -> Response {
         guard let asset = assets[try request.pathParameter("name")] else { throw Problem.notFound("No such file.") }
         return Self.serve(asset, request, extra: [])
     }

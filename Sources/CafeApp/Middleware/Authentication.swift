@@ -8,6 +8,8 @@ import HTTPKit
 /// route that `requiresSession` is refused then), the body once it is in. The page cache, the rate
 /// limits and every middleware read `request.sessionToken`; nothing looks for it again.
 struct SessionTokens: Middleware {
+    typealias Context = CafeContext
+
     enum Location: Sendable {
         case bearer
         case header(String)
@@ -47,25 +49,21 @@ struct SessionTokens: Middleware {
     }
 }
 
-/// Resolves the request's session token once, on the primary, into `request.session` (the first
-/// middleware of a group): handlers (`Authenticator`, `ParseRequest`), idempotency, read-your-writes
-/// and the commit position all read that one lookup.
+/// Resolves the request's session token once, on the primary, into the context's `session` (the first
+/// middleware of a group that reads it): handlers (`Authenticator`, `ParseRequest`), idempotency,
+/// read-your-writes and the commit position all read that one lookup.
 struct Authentication: Middleware {
     let sessions: SessionRepository
 
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        guard let token = request.sessionToken else { return next(request) }
-        var request = request
-        request.session = try sessions.session(forToken: token)
-        return next(request)
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
+        guard let token = request.sessionToken else { return next(request, context) }
+        var context = context
+        context.session = try sessions.session(forToken: token)
+        return next(request, context)
     }
 }
 
 extension Request {
-    /// The live session the group's authentication step found (see `Authentication`).
-    var liveSession: SessionRepository.Session? { session as? SessionRepository.Session }
-    /// Its user, nil without a live session.
-    var user: User? { liveSession?.user }
     /// An operator action by `user` from this request's client, for the audit log.
     func auditActor(_ user: UserID) -> AuditActor { AuditActor(user, address: clientAddress) }
 }

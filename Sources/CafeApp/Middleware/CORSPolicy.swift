@@ -17,8 +17,8 @@ struct CORSPolicy: Middleware {
     ]
     static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed, X-Commit-LSN"
 
-    func respond(to request: Request, next: (Request) -> Response) -> Response {
-        guard let origin = request.header("origin") else { return next(request) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) -> Response {
+        guard let origin = request.header("origin") else { return next(request, context) }
         let allowed = allowedOrigins.contains(origin)
         if request.method == "OPTIONS", let method = request.header("access-control-request-method") {
             let requested = (request.header("access-control-request-headers") ?? "")
@@ -35,7 +35,7 @@ struct CORSPolicy: Middleware {
                 ("Access-Control-Max-Age", "600"),
             ])
         }
-        var response = next(request)
+        var response = next(request, context)
         response.headers.append(("Vary", "Origin"))
         if allowed {
             response.headers.append(("Access-Control-Allow-Origin", origin))

@@ -48,8 +48,8 @@ struct CachedPages: Middleware {
     }
 
     /// Around the rest of the group: its answer, kept when it is a page; a write empties what it changed.
-    func respond(to request: Request, next: (Request) -> Response) -> Response {
-        let response = answer(request, next)
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) -> Response {
+        let response = answer(request) { next($0, context) }
         wrote(request, response)
         return response
     }

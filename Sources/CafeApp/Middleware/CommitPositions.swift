@@ -19,14 +19,14 @@ struct CommitPositions: Middleware {
     let recordOnSessions: Bool
     let logger: Logger
 
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return next(request) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return next(request, context) }
         let recorder = CommitRecorder()
-        let response = CommitRecorder.$current.withValue(recorder) { next(request) }
+        let response = CommitRecorder.$current.withValue(recorder) { next(request, context) }
         guard (200..<300).contains(response.status) else { return response }
         do {
             let position: WALPosition
-            if recordOnSessions, let token = request.liveSession?.token, let recorded = try sessions.noteWrite(token: token) {
+            if recordOnSessions, let token = context.session?.token, let recorded = try sessions.noteWrite(token: token) {
                 position = recorded
             } else if let recorded = recorder.position {
                 position = recorded

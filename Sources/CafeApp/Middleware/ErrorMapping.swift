@@ -64,15 +64,15 @@ enum ErrorMapping {
     }
 
     /// How `/v1`, the operations endpoints and the web client answer errors: problem+json.
-    static func problems(logger: Logger) -> RouteGroup.ErrorRenderer {
-        RouteGroup.problems(logger: logger, map: problem(for:request:))
+    static func problems(logger: Logger) -> ErrorRenderer {
+        Problem.renderer(logger: logger, map: problem(for:request:))
     }
 
     /// How `/parse` answers errors: Parse's `{"code","error"}`, the shared layers' problems translated.
-    static func parse(logger: Logger) -> RouteGroup.ErrorRenderer {
+    static func parse(logger: Logger) -> ErrorRenderer {
         { error, request in
             if let parseError = error as? ParseError { return parseError.response }
-            return ParseError(translating: RouteGroup.problem(for: error, request, logger: logger, map: problem(for:request:))).response
+            return ParseError(translating: Problem.standingFor(error, request, logger: logger, map: problem(for:request:))).response
         }
     }
 

@@ -11,6 +11,8 @@ import HTTPKit
 /// Decided once the body is in (`admit`), on the thread that read the request, so a flood's refusals
 /// never wait for (or take the place of) a lane; each request inside a batch counts as one.
 struct RateLimits: Middleware {
+    typealias Context = CafeContext
+
     /// Addresses never limited (`RATE_LIMIT_EXEMPT`): an internal service, a monitoring probe.
     let exempt: Set<String>
     let reads: RateLimiter?

@@ -5,6 +5,8 @@ import HTTPKit
 /// made idempotent, may go to a read replica, and empties no cached page. Decided once the body is in,
 /// before the rate limits; it only reads the body, which is in memory and small.
 struct ReadOnlyDetection: Middleware {
+    typealias Context = CafeContext
+
     var wrapsNestedRequests: Bool { true }
 
     func admit(_ request: inout Request) throws -> Response? {

@@ -13,10 +13,10 @@ struct VerifiedEmail: Middleware {
     /// A post inside a `/parse/batch` is refused exactly as the same post sent alone.
     var wrapsNestedRequests: Bool { true }
 
-    func respond(to request: Request, next: (Request) -> Response) throws -> Response {
-        if required, let posts = request.traits.posts, let user = request.user, !user.emailVerified, !user.isAdmin, posts(request.body) {
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
+        if required, let posts = request.traits.posts, let user = context.user, !user.emailVerified, !user.isAdmin, posts(request.body) {
             throw Self.refusal
         }
-        return next(request)
+        return next(request, context)
     }
 }

@@ -16,7 +16,7 @@ import Synchronization
 ///   error, none, and that error is the answer (as Parse Server does).
 /// - `X-Parse-Request-Id` makes the whole batch idempotent (the group's middleware runs once, around it).
 struct ParseBatchController: Sendable {
-    let context: ParseContext
+    let parse: ParseFacade
     let pool: ConnectionPool
     let maxRequests: Int
     /// Where entries are dispatched; set once the router exists (it holds this controller's route).
@@ -24,8 +24,8 @@ struct ParseBatchController: Sendable {
 
     static let path = "/parse/batch"
 
-    var routes: [Endpoint] {
-        [Endpoint("POST", Self.path, context.handler(batch)).readsOnly(when: Self.onlyReads).changes("cafes", "comments")]
+    var routes: [Endpoint<CafeContext>] {
+        [Endpoint("POST", Self.path, parse.handler(batch)).readsOnly(when: Self.onlyReads).changes("cafes", "comments")]
     }
 
     struct Entry {
@@ -54,7 +54,7 @@ struct ParseBatchController: Sendable {
     /// Dot segments are resolved first, so `/classes/../users` is `/users`, which is refused.
     static func route(_ path: String) -> String? {
         let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
-        let canonical = Router.canonical(bare)
+        let canonical = RequestPath.canonical(bare)
         for prefix in ["/parse/classes/", "/classes/", "/1/classes/"] where canonical.hasPrefix(prefix) {
             return "/parse/classes/" + canonical.dropFirst(prefix.count)
         }
@@ -75,7 +75,7 @@ struct ParseBatchController: Sendable {
             do {
                 let answers = try pool.transaction { _ in
                     try requests.map { request -> Response in
-                        let answer = router.respondNested(to: request)
+                        let answer = router.respondNested(to: request, context: r.context)
                         guard (200..<300).contains(answer.status) else { throw FailedEntry(answer: answer) }
                         return answer
                     }
@@ -87,7 +87,7 @@ struct ParseBatchController: Sendable {
                 return answer
             }
         }
-        return Self.results(requests.map(router.respondNested(to:)))
+        return Self.results(requests.map { router.respondNested(to: $0, context: r.context) })
     }
 
     private struct FailedEntry: Error {
@@ -98,7 +98,7 @@ struct ParseBatchController: Sendable {
     /// method and body. A read is sent as the SDKs' `POST` with `_method: GET`, its body the query.
     private func subrequest(_ entry: Entry, _ index: Int, of r: ParseRequest) -> Request {
         var headers = r.http.headers.keeping(["user-agent", "x-parse-client-version", "x-parse-installation-id", "accept-language"])
-        headers["x-parse-application-id"] = context.appID
+        headers["x-parse-application-id"] = parse.appID
         headers["content-type"] = "application/json"
         if let token = r.token { headers["x-parse-session-token"] = token }
         var body = entry.body?.object ?? [:]
@@ -107,11 +107,8 @@ struct ParseBatchController: Sendable {
             body["_method"] = .string("GET")
             method = "POST"
         }
-        var request = Request(method: method, path: entry.path, headers: headers, body: body.isEmpty ? [] : JSONValue.object(body).bytes,
-                              requestID: "\(r.http.requestID).\(index)", clientAddress: r.http.clientAddress, peerAddress: r.http.peerAddress)
-        // The batch's session, found once for all of them.
-        request.session = r.http.session
-        return request
+        return Request(method: method, path: entry.path, headers: headers, body: body.isEmpty ? [] : JSONValue.object(body).bytes,
+                       requestID: "\(r.http.requestID).\(index)", clientAddress: r.http.clientAddress, peerAddress: r.http.peerAddress)
     }
 
     /// `[{"success": …} | {"error": {"code", "error"}}, …]` in order.
@@ -130,7 +127,7 @@ struct ParseBatchController: Sendable {
 
 /// The router, for what runs inside it and dispatches again (`ParseBatchController`).
 final class RouterReference: Sendable {
-    private let box = Mutex<Router?>(nil)
-    var current: Router? { box.withLock { $0 } }
-    func set(_ router: Router) { box.withLock { $0 = router } }
+    private let box = Mutex<Router<CafeContext>?>(nil)
+    var current: Router<CafeContext>? { box.withLock { $0 } }
+    func set(_ router: Router<CafeContext>) { box.withLock { $0 = router } }
 }

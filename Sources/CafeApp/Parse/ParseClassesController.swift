@@ -7,7 +7,7 @@ import PostgresKit
 /// `/parse/classes/{Class}` and `/parse/classes/{Class}/{objectId}`: the two classes of the
 /// original apps, read and written through the same stores, rules and permissions as /v1.
 struct ParseClassesController: Sendable {
-    let context: ParseContext
+    let parse: ParseFacade
     let administration: CafeAdministration
     let deletion: CommentDeletion
     let files: FileRepository
@@ -36,10 +36,10 @@ struct ParseClassesController: Sendable {
         }
     }
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
-            Endpoint("GET", "/parse/classes/{className}", context.handler(query)).publicRead(),
-            Endpoint("POST", "/parse/classes/{className}", context.handler { r in
+            Endpoint("GET", "/parse/classes/{className}", parse.handler(query)).publicRead(),
+            Endpoint("POST", "/parse/classes/{className}", parse.handler { r in
                 switch r.method {
                 case "GET": try query(r)
                 case "POST": try create(r)
@@ -47,11 +47,11 @@ struct ParseClassesController: Sendable {
                 }
             })
                 .publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).posts(when: ParseRequest.isCreate).changes("cafes", "comments"),
-            Endpoint("GET", "/parse/classes/{className}/{objectId}", context.handler(get)).publicRead(),
-            Endpoint("PUT", "/parse/classes/{className}/{objectId}", context.handler(update)).posts().changes("cafes", "comments"),
-            Endpoint("DELETE", "/parse/classes/{className}/{objectId}", context.handler(delete)).changes("cafes", "comments"),
+            Endpoint("GET", "/parse/classes/{className}/{objectId}", parse.handler(get)).publicRead(),
+            Endpoint("PUT", "/parse/classes/{className}/{objectId}", parse.handler(update)).posts().changes("cafes", "comments"),
+            Endpoint("DELETE", "/parse/classes/{className}/{objectId}", parse.handler(delete)).changes("cafes", "comments"),
             // The JS SDK sends every call as a POST naming the method in `_method`.
-            Endpoint("POST", "/parse/classes/{className}/{objectId}", context.handler { r in
+            Endpoint("POST", "/parse/classes/{className}/{objectId}", parse.handler { r in
                 switch r.method {
                 case "GET": try get(r)
                 case "PUT": try update(r)
@@ -157,7 +157,7 @@ struct ParseClassesController: Sendable {
 
     private func objectWriter(_ images: [FileID], _ r: ParseRequest, cafes: [CafeID], comments: [CommentID] = [],
                               keys: Set<String>? = nil, excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
-        let links = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: try files.names(images))
+        let links = ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: try files.names(images))
         let imported = try objectIDs.objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
         return ParseObjectWriter(files: links, importedIDs: imported, keys: keys, excludeKeys: excludeKeys)
     }
@@ -204,7 +204,7 @@ struct ParseClassesController: Sendable {
                 w.field("objectId", id)
                 w.field("createdAt", createdAt)
             }
-        }.adding(header: "Location", "\(context.baseURL(r.http))/parse/classes/\(className.rawValue)/\(id)")
+        }.adding(header: "Location", "\(parse.baseURL(r.http))/parse/classes/\(className.rawValue)/\(id)")
     }
 
     func update(_ r: ParseRequest) throws -> Response {

@@ -7,17 +7,17 @@ import PhotoCodec
 /// `/parse/files/{appId}/{name}`. As on Parse Server 5 and later, uploading needs a session;
 /// here, as through /v1, only images are stored (the apps upload photos), cleaned as /v1 cleans them.
 struct ParseFilesController: Sendable {
-    let context: ParseContext
+    let parse: ParseFacade
     let photos: PhotoServing
 
-    var routes: [Endpoint] {
-        [Endpoint("POST", "/parse/files/{name}", context.handler(fileBody: true, upload)).lane(.upload).requiresSession().posts()]
+    var routes: [Endpoint<CafeContext>] {
+        [Endpoint("POST", "/parse/files/{name}", parse.handler(fileBody: true, upload)).lane(.upload).requiresSession().posts()]
     }
 
     /// Fetched by image views, mostly with no Parse headers, like Parse Server's file URLs: outside the
     /// Parse envelope, answered like `/v1/files` (the cleaned photo; a session token in
     /// `X-Parse-Session-Token` shows its owner or an admin a photo nothing public shows).
-    var downloadRoutes: [Endpoint] {
+    var downloadRoutes: [Endpoint<CafeContext>] {
         [Endpoint("GET", "/parse/files/{appId}/{name}", download).publicRead().cached(shows: ["photos"]).lane(.query)]
     }
 
@@ -43,7 +43,7 @@ struct ParseFilesController: Sendable {
             throw ParseError.fileSave(problem.detail ?? problem.title)
         }
         let parseName = ParseFileName.make(stored.id, clientName: name)
-        let url = ParseFileLinks(baseURL: context.baseURL(r.http), appID: context.appID, names: [:]).url(name: parseName)
+        let url = ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: [:]).url(name: parseName)
         return Response.json(201) { w in
             w.object {
                 w.field("name", parseName)
@@ -52,10 +52,10 @@ struct ParseFilesController: Sendable {
         }.adding(header: "Location", url)
     }
 
-    func download(_ request: Request) throws -> Response {
-        guard try request.pathParameter("appId") == context.appID, let id = ParseFileName.fileID(try request.pathParameter("name")) else {
+    func download(_ request: Request, _ context: CafeContext) throws -> Response {
+        guard try request.pathParameter("appId") == parse.appID, let id = ParseFileName.fileID(try request.pathParameter("name")) else {
             throw Problem.notFound("No such file.")
         }
-        return try photos.serve(id, request, sizes: false)
+        return try photos.serve(id, request, context, sizes: false)
     }
 }

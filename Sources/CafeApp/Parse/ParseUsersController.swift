@@ -5,23 +5,23 @@ import HTTPKit
 /// Parse's user endpoints over the same accounts and sessions as /v1: a session token from
 /// `/parse/login` works as a bearer token on /v1 and the other way round.
 struct ParseUsersController: Sendable {
-    let context: ParseContext
+    let parse: ParseFacade
     let accounts: AccountService
     let recovery: AccountRecovery
     let leaving: AccountLeaving
     let objectIDs: ParseObjectIDs
     let links: MailLinks
 
-    var routes: [Endpoint] {
+    var routes: [Endpoint<CafeContext>] {
         [
-            Endpoint("POST", "/parse/users", context.handler(signUp)).credentials(.signUp).sendsMail(when: AccountsController.givesEmail),
-            Endpoint("DELETE", "/parse/users/{objectId}", context.handler(delete)).credentials(.confirmsPassword).changes("cafes", "comments", "photos"),
-            Endpoint("POST", "/parse/requestPasswordReset", context.handler(requestPasswordReset)).sendsMail(),
-            Endpoint("POST", "/parse/verificationEmailRequest", context.handler(verificationEmailRequest)).sendsMail(),
-            Endpoint("GET", "/parse/users/me", context.handler(me)),
-            Endpoint("GET", "/parse/login", context.handler(logIn)).credentials(.logIn),
-            Endpoint("POST", "/parse/login", context.handler(logIn)).credentials(.logIn),
-            Endpoint("POST", "/parse/logout", context.handler(logOut)).credentials(.endsSession),
+            Endpoint("POST", "/parse/users", parse.handler(signUp)).credentials(.signUp).sendsMail(when: AccountsController.givesEmail),
+            Endpoint("DELETE", "/parse/users/{objectId}", parse.handler(delete)).credentials(.confirmsPassword).changes("cafes", "comments", "photos"),
+            Endpoint("POST", "/parse/requestPasswordReset", parse.handler(requestPasswordReset)).sendsMail(),
+            Endpoint("POST", "/parse/verificationEmailRequest", parse.handler(verificationEmailRequest)).sendsMail(),
+            Endpoint("GET", "/parse/users/me", parse.handler(me)),
+            Endpoint("GET", "/parse/login", parse.handler(logIn)).credentials(.logIn),
+            Endpoint("POST", "/parse/login", parse.handler(logIn)).credentials(.logIn),
+            Endpoint("POST", "/parse/logout", parse.handler(logOut)).credentials(.endsSession),
         ]
     }
 
@@ -66,7 +66,7 @@ struct ParseUsersController: Sendable {
                 w.field("createdAt", user.createdAt)
                 w.field("sessionToken", token)
             }
-        }.adding(header: "Location", "\(context.baseURL(r.http))/parse/users/\(user.id)")
+        }.adding(header: "Location", "\(parse.baseURL(r.http))/parse/users/\(user.id)")
     }
 
     /// `POST` with a JSON body (ParseSwift, JS) or `GET` with query parameters (the iOS SDK).

@@ -18,14 +18,14 @@ struct Authenticator: Sendable {
     }
 
     /// The logged-in user, or 401.
-    func user(_ request: Request) throws -> User {
-        guard let user = request.user else { throw Self.unauthorized }
+    func user(_ context: CafeContext) throws -> User {
+        guard let user = context.user else { throw Self.unauthorized }
         return user
     }
 
     /// The logged-in admin: 401 when not logged in, 403 when not an admin.
-    func admin(_ request: Request) throws -> User {
-        let user = try user(request)
+    func admin(_ context: CafeContext) throws -> User {
+        let user = try user(context)
         guard user.isAdmin else {
             throw Problem(status: 403, code: "forbidden", title: "Forbidden", detail: "Only administrators may do this.")
         }

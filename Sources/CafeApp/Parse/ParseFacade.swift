@@ -3,7 +3,7 @@ import CafeStore
 import HTTPKit
 
 /// What every /parse handler shares: the application id check, the session, Parse's error format.
-struct ParseContext: Sendable {
+struct ParseFacade: Sendable {
     let appID: String
     /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header when it is one
     /// of `allowedHosts`, else they are relative (`/parse/files/…`).
@@ -13,8 +13,8 @@ struct ParseContext: Sendable {
     /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
     /// `fileBody`: the body is a file's bytes, not a JSON envelope. (Errors are answered in Parse's
     /// format by the /parse route group.)
-    func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler {
-        { request in try body(try ParseRequest(request, context: self, fileBody: fileBody)) }
+    func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler<CafeContext> {
+        { request, context in try body(try ParseRequest(request, context, parse: self, fileBody: fileBody)) }
     }
 
     /// The start of an absolute URL, or "" for a relative one.
@@ -28,18 +28,21 @@ struct ParseContext: Sendable {
 /// (`_method`), the application id and the session token in its JSON body.
 struct ParseRequest {
     let http: Request
-    let context: ParseContext
+    /// What the group's middleware found for it (its session).
+    let context: CafeContext
+    let parse: ParseFacade
     /// The JSON object body, or nil when there is none or it is not JSON (a file upload).
     let body: [String: JSONValue]?
     /// `_method` of a POST body when present (`GET` turns a POST into a query), else the HTTP method.
     let method: String
 
-    init(_ request: Request, context: ParseContext, fileBody: Bool) throws {
+    init(_ request: Request, _ context: CafeContext, parse: ParseFacade, fileBody: Bool) throws {
         http = request
         self.context = context
+        self.parse = parse
         body = fileBody || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
         let appID = request.header("x-parse-application-id") ?? body?["_ApplicationId"]?.string
-        guard appID == context.appID else {
+        guard appID == parse.appID else {
             throw ParseError.unauthorized
         }
         if !fileBody, !request.body.isEmpty {
@@ -66,7 +69,7 @@ struct ParseRequest {
     /// for a token that is not (or no longer) valid.
     func user() throws -> User? {
         guard http.sessionToken != nil else { return nil }
-        guard let user = http.user else { throw ParseError.invalidSessionToken }
+        guard let user = context.user else { throw ParseError.invalidSessionToken }
         return user
     }
 

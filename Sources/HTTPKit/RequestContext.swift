@@ -1,0 +1,12 @@
+/// What a request carries besides its HTTP message, typed: who sent it (the session the
+/// authentication step found), where its reads go, what its commits record. The service declares one
+/// type (Hummingbird's `RequestContext` is the model); each route group's middleware fill it in on the
+/// way in (`Middleware.respond` passes `next` the context it changed), and the handler reads it. Nothing
+/// of a request's work is kept anywhere else — no task-locals, no casts.
+public protocol RequestContext: Sendable {
+    /// The context of a request just read from a client, before any middleware saw it.
+    init(request: Request)
+}
+
+/// What answers a route: the request and its context, to a response (or an error its group renders).
+public typealias Handler<Context: RequestContext> = @Sendable (Request, Context) throws -> Response
