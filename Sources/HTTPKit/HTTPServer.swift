@@ -214,6 +214,8 @@ final class RequestState: @unchecked Sendable {
         self.settled = nil
         settled?()
     }
+    /// The request is read and let in; it is handed on in the next call (see the access handler).
+    var dispatchesOnNextCall = false
     /// The answer left for the resumption closes the connection (given at shutdown).
     var closing = false
     var requestID = ""
@@ -308,6 +310,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     if state.answered {
+        if state.dispatchesOnNextCall, let request = state.request {
+            state.dispatchesOnNextCall = false
+            return server.dispatch(request, state, on: connection)
+        }
         // Resumed after awaited work finished: render its answer here, on the connection's thread.
         if let deferred = state.deferred {
             state.deferred = nil
@@ -330,35 +336,56 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if let refusal = server.responder.admit(&request) {
         return server.send(refusal: refusal, request, state, on: connection, closing: false)
     }
-    if let plan = request.traits.awaits, let awaited = plan(request) {
-        let (proceed, settled) = server.responder.claimAwaited(&request)
-        if proceed {
-            state.settled = settled
-            return server.answer(request, state, on: connection, awaiting: awaited)
-        }
-        settled()   // not claimed: answered on the lane below
-    }
-    guard let lane = state.routing?.cost.lane else {
+    guard request.traits.awaits != nil || state.routing?.cost.lane != nil else {
         return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
     }
-    state.requestID = requestID
-    // Suspended before the job is queued, so the lane never resumes it first.
-    guard server.suspensions.suspend(connection, state) else {
-        return server.queue(server.logged(server.responder.refuse(request, with: .shuttingDown), request, state),
-                            on: connection, requestID: requestID, closing: true)
-    }
+    // Handed on (its connection suspended) in libmicrohttpd's next call, which comes at once. A connection
+    // suspended in the call that hands over its request is read again when resumed, before its answer is
+    // asked for (libmicrohttpd 0.9.75 has not yet marked it as not reading then): a client that closed
+    // its side after the request, as scripts and health checks do, lost its answer to that read's end of
+    // file. After a call that returns without an answer the connection is no longer read.
     state.request = request
-    let suspended = SuspendedConnection(connection: connection)
-    let accepted = lane.submit { release in
-        let answer = server.answer(request, state)
-        release()
-        server.resume(suspended.connection, with: answer)
-    }
-    if !accepted {
-        let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
-        server.suspensions.resume(connection, with: server.logged(server.responder.refuse(request, with: problem), request, state))
-    }
+    state.dispatchesOnNextCall = true
     return .YES
+}
+
+extension HTTPServer {
+    /// Hands a request let in to what answers it with its connection suspended: the statement loop
+    /// (`AwaitedAnswer`) or its route's lane.
+    fileprivate func dispatch(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        var request = request
+        let server = self
+        let requestID = request.requestID
+        if let plan = request.traits.awaits, let awaited = plan(request) {
+            let (proceed, settled) = server.responder.claimAwaited(&request)
+            if proceed {
+                state.settled = settled
+                return server.answer(request, state, on: connection, awaiting: awaited)
+            }
+            settled()   // not claimed: answered on the lane below
+        }
+        guard let lane = state.routing?.cost.lane else {
+            return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
+        }
+        state.requestID = requestID
+        // Suspended before the job is queued, so the lane never resumes it first.
+        guard server.suspensions.suspend(connection, state) else {
+            return server.queue(server.logged(server.responder.refuse(request, with: .shuttingDown), request, state),
+                                on: connection, requestID: requestID, closing: true)
+        }
+        state.request = request
+        let suspended = SuspendedConnection(connection: connection)
+        let accepted = lane.submit { release in
+            let answer = server.answer(request, state)
+            release()
+            server.resume(suspended.connection, with: answer)
+        }
+        if !accepted {
+            let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+            server.suspensions.resume(connection, with: server.logged(server.responder.refuse(request, with: problem), request, state))
+        }
+        return .YES
+    }
 }
 
 extension Problem {

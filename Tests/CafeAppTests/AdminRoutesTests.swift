@@ -1,3 +1,4 @@
+@testable import CafeApp
 import Foundation
 import XCTest
 

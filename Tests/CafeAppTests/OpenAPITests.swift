@@ -1,3 +1,4 @@
+@testable import CafeApp
 import CafeDomain
 import CafeTestSupport
 import Foundation

@@ -14,18 +14,19 @@ final class AbusiveClientTests: XCTestCase {
     func start(connectionLimit: Int = 4096, perAddress: Int = 0, readTimeout: Int = 2, writeTimeout: Int = 120) throws {
         let logger = Logger(label: "test", minimum: .error)
         let problems = Problem.renderer(logger: logger)
+        let uploads = WorkLane(.init(name: "upload", threads: 2, queueLimit: 16))
         let big = ResponseBody([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
         let group = RouteGroup<TestContext>(routes: [
             Endpoint("GET", "/hello", { _, _ in Response.json { w in w.object { w.field("hello", "world") } } }),
             Endpoint("GET", "/big", { _, _ in Response(status: 200, headers: [("Content-Type", "application/octet-stream")], body: big) }),
             Endpoint("POST", "/small", { req, _ in Response.json { w in w.object { w.field("bytes", req.body.count) } } }),
             Endpoint("POST", "/upload", { req, _ in Response.json { w in w.object { w.field("bytes", req.body.count) } } }).lane(.upload),
-        ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), lanes: [.upload: RouteCost(maxBodyBytes: 1 << 20)])
+        ], renderError: problems, cost: RouteCost(maxBodyBytes: 1024), lanes: [.upload: RouteCost(lane: uploads, maxBodyBytes: 1 << 20)])
         let router = Router<TestContext>(groups: [group], unmatched: problems, unmatchedCost: RouteCost(maxBodyBytes: 1024))
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
                                   idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,
                                   maxBodyBytes: 4 << 20),
-                            logger: logger, responder: FrontDoor(router: router))
+                            logger: logger, lanes: [uploads], responder: FrontDoor(router: router))
         try server.start()
     }
 
@@ -69,10 +70,12 @@ final class AbusiveClientTests: XCTestCase {
     /// its share of connections.
     func testAConnectionWhoseClientClosedItsSideEndsSoon() throws {
         try start(perAddress: 2, readTimeout: 30)
-        for round in 0..<3 {
+        for round in 0..<6 {
             let clients = try (0..<2).map { _ in try RawHTTPClient(port: server.port, from: "127.0.0.7") }
             for client in clients {
-                try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+                // Answered on the reading thread, and (odd rounds) on a lane with the connection suspended.
+                try client.send(round % 2 == 0 ? "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+                                               : "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
                 Glibc.shutdown(client.fd, Int32(SHUT_WR))
                 XCTAssertEqual(try client.readResponse().status, 200, "round \(round)")
             }
