@@ -354,35 +354,34 @@ extension HTTPServer {
     /// (`AwaitedAnswer`) or its route's lane.
     fileprivate func dispatch(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
         var request = request
-        let server = self
         let requestID = request.requestID
         if let plan = request.traits.awaits, let awaited = plan(request) {
-            let (proceed, settled) = server.responder.claimAwaited(&request)
+            let (proceed, settled) = responder.claimAwaited(&request)
             if proceed {
                 state.settled = settled
-                return server.answer(request, state, on: connection, awaiting: awaited)
+                return answer(request, state, on: connection, awaiting: awaited)
             }
             settled()   // not claimed: answered on the lane below
         }
         guard let lane = state.routing?.cost.lane else {
-            return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
+            return queue(answer(request, state), on: connection, requestID: requestID, closing: false)
         }
         state.requestID = requestID
         // Suspended before the job is queued, so the lane never resumes it first.
-        guard server.suspensions.suspend(connection, state) else {
-            return server.queue(server.logged(server.responder.refuse(request, with: .shuttingDown), request, state),
+        guard suspensions.suspend(connection, state) else {
+            return queue(logged(responder.refuse(request, with: .shuttingDown), request, state),
                                 on: connection, requestID: requestID, closing: true)
         }
         state.request = request
         let suspended = SuspendedConnection(connection: connection)
-        let accepted = lane.submit { release in
-            let answer = server.answer(request, state)
+        let accepted = lane.submit { [self] release in
+            let answer = answer(request, state)
             release()
-            server.resume(suspended.connection, with: answer)
+            resume(suspended.connection, with: answer)
         }
         if !accepted {
             let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
-            server.suspensions.resume(connection, with: server.logged(server.responder.refuse(request, with: problem), request, state))
+            suspensions.resume(connection, with: logged(responder.refuse(request, with: problem), request, state))
         }
         return .YES
     }

@@ -1,8 +1,7 @@
-/// What a request carries besides its HTTP message, typed: who sent it (the session the
-/// authentication step found), where its reads go, what its commits record. The service declares one
-/// type (Hummingbird's `RequestContext` is the model); each route group's middleware fill it in on the
-/// way in (`Middleware.respond` passes `next` the context it changed), and the handler reads it. Nothing
-/// of a request's work is kept anywhere else — no task-locals, no casts.
+/// What a request carries besides its HTTP message, typed (the session the authentication step found).
+/// The service declares one type (Hummingbird's `RequestContext` is the model); each route group's
+/// middleware fill it in on the way in (`Middleware.respond` passes `next` the context it changed), and
+/// the handler reads it, with no cast.
 public protocol RequestContext: Sendable {
     /// The context of a request just read from a client, before any middleware saw it.
     init(request: Request)
