@@ -10,25 +10,11 @@ import JSONLogging
 /// literal segments and `{name}` parameters: `/v1/cafes/{id}/comments`. An unknown path is 404; a
 /// known path with another method is 405 with `Allow`, answered in that route's group's format.
 public final class Router<Context: RequestContext>: Sendable {
-    public struct Route: Sendable {
-        public let method: String
-        public let pattern: String
-        let segments: [Segment]
-        let handler: Handler<Context>
-        let group: Int
-        let cost: RouteCost
-        /// What the route declared about itself (`Endpoint`).
-        public let traits: RouteTraits
-    }
-
-    enum Segment: Sendable, Equatable {
-        case literal(String)
-        case parameter(String)
-    }
-
-    public let routes: [Route]
+    /// Every route's pattern and facts, matched without the handlers' generic type in the way.
+    private let table: RouteTable
+    /// Each route's handler, at its index in `table.routes`.
+    private let handlers: [Handler<Context>]
     private let groups: [RouteGroup<Context>]
-    private let staticRoutes: [String: [String: Int]]   // path → method → index into routes
     /// How a request that matched no route is answered, and what it may cost.
     private let unmatched: ErrorRenderer
     private let unmatchedCost: RouteCost
@@ -36,44 +22,44 @@ public final class Router<Context: RequestContext>: Sendable {
     public init(groups: [RouteGroup<Context>], unmatched: @escaping ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
         self.unmatchedCost = unmatchedCost
         var built: [Route] = []
-        var statics: [String: [String: Int]] = [:]
+        var handlers: [Handler<Context>] = []
         for (g, group) in groups.enumerated() {
             for endpoint in group.routes {
                 let (method, pattern) = (endpoint.method, endpoint.pattern)
-                let segments = RequestPath.split(pattern).map { s -> Segment in
+                let segments = RequestPath.split(pattern).map { s -> Route.Segment in
                     s.hasPrefix("{") && s.hasSuffix("}") ? .parameter(String(s.dropFirst().dropLast())) : .literal(String(s))
                 }
                 precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
-                if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-                    statics[pattern, default: [:]][method] = built.count
-                }
                 let cost = endpoint.traits.lane.map { lane -> RouteCost in
                     guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) runs on \(lane), which its group has not") }
                     return cost
                 } ?? group.cost
-                built.append(Route(method: method, pattern: pattern, segments: segments, handler: endpoint.handler, group: g,
-                                   cost: cost, traits: RouteTraits(endpoint.traits)))
+                built.append(Route(method: method, pattern: pattern, segments: segments, group: g, cost: cost, traits: RouteTraits(endpoint.traits)))
+                handlers.append(endpoint.handler)
             }
         }
-        self.routes = built
+        self.table = RouteTable(built)
+        self.handlers = handlers
         self.groups = groups
-        self.staticRoutes = statics
         self.unmatched = unmatched
     }
 
     /// Where a request line leads: the route and its parameters on the canonical path, or why none
     /// (404, 405), and what it may cost. The server asks once, before it reads the body; the
     /// request carries the answer to `admit` and `respond`.
+    /// Every route, in the order declared.
+    public var routes: [Route] { table.routes }
+
     public func route(method: String, path: String) -> Routing {
         let path = RequestPath.canonical(path)
         do {
-            let (index, parameters) = try match(method: method, path: path)
-            return Routing(path: path, index: index, pattern: routes[index].pattern, parameters: parameters, cost: routes[index].cost,
-                           traits: routes[index].traits)
+            let (index, parameters) = try table.match(method: method, path: path)
+            return Routing(path: path, index: index, pattern: table.routes[index].pattern, parameters: parameters, cost: table.routes[index].cost,
+                           traits: table.routes[index].traits)
         } catch {
             // A 405 names a pattern of the path, so that it is answered in that route's group's format.
             return Routing(path: path, failure: error.problem, pattern: error.pattern,
-                           group: error.pattern.flatMap { p in routes.first { $0.pattern == p }?.group }, cost: unmatchedCost)
+                           group: error.pattern.flatMap { p in table.routes.first { $0.pattern == p }?.group }, cost: unmatchedCost)
         }
     }
 
@@ -82,7 +68,7 @@ public final class Router<Context: RequestContext>: Sendable {
     public func admitBeforeBody(_ request: inout Request) -> Response? {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
-        let group = groups[routes[index].group]
+        let group = groups[table.routes[index].group]
         do {
             try Self.beforeBody(group, group.middleware, &request)
             return nil
@@ -98,8 +84,8 @@ public final class Router<Context: RequestContext>: Sendable {
         let routing = routed(&request)
         guard let index = routing.index else { return nil }
         do {
-            guard var answer = try Self.admit(groups[routes[index].group].middleware, &request) else { return nil }
-            answer.route = routes[index].pattern
+            guard var answer = try Self.admit(groups[table.routes[index].group].middleware, &request) else { return nil }
+            answer.route = table.routes[index].pattern
             return answer
         } catch {
             return refusal(error, request, route: index)
@@ -129,8 +115,8 @@ public final class Router<Context: RequestContext>: Sendable {
 
     /// An error before the handler ran, answered in the format of the route's group.
     private func refusal(_ error: any Error, _ request: Request, route index: Int) -> Response {
-        var refusal = groups[routes[index].group].render(error, request)
-        refusal.route = routes[index].pattern
+        var refusal = groups[table.routes[index].group].render(error, request)
+        refusal.route = table.routes[index].pattern
         return refusal
     }
 
@@ -144,9 +130,9 @@ public final class Router<Context: RequestContext>: Sendable {
             request.route = nil
             return routing.group.map { groups[$0].renderError(failure, request) } ?? unmatched(failure, request)
         }
-        let route = routes[index]
+        let route = table.routes[index]
         let group = groups[route.group]
-        var handler = route.handler
+        var handler = handlers[index]
         if let render { handler = { request, _ in try render(request) } }
         var response = run(group.middleware, group, handler, from: 0, request, Context(request: request))
         response.route = route.pattern
@@ -166,7 +152,7 @@ public final class Router<Context: RequestContext>: Sendable {
             let failure = routing.failure ?? Problem.notFound("No route for \(request.path).")
             return routing.group.map { groups[$0].render(failure, request) } ?? unmatched(failure, request)
         }
-        let group = groups[routes[index].group]
+        let group = groups[table.routes[index].group]
         let nested = group.middleware.filter(\.wrapsNestedRequests)
         do {
             try Self.beforeBody(group, nested, &request)
@@ -174,7 +160,7 @@ public final class Router<Context: RequestContext>: Sendable {
         } catch {
             return group.render(error, request)
         }
-        return run(nested, group, routes[index].handler, from: 0, request, context)
+        return run(nested, group, handlers[index], from: 0, request, context)
     }
 
     /// The request's routing, found now if the server has not.
@@ -195,37 +181,6 @@ public final class Router<Context: RequestContext>: Sendable {
         } catch {
             return group.render(error, request)
         }
-    }
-
-    /// The index of the route and its path parameters; throws 404 or 405 (naming a pattern of the path).
-    private func match(method: String, path: String) throws(RoutingFailure) -> (Int, [String: String]) {
-        if let byMethod = staticRoutes[path], let index = byMethod[method] { return (index, [:]) }
-        let parts = RequestPath.split(path)
-        var allowed: [String] = []
-        var samePath: String?
-        for (index, route) in routes.enumerated() where route.segments.count == parts.count {
-            var parameters: [String: String] = [:]
-            var matches = true
-            for (segment, part) in zip(route.segments, parts) {
-                switch segment {
-                case .literal(let l): if l != part { matches = false }
-                case .parameter(let name): parameters[name] = String(part)
-                }
-                if !matches { break }
-            }
-            guard matches else { continue }
-            if route.method == method { return (index, parameters) }
-            samePath = samePath ?? route.pattern
-            if !allowed.contains(route.method) { allowed.append(route.method) }
-        }
-        if allowed.isEmpty { throw RoutingFailure(problem: Problem.notFound("No route for \(path)."), pattern: nil) }
-        if allowed.contains("GET") { allowed.append("HEAD") }   // the server answers a HEAD as its GET
-        throw RoutingFailure(problem: Problem.methodNotAllowed(allowed.sorted()), pattern: samePath)
-    }
-
-    private struct RoutingFailure: Error {
-        let problem: Problem
-        let pattern: String?
     }
 }
 
