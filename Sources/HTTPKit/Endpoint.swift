@@ -70,13 +70,6 @@ public struct Endpoint<Context: RequestContext>: Sendable {
     /// Where it runs and how large a body it takes, when not as its group's other routes.
     public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
 
-    /// Answered without a thread waiting, when `plan` can start the request's work without blocking
-    /// (see `AwaitedAnswer`); nil from `plan` (it would block, or it is not that kind of request)
-    /// runs the handler on the route's lane as usual. The plan runs on the reading thread after the
-    /// middleware's `admit` phase, and its answer passes the group's middleware like the handler's would: only
-    /// for requests that middleware answers without blocking (no credentials to look up).
-    public func awaits(_ plan: @escaping @Sendable (Request) -> AwaitedAnswer?) -> Endpoint { with { $0.awaits = plan } }
-
     /// A `POST` that only reads when `reads` says so of its body (a Parse query with `_method: GET`).
     public func readsOnly(when reads: @escaping @Sendable ([UInt8]) -> Bool) -> Endpoint { with { $0.readsOnlyWhen = reads } }
 }
@@ -98,6 +91,10 @@ public final class RouteTraits: Sendable {
         case upload
         /// The query lane, in a group whose routes are otherwise cheap.
         case query
+        /// No lane: its work never blocks — it awaits its reads on the statement loop and hands anything
+        /// that blocks to a lane itself (`WorkLane.run`) — so its task runs on the thread that reads its
+        /// connection (`RequestRun`), and an answer needs no other thread but the loop's.
+        case readingThread
     }
 
     public struct Page: Sendable {
@@ -116,7 +113,6 @@ public final class RouteTraits: Sendable {
         public var readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
         public var sendsMail: (@Sendable ([UInt8]) -> Bool)?
         public var posts: (@Sendable ([UInt8]) -> Bool)?
-        public var awaits: (@Sendable (Request) -> AwaitedAnswer?)?
         public var requiresSession = false
         public init() {}
     }
@@ -129,12 +125,10 @@ public final class RouteTraits: Sendable {
     public let readsOnlyWhen: (@Sendable ([UInt8]) -> Bool)?
     public let sendsMail: (@Sendable ([UInt8]) -> Bool)?
     public let posts: (@Sendable ([UInt8]) -> Bool)?
-    public let awaits: (@Sendable (Request) -> AwaitedAnswer?)?
     public let requiresSession: Bool
 
     public init(_ declared: Declared) {
         requiresSession = declared.requiresSession
-        awaits = declared.awaits
         sendsMail = declared.sendsMail
         posts = declared.posts
         publicRead = declared.publicRead

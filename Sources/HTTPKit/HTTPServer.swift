@@ -9,10 +9,12 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
 /// is routed as soon as its headers are in (`Responder.route`) and read whole, up to its route's
-/// body limit. Its group's middleware checks it before and after its body (rate limits) on the thread that read it, so a refusal never
-/// waits for a lane. A cheap route (no lane) is answered there too; a costly one is handed to its
-/// `WorkLane` with the connection suspended, so the reading thread's other connections never wait
-/// behind it. Either way blocking work (libpq) never touches Swift's cooperative pool.
+/// body limit. Its group's middleware checks it before and after its body (rate limits, the page
+/// cache) on the thread that read it, so a refusal or a stored page never waits for anything. Every
+/// other request is answered by a task of its own with the connection suspended, so the reading
+/// thread's other connections never wait behind it: on its route's `WorkLane` (the task's executor),
+/// where blocking work (libpq) runs, never on Swift's cooperative pool; a route that never blocks on
+/// the global executor.
 /// Unchecked `Sendable`: its mutable state is the daemon handle, under `state`'s mutex, and atomics.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -149,8 +151,8 @@ public final class HTTPServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
-        // libmicrohttpd aborts when stopped with a connection suspended: answer the ones still on a
-        // lane now, and let it send those answers before it stops.
+        // libmicrohttpd aborts when stopped with a connection suspended: answer the ones still being
+        // answered now, and let it send those answers before it stops.
         let refusal = { [responder] (state: RequestState) -> Response in
             state.request.map { responder.refuse($0, with: .shuttingDown) } ?? Problem.shuttingDown.response
         }
@@ -191,8 +193,8 @@ public final class HTTPServer: @unchecked Sendable {
 }
 
 /// What we keep per request between libmicrohttpd's calls: the body so far, the start time, and
-/// the answer a lane left for the connection's resumption. A lane thread writes `response` before
-/// it resumes the connection; libmicrohttpd's resumption (under its lock) orders that write before
+/// the answer its task left for the connection's resumption. The task writes `response` before it
+/// resumes the connection; libmicrohttpd's resumption (under its lock) orders that write before
 /// the read on the connection's thread.
 final class RequestState: @unchecked Sendable {
     var body: [UInt8] = []
@@ -204,25 +206,18 @@ final class RequestState: @unchecked Sendable {
     var bodyClient = ""
     var answered = false
     var response: Response?
-    /// What renders the answer, left for the resumption by an `AwaitedAnswer` that finished.
-    var deferred: (@Sendable () -> Response)?
-    /// Called once the answer of an awaited request is settled (`Responder.claimAwaited`); called
-    /// again, to no effect, when the request completes, whichever way it ended.
-    var settled: (@Sendable () -> Void)?
-    func settle() {
-        let settled = self.settled
-        self.settled = nil
-        settled?()
-    }
-    /// The request is read and let in; it is handed on in the next call (see the access handler).
-    var dispatchesOnNextCall = false
+    /// Its task, once started.
+    var run: RequestRun?
+    /// A call has returned without its answer, so libmicrohttpd no longer reads the connection: it may
+    /// be suspended now (see `HTTPServer.proceed`).
+    var mayPark = false
     /// The answer left for the resumption closes the connection (given at shutdown).
     var closing = false
     var requestID = ""
     /// Where the request line leads, found once the headers are in.
     var routing: Routing?
     var maxBodyBytes = 0
-    /// The request, while it waits on a lane: what a refusal at shutdown is rendered for.
+    /// The request, while its task answers it: what a refusal at shutdown is rendered for.
     var request: Request?
     /// The request line, copied out of libmicrohttpd once, on the first call.
     var method = ""
@@ -310,17 +305,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     if state.answered {
-        if state.dispatchesOnNextCall, let request = state.request {
-            state.dispatchesOnNextCall = false
-            return server.dispatch(request, state, on: connection)
-        }
-        // Resumed after awaited work finished: render its answer here, on the connection's thread.
-        if let deferred = state.deferred {
-            state.deferred = nil
-            return server.queue(deferred(), on: connection, requestID: state.requestID, closing: false)
-        }
-        // Resumed after a lane answered: send that.
-        guard let response = state.response else { return .YES }
+        // An answer left for the resumption (held, or given at shutdown); else what the task has for this thread.
+        guard let response = state.response else { return server.proceed(state, on: connection) }
         state.response = nil
         return server.queue(response, on: connection, requestID: state.requestID, closing: state.closing)
     }
@@ -336,55 +322,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if let refusal = server.responder.admit(&request) {
         return server.send(refusal: refusal, request, state, on: connection, closing: false)
     }
-    guard request.traits.awaits != nil || state.routing?.cost.lane != nil else {
-        return server.queue(server.answer(request, state), on: connection, requestID: requestID, closing: false)
-    }
-    // Handed on (its connection suspended) in libmicrohttpd's next call, which comes at once. A connection
-    // suspended in the call that hands over its request is read again when resumed, before its answer is
-    // asked for (libmicrohttpd 0.9.75 has not yet marked it as not reading then): a client that closed
-    // its side after the request, as scripts and health checks do, lost its answer to that read's end of
-    // file. After a call that returns without an answer the connection is no longer read.
-    state.request = request
-    state.dispatchesOnNextCall = true
-    return .YES
-}
-
-extension HTTPServer {
-    /// Hands a request let in to what answers it with its connection suspended: the statement loop
-    /// (`AwaitedAnswer`) or its route's lane.
-    fileprivate func dispatch(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        var request = request
-        let requestID = request.requestID
-        if let plan = request.traits.awaits, let awaited = plan(request) {
-            let (proceed, settled) = responder.claimAwaited(&request)
-            if proceed {
-                state.settled = settled
-                return answer(request, state, on: connection, awaiting: awaited)
-            }
-            settled()   // not claimed: answered on the lane below
-        }
-        guard let lane = state.routing?.cost.lane else {
-            return queue(answer(request, state), on: connection, requestID: requestID, closing: false)
-        }
-        state.requestID = requestID
-        // Suspended before the job is queued, so the lane never resumes it first.
-        guard suspensions.suspend(connection, state) else {
-            return queue(logged(responder.refuse(request, with: .shuttingDown), request, state),
-                                on: connection, requestID: requestID, closing: true)
-        }
-        state.request = request
-        let suspended = SuspendedConnection(connection: connection)
-        let accepted = lane.submit { [self] release in
-            let answer = answer(request, state)
-            release()
-            resume(suspended.connection, with: answer)
-        }
-        if !accepted {
-            let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
-            suspensions.resume(connection, with: logged(responder.refuse(request, with: problem), request, state))
-        }
-        return .YES
-    }
+    return server.start(request, state, on: connection)
 }
 
 extension Problem {
@@ -416,15 +354,15 @@ private func isTargetMarker(_ context: UnsafeMutableRawPointer) -> Bool {
     return address == nulTarget || address == encodedSlashTarget
 }
 
-/// A suspended connection, handed to the lane thread that resumes it (libmicrohttpd allows that
-/// from any thread).
+/// A suspended connection, handed to the task that resumes it (libmicrohttpd allows that from any
+/// thread).
 private struct SuspendedConnection: @unchecked Sendable { let connection: OpaquePointer }
 
-/// The connections suspended while a lane answers them. libmicrohttpd aborts if it is stopped with
+/// The connections suspended while their requests' tasks answer them. libmicrohttpd aborts if it is stopped with
 /// a connection suspended, and a connection must not be resumed once it stops: every suspension and
 /// resumption goes through here, and `resumeAll` answers those left before the daemon stops.
 ///
-/// Every request on a lane passes through here twice, from the reading threads and the lanes alike:
+/// Every request but a refusal passes through here twice, from the reading threads and the tasks alike:
 /// the registry is sharded by connection, and libmicrohttpd's resumption (a write that wakes the
 /// connection's thread) is called outside the lock. With one lock held across that write, the
 /// threads queued on it whenever its holder was descheduled (seen under attack: list requests
@@ -458,21 +396,16 @@ final class Suspensions: @unchecked Sendable {
         return true
     }
 
-    /// Resumes the connection with `response`, unless `resumeAll` already answered it.
-    func resume(_ connection: OpaquePointer, with response: Response) { resume(connection) { $0.response = response } }
-
-    /// Resumes the connection to render its answer with `deferred` on its own thread, unless
-    /// `resumeAll` already answered it.
-    func resume(_ connection: OpaquePointer, deferred: @escaping @Sendable () -> Response) { resume(connection) { $0.deferred = deferred } }
-
-    private func resume(_ connection: OpaquePointer, leaving answer: (RequestState) -> Void) {
+    /// Resumes the connection, unless `resumeAll` already answered it: with `response` to send, or for
+    /// its task's next job or answer (`RequestRun`).
+    func resume(_ connection: OpaquePointer, with response: Response? = nil) {
         let shard = shard(connection)
         shard.lock.lock()
         guard let state = shard.open.removeValue(forKey: connection) else {
             shard.lock.unlock()
             return
         }
-        answer(state)
+        if let response { state.response = response }
         resuming.add(1, ordering: .acquiring)
         shard.lock.unlock()
         MHD_resume_connection(connection)
@@ -576,34 +509,65 @@ extension HTTPServer {
         return nil
     }
 
-    fileprivate func answer(_ request: Request, _ state: RequestState) -> Response {
-        logged(responder.respond(to: request, answeredBy: nil, since: nil), request, state)
+    /// Answers the request in a task of its own: on its route's lane (the task's executor, see `WorkLane`),
+    /// or for a route whose work never blocks on this very thread, in libmicrohttpd's calls for the
+    /// connection (`RequestRun`). A full lane refuses it at once.
+    fileprivate func start(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        let lane = state.routing?.cost.lane
+        if let lane, !lane.admit() {
+            let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+            return send(refusal: responder.refuse(request, with: problem), request, state, on: connection, closing: false)
+        }
+        state.requestID = request.requestID
+        state.request = request
+        let run = RequestRun(connection: connection, suspensions: suspensions)
+        state.run = run
+        @Sendable func answer() async {
+            let answer = logged(await responder.respond(to: request), request, state)
+            lane?.leave()
+            run.finish(with: answer)
+        }
+        if let lane {
+            Task(executorPreference: lane) { await answer() }
+        } else {
+            Task.immediate(executorPreference: run) { await answer() }   // runs here until it first waits
+        }
+        return proceed(state, on: connection)
     }
 
-    /// Suspends the connection while `awaited` works; when it finishes, the connection is resumed
-    /// and its answer rendered on the connection's own thread (`RequestState.deferred`).
-    fileprivate func answer(_ request: Request, _ state: RequestState, on connection: OpaquePointer,
-                            awaiting awaited: AwaitedAnswer) -> MHD_Result {
-        state.requestID = request.requestID
-        guard suspensions.suspend(connection, state) else {
-            return queue(logged(responder.refuse(request, with: .shuttingDown), request, state),
-                         on: connection, requestID: request.requestID, closing: true)
+    /// Runs what the request's task has for this thread, and sends its answer once there is one; until
+    /// then the connection waits for it suspended, woken by the task's next job or its answer.
+    ///
+    /// Never suspended in the call that hands the request over: libmicrohttpd (0.9.75) has not yet marked
+    /// the connection as not reading then, and reads it first thing when it is resumed; a client that
+    /// closed its side after its request, as scripts and health checks do, would lose its answer to that
+    /// read's end of file. After a call that returns without an answer it is no longer read, and
+    /// libmicrohttpd calls again at once.
+    fileprivate func proceed(_ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        guard let run = state.run else { return .YES }
+        while true {
+            if let answer = run.runJobs() {
+                state.run = nil
+                guard answer.hold > 0 else { return queue(answer, on: connection, requestID: state.requestID, closing: state.closing) }
+                guard suspensions.suspend(connection, state) else {
+                    return queue(answer, on: connection, requestID: state.requestID, closing: true)
+                }
+                resume(connection, with: answer)
+                return .YES
+            }
+            guard state.mayPark else {
+                state.mayPark = true
+                return .YES
+            }
+            let (parked, stopping) = run.park(state)
+            if parked { return .YES }
+            if stopping {
+                state.run = nil
+                run.detach()
+                let refusal = state.request.map { responder.refuse($0, with: .shuttingDown) } ?? Problem.shuttingDown.response
+                return queue(refusal, on: connection, requestID: state.requestID, closing: true)
+            }
         }
-        state.request = request
-        var finished = request
-        finished.isAwaited = true
-        let suspended = SuspendedConnection(connection: connection)
-        let started = awaited.start { [self, finished] render in
-            suspensions.resume(suspended.connection, deferred: { [self] in
-                defer { state.settle() }
-                return logged(responder.respond(to: finished, answeredBy: render, since: state.started), finished, state)
-            })
-        }
-        if !started {
-            let problem = Problem.unavailable("overloaded", "Too many reads are waiting for the database; retry.", retryAfter: 1)
-            suspensions.resume(connection, with: logged(responder.refuse(request, with: problem), request, state))
-        }
-        return .YES
     }
 
     fileprivate func logged(_ response: Response, _ request: Request, _ state: RequestState) -> Response {
@@ -622,9 +586,9 @@ private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, 
     // Marked for its target but never handled (libmicrohttpd refused it first): nothing to let go.
     guard !isTargetMarker(existing) else { return }
     let state = Unmanaged<RequestState>.fromOpaque(existing)
-    state.takeUnretainedValue().settle()
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let held = state.takeUnretainedValue()
+    held.run?.detach()
     server.bodies.release(held.bodyBytesReserved, for: held.bodyClient)
     state.release()
     if let connection { watched(connection)?.reading() }

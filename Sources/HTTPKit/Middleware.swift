@@ -9,10 +9,12 @@
 ///    The route's `requiresSession` is checked after it.
 /// 2. `admit`: once the body is in, before the request waits for a lane — refuse it, mark it, or answer
 ///    it at once (a page the cache holds).
-/// 3. `respond`: around the handler, on the route's lane; may answer by itself or pass the request on
-///    with `next`.
+/// 3. `respond`: around the handler, in the request's task; may answer by itself or pass the request
+///    on with `next`, and the context it made of it.
+/// 4. `finish`: every answer on its way out, whoever decided it (a handler, a refusal, a stored page),
+///    for the middleware around every request (`FrontDoor.around`, which runs their `admit` and `finish`).
 ///
-/// The first two run on the thread that read the request and must never block — no database, no I/O — or
+/// The first two and the last run on the thread that has the request or its answer and must never block — no database, no I/O — or
 /// every connection that thread reads would wait: a rate limit, not an idempotency lookup. A flood of
 /// refused requests so costs one reading thread's moment each and never takes a lane's place from the
 /// requests that are let in. Every phase runs after routing: `request.route` and `request.traits` are the
@@ -23,7 +25,8 @@ public protocol Middleware<Context>: Sendable {
     func beforeBody(_ request: inout Request) throws
     func admit(_ request: inout Request) throws -> Response?
     /// `context` as the middleware before it left it; `next` gets the context this one makes of it.
-    func respond(to request: Request, context: Context, next: (Request, Context) -> Response) throws -> Response
+    func respond(to request: Request, context: Context, next: (Request, Context) async -> Response) async throws -> Response
+    func finish(_ response: Response, for request: Request) -> Response
     /// Whether it takes part, in every phase, in each request inside another (an entry of `/parse/batch`)
     /// as in the same request sent alone: finding its session token, the rate limits and a rule of the
     /// route's traits (the verified-mail rule) must; what the outer request did once for all (its
@@ -34,8 +37,9 @@ public protocol Middleware<Context>: Sendable {
 extension Middleware {
     public func beforeBody(_ request: inout Request) throws {}
     public func admit(_ request: inout Request) throws -> Response? { nil }
-    public func respond(to request: Request, context: Context, next: (Request, Context) -> Response) throws -> Response {
-        next(request, context)
+    public func respond(to request: Request, context: Context, next: (Request, Context) async -> Response) async throws -> Response {
+        await next(request, context)
     }
+    public func finish(_ response: Response, for request: Request) -> Response { response }
     public var wrapsNestedRequests: Bool { false }
 }

@@ -86,33 +86,33 @@ public final class PageCache: @unchecked Sendable {
     /// A waiter whose computer stored nothing (the data changed meanwhile, or the answer was an
     /// error) computes the page itself. The wait is bounded by the computer's own work: a query, under
     /// the database's statement timeout.
-    public func computing(_ key: String, _ compute: () -> Void) -> (response: Response, etag: String)? {
+    public func computing(_ key: String, _ compute: () async -> Void) async -> (response: Response, etag: String)? {
         switch claim(key) {
         case .found(let response, let etag):
             return (response, etag)
         case .computed(let flight):
-            flight.wait()
+            await flight.landed()
             if let found = lookup(key) { return found }
-            compute()
+            await compute()
             return nil
         case .yours(let claimed):
-            defer { claimed.release() }
-            compute()
+            await compute()
+            claimed.release()
             return nil
         }
     }
 
-    /// Who computes `key` now (see `computing`), for a caller that computes it on another thread or later.
-    public enum Claim {
+    /// Who computes `key` now (see `computing`).
+    enum Claim {
         case found(Response, String)
-        /// Another request computes it; `wait` until it is done.
+        /// Another request computes it; wait until it has `landed`.
         case computed(Flight)
         /// The caller computes it, and releases the claim once it has stored it (or not): the
         /// requests waiting for it go on then.
         case yours(ClaimedPage)
     }
 
-    public func claim(_ key: String) -> Claim {
+    func claim(_ key: String) -> Claim {
         lock.withLock {
             if let (response, etag) = unlockedLookup(key) { return .found(response, etag) }
             if let flight = flights[key] { return .computed(flight) }
@@ -225,28 +225,32 @@ public final class PageCache: @unchecked Sendable {
     }
 }
 
-/// A page being computed, which other requests for it wait for until it is done (`PageCache.computing`).
-/// Unchecked `Sendable`: `done` is read and written only under `condition`.
-public final class Flight: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var done = false
+/// A page being computed, which other requests for it await until it is done (`PageCache.computing`).
+final class Flight: Sendable {
+    private let state = Mutex<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
-    public func wait() {
-        condition.lock()
-        while !done { condition.wait() }
-        condition.unlock()
+    func landed() async {
+        await withCheckedContinuation { waiter in
+            let done = state.withLock { state in
+                if !state.done { state.waiting.append(waiter) }
+                return state.done
+            }
+            if done { waiter.resume() }
+        }
     }
 
     func finish() {
-        condition.lock()
-        done = true
-        condition.broadcast()
-        condition.unlock()
+        let waiting = state.withLock { state in
+            state.done = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
     }
 }
 
 /// The claim to compute a page (`PageCache.claim`): released once, from any thread; a second release does nothing.
-public final class ClaimedPage: Sendable {
+final class ClaimedPage: Sendable {
     private let cache: PageCache?
     private let key: String
     private let flight: Flight?
@@ -258,7 +262,7 @@ public final class ClaimedPage: Sendable {
         self.flight = flight
     }
 
-    public func release() {
+    func release() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing), let cache, let flight else { return }
         cache.land(key, flight)
     }

@@ -53,6 +53,8 @@ public struct Request: Sendable {
         get { storage.sessionToken }
         set { unique().sessionToken = newValue }
     }
+    /// The lane its task runs on; nil: the thread that reads its connection, where nothing may block.
+    public var lane: WorkLane? { storage.routing?.cost.lane }
     /// Where the router found the request line leads, once it has looked.
     var routing: Routing? {
         get { storage.routing }
@@ -63,11 +65,6 @@ public struct Request: Sendable {
     public var pageStamp: PageCache.Stamp? {
         get { storage.pageStamp }
         set { unique().pageStamp = newValue }
-    }
-    /// Its answer is rendered from work that already finished (`AwaitedAnswer`), not computed now.
-    public internal(set) var isAwaited: Bool {
-        get { storage.isAwaited }
-        set { unique().isAwaited = newValue }
     }
 
     public init(method: String, path: String, query: [String: String] = [:], headers: HeaderFields = [:],
@@ -108,7 +105,6 @@ public struct Request: Sendable {
         var sessionToken: String?
         var routing: Routing?
         var pageStamp: PageCache.Stamp?
-        var isAwaited = false
 
         init(method: String, path: String, query: [String: String], headers: HeaderFields, body: [UInt8], requestID: String,
              clientAddress: String, peerAddress: String) {
@@ -132,7 +128,6 @@ public struct Request: Sendable {
             copy.sessionToken = sessionToken
             copy.routing = routing
             copy.pageStamp = pageStamp
-            copy.isAwaited = isAwaited
             return copy
         }
     }

@@ -8,4 +8,4 @@ public protocol RequestContext: Sendable {
 }
 
 /// What answers a route: the request and its context, to a response (or an error its group renders).
-public typealias Handler<Context: RequestContext> = @Sendable (Request, Context) throws -> Response
+public typealias Handler<Context: RequestContext> = @Sendable (Request, Context) async throws -> Response

@@ -31,6 +31,7 @@ public final class Router<Context: RequestContext>: Sendable {
                 }
                 precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
                 let cost = endpoint.traits.lane.map { lane -> RouteCost in
+                    if lane == .readingThread { return RouteCost(lane: nil, maxBodyBytes: group.cost.maxBodyBytes) }
                     guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) runs on \(lane), which its group has not") }
                     return cost
                 } ?? group.cost
@@ -121,8 +122,8 @@ public final class Router<Context: RequestContext>: Sendable {
     }
 
     /// Answers a request that `admit` has let in (the server always asks it first), with a new context
-    /// for it; never throws. `render`: what answers in the route's handler's place (an `AwaitedAnswer`'s rendering).
-    public func respond(to request: Request, answeredBy render: AwaitedAnswer.Render? = nil) -> Response {
+    /// for it; never throws.
+    public func respond(to request: Request) async -> Response {
         var request = request
         let routing = routed(&request)
         guard let index = routing.index else {
@@ -132,9 +133,7 @@ public final class Router<Context: RequestContext>: Sendable {
         }
         let route = table.routes[index]
         let group = groups[route.group]
-        var handler = handlers[index]
-        if let render { handler = { request, _ in try render(request) } }
-        var response = run(group.middleware, group, handler, from: 0, request, Context(request: request))
+        var response = await run(group.middleware, group, handlers[index], from: 0, request, Context(request: request))
         response.route = route.pattern
         return response
     }
@@ -144,7 +143,7 @@ public final class Router<Context: RequestContext>: Sendable {
     /// the route's traits) and the session a route requires, as for any request, without the rest, which
     /// ran once around the request that holds it (idempotency, read-your-writes, the commit position):
     /// `context` is the outer request's, with what those found. On the caller's thread; never throws.
-    public func respondNested(to request: Request, context: Context) -> Response {
+    public func respondNested(to request: Request, context: Context) async -> Response {
         var request = request
         let routing = route(method: request.method, path: request.path)
         request.apply(routing)
@@ -160,7 +159,7 @@ public final class Router<Context: RequestContext>: Sendable {
         } catch {
             return group.render(error, request)
         }
-        return run(nested, group, handlers[index], from: 0, request, context)
+        return await run(nested, group, handlers[index], from: 0, request, context)
     }
 
     /// The request's routing, found now if the server has not.
@@ -174,10 +173,12 @@ public final class Router<Context: RequestContext>: Sendable {
     /// Middleware `index` and the ones inside it, then the handler; whatever any of them throws is
     /// answered in the group's format right there, so the middleware outside sees an answer.
     private func run(_ middleware: [any Middleware<Context>], _ group: RouteGroup<Context>, _ handler: Handler<Context>, from index: Int,
-                     _ request: Request, _ context: Context) -> Response {
+                     _ request: Request, _ context: Context) async -> Response {
         do {
-            guard index < middleware.count else { return try handler(request, context) }
-            return try middleware[index].respond(to: request, context: context) { run(middleware, group, handler, from: index + 1, $0, $1) }
+            guard index < middleware.count else { return try await handler(request, context) }
+            return try await middleware[index].respond(to: request, context: context) {
+                await run(middleware, group, handler, from: index + 1, $0, $1)
+            }
         } catch {
             return group.render(error, request)
         }
@@ -238,29 +239,21 @@ public struct Routing: Sendable {
 
 /// What the server asks of what answers its requests, in this order: where a request line leads
 /// (before the body is read), whether the request is let in or answered at once (on the reading
-/// thread; must not block), and its answer (on the route's lane) — or, when the server itself refuses it (its lane
-/// is full), that refusal in the route's format.
+/// thread; must not block), and its answer (in the request's task) — or, when the server itself
+/// refuses it (its lane is full), that refusal in the route's format.
 public protocol Responder: Sendable {
     func route(method: String, path: String) -> Routing
     /// The checks that need no body, as soon as the headers are in (see `Router.admitBeforeBody`).
     func admitBeforeBody(_ request: inout Request) -> Response?
     func admit(_ request: inout Request) -> Response?
-    /// `render`, when given, answers in the route's handler's place (see `AwaitedAnswer`), and the
-    /// answer's time counts from `since` (`MonotonicClock`), when the work it renders was started.
-    func respond(to request: Request, answeredBy render: AwaitedAnswer.Render?, since: UInt64?) -> Response
+    func respond(to request: Request) async -> Response
     func refuse(_ request: Request, with problem: Problem) -> Response
-    /// Before a request's work starts without a thread (`AwaitedAnswer`): whether it goes on that way,
-    /// and what to call once its answer is settled (rendered, refused or abandoned). No when that work
-    /// is under way for another request already (a page being computed): it is then answered the
-    /// usual way, on its lane, which waits for that.
-    func claimAwaited(_ request: inout Request) -> (proceed: Bool, settled: @Sendable () -> Void)
 }
-
 
 /// What serving a route may cost the server: where it runs and how large a body it reads.
 public struct RouteCost: Sendable {
-    /// A lane for work that blocks (a query, a password hash); nil: answered on the thread that
-    /// read the request, for work that never blocks.
+    /// The lane whose threads run its requests' tasks, for work that blocks (a query, a password hash);
+    /// nil: Swift's global executor, for work that never blocks.
     public var lane: WorkLane?
     /// The largest request body read (larger: 413 before reading); nil: the server's `maxBodyBytes`.
     public var maxBodyBytes: Int?

@@ -6,14 +6,16 @@ import Foundation
 import Synchronization
 
 /// A bounded pool of threads for one class of costly requests (hashing a password, running a
-/// query). The server suspends the request's connection, a lane thread answers it, and the
-/// connection is resumed: the libmicrohttpd thread that owns the connection — and every other
-/// keep-alive connection on it — goes on meanwhile, so `/healthz` never waits behind a log-in.
+/// query), and the executor their tasks run on: the server starts each request of the class as a task
+/// that prefers this lane (`TaskExecutor`), so its handler's blocking work (libpq, a helper's pipe) runs
+/// on these threads, never on Swift's cooperative pool, and the thread that read the request goes on
+/// with its other connections. A task that awaits (a statement on the `StatementLoop`) holds no thread
+/// meanwhile, and resumes here.
 ///
-/// At most `threads` requests of the class run at once and at most `queueLimit` wait; past that a
+/// At most `threads + queueLimit` requests of the class are in it at once (`admit`); past that a
 /// request is refused at once (503 `overloaded`, `Retry-After`), never queued without bound.
 /// Unchecked `Sendable`: the queue and the counts are read and written only under the lane's lock; the threads are started once.
-public final class WorkLane: @unchecked Sendable {
+public final class WorkLane: TaskExecutor, @unchecked Sendable {
     public struct Configuration: Sendable {
         public var name: String
         public var threads: Int
@@ -33,7 +35,7 @@ public final class WorkLane: @unchecked Sendable {
         }
     }
 
-    /// The working time a lane may spend: on average `share` seconds a second (its threads
+    /// The working time a lane's `run` bodies may spend: on average `share` seconds a second (its threads
     /// together), with up to `burst` seconds at once. Spent, the lane refuses new work until the
     /// share has refilled it. Niceness alone cannot bound what a lane costs the rest: its database
     /// processes are scheduled apart (or run on another machine), and even a niced process delays
@@ -60,9 +62,10 @@ public final class WorkLane: @unchecked Sendable {
     /// Seconds of work the time budget still allows (may go below zero after a long job), as of `creditTime`.
     private var credit: Double
     private var creditTime = MonotonicClock.nanoseconds()
-    private var jobs: [(_ release: @escaping () -> Void) -> Void] = []
+    private var jobs: [UnownedJob] = []
     private var head = 0
-    private var running = 0
+    /// Requests admitted and not yet left: running, waiting for a thread, or awaiting something.
+    private var admitted = 0
     private var stopped = false
     private var threads: [Thread] = []
 
@@ -71,11 +74,11 @@ public final class WorkLane: @unchecked Sendable {
         credit = configuration.timeBudget?.burst ?? 0
     }
 
-    /// Requests waiting for a thread of this lane, and being answered by one.
+    /// Requests of this lane waiting for a thread, and running (on a thread, or awaiting something).
     public var load: (waiting: Int, running: Int) {
         lock.lock()
         defer { lock.unlock() }
-        return (jobs.count - head, running)
+        return (jobs.count - head, max(0, admitted - (jobs.count - head)))
     }
 
     func start() {
@@ -92,36 +95,52 @@ public final class WorkLane: @unchecked Sendable {
         }
     }
 
-    /// Queues `job` unless the lane is full; false when it is (the caller answers 503). The job
-    /// is given its place's release: it calls it once its answer is ready and before it hands the
-    /// answer on, so that a client who asks again the moment it has its answer finds the place free
+    /// Takes a place in the lane for one request; false when it is full or has spent its time (the
+    /// caller answers 503). The place is given back with `leave`, once the answer is ready and before
+    /// it is handed on, so that a client who asks again the moment it has its answer finds it free
     /// (otherwise, with no queue, a sequential client could be refused by its own previous request).
-    func submit(_ job: @escaping (_ release: @escaping () -> Void) -> Void) -> Bool {
+    func admit() -> Bool {
         lock.lock()
-        guard !stopped, jobs.count - head < configuration.queueLimit + max(0, configuration.threads - running),
-              hasCredit() else {
+        defer { lock.unlock() }
+        guard !stopped, admitted < configuration.threads + configuration.queueLimit, hasCredit() else { return false }
+        admitted += 1
+        return true
+    }
+
+    func leave() {
+        lock.lock()
+        admitted -= 1
+        lock.unlock()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        lock.lock()
+        guard !stopped || !threads.isEmpty else {
             lock.unlock()
-            return false
+            // Stopped and its threads gone: a task still resuming here runs on a thread of its own.
+            Thread { job.runSynchronously(on: self.asUnownedTaskExecutor()) }.start()
+            return
         }
         jobs.append(job)
         lock.unlock()
         available.signal()
-        return true
     }
 
-    /// Runs `body` on a thread of this lane and waits for it: for work found costly only once a
-    /// request is read (a heavy query), handed on to the lane that bounds it. Nil, without running
-    /// it, when the lane is full or has spent its time.
-    public func run<T>(_ body: @escaping () throws -> T) throws -> T? {
-        let outcome = LaneOutcome<T>()
-        let done = DispatchSemaphore(value: 0)
-        guard submit({ release in
-            outcome.value = Result { try body() }
-            release()
-            done.signal()
-        }) else { return nil }
-        done.wait()
-        return try outcome.value?.get()
+    /// Runs `body` on a thread of this lane: for work found costly only once a request is read (a heavy
+    /// query), handed on to the lane that bounds it. Nil, without running it, when the lane is full or
+    /// has spent its time.
+    public func run<T>(_ body: () throws -> T) async throws -> T? {
+        guard admit() else { return nil }
+        return try await withTaskExecutorPreference(self) {
+            // Charged and left on the lane's thread, before the task hops back: the next caller sees both.
+            let started = MonotonicClock.nanoseconds()
+            defer {
+                charge(since: started)
+                leave()
+            }
+            return try body()
+        }
     }
 
     /// Lets the threads finish the queued jobs, then end.
@@ -139,6 +158,7 @@ public final class WorkLane: @unchecked Sendable {
             lock.lock()
             // Permits outnumber jobs only once stopped: the queue is empty then, so end.
             if head == jobs.count {
+                threads.removeAll { $0 == Thread.current }
                 lock.unlock()
                 return
             }
@@ -148,22 +168,18 @@ public final class WorkLane: @unchecked Sendable {
                 jobs.removeFirst(head)
                 head = 0
             }
-            running += 1
             lock.unlock()
-            let started = MonotonicClock.nanoseconds()
-            let place = Place()
-            // Frees the place (once) and charges the time worked so far to the budget.
-            let release = { [self] in
-                guard place.take() else { return }
-                let worked = MonotonicClock.nanoseconds() - started
-                lock.lock()
-                if configuration.timeBudget != nil { credit -= Double(worked) / 1e9 }
-                running -= 1
-                lock.unlock()
-            }
-            job(release)
-            release()
+            job.runSynchronously(on: asUnownedTaskExecutor())
         }
+    }
+
+    /// Charges the time worked since `started` to the budget, if any.
+    private func charge(since started: UInt64) {
+        guard configuration.timeBudget != nil else { return }
+        let worked = MonotonicClock.nanoseconds() - started
+        lock.lock()
+        credit -= Double(worked) / 1e9
+        lock.unlock()
     }
 }
 
@@ -176,17 +192,4 @@ extension WorkLane {
         creditTime = now
         return credit > 0
     }
-}
-
-/// A job's place on its lane, released once.
-/// Unchecked `Sendable`: its one state is an atomic.
-private final class Place: @unchecked Sendable {
-    private let released = Atomic<Bool>(false)
-    /// True the first time only.
-    func take() -> Bool { !released.exchange(true, ordering: .acquiringAndReleasing) }
-}
-
-/// What a job run by `WorkLane.run` produced; written before the waiting thread is signalled.
-private final class LaneOutcome<T>: @unchecked Sendable {
-    var value: Result<T, any Error>?
 }

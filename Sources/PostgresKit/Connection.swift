@@ -279,61 +279,102 @@ public final class Connection: @unchecked Sendable {
     /// which every repository used inside it joins; this is for code that owns a connection.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        if !isIdle { return try savepoint(body) }
-        pendingControl = ["BEGIN"]
+        let level = open()
         let value: T
         do {
             value = try body(self)
         } catch {
-            let sentNothing = pendingControl.first == "BEGIN"
-            pendingControl.removeAll()
-            if !sentNothing { _ = try? execute(script: "ROLLBACK") }
+            abandon(level)
             throw error
         }
-        let sentNothing = pendingControl.first == "BEGIN"
-        pendingControl.removeAll()   // nothing at all, or releases the COMMIT makes anyway
-        if sentNothing { return value }
-        // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
-        // Through the extended protocol, which pipeline mode requires when a recorder follows it.
-        let name = fixedName("COMMIT")
-        let commit = try exchange(followedBy: CommitRecorder.current) { sendFixed("COMMIT", preparedAs: name) }
-        let tag = String(cString: PQcmdStatus(commit.handle))
-        guard tag == "COMMIT" else {
-            throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")
-        }
+        try close(level)
         return value
     }
 
-    /// A savepoint: sent with its first statement, released with the next statement after it (or by
-    /// the `COMMIT`), rolled back at once when `body` throws — or not at all when nothing was sent.
-    private func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// `transaction` for a body that awaits (a request's middleware around its handler).
+    @discardableResult
+    public func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        let level = open()
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            abandon(level)
+            throw error
+        }
+        try close(level)
+        return value
+    }
+
+    /// What `open` began: the transaction, or a savepoint of the one open.
+    private enum Level {
+        case transaction
+        case savepoint(name: String, opening: String)
+    }
+
+    /// Begins a transaction, or a savepoint inside the open one: sent with the first statement (and a
+    /// savepoint released with the next statement after it, or by the `COMMIT`).
+    private func open() -> Level {
+        guard !isIdle else {
+            pendingControl = ["BEGIN"]
+            return .transaction
+        }
         let name = "sp\(savepointDepth)"
         savepointDepth += 1
-        defer { savepointDepth -= 1 }
         let opening = "SAVEPOINT \(name)"
         pendingControl.append(opening)
-        do {
-            let value = try body(self)
+        return .savepoint(name: name, opening: opening)
+    }
+
+    /// Ends what `open` began, its body done: commits the transaction, releases the savepoint —
+    /// or nothing at all when nothing was sent inside it.
+    private func close(_ level: Level) throws {
+        switch level {
+        case .transaction:
+            let sentNothing = pendingControl.first == "BEGIN"
+            pendingControl.removeAll()   // nothing at all, or releases the COMMIT makes anyway
+            if sentNothing { return }
+            // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
+            // Through the extended protocol, which pipeline mode requires when a recorder follows it.
+            let name = fixedName("COMMIT")
+            let commit = try exchange(followedBy: CommitRecorder.current) { sendFixed("COMMIT", preparedAs: name) }
+            let tag = String(cString: PQcmdStatus(commit.handle))
+            guard tag == "COMMIT" else {
+                throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")
+            }
+        case .savepoint(let name, let opening):
             if pendingControl.last == opening {
                 pendingControl.removeLast()   // nothing was sent inside it
-                return value
+                savepointDepth -= 1
+                return
             }
-            // A statement inside failed and `body` went on: the release would fail (25P02) without
+            // A statement inside failed and the body went on: the release would fail (25P02) without
             // a round trip, as it did when it was sent at once.
             guard !isInFailedTransaction else {
+                abandon(level)
                 throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction,
                                     message: "current transaction is aborted, commands ignored until end of transaction block")
             }
             pendingControl.append("RELEASE SAVEPOINT \(name)")
-            return value
-        } catch {
+            savepointDepth -= 1
+        }
+    }
+
+    /// Rolls back what `open` began (its body threw) — at once, or not at all when nothing was sent.
+    private func abandon(_ level: Level) {
+        switch level {
+        case .transaction:
+            let sentNothing = pendingControl.first == "BEGIN"
+            pendingControl.removeAll()
+            if !sentNothing { _ = try? execute(script: "ROLLBACK") }
+        case .savepoint(let name, let opening):
+            savepointDepth -= 1
             if let unsent = pendingControl.lastIndex(of: opening) {
                 pendingControl.removeSubrange(unsent...)   // nothing inside it reached the server
             } else {
                 pendingControl.removeAll()   // releases of savepoints inside it, which the rollback undoes
                 _ = try? execute(script: "ROLLBACK TO SAVEPOINT \(name)")
             }
-            throw error
         }
     }
 

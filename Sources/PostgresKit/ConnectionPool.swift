@@ -96,6 +96,18 @@ public final class ConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// `transaction` for a body that awaits (a request's middleware around its handler): everything using
+    /// this pool in the task joins it, as in `transaction`. On the primary, whatever read scope the task is in.
+    @discardableResult
+    public func withTransaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        if let ambient = ambientConnection { return try await ambient.transaction(body) }
+        let connection = try acquire()
+        defer { release(connection) }
+        return try await connection.transaction { tx in
+            try await Self.$ambient.withValue(Ambient(pool: ObjectIdentifier(self), connection: tx)) { try await body(tx) }
+        }
+    }
+
     /// Runs `body`, which sends exactly one statement, atomically. A statement is a transaction of
     /// its own, so this saves `transaction`'s BEGIN and COMMIT round trips; inside a transaction
     /// it is a savepoint, so that the statement failing leaves the surrounding one usable.
@@ -115,7 +127,7 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     /// Inside `ReadReplicas.reading`: where this thread's uses of the primary's pools go instead.
-    struct ReadRedirect: @unchecked Sendable {   // only ever read on the thread that set it
+    struct ReadRedirect: @unchecked Sendable {   // only ever read in the task that set it, one thread at a time
         let sources: Set<ObjectIdentifier>
         let scope: ReadScope
     }
@@ -128,7 +140,7 @@ public final class ConnectionPool: @unchecked Sendable {
         return redirect.scope
     }
 
-    private struct Ambient: @unchecked Sendable {   // only ever read on the thread that set it
+    private struct Ambient: @unchecked Sendable {   // only ever read in the task that set it, one thread at a time
         let pool: ObjectIdentifier
         let connection: Connection
     }

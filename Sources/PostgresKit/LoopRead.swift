@@ -52,12 +52,19 @@ public struct LoopRead: Sendable {
         }
     }
 
-    /// Starts the read on `loop`; `completion` is called once, on the loop's thread. False, without
-    /// calling it, when the loop refuses the first statement (too many waiting, or stopped).
-    public func start(on loop: StatementLoop, _ completion: @escaping Completion) -> Bool { run(loop, completion) }
+    /// Runs the read on `loop` and awaits its rows: the task holds no thread meanwhile. A loop that
+    /// refuses it (too many waiting, or stopped) fails it with `StatementLoop.Full`.
+    public func rows(on loop: StatementLoop) async throws -> QueryResult {
+        try await withCheckedThrowingContinuation { answer in
+            if !run(loop, { answer.resume(with: $0) }) { answer.resume(throwing: StatementLoop.Full()) }
+        }
+    }
 }
 
 extension StatementLoop {
+    /// A read the loop refused at once: `waitingLimit` statements are waiting already, or it stopped.
+    public struct Full: Error {}
+
     /// What a statement the loop refused fails with (a chained one; a first one is refused by `submit`).
     static let refusal = PostgresError(kind: .poolTimeout, message: "too many statements are waiting for the database")
 }

@@ -10,7 +10,7 @@ import Synchronization
 /// Single statements that need no transaction (a page's one read), answered without a thread waiting
 /// for each: one thread owns a few connections in libpq's pipeline mode and an epoll set. Whatever is
 /// waiting when a connection is free goes out together behind one sync point, and each answer is handed
-/// to its statement's completion as it is read. The caller — a request whose connection is suspended —
+/// to its statement's completion as it is read. The caller — a request's task awaiting `LoopRead.rows` —
 /// holds no thread meanwhile.
 ///
 /// Why (docs/performance.md, "The request path: lanes and the statement loop"): a thread per waiting statement costs a wake-up per

@@ -32,18 +32,13 @@ final class FirstPageReadsTests: XCTestCase {
         db?.drop()
     }
 
-    /// The ids of the page `read` answers, started on the loop.
-    private func ids(_ read: LoopRead?, _ listing: CafeListing) throws -> [Int64] {
+    /// The ids of the page `read` answers, read on the loop.
+    private func ids(_ read: LoopRead?, _ listing: CafeListing) async throws -> [Int64] {
         let read = try XCTUnwrap(read, "a read for the loop")
-        let answer = Mutex<Result<QueryResult, any Error>?>(nil)
-        XCTAssertTrue(read.start(on: loop) { result in answer.withLock { $0 = result } })
-        let deadline = Date().addingTimeInterval(10)
-        while answer.withLock({ $0 == nil }) && Date() < deadline { usleep(2_000) }
-        let rows = try XCTUnwrap(answer.withLock { $0 }).get()
-        return try listing.page(of: rows).items.map(\.id.rawValue)
+        return try listing.page(of: try await read.rows(on: loop)).items.map(\.id.rawValue)
     }
 
-    func testAKeptReadAnswersAsTheLanesDoEveryTime() throws {
+    func testAKeptReadAnswersAsTheLanesDoEveryTime() async throws {
         let search = SearchPlanner(pool: pool)
         let cafes = CafeRepository(pool: pool, search: search)
         _ = search.statistics.frequencies()
@@ -51,13 +46,17 @@ final class FirstPageReadsTests: XCTestCase {
         for listing in [CafeListing(limit: 5), CafeListing(keywords: ["蕎麦"], sort: .newest, limit: 1)] {
             let lanes = try cafes.list(listing).items.map(\.id.rawValue)
             XCTAssertFalse(lanes.isEmpty)
-            for _ in 0..<3 { XCTAssertEqual(try ids(cafes.loopRead(listing), listing), lanes, "\(listing.keywords)") }
+            for _ in 0..<3 {
+                let read = try await ids(cafes.loopRead(listing), listing)
+                XCTAssertEqual(read, lanes, "\(listing.keywords)")
+            }
         }
         XCTAssertEqual(search.firstPages.count, 2, "each first page planned once, then kept")
 
         let first = try cafes.list(CafeListing(limit: 5))
         let after = CafeListing(after: try XCTUnwrap(first.next), limit: 5)
-        XCTAssertEqual(try ids(cafes.loopRead(after), after), try cafes.list(after).items.map(\.id.rawValue))
+        let read = try await ids(cafes.loopRead(after), after)
+        XCTAssertEqual(read, try cafes.list(after).items.map(\.id.rawValue))
         XCTAssertEqual(search.firstPages.count, 2, "a page after a cursor is not kept")
     }
 
@@ -75,13 +74,14 @@ final class FirstPageReadsTests: XCTestCase {
         XCTAssertNil(FirstPageReads.Key(CafeListing(after: CafeSortKey(rating: "-1", commentSum: 0, createdAtMicros: 0, id: 1))))
     }
 
-    func testTheCountStaysWithinTheCapacity() throws {
+    func testTheCountStaysWithinTheCapacity() async throws {
         for capacity in [0, 1, 4] {
             let search = SearchPlanner(statistics: GramStatistics(pool: pool), keywordForms: capacity)
             let cafes = CafeRepository(pool: pool, search: search)
             for limit in 1...20 {
                 let listing = CafeListing(limit: limit)
-                XCTAssertEqual(try ids(cafes.loopRead(listing), listing).count, limit)
+                let read = try await ids(cafes.loopRead(listing), listing)
+                XCTAssertEqual(read.count, limit)
                 XCTAssertLessThanOrEqual(search.firstPages.count, capacity)
             }
             if capacity == 0 { XCTAssertEqual(search.firstPages.count, 0) } else { XCTAssertGreaterThan(search.firstPages.count, 0, "the latest is kept") }

@@ -11,14 +11,16 @@ final class LaneTimeBudgetTests: XCTestCase {
         lane.start()
         defer { lane.stop() }
 
-        XCTAssertEqual(try lane.run { usleep(400_000); return 1 }, 1, "within the burst: runs")
+        XCTAssertEqual(try waitFor { try await lane.run { usleep(400_000); return 1 } }, 1, "within the burst: runs")
         // 0.1 s of credit, plus 0.1 s earned while it ran, minus 0.4 s spent: 0.2 s in debt,
         // refilled at a quarter of a second a second in 0.8 s.
-        XCTAssertNil(try lane.run { 2 }, "the budget is spent: refused without running")
+        let spent: Int? = try waitFor { try await lane.run { 2 } }
+        XCTAssertNil(spent, "the budget is spent: refused without running")
         usleep(400_000)
-        XCTAssertNil(try lane.run { 3 }, "still in debt")
+        let inDebt: Int? = try waitFor { try await lane.run { 3 } }
+        XCTAssertNil(inDebt, "still in debt")
         usleep(600_000)
-        XCTAssertEqual(try lane.run { 4 }, 4, "refilled")
+        XCTAssertEqual(try waitFor { try await lane.run { 4 } }, 4, "refilled")
     }
 
     func testShortJobsWellUnderTheShareAreNeverRefused() throws {
@@ -26,7 +28,7 @@ final class LaneTimeBudgetTests: XCTestCase {
         lane.start()
         defer { lane.stop() }
         for i in 0..<20 {
-            XCTAssertEqual(try lane.run { usleep(2_000); return i }, i)
+            XCTAssertEqual(try waitFor { try await lane.run { usleep(2_000); return i } }, i)
             usleep(20_000)   // 2 ms of work in every 22: under a quarter
         }
     }
@@ -35,8 +37,8 @@ final class LaneTimeBudgetTests: XCTestCase {
         let lane = WorkLane(.init(name: "query", threads: 1, queueLimit: 0))
         lane.start()
         defer { lane.stop() }
-        XCTAssertEqual(try lane.run { usleep(200_000); return 1 }, 1)
-        XCTAssertEqual(try lane.run { 2 }, 2)
+        XCTAssertEqual(try waitFor { try await lane.run { usleep(200_000); return 1 } }, 1)
+        XCTAssertEqual(try waitFor { try await lane.run { 2 } }, 2)
     }
 }
 
@@ -48,7 +50,7 @@ final class LanePlaceTests: XCTestCase {
         lane.start()
         defer { lane.stop() }
         var refused = 0
-        for i in 0..<2_000 where try lane.run({ i }) == nil { refused += 1 }
+        for i in 0..<2_000 where try waitFor({ try await lane.run { i } }) == nil { refused += 1 }
         XCTAssertEqual(refused, 0)
     }
 }

@@ -67,8 +67,8 @@ final class PageCacheTests: XCTestCase {
         XCTAssertNotNil(cache.lookup("d"))
     }
 
-    /// Eight threads miss the same page at once: one computes it, the others wait and take its answer.
-    func testAWaveOfMissesComputesAPageOnce() {
+    /// Eight requests miss the same page at once: one computes it, the others await it and take its answer.
+    func testAWaveOfMissesComputesAPageOnce() throws {
         let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
         let computations = Counter()
         let answers = Counter()
@@ -77,11 +77,11 @@ final class PageCacheTests: XCTestCase {
         for _ in 0..<8 {
             threads.enter()
             Thread {
-                let found = cache.computing("list") {
+                let found = try! waitFor { await cache.computing("list") {
                     computations.add()
-                    Thread.sleep(forTimeInterval: 0.2)   // long enough for every other thread to arrive
+                    usleep(200_000)   // long enough for every other thread to arrive
                     cache.store("list", v1, etag: "\"a\"", shows: ["cafes"], stamp: cache.stamp())
-                }
+                } }
                 if found?.response.body.bytes == Array("v1".utf8) { answers.add() }
                 threads.leave()
             }.start()
@@ -89,29 +89,30 @@ final class PageCacheTests: XCTestCase {
         XCTAssertEqual(threads.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(computations.value, 1)
         XCTAssertEqual(answers.value, 7, "every other thread got the stored answer")
-        XCTAssertNotNil(cache.computing("list") { XCTFail("stored: nothing to compute") })
+        XCTAssertNotNil(try waitFor { await cache.computing("list") { XCTFail("stored: nothing to compute") } })
     }
 
     /// When the one computing stores nothing (what the page shows changed meanwhile), those who waited
     /// compute it themselves rather than be given nothing or an answer older than their request.
-    func testWaitersComputeThePageThemselvesWhenNothingWasStored() {
+    func testWaitersComputeThePageThemselvesWhenNothingWasStored() throws {
         let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
         let computations = Counter()
         let started = DispatchSemaphore(value: 0)
         let waiter = Thread {
             started.wait()
             Thread.sleep(forTimeInterval: 0.05)
-            XCTAssertNil(cache.computing("list") { computations.add() })
+            XCTAssertNil(try! waitFor { await cache.computing("list") { computations.add() } })
             computations.add(100)   // marks that the waiter returned
         }
         waiter.start()
-        XCTAssertNil(cache.computing("list") {
+        let stale = page("stale")
+        XCTAssertNil(try waitFor { await cache.computing("list") {
             started.signal()
             let stamp = cache.stamp()
-            Thread.sleep(forTimeInterval: 0.3)
+            usleep(300_000)
             cache.changed("cafes")
-            cache.store("list", page("stale"), etag: "\"s\"", shows: ["cafes"], stamp: stamp)
-        })
+            cache.store("list", stale, etag: "\"s\"", shows: ["cafes"], stamp: stamp)
+        } })
         for _ in 0..<200 where computations.value < 100 { Thread.sleep(forTimeInterval: 0.01) }
         XCTAssertEqual(computations.value, 101, "the waiter computed the page itself, once")
         XCTAssertNil(cache.lookup("list"))

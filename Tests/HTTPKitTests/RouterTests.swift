@@ -39,29 +39,29 @@ final class RouterTests: XCTestCase {
 
     func testLiteralAndParameterRoutes() {
         let r = router()
-        XCTAssertEqual(body(r.respond(to: Request(method: "GET", path: "/v1/cafes"))), "\"list\"")
-        XCTAssertEqual(body(r.respond(to: Request(method: "GET", path: "/v1/cafes/12"))), "\"cafe 12\"")
-        XCTAssertEqual(body(r.respond(to: Request(method: "GET", path: "/v1/cafes/12/comments"))), "\"comments 12\"")
-        XCTAssertEqual(r.respond(to: Request(method: "GET", path: "/v1/cafes/12/other")).status, 404)
-        XCTAssertEqual(r.respond(to: Request(method: "GET", path: "/v1")).status, 404)
+        XCTAssertEqual(body(r.answer(Request(method: "GET", path: "/v1/cafes"))), "\"list\"")
+        XCTAssertEqual(body(r.answer(Request(method: "GET", path: "/v1/cafes/12"))), "\"cafe 12\"")
+        XCTAssertEqual(body(r.answer(Request(method: "GET", path: "/v1/cafes/12/comments"))), "\"comments 12\"")
+        XCTAssertEqual(r.answer(Request(method: "GET", path: "/v1/cafes/12/other")).status, 404)
+        XCTAssertEqual(r.answer(Request(method: "GET", path: "/v1")).status, 404)
     }
 
     /// "/" then a combining mark is one Swift Character; the segments must still be two (found by schemathesis).
     func testASegmentStartingWithACombiningMarkIsStillASegment() {
-        let r = router().respond(to: Request(method: "GET", path: "/v1/cafes/\u{115B9}x"))
+        let r = router().answer(Request(method: "GET", path: "/v1/cafes/\u{115B9}x"))
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(body(r), "\"cafe \u{115B9}x\"")
     }
 
     /// HEAD is named wherever GET is: the server answers a HEAD as the GET of the same target.
     func test405ListsAllowedMethods() {
-        let r = router().respond(to: Request(method: "DELETE", path: "/v1/cafes/3"))
+        let r = router().answer(Request(method: "DELETE", path: "/v1/cafes/3"))
         XCTAssertEqual(r.status, 405)
         XCTAssertEqual(r.header("Allow"), "GET, HEAD, PATCH")
     }
 
     func testMappedErrorsUseTheirProblemAndOthersBecome500() {
-        let r = router().respond(to: Request(method: "GET", path: "/down"))
+        let r = router().answer(Request(method: "GET", path: "/down"))
         XCTAssertEqual(r.status, 503)
         XCTAssertEqual(r.header("Retry-After"), "2")
     }
@@ -71,7 +71,7 @@ final class RouterTests: XCTestCase {
     func testPathsAreCanonicalBeforeMatching() {
         let r = router()
         for path in ["/v1/cafes/", "//v1//cafes", "/v1/./cafes", "/v1/cafes/12/..", "/x/../v1/cafes", "/../v1/cafes"] {
-            let response = r.respond(to: Request(method: "GET", path: path))
+            let response = r.answer(Request(method: "GET", path: path))
             XCTAssertEqual(body(response), "\"list\"", path)
             XCTAssertEqual(response.route, "/v1/cafes", path)
         }
@@ -86,10 +86,10 @@ final class RouterTests: XCTestCase {
 
     struct Recorder: Middleware {
         let seen: @Sendable (String) -> Void
-        func respond(to request: Request, context: TestContext, next: (Request, TestContext) -> Response) throws -> Response {
+        func respond(to request: Request, context: TestContext, next: (Request, TestContext) async -> Response) async throws -> Response {
             seen("\(request.method) \(request.route ?? "-") \(request.path)")
             if request.header("x-refuse") != nil { throw Problem.badRequest("refused", "by middleware") }
-            return next(request, context)
+            return await next(request, context)
         }
     }
 
@@ -104,14 +104,14 @@ final class RouterTests: XCTestCase {
                        middleware: [Recorder { s in seen.withLock { $0.append(s) } }], renderError: Problem.renderer(logger: logger)),
             RouteGroup<TestContext>(routes: [Endpoint("GET", "/b", { _, _ in .noContent() })], renderError: plain),
         ], unmatched: Problem.renderer(logger: logger))
-        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1/")).status, 204)
-        XCTAssertEqual(router.respond(to: Request(method: "POST", path: "/a/1")).status, 404)
-        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/a/1", headers: ["x-refuse": "1"])).status, 400)
-        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/b")).status, 204)
+        XCTAssertEqual(router.answer(Request(method: "GET", path: "/a/1/")).status, 204)
+        XCTAssertEqual(router.answer(Request(method: "POST", path: "/a/1")).status, 404)
+        XCTAssertEqual(router.answer(Request(method: "GET", path: "/a/1", headers: ["x-refuse": "1"])).status, 400)
+        XCTAssertEqual(router.answer(Request(method: "GET", path: "/b")).status, 204)
         XCTAssertEqual(seen.withLock { $0 }, ["GET /a/{id} /a/1", "POST /a/{id} /a/1", "GET /a/{id} /a/1"], "only group a's routes, after matching")
-        let wrongMethod = router.respond(to: Request(method: "DELETE", path: "/b"))
+        let wrongMethod = router.answer(Request(method: "DELETE", path: "/b"))
         XCTAssertEqual(wrongMethod.status, 418, "a 405 on a group's path is answered in that group's format")
-        XCTAssertEqual(router.respond(to: Request(method: "GET", path: "/nowhere")).status, 404)
+        XCTAssertEqual(router.answer(Request(method: "GET", path: "/nowhere")).status, 404)
     }
 }
 

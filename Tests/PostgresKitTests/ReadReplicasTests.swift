@@ -33,7 +33,7 @@ final class ReadReplicasTests: XCTestCase {
         }
     }
 
-    func testReadsGoToTheStandbyUntilItCannotAnswer() throws {
+    func testReadsGoToTheStandbyUntilItCannotAnswer() async throws {
         let (root, primary, pool) = try startPrimary("replicas")
         defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
         var standby: EmbeddedPostgres? = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
@@ -43,29 +43,34 @@ final class ReadReplicasTests: XCTestCase {
         replicas.start()
         defer { replicas.close() }
 
-        func whoAnswers(atLeast floor: WALPosition = .zero) throws -> Bool {   // true: the standby
-            try replicas.reading(atLeast: floor) { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
+        func whoAnswers(atLeast floor: WALPosition = .zero) async throws -> Bool {   // true: the standby
+            try await replicas.reading(atLeast: floor) { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
         }
-        XCTAssertTrue(try whoAnswers())
+        let standbyAnswers = try await whoAnswers()
+        XCTAssertTrue(standbyAnswers)
         XCTAssertFalse(try ReadReplicas.onPrimary { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) })
         XCTAssertFalse(try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self), "outside a read scope: the primary")
 
         // A write inside a read scope is refused by the standby and done by the primary, once.
-        try replicas.reading { try pool.query("INSERT INTO t VALUES (1)") }
+        try await replicas.reading { try pool.query("INSERT INTO t VALUES (1)") }
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self), 1)
 
         // Read-your-writes: a floor past what the standby has is answered by the primary.
         let far = WALPosition(value: UInt64(Int64.max))
-        XCTAssertFalse(try whoAnswers(atLeast: far))
+        let primaryAnswersFar = try await whoAnswers(atLeast: far)
+        XCTAssertFalse(primaryAnswersFar)
         try pool.query("INSERT INTO t VALUES (2)")
         let written = try pool.withConnection(WALPosition.current)
-        let seen = try replicas.reading(atLeast: written) { try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self) }
+        let seen = try await replicas.reading(atLeast: written) { try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self) }
         XCTAssertEqual(seen, 2, "a read at the write's position sees it, wherever it ran")
 
         // The standby stops: reads go on, on the primary, without an error.
         standby?.stop()
         standby = nil
-        for _ in 0..<20 { XCTAssertFalse(try whoAnswers()) }
+        for _ in 0..<20 {
+            let standby = try await whoAnswers()
+            XCTAssertFalse(standby)
+        }
         let reads = replicas.statistics
         XCTAssertGreaterThan(reads[1].reads, 0, "the standby answered reads")
         XCTAssertFalse(reads[1].healthy)
@@ -74,11 +79,12 @@ final class ReadReplicasTests: XCTestCase {
         standby = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
                                                    standbyOf: primary.conninfo()), logger: logger)
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !(try whoAnswers()) { usleep(100_000) }
-        XCTAssertTrue(try whoAnswers(), "reads return to the restarted standby")
+        while Date() < deadline, !(try await whoAnswers()) { usleep(100_000) }
+        let back = try await whoAnswers()
+        XCTAssertTrue(back, "reads return to the restarted standby")
     }
 
-    func testAStandbyHeldBackOnPurposeIsSkipped() throws {
+    func testAStandbyHeldBackOnPurposeIsSkipped() async throws {
         let (root, primary, pool) = try startPrimary("delayed")
         defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
         let delayed = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("delayed"), durability: false,
@@ -95,7 +101,8 @@ final class ReadReplicasTests: XCTestCase {
             usleep(100_000)
         }
         for _ in 0..<10 {
-            XCTAssertFalse(try replicas.reading { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) })
+            let standby = try await replicas.reading { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
+            XCTAssertFalse(standby)
         }
         XCTAssertFalse(replicas.statistics[1].healthy)
         XCTAssertGreaterThan(replicas.statistics[1].lagSeconds ?? 0, 1)

@@ -163,7 +163,7 @@ final class StatementLoopTests: StatementLoopTestCase {
         XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("answered after stop") })
     }
 
-    func testARecoveringReadAnswersWithItsSecondStatement() throws {
+    func testARecoveringReadAnswersWithItsSecondStatement() async throws {
         let loop = try startLoop()
         try pool.query("""
             CREATE FUNCTION too_many() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '54000'; END $$
@@ -171,17 +171,13 @@ final class StatementLoopTests: StatementLoopTestCase {
         let read = LoopRead.statement("SELECT too_many()").recovering { error in
             (error as? PostgresError)?.sqlState == "54000" ? LoopRead.statement("SELECT 99") : nil
         }
-        let recovered = PendingAnswer()
-        XCTAssertTrue(read.start(on: loop, recovered.complete))
-        XCTAssertEqual(try recovered.result(within: 10).get().first?.decode(0, as: Int.self), 99)
+        let recovered = try await read.rows(on: loop)
+        XCTAssertEqual(try recovered.first?.decode(0, as: Int.self), 99)
         // An error it has no read for is the answer.
-        let unrecovered = PendingAnswer()
-        XCTAssertTrue(LoopRead.statement("SELECT 1/0").recovering { _ in nil }.start(on: loop, unrecovered.complete))
-        guard case .failure(let error as PostgresError) = try unrecovered.result(within: 10) else { return XCTFail("1/0 answered") }
-        XCTAssertEqual(error.sqlState, "22012")
+        await XCTAssertFails(with: "22012") { try await LoopRead.statement("SELECT 1/0").recovering { _ in nil }.rows(on: loop) }
     }
 
-    func testAConfirmedReadAnswersWithItsFirstRowsOnlyOnceTheSecondReadPasses() throws {
+    func testAConfirmedReadAnswersWithItsFirstRowsOnlyOnceTheSecondReadPasses() async throws {
         let loop = try startLoop()
         struct Missing: Error {}
         // Rows asked about: the second read runs, and its rows decide.
@@ -190,21 +186,29 @@ final class StatementLoopTests: StatementLoopTestCase {
                 rows.isEmpty ? .init(.statement(second)) { if $0.isEmpty { throw Missing() } } : nil
             }
         }
-        let passed = PendingAnswer()
-        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1").start(on: loop, passed.complete))
-        XCTAssertEqual(try passed.result(within: 10).get().count, 0, "the first read's rows, confirmed")
-        let refused = PendingAnswer()
-        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1 WHERE false").start(on: loop, refused.complete))
-        guard case .failure(let error) = try refused.result(within: 10), error is Missing else { return XCTFail("not refused by the check") }
+        let confirmed = try await confirm("SELECT 1 WHERE false", by: "SELECT 1").rows(on: loop)
+        XCTAssertEqual(confirmed.count, 0, "the first read's rows, confirmed")
+        do {
+            _ = try await confirm("SELECT 1 WHERE false", by: "SELECT 1 WHERE false").rows(on: loop)
+            XCTFail("not refused by the check")
+        } catch is Missing {}
         // Rows not asked about: the second read never runs (it would fail).
-        let unasked = PendingAnswer()
-        XCTAssertTrue(confirm("SELECT 7", by: "SELECT 1/0").start(on: loop, unasked.complete))
-        XCTAssertEqual(try unasked.result(within: 10).get().first?.decode(0, as: Int.self), 7)
+        let unasked = try await confirm("SELECT 7", by: "SELECT 1/0").rows(on: loop)
+        XCTAssertEqual(try unasked.first?.decode(0, as: Int.self), 7)
         // A second read that fails fails the whole read with its error.
-        let broken = PendingAnswer()
-        XCTAssertTrue(confirm("SELECT 1 WHERE false", by: "SELECT 1/0").start(on: loop, broken.complete))
-        guard case .failure(let failure as PostgresError) = try broken.result(within: 10) else { return XCTFail("1/0 answered") }
-        XCTAssertEqual(failure.sqlState, "22012")
+        await XCTAssertFails(with: "22012") { try await confirm("SELECT 1 WHERE false", by: "SELECT 1/0").rows(on: loop) }
+    }
+
+    /// Fails the test unless `read` fails with SQLSTATE `state`.
+    private func XCTAssertFails(with state: String, _ read: () async throws -> QueryResult, line: UInt = #line) async {
+        do {
+            _ = try await read()
+            XCTFail("answered", line: line)
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, state, line: line)
+        } catch {
+            XCTFail("\(error)", line: line)
+        }
     }
 
     /// The loop's thread carries its name where an operator looks for it (`top -H`, `perf`).

@@ -123,7 +123,7 @@ public final class Application: Sendable {
                                 logger: Logger(label: "db.loop", minimum: configuration.logLevel))
             : nil
         let publicReads = PublicReads(replicas: replicas)
-        let authentication = Authentication(sessions: sessions)
+        let authentication = Authentication(sessions: sessions, lane: queries)
         let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
@@ -145,7 +145,7 @@ public final class Application: Sendable {
         let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, middleware: [SessionTokens.parse] + cachedPages + [authentication, publicReads],
                                             renderError: problems,
                                             lanes: [.query: RouteCost(lane: queries)])
-        let loopReads = LoopReads(loop: statementLoop)
+        let loopReads = LoopReads(loop: statementLoop, lane: queries)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
             + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
@@ -187,8 +187,7 @@ public final class Application: Sendable {
         router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
         routerReference.set(router)
-        let front = FrontDoor(router: router, metrics: requestMetrics, around: [CORSPolicy(allowedOrigins: configuration.corsOrigins)],
-                              awaiting: { request in pages?.claim(&request) ?? (true, {}) })
+        let front = FrontDoor(router: router, metrics: requestMetrics, around: [CORSPolicy(allowedOrigins: configuration.corsOrigins)])
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,
                                   connectionLimit: configuration.connectionLimit,
                                   connectionsPerAddress: configuration.connectionsPerAddress,

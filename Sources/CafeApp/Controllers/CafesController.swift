@@ -14,7 +14,7 @@ struct CafesController: Sendable {
     var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"])
-                .awaits(listFromLoop),
+                .lane(.readingThread),
             Endpoint("POST", "/v1/cafes", create).changes("cafes"),
             Endpoint("GET", "/v1/cafes/{id}", show).publicRead().cached(shows: ["cafes"]),
             Endpoint("PATCH", "/v1/cafes/{id}", update).changes("cafes"),
@@ -22,16 +22,12 @@ struct CafesController: Sendable {
         ]
     }
 
-    func list(_ request: Request, _ context: CafeContext) throws -> Response {
+    /// Read on the statement loop when its one statement can be chosen without a round trip
+    /// (`CafeRepository.loopRead`), else on the query lane (`CafeRepository.list`).
+    func list(_ request: Request, _ context: CafeContext) async throws -> Response {
         let listing = try listing(request)
-        return try render(cafes.list(listing), listing.sort)
-    }
-
-    /// `list` without a thread waiting for its read, when the read can be planned without one.
-    /// A request `listing` refuses is left to `list`, which says why.
-    func listFromLoop(_ request: Request) -> AwaitedAnswer? {
-        guard cursors.needNoDatabase, let listing = try? listing(request) else { return nil }
-        return loopReads.answer(request, cafes.loopRead(listing)) { rows in try render(listing.page(of: rows), listing.sort) }
+        return try await loopReads.answer(cafes.loopRead(listing), render: { try render(listing.page(of: $0), listing.sort) },
+                                          otherwise: { try render(cafes.list(listing), listing.sort) })
     }
 
     private func listing(_ request: Request) throws -> CafeListing {

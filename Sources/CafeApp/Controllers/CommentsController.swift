@@ -15,21 +15,21 @@ struct CommentsController: Sendable {
     var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"])
-                .awaits(recentFromLoop),
+                .lane(.readingThread),
             Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
-                .awaits { listFromLoop($0, withImage: false) },
+                .lane(.readingThread),
             Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
-                .awaits { listFromLoop($0, withImage: true) },
+                .lane(.readingThread),
             Endpoint("POST", "/v1/cafes/{id}/comments", create).posts().changes("comments"),
             Endpoint("PATCH", "/v1/comments/{id}", update).posts().changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),
         ]
     }
 
-    func list(_ request: Request, _ context: CafeContext) throws -> Response { try list(request, withImage: false) }
+    func list(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, withImage: false) }
 
     /// A cafe's comments that show a photo, newest first: the cafe's own photo wall.
-    func photos(_ request: Request, _ context: CafeContext) throws -> Response { try list(request, withImage: true) }
+    func photos(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, withImage: true) }
 
     /// Which page of a cafe's comments (or photos) a request asks for.
     private struct CafePage {
@@ -46,21 +46,19 @@ struct CommentsController: Sendable {
                  limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
     }
 
-    private func list(_ request: Request, withImage: Bool) throws -> Response {
+    /// Read on the statement loop when there is one (the cafe checked in a second read there for an
+    /// empty first page), else on the query lane.
+    private func list(_ request: Request, withImage: Bool) async throws -> Response {
         let page = try cafePage(request, withImage: withImage)
-        let rows = try comments.list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
-        if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
-        return try render(rows)
-    }
-
-    /// `list` without a thread waiting for its reads; a request `cafePage` refuses is left to `list`, which says why.
-    private func listFromLoop(_ request: Request, withImage: Bool) -> AwaitedAnswer? {
-        guard cursors.needNoDatabase, let page = try? cafePage(request, withImage: withImage) else { return nil }
         let read = comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit).confirmed { [cafes] rows in
             guard page.needsCafeCheck(empty: rows.isEmpty) else { return nil }
             return .init(cafes.existsRead(page.cafe)) { if $0.isEmpty { throw Problem.notFound("No such cafe.") } }
         }
-        return loopReads.answer(request, read) { rows in try render(CommentRepository.page(of: rows, limit: page.limit)) }
+        return try await loopReads.answer(read, render: { try render(CommentRepository.page(of: $0, limit: page.limit)) }, otherwise: {
+            let rows = try comments.list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+            if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
+            return try render(rows)
+        })
     }
 
     /// A page of comments; everyone's recent ones say which cafe each is about.
@@ -71,16 +69,13 @@ struct CommentsController: Sendable {
     }
 
     /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
-    func recent(_ request: Request, _ context: CafeContext) throws -> Response {
+    /// Read on the statement loop when there is one, else on the query lane.
+    func recent(_ request: Request, _ context: CafeContext) async throws -> Response {
         let page = try recentPage(request)
-        return try render(comments.recent(withImage: page.withImage, after: page.after, limit: page.limit), withCafeName: true)
-    }
-
-    private func recentFromLoop(_ request: Request) -> AwaitedAnswer? {
-        guard cursors.needNoDatabase, let page = try? recentPage(request) else { return nil }
-        return loopReads.answer(request, comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit)) { rows in
-            try render(CommentRepository.recentPage(of: rows, limit: page.limit), withCafeName: true)
-        }
+        return try await loopReads.answer(comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit),
+                                          render: { try render(CommentRepository.recentPage(of: $0, limit: page.limit), withCafeName: true) },
+                                          otherwise: { try render(comments.recent(withImage: page.withImage, after: page.after, limit: page.limit),
+                                                                  withCafeName: true) })
     }
 
     private func recentPage(_ request: Request) throws -> (withImage: Bool, after: Keyset?, limit: Int) {

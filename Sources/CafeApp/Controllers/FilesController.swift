@@ -45,9 +45,9 @@ struct FilesController: Sendable {
         }.adding(header: "Location", FileURL.path(for: stored.id))
     }
 
-    func download(_ request: Request, _ context: CafeContext) throws -> Response {
+    func download(_ request: Request, _ context: CafeContext) async throws -> Response {
         guard let id = FileID(try request.pathParameter("id")) else { throw Problem.notFound("No such file.") }
-        return try photos.serve(id, request, context, sizes: true)
+        return try await photos.serve(id, request, context, sizes: true)
     }
 }
 
@@ -75,7 +75,7 @@ struct PhotoServing: Sendable {
     }
 
     /// The photo (`?w=` absent, or `sizes` false) or a size, as the request's session may see it.
-    func serve(_ id: FileID, _ request: Request, _ context: CafeContext, sizes: Bool) throws -> Response {
+    func serve(_ id: FileID, _ request: Request, _ context: CafeContext, sizes: Bool) async throws -> Response {
         let viewer = context.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) }
         let known = Self.knownDigests(request)
         let webp = Self.wantsWebP(request)
@@ -97,7 +97,7 @@ struct PhotoServing: Sendable {
             case .found(let answer):
                 return respond(answer, request, negotiated: width != nil)
             case .needsWork(let key, let needed):
-                let ran = try work.run(key) { try lane.run(needed) != nil }
+                let ran = try await work.run(key) { try await lane.run(needed) != nil }
                 if ran == false { throw Problem.unavailable("overloaded", "Too many photos are being resized; retry.", retryAfter: 1) }
             }
         }

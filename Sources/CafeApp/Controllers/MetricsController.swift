@@ -65,7 +65,7 @@ struct MetricsController: Sendable {
             Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request or reading an answer too slowly.",
                              type: "counter", [("", Double(server.slowConnectionsCut))], into: &out)
             let lanes = server.lanes.map { ($0.configuration.name, $0.load) }
-            Prometheus.gauge("cafe_lane_requests", "Requests on each work lane, running or waiting for a thread.",
+            Prometheus.gauge("cafe_lane_requests", "Requests on each work lane: waiting for a thread, or running (on one, or awaiting the database).",
                              lanes.flatMap { [("lane=\"\($0.0)\",state=\"running\"", Double($0.1.running)),
                                               ("lane=\"\($0.0)\",state=\"waiting\"", Double($0.1.waiting))] }, into: &out)
         }

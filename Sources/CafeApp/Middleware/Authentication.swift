@@ -52,14 +52,27 @@ struct SessionTokens: Middleware {
 /// Resolves the request's session token once, on the primary, into the context's `session` (the first
 /// middleware of a group that reads it): handlers (`Authenticator`, `ParseRequest`), idempotency,
 /// read-your-writes and the commit position all read that one lookup.
+///
+/// A route that runs on the thread reading its connection (`RouteTraits.Lane.readingThread`) must not
+/// block there: a token the session cache does not hold is looked up on `lane`.
 struct Authentication: Middleware {
     let sessions: SessionRepository
+    let lane: WorkLane
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
-        guard let token = request.sessionToken else { return next(request, context) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
+        guard let token = request.sessionToken else { return await next(request, context) }
         var context = context
-        context.session = try sessions.session(forToken: token)
-        return next(request, context)
+        if let cached = sessions.cachedSession(forToken: token) {
+            context.session = cached
+        } else if request.lane != nil {
+            context.session = try sessions.session(forToken: token)
+        } else {
+            guard let found = try await lane.run({ try sessions.session(forToken: token) }) else {
+                throw Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+            }
+            context.session = found
+        }
+        return await next(request, context)
     }
 }
 

@@ -3,8 +3,9 @@ import HTTPKit
 /// Cross-origin access for browser clients on other origins: only those listed in
 /// `CORS_ORIGINS` (exact `scheme://host[:port]`, comma-separated; default none). Sessions are
 /// bearer tokens, never cookies, so credentials are not allowed and `*` is never answered. Around
-/// every answer, routed or refused (`FrontDoor.around`).
+/// every request, routed or refused (`FrontDoor.around`): its `admit` and `finish` phases.
 struct CORSPolicy: Middleware {
+    typealias Context = CafeContext
     let allowedOrigins: Set<String>
 
     private static let methodList = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -17,27 +18,32 @@ struct CORSPolicy: Middleware {
     ]
     static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed, X-Commit-LSN"
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) -> Response {
-        guard let origin = request.header("origin") else { return next(request, context) }
-        let allowed = allowedOrigins.contains(origin)
-        if request.method == "OPTIONS", let method = request.header("access-control-request-method") {
-            let requested = (request.header("access-control-request-headers") ?? "")
-                .split(separator: ",").map { $0.trimming(.whitespaces).lowercased() }.filter { !$0.isEmpty }
-            guard allowed, Self.allowedMethods.contains(method.uppercased()),
-                  requested.allSatisfy(Self.allowedHeaders.contains) else {
-                return Problem(status: 403, code: "cors_denied", title: "Cross-origin request denied",
-                               detail: "This origin, method or header is not allowed here.", headers: [("Vary", "Origin")]).response
-            }
-            return Response(status: 204, headers: [
-                ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
-                ("Access-Control-Allow-Methods", Self.allowedMethodsHeader),
-                ("Access-Control-Allow-Headers", requested.joined(separator: ", ")),
-                ("Access-Control-Max-Age", "600"),
-            ])
+    /// A preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered here, for any path.
+    func admit(_ request: inout Request) -> Response? {
+        guard request.method == "OPTIONS", let origin = request.header("origin"),
+              let method = request.header("access-control-request-method") else { return nil }
+        let requested = (request.header("access-control-request-headers") ?? "")
+            .split(separator: ",").map { $0.trimming(.whitespaces).lowercased() }.filter { !$0.isEmpty }
+        guard allowedOrigins.contains(origin), Self.allowedMethods.contains(method.uppercased()),
+              requested.allSatisfy(Self.allowedHeaders.contains) else {
+            return Problem(status: 403, code: "cors_denied", title: "Cross-origin request denied",
+                           detail: "This origin, method or header is not allowed here.", headers: [("Vary", "Origin")]).response
         }
-        var response = next(request, context)
+        return Response(status: 204, headers: [
+            ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
+            ("Access-Control-Allow-Methods", Self.allowedMethodsHeader),
+            ("Access-Control-Allow-Headers", requested.joined(separator: ", ")),
+            ("Access-Control-Max-Age", "600"),
+        ])
+    }
+
+    /// Every other answer to a request from an origin says whom it is for.
+    func finish(_ response: Response, for request: Request) -> Response {
+        guard let origin = request.header("origin"),
+              !(request.method == "OPTIONS" && request.header("access-control-request-method") != nil) else { return response }
+        var response = response
         response.headers.append(("Vary", "Origin"))
-        if allowed {
+        if allowedOrigins.contains(origin) {
             response.headers.append(("Access-Control-Allow-Origin", origin))
             response.headers.append(("Access-Control-Expose-Headers", Self.exposedHeaders))
         }

@@ -36,8 +36,7 @@ struct CachedPages: Middleware {
 
     /// A stored answer (or 304 for a matching If-None-Match), at once on the reading thread; on a miss
     /// nil, and the request takes the cache's stamp now, before anything reads for it: a change committed
-    /// after this makes the page it gets unusable. (A page read on the statement loop is rendered after
-    /// its read; a stamp taken then could miss a change committed in between.)
+    /// after this makes the page it gets unusable.
     func admit(_ request: inout Request) -> Response? {
         guard let entry = entry(request) else { return nil }
         guard let (response, etag) = cache.lookup(entry.key) else {
@@ -48,36 +47,33 @@ struct CachedPages: Middleware {
     }
 
     /// Around the rest of the group: its answer, kept when it is a page; a write empties what it changed.
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) -> Response {
-        let response = answer(request) { next($0, context) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async -> Response {
+        let response = await answer(request) { await next($0, context) }
         wrote(request, response)
         return response
     }
 
     /// Answers with `respond`, storing a 200 for the next requests. A request that missed on its
     /// reading thread takes the stored answer instead if it was stored meanwhile, or is being computed
-    /// for another request (`PageCache.computing`): a wave of misses after a change runs one query.
-    ///
-    /// A page read on the statement loop (`Request.isAwaited`) is only rendered now, its read done: it
-    /// is stored for its stamp, and never waits for another request's computation on this thread.
-    private func answer(_ request: Request, _ respond: (Request) -> Response) -> Response {
-        guard let entry = entry(request) else { return respond(request) }
-        if request.isAwaited { return compute(entry, request, respond) }
+    /// for another request (`PageCache.computing`, awaited): a wave of misses after a change runs one query.
+    private func answer(_ request: Request, _ respond: (Request) async -> Response) async -> Response {
+        guard let entry = entry(request) else { return await respond(request) }
         var computed: Response?
-        if let (response, etag) = cache.computing(entry.key, { computed = compute(entry, request, respond) }) {
+        if let (response, etag) = await cache.computing(entry.key, { computed = await compute(entry, request, respond) }) {
             return Self.served(request, response, etag: etag)
         }
-        return computed ?? compute(entry, request, respond)
+        if let computed { return computed }
+        return await compute(entry, request, respond)
     }
 
-    private func compute(_ entry: (key: String, kinds: [String]), _ request: Request, _ respond: (Request) -> Response) -> Response {
+    private func compute(_ entry: (key: String, kinds: [String]), _ request: Request, _ respond: (Request) async -> Response) async -> Response {
         // Before the query: a change committed after it makes the answer unusable.
         let stamp = request.pageStamp ?? cache.stamp()
         var request = request
         // A standby that has not replayed a change heard of may not answer. Suspended (its notifications
         // stopped, e.g. the primary died), the cache stores nothing, so any caught-up standby may.
         if !cache.isSuspended { request.readFloor = max(request.readFloor, stamp.floor) }
-        let computed = respond(request)
+        let computed = await respond(request)
         guard computed.status == 200 else { return computed }
         // A route that sets its own validators (a photo: its digest, and how long a CDN may keep it) keeps them.
         // The body in memory of its own size before it is kept, so that this answer and the stored one share
@@ -90,15 +86,6 @@ struct CachedPages: Middleware {
         // Stored as the hits are sent, so that a hit adds nothing to it.
         cache.store(entry.key, response.adding(header: "X-Cache", "hit"), etag: etag, shows: entry.kinds, stamp: stamp)
         return Self.revalidated(request, response, etag: etag) ?? response.adding(header: "X-Cache", "miss")
-    }
-
-    /// Claims the request's page for a read that is answered without a thread (`AwaitedAnswer`): no
-    /// when another request computes it (answered then on a lane, which waits for that one) or it was
-    /// stored meanwhile (a lane serves it). `settled` lets the requests waiting for it go on.
-    func claim(_ request: inout Request) -> (proceed: Bool, settled: @Sendable () -> Void) {
-        guard let entry = entry(request) else { return (true, {}) }
-        guard case .yours(let claimed) = cache.claim(entry.key) else { return (false, {}) }
-        return (true, { claimed.release() })
     }
 
     /// A stored answer as this request gets it: 304 for a matching If-None-Match, else the page.

@@ -19,10 +19,10 @@ struct CommitPositions: Middleware {
     let recordOnSessions: Bool
     let logger: Logger
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
-        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return next(request, context) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
+        guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return await next(request, context) }
         let recorder = CommitRecorder()
-        let response = CommitRecorder.$current.withValue(recorder) { next(request, context) }
+        let response = await CommitRecorder.$current.withValue(recorder) { await next(request, context) }
         guard (200..<300).contains(response.status) else { return response }
         do {
             let position: WALPosition

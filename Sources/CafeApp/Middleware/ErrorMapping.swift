@@ -9,6 +9,8 @@ import PostgresKit
 enum ErrorMapping {
     static func problem(for error: any Error, request: Request) -> Problem? {
         switch error {
+        case is StatementLoop.Full:
+            return .unavailable("overloaded", "Too many reads are waiting for the database; retry.", retryAfter: 1)
         case let pg as PostgresError where pg.isUnavailable:
             return .unavailable("database_unavailable", "The database is not reachable right now; retry shortly.", retryAfter: 2)
         case let pg as PostgresError where pg.isRejectedValue:

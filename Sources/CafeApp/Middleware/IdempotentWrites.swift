@@ -33,24 +33,24 @@ struct IdempotentWrites: Middleware {
         self.requestIDHeader = requestIDHeader
     }
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
         guard request.method == "POST", !request.readsOnly, request.traits.credentials == nil,
               let key = request.header("idempotency-key") ?? requestIDHeader.flatMap(request.header) else {
-            return next(request, context)
+            return await next(request, context)
         }
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw Problem.badRequest("invalid_idempotency_key", "Idempotency-Key must be 1–255 characters.")
         }
-        guard let user = context.user else { return next(request, context) }
+        guard let user = context.user else { return await next(request, context) }
         let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
-        if request.traits.lane == .upload { return try upload(request, user: user.id, key: key, fingerprint: fingerprint, context, next) }
+        if request.traits.lane == .upload { return try await upload(request, user: user.id, key: key, fingerprint: fingerprint, context, next) }
         do {
-            return try pool.transaction { _ in
+            return try await pool.withTransaction { _ in
                 switch try keys.claim(user: user.id, key: key, requestHash: fingerprint) {
                 case .answered(let stored):
                     return try Self.replay(stored, fingerprint)
                 case .claimed:
-                    let response = try handlerResponse(request, context, next)
+                    let response = try await handlerResponse(request, context, next)
                     guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
                     try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
                                     location: response.header("location"), body: response.body.bytes)
@@ -63,11 +63,11 @@ struct IdempotentWrites: Middleware {
     }
 
     /// An upload's key, around its stored result rather than its work (see the type's comment).
-    private func upload(_ request: Request, user: UserID, key: String, fingerprint: [UInt8], _ context: CafeContext, _ next: (Request, CafeContext) -> Response) throws -> Response {
+    private func upload(_ request: Request, user: UserID, key: String, fingerprint: [UInt8], _ context: CafeContext, _ next: (Request, CafeContext) async -> Response) async throws -> Response {
         if let stored = try keys.answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
-        let response = next(request, context)
+        let response = await next(request, context)
         guard response.status < 500, response.status != 429 else { return response }
-        return try pool.transaction { _ in
+        return try await pool.withTransaction { _ in
             switch try keys.claim(user: user, key: key, requestHash: fingerprint) {
             case .answered(let stored):
                 return try Self.replay(stored, fingerprint)
@@ -97,11 +97,11 @@ struct IdempotentWrites: Middleware {
     /// The handler's answer, its work in a transaction of its own inside the key's: a handler that
     /// answered 4xx after a failed statement left that transaction aborted, so its work is undone
     /// while the key and the answer still commit.
-    private func handlerResponse(_ request: Request, _ context: CafeContext, _ next: (Request, CafeContext) -> Response) throws -> Response {
+    private func handlerResponse(_ request: Request, _ context: CafeContext, _ next: (Request, CafeContext) async -> Response) async throws -> Response {
         struct Failed: Error { let response: Response }
         do {
-            return try pool.transaction { tx in
-                let response = next(request, context)
+            return try await pool.withTransaction { tx in
+                let response = await next(request, context)
                 if tx.isInFailedTransaction { throw Failed(response: response) }
                 return response
             }

@@ -28,8 +28,8 @@ struct PublicReads: Middleware {
         }
     }
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
-        guard Self.isPublicRead(request) else { return next(request, context) }
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
+        guard Self.isPublicRead(request) else { return await next(request, context) }
         var floor = WALPosition(value: request.readFloor)
         if let named = request.header(Self.minimumPositionHeader) {
             guard let position = WALPosition(named.trimming(.whitespaces)) else {
@@ -37,8 +37,8 @@ struct PublicReads: Middleware {
             }
             floor = max(floor, position)
         }
-        guard let replicas else { return next(request, context) }
+        guard let replicas else { return await next(request, context) }
         if let written = context.session?.lastWrite { floor = max(floor, written) }
-        return try replicas.reading(atLeast: floor) { next(request, context) }
+        return try await replicas.reading(atLeast: floor) { await next(request, context) }
     }
 }

@@ -13,10 +13,10 @@ struct VerifiedEmail: Middleware {
     /// A post inside a `/parse/batch` is refused exactly as the same post sent alone.
     var wrapsNestedRequests: Bool { true }
 
-    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) -> Response) throws -> Response {
+    func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
         if required, let posts = request.traits.posts, let user = context.user, !user.emailVerified, !user.isAdmin, posts(request.body) {
             throw Self.refusal
         }
-        return next(request, context)
+        return await next(request, context)
     }
 }

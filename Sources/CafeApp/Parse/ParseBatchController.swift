@@ -67,18 +67,20 @@ struct ParseBatchController: Sendable {
         return requests.allSatisfy { $0.object?["method"]?.string?.uppercased() == "GET" }
     }
 
-    func batch(_ r: ParseRequest) throws -> Response {
+    func batch(_ r: ParseRequest) async throws -> Response {
         let entries = try Self.entries(r.body, max: maxRequests)
         let requests = entries.enumerated().map { index, entry in subrequest(entry, index, of: r) }
         guard let router = router.current else { throw ParseError(1, "The server is starting; retry.") }
         if r.body?["transaction"] == .bool(true) {
             do {
-                let answers = try pool.transaction { _ in
-                    try requests.map { request -> Response in
-                        let answer = router.respondNested(to: request, context: r.context)
+                let answers = try await pool.withTransaction { _ in
+                    var answers: [Response] = []
+                    for request in requests {
+                        let answer = await router.respondNested(to: request, context: r.context)
                         guard (200..<300).contains(answer.status) else { throw FailedEntry(answer: answer) }
-                        return answer
+                        answers.append(answer)
                     }
+                    return answers
                 }
                 return Self.results(answers)
             } catch let failed as FailedEntry {
@@ -87,7 +89,9 @@ struct ParseBatchController: Sendable {
                 return answer
             }
         }
-        return Self.results(requests.map { router.respondNested(to: $0, context: r.context) })
+        var answers: [Response] = []
+        for request in requests { answers.append(await router.respondNested(to: request, context: r.context)) }
+        return Self.results(answers)
     }
 
     private struct FailedEntry: Error {

@@ -41,7 +41,7 @@ struct ParseClassesController: Sendable {
             Endpoint("GET", "/parse/classes/{className}", parse.handler(query)).publicRead(),
             Endpoint("POST", "/parse/classes/{className}", parse.handler { r in
                 switch r.method {
-                case "GET": try query(r)
+                case "GET": try await query(r)
                 case "POST": try create(r)
                 default: throw ParseError(107, "POST to a class needs _method GET or POST.")
                 }
@@ -76,14 +76,14 @@ struct ParseClassesController: Sendable {
 
     // MARK: Reading
 
-    func query(_ r: ParseRequest) throws -> Response {
+    func query(_ r: ParseRequest) async throws -> Response {
         let params = r.http.method == "GET" ? try ParseQuery<CafeField>.parameters(fromQueryString: r.http.query) : r.bodyParameters
         let anonymous = try r.user() == nil   // a bad token is an error even where reading needs none
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
             try q.checkSort(estimate: { try cafes.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
                 let count = q.count ? try stores.cafes.count(q.query) : nil
                 let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
@@ -92,7 +92,7 @@ struct ParseClassesController: Sendable {
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
             try q.checkSort(estimate: { try comments.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
                 let count = q.count ? try stores.comments.count(q.query) : nil
                 let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
@@ -104,12 +104,11 @@ struct ParseClassesController: Sendable {
 
     /// Answers a heavy query on its lane (refused when that is full or has spent its time), an anonymous one under
     /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
-    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) throws -> Response {
+    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) async throws -> Response {
         guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
         let stores = heavy
-        // The lane's thread reads where this request reads (a standby, with its floor).
-        let scope = ReadReplicas.currentScope
-        guard let response = try heavyLane.run({ try ReadReplicas.continuing(scope) { try withinTime(anonymous: anonymous, stores) { try answer(stores) } } }) else {
+        // On the lane's thread the request's task reads where it reads (a standby, with its floor).
+        guard let response = try await heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
             var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
                                               + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
             refusal.hold = 1   // a client that retries at once waits out its Retry-After here

@@ -13,8 +13,8 @@ struct ParseFacade: Sendable {
     /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
     /// `fileBody`: the body is a file's bytes, not a JSON envelope. (Errors are answered in Parse's
     /// format by the /parse route group.)
-    func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) throws -> Response) -> Handler<CafeContext> {
-        { request, context in try body(try ParseRequest(request, context, parse: self, fileBody: fileBody)) }
+    func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) async throws -> Response) -> Handler<CafeContext> {
+        { request, context in try await body(try ParseRequest(request, context, parse: self, fileBody: fileBody)) }
     }
 
     /// The start of an absolute URL, or "" for a relative one.

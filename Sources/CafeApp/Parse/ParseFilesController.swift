@@ -52,10 +52,10 @@ struct ParseFilesController: Sendable {
         }.adding(header: "Location", url)
     }
 
-    func download(_ request: Request, _ context: CafeContext) throws -> Response {
+    func download(_ request: Request, _ context: CafeContext) async throws -> Response {
         guard try request.pathParameter("appId") == parse.appID, let id = ParseFileName.fileID(try request.pathParameter("name")) else {
             throw Problem.notFound("No such file.")
         }
-        return try photos.serve(id, request, context, sizes: false)
+        return try await photos.serve(id, request, context, sizes: false)
     }
 }

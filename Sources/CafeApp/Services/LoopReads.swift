@@ -1,18 +1,21 @@
 import HTTPKit
 import PostgresKit
 
-/// Pages answered from the statement loop (`StatementLoop`, `DB_LOOP_CONNECTIONS`), when there is one:
-/// a request's one read goes there and its connection is suspended, so no thread waits for it.
+/// Pages read on the statement loop (`StatementLoop`, `DB_LOOP_CONNECTIONS`) when there is one: the
+/// request's task awaits its read and holds no thread meanwhile. Their routes run on the thread that
+/// reads the connection (`RouteTraits.Lane.readingThread`), which must never block: a page that needs
+/// more than one read, or any page without a loop, is read on the query lane instead.
 struct LoopReads: Sendable {
     let loop: StatementLoop?
+    let lane: WorkLane
 
-    /// The answer to `request` from `read`'s rows, rendered by `render` on the thread that reads the
-    /// connection. Nil — the route's handler answers it on its lane — without a loop or a read, or for a
-    /// request with credentials: the group's authentication looks those up, which blocks.
-    func answer(_ request: Request, _ read: LoopRead?, render: @escaping @Sendable (QueryResult) throws -> Response) -> AwaitedAnswer? {
-        guard let loop, let read, request.sessionToken == nil else { return nil }
-        return AwaitedAnswer { finish in
-            read.start(on: loop) { rows in finish { _ in try render(rows.get()) } }
+    /// The answer from `read`'s rows, rendered by `render`; without a loop or a read, `otherwise`'s, run
+    /// on the lane (503 `overloaded` when that is full).
+    func answer(_ read: LoopRead?, render: (QueryResult) throws -> Response, otherwise: () throws -> Response) async throws -> Response {
+        if let loop, let read { return try render(try await read.rows(on: loop)) }
+        guard let answer = try await lane.run(otherwise) else {
+            throw Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
         }
+        return answer
     }
 }

@@ -17,7 +17,7 @@ final class OneAtATime: Sendable {
 
     /// Runs `work` unless it runs for `key` already; then waits for that one. Returns what `work` returned,
     /// or nil after waiting (look again for its result).
-    func run<T>(_ key: String, _ work: () throws -> T) throws -> T? {
+    func run<T>(_ key: String, _ work: () async throws -> T) async throws -> T? {
         let (flight, mine) = flights.withLock { flights -> (Flight, Bool) in
             if let running = flights[key] { return (running, false) }
             let flight = Flight()
@@ -33,6 +33,6 @@ final class OneAtATime: Sendable {
             flights.withLock { $0[key] = nil }
             flight.done.signal()
         }
-        return try work()
+        return try await work()
     }
 }

@@ -9,9 +9,6 @@ import HTTPKit
 struct PageCursors: Sendable {
     let signer: CursorSigner
 
-    /// Whether encoding and decoding need no database (the key is read on first use).
-    var needNoDatabase: Bool { signer.isKeyed }
-
     func encode(_ key: CafeSortKey, sort: CafeSort) throws -> String {
         try seal(.cafes(sort, key))
     }

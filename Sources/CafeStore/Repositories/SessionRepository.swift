@@ -32,6 +32,14 @@ public struct SessionRepository: Sendable {
         public let lastWrite: WALPosition?
     }
 
+    /// What the session cache holds for `token` — its session, or `.some(nil)` for a malformed token —
+    /// and nil when only `session(forToken:)` can tell (a query).
+    public func cachedSession(forToken token: String) -> Session?? {
+        guard Tokens.isWellFormed(token) else { return .some(nil) }
+        guard case .hit(let session) = cache?.lookup(token) else { return nil }
+        return session
+    }
+
     /// The session behind a live (unexpired, unrevoked) token, unless an operator blocked its user.
     /// On the primary even inside a public read: a session created a moment ago may not have
     /// reached a standby. Answered from `cache` when it has the token.

@@ -64,26 +64,12 @@ public final class ReadReplicas: Sendable {
     }
 
     /// Runs `body` as a public read that must reflect every commit up to `floor`: on a standby
-    /// that has replayed that far, else on the primary. Nested calls join the outer scope.
-    public func reading<T>(atLeast floor: WALPosition = .zero, _ body: () throws -> T) throws -> T {
-        if ConnectionPool.readScope != nil { return try body() }
+    /// that has replayed that far, else on the primary. Nested calls join the outer scope. The scope is
+    /// the request task's, so work it hands to another lane's thread (a heavy query) reads there too.
+    public func reading<T>(atLeast floor: WALPosition = .zero, _ body: () async throws -> T) async throws -> T {
+        if ConnectionPool.readScope != nil { return try await body() }
         let scope = ReadScope(replicas: self, floor: floor)
-        return try ConnectionPool.$readScope.withValue(ConnectionPool.ReadRedirect(sources: redirected, scope: scope)) { try body() }
-    }
-
-    /// This thread's read scope (none outside `reading`), for work another thread does on its behalf
-    /// while this one waits for it (a heavy query's lane): that thread runs it `continuing` the scope,
-    /// so its reads go where this request's go. Never used by two threads at once: the one that
-    /// handed it over waits.
-    public struct CarriedScope: @unchecked Sendable {
-        let redirect: ConnectionPool.ReadRedirect?
-    }
-
-    public static var currentScope: CarriedScope { CarriedScope(redirect: ConnectionPool.readScope) }
-
-    /// Runs `body` in a scope carried from the thread that waits for it.
-    public static func continuing<T>(_ scope: CarriedScope, _ body: () throws -> T) rethrows -> T {
-        try ConnectionPool.$readScope.withValue(scope.redirect) { try body() }
+        return try await ConnectionPool.$readScope.withValue(ConnectionPool.ReadRedirect(sources: redirected, scope: scope)) { try await body() }
     }
 
     /// Runs `body` on the primary even inside a read scope: for what must see the latest commit
