@@ -63,13 +63,13 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     /// Lends a connection to `body` and takes it back afterwards. Inside a `transaction` of this
-    /// pool on this thread, it is that transaction's connection.
+    /// pool in this task, it is that transaction's connection.
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         if ambientConnection == nil, let scope = redirectingScope { return try scope.run { try $0.withConnectionHere(body) } }
         return try withConnectionHere(body)
     }
 
-    /// `withConnection` on this pool itself, whatever read scope the thread is in.
+    /// `withConnection` on this pool itself, whatever read scope the task is in.
     func withConnectionHere<T>(_ body: (Connection) throws -> T) throws -> T {
         if let ambient = ambientConnection { return try body(ambient) }
         let connection = try acquire()
@@ -78,7 +78,7 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     /// The one way to group statements: runs `body` in a transaction that everything using this
-    /// pool on this thread joins — repositories that know nothing of it included — so it all
+    /// pool in this task joins — repositories that know nothing of it included — so it all
     /// commits when `body` returns or rolls back when it throws. A transaction inside another is a
     /// savepoint of it: atomic on its own, and its failure leaves the outer one usable.
     @discardableResult
@@ -119,14 +119,14 @@ public final class ConnectionPool: @unchecked Sendable {
     }
 
     /// `sql`, one write that commits by itself: in the next batch of `groupCommit` (a `StatementLoop`
-    /// for `.commits`) when there is one and this thread is in no transaction of this pool; otherwise as
+    /// for `.commits`) when there is one and this task is in no transaction of this pool; otherwise as
     /// `statement` sends it (a savepoint inside a transaction).
     public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) throws -> QueryResult {
         if let groupCommit, ambientConnection == nil, redirectingScope == nil { return try groupCommit.commit(sql) }
         return try statement { try $0.query(sql) }
     }
 
-    /// Inside `ReadReplicas.reading`: where this thread's uses of the primary's pools go instead.
+    /// Inside `ReadReplicas.reading`: where this task's uses of the primary's pools go instead.
     struct ReadRedirect: @unchecked Sendable {   // only ever read in the task that set it, one thread at a time
         let sources: Set<ObjectIdentifier>
         let scope: ReadScope

@@ -157,7 +157,7 @@ final class Standby: Sendable {
 }
 
 /// The read of one request: where it runs is decided at its first use of the database and kept.
-/// Used by the request's thread only.
+/// Used by the request's task only, which runs one job at a time.
 final class ReadScope: @unchecked Sendable {
     private let replicas: ReadReplicas
     private let floor: WALPosition
