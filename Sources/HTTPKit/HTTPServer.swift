@@ -14,7 +14,7 @@ import Synchronization
 /// other request is answered by a task of its own with the connection suspended, so the reading
 /// thread's other connections never wait behind it: on its route's `WorkLane` (the task's executor),
 /// where blocking work (libpq) runs, never on Swift's cooperative pool; a route that never blocks on
-/// the global executor.
+/// the thread that read it (`RequestRun`).
 /// Unchecked `Sendable`: its mutable state is the daemon handle, under `state`'s mutex, and atomics.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {

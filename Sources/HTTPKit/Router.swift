@@ -45,12 +45,12 @@ public final class Router<Context: RequestContext>: Sendable {
         self.unmatched = unmatched
     }
 
-    /// Where a request line leads: the route and its parameters on the canonical path, or why none
-    /// (404, 405), and what it may cost. The server asks once, before it reads the body; the
-    /// request carries the answer to `admit` and `respond`.
     /// Every route, in the order declared.
     public var routes: [Route] { table.routes }
 
+    /// Where a request line leads: the route and its parameters on the canonical path, or why none
+    /// (404, 405), and what it may cost. The server asks once, before it reads the body; the
+    /// request carries the answer to `admit` and `respond`.
     public func route(method: String, path: String) -> Routing {
         let path = RequestPath.canonical(path)
         do {
@@ -253,7 +253,7 @@ public protocol Responder: Sendable {
 /// What serving a route may cost the server: where it runs and how large a body it reads.
 public struct RouteCost: Sendable {
     /// The lane whose threads run its requests' tasks, for work that blocks (a query, a password hash);
-    /// nil: Swift's global executor, for work that never blocks.
+    /// nil: the thread that read the request (`RequestRun`), for work that never blocks.
     public var lane: WorkLane?
     /// The largest request body read (larger: 413 before reading); nil: the server's `maxBodyBytes`.
     public var maxBodyBytes: Int?
