@@ -328,6 +328,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 extension Problem {
     /// The answer to a request that arrives, or is still waiting, while the server stops.
     static let shuttingDown = Problem.unavailable("shutting_down", "The server is shutting down; retry.", retryAfter: 1)
+    /// The answer to a request refused a place on `lane` (full, or out of time): 503 at once.
+    public static func overloaded(_ lane: WorkLane) -> Problem {
+        Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+    }
     /// The answer to a target with `%00` in it, which decoded would cut the path or a query value short.
     static let nulInTarget = Problem.badRequest("invalid_target", "The request target holds %00 (a NUL byte), which no path or query value may contain.")
 
@@ -515,8 +519,7 @@ extension HTTPServer {
     fileprivate func start(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
         let lane = state.routing?.cost.lane
         if let lane, !lane.admit() {
-            let problem = Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
-            return send(refusal: responder.refuse(request, with: problem), request, state, on: connection, closing: false)
+            return send(refusal: responder.refuse(request, with: .overloaded(lane)), request, state, on: connection, closing: false)
         }
         state.requestID = request.requestID
         state.request = request

@@ -68,7 +68,7 @@ struct Authentication: Middleware {
             context.session = try sessions.session(forToken: token)
         } else {
             guard let found = try await lane.run({ try sessions.session(forToken: token) }) else {
-                throw Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+                throw Problem.overloaded(lane)
             }
             context.session = found
         }

@@ -14,7 +14,7 @@ struct LoopReads: Sendable {
     func answer(_ read: LoopRead?, render: (QueryResult) throws -> Response, otherwise: () throws -> Response) async throws -> Response {
         if let loop, let read { return try render(try await read.rows(on: loop)) }
         guard let answer = try await lane.run(otherwise) else {
-            throw Problem.unavailable("overloaded", "Too many \(lane.configuration.name) requests are waiting; retry.", retryAfter: 1)
+            throw Problem.overloaded(lane)
         }
         return answer
     }
