@@ -18,9 +18,14 @@ struct CORSPolicy: Middleware {
     ]
     static let exposedHeaders = "Location, Retry-After, ETag, X-Request-Id, Idempotent-Replayed, X-Commit-LSN"
 
-    /// A preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered here, for any path.
+    /// A browser's question before a cross-origin request: `OPTIONS` with `Access-Control-Request-Method`.
+    private static func isPreflight(_ request: Request) -> Bool {
+        request.method == "OPTIONS" && request.header("access-control-request-method") != nil
+    }
+
+    /// A preflight is answered here, for any path.
     func admit(_ request: inout Request) -> Response? {
-        guard request.method == "OPTIONS", let origin = request.header("origin"),
+        guard Self.isPreflight(request), let origin = request.header("origin"),
               let method = request.header("access-control-request-method") else { return nil }
         let requested = (request.header("access-control-request-headers") ?? "")
             .split(separator: ",").map { $0.trimming(.whitespaces).lowercased() }.filter { !$0.isEmpty }
@@ -39,8 +44,7 @@ struct CORSPolicy: Middleware {
 
     /// Every other answer to a request from an origin says whom it is for.
     func finish(_ response: Response, for request: Request) -> Response {
-        guard let origin = request.header("origin"),
-              !(request.method == "OPTIONS" && request.header("access-control-request-method") != nil) else { return response }
+        guard let origin = request.header("origin"), !Self.isPreflight(request) else { return response }
         var response = response
         response.headers.append(("Vary", "Origin"))
         if allowedOrigins.contains(origin) {
