@@ -51,7 +51,7 @@ public struct AggregationStatus: Sendable {
     }
 
     /// Asks the workers for a reconcile (they take it on their next tick).
-    public static func requestReconcile(_ pool: ConnectionPool, by user: Int64?) throws {
-        try pool.query("INSERT INTO reconcile_requests (requested_by) VALUES (\(user))")
+    public static func requestReconcile(_ db: DatabaseClient, by user: Int64?) throws {
+        try db.query("INSERT INTO reconcile_requests (requested_by) VALUES (\(user))")
     }
 }

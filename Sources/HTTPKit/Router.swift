@@ -18,9 +18,13 @@ public final class Router<Context: RequestContext>: Sendable {
     /// How a request that matched no route is answered, and what it may cost.
     private let unmatched: ErrorRenderer
     private let unmatchedCost: RouteCost
+    /// A new request's context, before any middleware saw it.
+    private let newContext: @Sendable (Request) -> Context
 
-    public init(groups: [RouteGroup<Context>], unmatched: @escaping ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
+    public init(groups: [RouteGroup<Context>], unmatched: @escaping ErrorRenderer, unmatchedCost: RouteCost = RouteCost(),
+                newContext: @escaping @Sendable (Request) -> Context) {
         self.unmatchedCost = unmatchedCost
+        self.newContext = newContext
         var built: [Route] = []
         var handlers: [Handler<Context>] = []
         for (g, group) in groups.enumerated() {
@@ -133,7 +137,7 @@ public final class Router<Context: RequestContext>: Sendable {
         }
         let route = table.routes[index]
         let group = groups[route.group]
-        var response = await run(group.middleware, group, handlers[index], from: 0, request, Context(request: request))
+        var response = await run(group.middleware, group, handlers[index], from: 0, request, newContext(request))
         response.route = route.pattern
         return response
     }

@@ -1,18 +1,14 @@
 import Synchronization
 
 /// Collects, for one request's writes, a log position at or past each of their commits, without a
-/// round trip of its own: while a recorder is current on a thread, every statement that commits by
-/// itself there (one sent with no transaction open) and every `COMMIT` is sent in libpq's pipeline
-/// mode followed by `SELECT pg_current_wal_insert_lsn()` behind a sync point. The statement commits
-/// at its sync point, so the position, read after it in the same round trip, is past its commit.
-///
-/// It sees what commits on the thread that made it current, and what that thread hands to the group
-/// commit (`StatementLoop.commit(_:)`, which reads the position after each batch's commit); a write
-/// handed to another thread any other way is not recorded. Reads of a write request are followed
-/// too; the position costs PostgreSQL a few microseconds and no round trip.
+/// round trip of its own: through a `DatabaseClient` that records into it (`recording(_:)`), every
+/// statement that commits by itself (one sent with no transaction open) and every `COMMIT` is sent in
+/// libpq's pipeline mode followed by `SELECT pg_current_wal_insert_lsn()` behind a sync point. The
+/// statement commits at its sync point, so the position, read after it in the same round trip, is
+/// past its commit. The group commit (`StatementLoop.commit(_:recordingIn:)`) reads the position after
+/// each batch's commit. Reads of a write request are followed too; the position costs PostgreSQL a
+/// few microseconds and no round trip.
 public final class CommitRecorder: Sendable {
-    @TaskLocal public static var current: CommitRecorder?
-
     private let latest = Mutex<WALPosition?>(nil)
 
     public init() {}

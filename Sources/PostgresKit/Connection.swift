@@ -76,11 +76,13 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one statement, its values bound (see `SQL`), and returns its rows.
     @discardableResult
-    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+    /// With a `recorder` and no transaction open, the statement commits by itself and `recorder` gets
+    /// the log position after its commit (`CommitRecorder`).
+    public func query(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) throws -> QueryResult {
         let (text, values) = sql.rendered
         let name = try preparedName(for: text, parameterCount: values.count)
         let binds = try Self.checked(values)
-        return try exchange(followedBy: commitRecorder) {
+        return try exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, format.rawValue)
             }
@@ -91,10 +93,10 @@ public final class Connection: @unchecked Sendable {
     /// For statements whose best plan depends on the values — a rare keyword wants an index
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
-    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) throws -> QueryResult {
         let (text, values) = sql.rendered
         let binds = try Self.checked(values)
-        return try exchange(followedBy: commitRecorder) {
+        return try exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, format.rawValue)
             }
@@ -111,9 +113,9 @@ public final class Connection: @unchecked Sendable {
         return try exchange { PQsendQuery(handle, text) }
     }
 
-    /// The recorder a statement sent now reports its commit to: the thread's current one (see
-    /// `CommitRecorder`) when no transaction is open, so that the statement commits by itself.
-    private var commitRecorder: CommitRecorder? { isIdle ? CommitRecorder.current : nil }
+    /// The recorder a statement sent now reports its commit to: `recorder` when no transaction is
+    /// open, so that the statement commits by itself.
+    private func committing(_ recorder: CommitRecorder?) -> CommitRecorder? { isIdle ? recorder : nil }
 
     /// Sends a statement and collects its answer, waiting at most `queryTimeout`. The last result
     /// is the answer (a script's last statement, or the error that stopped it), as with PQexec.
@@ -275,10 +277,11 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// Inside a transaction already open on this connection it is a savepoint of it: its work is
-    /// undone on throw and the surrounding transaction goes on. Prefer `ConnectionPool.transaction`,
-    /// which every repository used inside it joins; this is for code that owns a connection.
+    /// undone on throw and the surrounding transaction goes on. Prefer `DatabaseClient.transaction`,
+    /// whose client every store it is passed to joins; this is for code that owns a connection.
+    /// `recorder` gets the log position after the commit.
     @discardableResult
-    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+    public func transaction<T>(recordingCommitIn recorder: CommitRecorder? = nil, _ body: (Connection) throws -> T) throws -> T {
         let level = open()
         let value: T
         do {
@@ -287,13 +290,13 @@ public final class Connection: @unchecked Sendable {
             abandon(level)
             throw error
         }
-        try close(level)
+        try close(level, recordingCommitIn: recorder)
         return value
     }
 
     /// `transaction` for a body that awaits (a request's middleware around its handler).
     @discardableResult
-    public func transaction<T>(_ body: (Connection) async throws -> T) async throws -> T {
+    public func transaction<T>(recordingCommitIn recorder: CommitRecorder? = nil, _ body: (Connection) async throws -> T) async throws -> T {
         let level = open()
         let value: T
         do {
@@ -302,7 +305,7 @@ public final class Connection: @unchecked Sendable {
             abandon(level)
             throw error
         }
-        try close(level)
+        try close(level, recordingCommitIn: recorder)
         return value
     }
 
@@ -328,7 +331,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Ends what `open` began, its body done: commits the transaction, releases the savepoint —
     /// or nothing at all when nothing was sent inside it.
-    private func close(_ level: Level) throws {
+    private func close(_ level: Level, recordingCommitIn recorder: CommitRecorder?) throws {
         switch level {
         case .transaction:
             let sentNothing = pendingControl.first == "BEGIN"
@@ -337,7 +340,7 @@ public final class Connection: @unchecked Sendable {
             // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
             // Through the extended protocol, which pipeline mode requires when a recorder follows it.
             let name = fixedName("COMMIT")
-            let commit = try exchange(followedBy: CommitRecorder.current) { sendFixed("COMMIT", preparedAs: name) }
+            let commit = try exchange(followedBy: recorder) { sendFixed("COMMIT", preparedAs: name) }
             let tag = String(cString: PQcmdStatus(commit.handle))
             guard tag == "COMMIT" else {
                 throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")

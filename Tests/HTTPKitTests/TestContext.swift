@@ -3,8 +3,12 @@ import HTTPKit
 import Synchronization
 
 /// The request context of the HTTP layer's own tests: nothing beyond the request.
-struct TestContext: RequestContext {
-    init(request: Request) {}
+struct TestContext: RequestContext {}
+
+extension Router where Context == TestContext {
+    convenience init(groups: [RouteGroup<TestContext>], unmatched: @escaping ErrorRenderer, unmatchedCost: RouteCost = RouteCost()) {
+        self.init(groups: groups, unmatched: unmatched, unmatchedCost: unmatchedCost, newContext: { _ in TestContext() })
+    }
 }
 
 /// Runs `body` in a task and waits for it: for tests that drive the async request path from a plain

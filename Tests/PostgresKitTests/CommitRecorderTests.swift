@@ -11,9 +11,8 @@ final class CommitRecorderTests: OneConnectionTestCase {
     func testAStatementThatCommitsByItselfRecordsAPositionPastItsCommitRecord() throws {
         let before = try pool.withConnection(WALPosition.current)
         let recorder = CommitRecorder()
-        let xid = try CommitRecorder.$current.withValue(recorder) {
-            try pool.query("INSERT INTO t VALUES (\(1)) RETURNING pg_current_xact_id()::text").one().decode(0, as: String.self)
-        }
+        let xid = try pool.client.recording(recorder).query("INSERT INTO t VALUES (\(1)) RETURNING pg_current_xact_id()::text")
+            .one().decode(0, as: String.self)
         let position = try XCTUnwrap(recorder.position, "recorded with the statement, no later query")
         XCTAssertGreaterThan(position, before)
 
@@ -31,16 +30,15 @@ final class CommitRecorderTests: OneConnectionTestCase {
 
     func testOnlyCommitsRecordAndTheLastOneIsKept() throws {
         let recorder = CommitRecorder()
-        try CommitRecorder.$current.withValue(recorder) {
-            try pool.transaction { tx in
-                try tx.query("INSERT INTO t VALUES (\(1))")
-                XCTAssertNil(recorder.position, "nothing has committed yet")
-                try tx.transaction { inner in try inner.query("INSERT INTO t VALUES (\(2))") }   // a savepoint
-                XCTAssertNil(recorder.position, "a savepoint is no commit")
-            }
+        let recording = pool.client.recording(recorder)
+        try recording.transaction { tx in
+            try tx.query("INSERT INTO t VALUES (\(1))")
+            XCTAssertNil(recorder.position, "nothing has committed yet")
+            try tx.transaction { inner in try inner.query("INSERT INTO t VALUES (\(2))") }   // a savepoint
+            XCTAssertNil(recorder.position, "a savepoint is no commit")
         }
         let first = try XCTUnwrap(recorder.position, "the COMMIT records")
-        try CommitRecorder.$current.withValue(recorder) { try pool.query("INSERT INTO t VALUES (\(3))") }
+        try recording.query("INSERT INTO t VALUES (\(3))")
         XCTAssertGreaterThan(try XCTUnwrap(recorder.position), first)
         XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 3)
     }
@@ -48,14 +46,13 @@ final class CommitRecorderTests: OneConnectionTestCase {
     func testAFailingStatementKeepsItsErrorAndTheConnectionStaysUsable() throws {
         try pool.query("INSERT INTO t VALUES (\(1))")
         let recorder = CommitRecorder()
-        try CommitRecorder.$current.withValue(recorder) {
-            XCTAssertThrowsError(try pool.query("INSERT INTO t VALUES (\(1))")) { error in
-                XCTAssertEqual((error as? PostgresError)?.sqlState, "23505")
-                XCTAssertEqual((error as? PostgresError)?.kind, .server)
-            }
-            // The same (only) connection answers the next statements, binary format too.
-            XCTAssertEqual(try pool.query("SELECT \(41) + 1", format: .binary).one().decode(0, as: Int.self), 42)
+        let recording = pool.client.recording(recorder)
+        XCTAssertThrowsError(try recording.query("INSERT INTO t VALUES (\(1))")) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "23505")
+            XCTAssertEqual((error as? PostgresError)?.kind, .server)
         }
+        // The same (only) connection answers the next statements, binary format too.
+        XCTAssertEqual(try recording.query("SELECT \(41) + 1", format: .binary).one().decode(0, as: Int.self), 42)
         XCTAssertNotNil(recorder.position)
         XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 1)
         XCTAssertEqual(pool.statistics.inUse + pool.statistics.idle, 1, "the connection was kept")
@@ -69,10 +66,8 @@ final class CommitRecorderTests: OneConnectionTestCase {
             _ = try? killer.query("SELECT pg_terminate_backend(\(pid))")
         }
         let recorder = CommitRecorder()
-        try CommitRecorder.$current.withValue(recorder) {
-            XCTAssertThrowsError(try pool.query("INSERT INTO t SELECT 1 FROM pg_sleep(\(3))")) { error in
-                XCTAssertEqual((error as? PostgresError)?.kind, .unavailable, String(describing: error))
-            }
+        XCTAssertThrowsError(try pool.client.recording(recorder).query("INSERT INTO t SELECT 1 FROM pg_sleep(\(3))")) { error in
+            XCTAssertEqual((error as? PostgresError)?.kind, .unavailable, String(describing: error))
         }
         XCTAssertNil(recorder.position, "nothing committed")
         XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 0)
@@ -83,10 +78,8 @@ final class CommitRecorderTests: OneConnectionTestCase {
         let timed = ConnectionPool(.init(conninfo: db.conninfo, maxConnections: 1, queryTimeout: 0.3))
         defer { timed.close() }
         let started = Date()
-        try CommitRecorder.$current.withValue(CommitRecorder()) {
-            XCTAssertThrowsError(try timed.query("SELECT pg_sleep(\(3))")) { error in
-                XCTAssertEqual((error as? PostgresError)?.kind, .unavailable)
-            }
+        XCTAssertThrowsError(try timed.client.recording(CommitRecorder()).query("SELECT pg_sleep(\(3))")) { error in
+            XCTAssertEqual((error as? PostgresError)?.kind, .unavailable)
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), 2)
         XCTAssertEqual(try timed.query("SELECT \(7)").one().decode(0, as: Int.self), 7)

@@ -277,24 +277,24 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").first!.decode(0, as: String.self), "{1}")
     }
 
-    func testNestedTransactionsAreSavepointsAndPoolUsersJoinTheOpenOne() throws {
+    func testNestedTransactionsAreSavepointsAndTheirClientJoinsTheOpenOne() throws {
         try pool.query("CREATE TABLE t (n int)")
         struct Boom: Error {}
-        try pool.transaction { _ in
-            try pool.query("INSERT INTO t VALUES (\(1))")   // joins: not a connection of its own
-            XCTAssertThrowsError(try pool.transaction { _ in
-                try pool.query("INSERT INTO t VALUES (\(2))")
+        try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES (\(1))")
+            XCTAssertThrowsError(try tx.transaction { inner in
+                try inner.query("INSERT INTO t VALUES (\(2))")
                 throw Boom()
             })
             // A failing statement inside stays inside: the outer transaction goes on.
-            XCTAssertThrowsError(try pool.statement { try $0.query("INSERT INTO t VALUES (\("not a number"))") })
-            try pool.transaction { _ in try pool.query("INSERT INTO t VALUES (\(3))") }
-            XCTAssertEqual(pool.statistics.inUse, 1)
+            XCTAssertThrowsError(try tx.statement { try $0.query("INSERT INTO t VALUES (\("not a number"))") })
+            try tx.transaction { inner in try inner.query("INSERT INTO t VALUES (\(3))") }
+            XCTAssertEqual(pool.statistics.inUse, 1, "the transaction's one connection")
         }
         XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{1,3}")
-        XCTAssertThrowsError(try pool.transaction { _ in
-            try pool.query("INSERT INTO t VALUES (\(4))")
-            try pool.transaction { _ in try pool.query("INSERT INTO t VALUES (\(5))") }
+        XCTAssertThrowsError(try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES (\(4))")
+            try tx.transaction { inner in try inner.query("INSERT INTO t VALUES (\(5))") }
             throw Boom()   // the outer rollback takes the committed savepoint with it
         })
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int.self), 2)

@@ -44,15 +44,15 @@ final class ReadReplicasTests: XCTestCase {
         defer { replicas.close() }
 
         func whoAnswers(atLeast floor: WALPosition = .zero) async throws -> Bool {   // true: the standby
-            try await replicas.reading(atLeast: floor) { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
+            try pool.client.reading(from: replicas, atLeast: floor).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
         }
         let standbyAnswers = try await whoAnswers()
         XCTAssertTrue(standbyAnswers)
-        XCTAssertFalse(try ReadReplicas.onPrimary { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) })
+        XCTAssertFalse(try pool.client.reading(from: replicas, atLeast: .zero).onPrimary.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self))
         XCTAssertFalse(try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self), "outside a read scope: the primary")
 
         // A write inside a read scope is refused by the standby and done by the primary, once.
-        try await replicas.reading { try pool.query("INSERT INTO t VALUES (1)") }
+        try pool.client.reading(from: replicas, atLeast: .zero).query("INSERT INTO t VALUES (1)")
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self), 1)
 
         // Read-your-writes: a floor past what the standby has is answered by the primary.
@@ -61,7 +61,7 @@ final class ReadReplicasTests: XCTestCase {
         XCTAssertFalse(primaryAnswersFar)
         try pool.query("INSERT INTO t VALUES (2)")
         let written = try pool.withConnection(WALPosition.current)
-        let seen = try await replicas.reading(atLeast: written) { try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self) }
+        let seen = try pool.client.reading(from: replicas, atLeast: written).query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self)
         XCTAssertEqual(seen, 2, "a read at the write's position sees it, wherever it ran")
 
         // The standby stops: reads go on, on the primary, without an error.
@@ -101,7 +101,7 @@ final class ReadReplicasTests: XCTestCase {
             usleep(100_000)
         }
         for _ in 0..<10 {
-            let standby = try await replicas.reading { try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self) }
+            let standby = try pool.client.reading(from: replicas, atLeast: .zero).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
             XCTAssertFalse(standby)
         }
         XCTAssertFalse(replicas.statistics[1].healthy)

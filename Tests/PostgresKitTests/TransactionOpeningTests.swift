@@ -39,7 +39,7 @@ final class TransactionOpeningTests: OneConnectionTestCase {
         }
         XCTAssertEqual(inside, "4321ms")
         XCTAssertEqual(try pool.query("SHOW statement_timeout").one().decode(0, as: String.self), "0", "gone with the transaction")
-        XCTAssertEqual(try pool.withStatementTimeout(1.5) { try pool.query("SHOW statement_timeout").one().decode(0, as: String.self) }, "1500ms")
+        XCTAssertEqual(try pool.client.withStatementTimeout(1.5) { try $0.query("SHOW statement_timeout").one().decode(0, as: String.self) }, "1500ms")
     }
 
     func testAFailingFirstStatementFailsTheCommitAndUndoesTheRest() throws {

@@ -51,7 +51,7 @@ public final class Application: Sendable {
         let cafes = CafeRepository(pool: pool, search: search)
         let audit = AuditLog(pool: pool)
         let archive = CafeArchive(pool: pool)
-        let administration = CafeAdministration(pool: pool, cafes: cafes, archive: archive, audit: audit)
+        let administration = CafeAdministration(cafes: cafes, archive: archive, audit: audit)
         // On the primary, whatever reads go to standbys.
         groupCommit = configuration.databaseCommitConnections > 0
             ? try StatementLoop(.init(pool: pool.configuration, purpose: .commits, connections: configuration.databaseCommitConnections,
@@ -59,21 +59,21 @@ public final class Application: Sendable {
                                 logger: Logger(label: "db.commits", minimum: configuration.logLevel))
             : nil
         let comments = CommentRepository(pool: pool, groupCommit: groupCommit)
-        let deletion = CommentDeletion(pool: pool, comments: comments, audit: audit)
+        let deletion = CommentDeletion(comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, quotas: configuration.uploadQuotas)
         // The hashing lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
         let passwords = Passwords(helpers: HelperExecutable.cafe().map { PasswordHashingProcesses(executable: $0, niceness: configuration.hashNiceness) })
-        let accounts = AccountService(pool: pool, users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions,
+        let accounts = AccountService(users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions,
                                       throttle: LoginThrottle(pool: pool), passwords: passwords)
         let cursors = PageCursors(signer: CursorSigner(pool: pool))
         self.cursors = cursors
         let links = MailLinks(publicURL: configuration.publicURL, allowedHosts: configuration.allowedHosts,
                               fallback: "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\(configuration.port)")
         let outbox = MailOutbox(pool: pool)
-        let recovery = AccountRecovery(pool: pool, users: accounts.users, sessions: sessions, outbox: outbox, passwords: passwords)
+        let recovery = AccountRecovery(users: accounts.users, sessions: sessions, outbox: outbox, passwords: passwords)
         let accountDeletion = AccountDeletion(pool: pool, sessionCache: sessionCache)
-        let leaving = AccountLeaving(pool: pool, accounts: accounts, deletion: accountDeletion, audit: audit)
+        let leaving = AccountLeaving(accounts: accounts, deletion: accountDeletion, audit: audit)
         let verifiedEmail = VerifiedEmail(required: configuration.requireVerifiedEmail)
         let parse = ParseFacade(appID: configuration.parseAppID, publicURL: configuration.publicURL,
                                  allowedHosts: configuration.allowedHosts)
@@ -114,7 +114,7 @@ public final class Application: Sendable {
         // Public reads on the standbys (DATABASE_READ_URLS), heavy ones included; see `PublicReads`.
         let replicas = configuration.databaseReadURLs.isEmpty ? nil
             : ReadReplicas(.init(standbys: configuration.databaseReadURLs, maxLag: configuration.maxReplicaLag), primary: pool,
-                           alsoRedirecting: [heavyQueries], logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
+                           logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
         self.replicas = replicas
         // With standbys, public reads go to them through `PublicReads` on the lanes; the loop reads the primary.
         statementLoop = configuration.databaseLoopConnections > 0 && replicas == nil
@@ -124,7 +124,7 @@ public final class Application: Sendable {
             : nil
         let publicReads = PublicReads(replicas: replicas)
         let authentication = Authentication(sessions: sessions, lane: queries)
-        let commitPositions = CommitPositions(pool: pool, sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
+        let commitPositions = CommitPositions(sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
                                                             server: serverReference,
@@ -148,19 +148,19 @@ public final class Application: Sendable {
         let loopReads = LoopReads(loop: statementLoop, lane: queries)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
-            + AccountSettingsController(pool: pool, accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
+            + AccountSettingsController(accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: loopReads).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion, loopReads: loopReads).routes
             + FilesController(photos: photos, auth: auth).routes
-            + AdminController(pool: pool, auth: auth, audit: audit).routes
-            + AdminUsersController(pool: pool, auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,
+            + AdminController(auth: auth, audit: audit).routes
+            + AdminUsersController(auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,
                                    audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
-            + ModerationController(pool: pool, auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
+            + ModerationController(auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
         let v1 = RouteGroup(routes: v1Routes,
                             middleware: [SessionTokens.v1, rateLimits] + cachedPages
-                                + [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(pool: pool)],
+                                + [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(keys: IdempotencyRepository(pool: pool))],
                             sessionRequired: Authenticator.unauthorized,
                             renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
         let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
@@ -173,19 +173,20 @@ public final class Application: Sendable {
                                                   budget: configuration.queryBudget, regular: .init(pool: pool, search: search, groupCommit: groupCommit), heavy: .init(pool: heavyQueries, search: search),
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
-        let parseBatch = ParseBatchController(parse: parse, pool: pool, maxRequests: configuration.parseBatchMax, router: routerReference)
+        let parseBatch = ParseBatchController(parse: parse, maxRequests: configuration.parseBatchMax, router: routerReference)
         let parseRoutes = ParseUsersController(parse: parse, accounts: accounts, recovery: recovery, leaving: leaving,
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
                                   middleware: [SessionTokens.parse, ReadOnlyDetection(), rateLimits] + cachedPages
                                       + [authentication, verifiedEmail, publicReads, commitPositions,
-                                         IdempotentWrites(pool: pool, requestIDHeader: "x-parse-request-id")],
+                                         IdempotentWrites(keys: IdempotencyRepository(pool: pool), requestIDHeader: "x-parse-request-id")],
                                   sessionRequired: ParseError.publicUploads,
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   lanes: [.hashing: json(hashing), .upload: upload])
         router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
-                        unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes))
+                        unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes),
+                        newContext: { [pool] _ in CafeContext(db: pool.client) })
         routerReference.set(router)
         let front = FrontDoor(router: router, metrics: requestMetrics, around: [CORSPolicy(allowedOrigins: configuration.corsOrigins)])
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,

@@ -82,7 +82,7 @@ extension Service {
         try withDatabase(config, "cafe-admin", logger) { database in
             let pool = database.pool
             _ = try database.migrate(config.migrator(logger: logger))
-            let accounts = AccountService(pool: pool, users: UserRepository(pool: pool),
+            let accounts = AccountService(users: UserRepository(pool: pool),
                                           sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool), passwords: .here)
             return try accounts.create(username: username, password: password, isAdmin: isAdmin)
         }

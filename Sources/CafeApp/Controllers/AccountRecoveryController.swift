@@ -26,14 +26,14 @@ struct AccountRecoveryController: Sendable {
     func requestReset(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(EmailBody.self, allowedFields: EmailBody.fields)
         let email = try Self.email(body.email)
-        try recovery.requestMail(links.request(.passwordReset, to: email, user: nil, for: request))
+        try recovery.on(context.db).requestMail(links.request(.passwordReset, to: email, user: nil, for: request))
         return Self.resetAccepted
     }
 
     func reset(_ request: Request, _ context: CafeContext) throws -> Response {
         let token = try request.pathParameter("token")
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
-        switch try recovery.reset(token: token, password: body.password) {
+        switch try recovery.on(context.db).reset(token: token, password: body.password) {
         case .reset(let user, let session):
             return .json { $0.session(user: user, token: session) }
         case .invalidToken:
@@ -44,13 +44,13 @@ struct AccountRecoveryController: Sendable {
     }
 
     func verify(_ request: Request, _ context: CafeContext) throws -> Response {
-        guard let user = try recovery.users.verifyEmail(token: try request.pathParameter("token")) else { throw Self.invalidToken("verification") }
+        guard let user = try recovery.users.on(context.db).verifyEmail(token: try request.pathParameter("token")) else { throw Self.invalidToken("verification") }
         return .json { $0.user(user) }
     }
 
     func requestVerification(_ request: Request, _ context: CafeContext) throws -> Response {
         let user = try auth.user(context)
-        switch try recovery.requestVerification(for: user, { links.request(.emailVerification, to: $0, user: user.id, for: request) }) {
+        switch try recovery.on(context.db).requestVerification(for: user, { links.request(.emailVerification, to: $0, user: user.id, for: request) }) {
         case .queued:
             return .json(202) { w in w.object { w.field("message", "A verification link is on its way to your address.") } }
         case .noEmail:

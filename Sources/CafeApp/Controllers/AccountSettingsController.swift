@@ -7,7 +7,6 @@ import PostgresKit
 /// A person's own account: its address, language and password (`PATCH /v1/users/me`), leaving
 /// (`DELETE /v1/users/me`), and a copy of everything it holds (`GET /v1/users/me/export`).
 struct AccountSettingsController: Sendable {
-    let pool: ConnectionPool
     let accounts: AccountService
     let auth: Authenticator
     let leaving: AccountLeaving
@@ -42,11 +41,11 @@ struct AccountSettingsController: Sendable {
         let needsPassword = body.password != nil || !body.email.isAbsent
         if needsPassword { v.check(body.currentPassword != nil, "currentPassword", "is required to change the password or the e-mail address") }
         try v.finish()
-        if needsPassword, let current = body.currentPassword { try accounts.requirePassword(user, current, address: request.clientKey) }
+        if needsPassword, let current = body.currentPassword { try accounts.on(context.db).requirePassword(user, current, address: request.clientKey) }
         let hash = try body.password.map(accounts.passwords.hash)
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
-        let changed = try pool.transaction { tx -> User in
-            guard let change = try accounts.users.update(user.id, .init(email: email, language: language, passwordHash: hash),
+        let changed = try context.db.transaction { tx -> User in
+            guard let change = try accounts.users.on(tx).update(user.id, .init(email: email, language: language, passwordHash: hash),
                                                          keeping: context.session?.token) else { throw Authenticator.unauthorized }
             if let address = change.after.email, address.lowercased() != change.before.email?.lowercased() {
                 try MailOutbox.enqueue(links.request(.emailVerification, to: address, user: user.id, for: request), tx)
@@ -60,7 +59,7 @@ struct AccountSettingsController: Sendable {
     func delete(_ request: Request, _ context: CafeContext) throws -> Response {
         let user = try auth.user(context)
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
-        switch try leaving.leave(user, password: body.password, request) {
+        switch try leaving.on(context.db).leave(user, password: body.password, request) {
         case .deleted: return .noContent()
         case .noSuchAccount: throw Authenticator.unauthorized
         case .lastAdmin: throw AdminUsersController.lastAdmin
@@ -74,12 +73,12 @@ struct AccountSettingsController: Sendable {
         var comments: [Moderation.AuthoredComment] = []
         var after: Keyset?
         repeat {
-            let page = try moderation.comments(of: user.id, after: after, limit: 500)
+            let page = try moderation.on(context.db).comments(of: user.id, after: after, limit: 500)
             comments += page.items
             after = page.next
         } while after != nil
-        let reports = try export.reports(of: user.id)
-        let photos = try export.photos(of: user.id)
+        let reports = try export.on(context.db).reports(of: user.id)
+        let photos = try export.on(context.db).photos(of: user.id)
         return Response.json { w in
             w.object {
                 w.field("exportedAt", Date())

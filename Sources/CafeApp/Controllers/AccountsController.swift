@@ -25,7 +25,7 @@ struct AccountsController: Sendable {
 
     func signUp(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self, allowedFields: SignUpBody.fields)
-        let (user, token) = try accounts.signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
+        let (user, token) = try accounts.on(context.db).signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
             links.request(.emailVerification, to: $1, user: $0, for: request)
         }
         return .json(201) { $0.session(user: user, token: token) }
@@ -33,7 +33,7 @@ struct AccountsController: Sendable {
 
     func logIn(_ request: Request, _ context: CafeContext) throws -> Response {
         let body = try request.decodeJSON(LoginBody.self, allowedFields: LoginBody.fields)
-        switch try accounts.logIn(username: body.username, password: body.password, address: request.clientKey) {
+        switch try accounts.on(context.db).logIn(username: body.username, password: body.password, address: request.clientKey) {
         case .loggedIn(let user, let token):
             return .json(201) { $0.session(user: user, token: token) }
         case .lockedOut(let wait):
@@ -53,7 +53,7 @@ struct AccountsController: Sendable {
 
     func logOut(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.user(context)
-        if let token = context.session?.token { try accounts.sessions.revoke(token: token) }
+        if let token = context.session?.token { try accounts.sessions.on(context.db).revoke(token: token) }
         return .noContent()
     }
 

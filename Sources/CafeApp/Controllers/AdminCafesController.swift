@@ -31,7 +31,7 @@ struct AdminCafesController: Sendable {
         let state = CafeArchive.State(rawValue: request.query["state"] ?? "all")
         v.check(state != nil, "state", "must be all, listed or archived")
         try v.finish()
-        let page = try archive.search(q, state: state ?? .all, after: after, limit: limit)
+        let page = try archive.on(context.db).search(q, state: state ?? .all, after: after, limit: limit)
         let next = page.more ? page.entries.last.map { $0.cafe.id.description } : nil
         return .json { w in w.page(page.entries, next: next) { w.adminCafe($0, contents: nil) } }
     }
@@ -39,15 +39,15 @@ struct AdminCafesController: Sendable {
     /// One cafe; an archived one also says what deleting it would take (`contents`).
     func show(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.admin(context)
-        let entry = try archive.find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
-        let contents = entry.archivedAt == nil ? nil : try archive.contents(entry.cafe.id)
+        let entry = try archive.on(context.db).find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+        let contents = entry.archivedAt == nil ? nil : try archive.on(context.db).contents(entry.cafe.id)
         return .json { $0.adminCafe(entry, contents: contents) }
     }
 
     func setArchived(_ request: Request, _ context: CafeContext, _ archived: Bool) throws -> Response {
         let admin = try auth.admin(context)
         let id = try CafesController.cafeID(request)
-        let change = try (archived ? administration.archive(id, by: request.auditActor(admin.id)) : administration.restore(id, by: request.auditActor(admin.id)))
+        let change = try (archived ? administration.on(context.db).archive(id, by: request.auditActor(admin.id)) : administration.on(context.db).restore(id, by: request.auditActor(admin.id)))
             .orThrow(Problem.notFound("No such cafe."))
         return .json { $0.adminCafe(change.after, contents: nil) }
     }
@@ -66,7 +66,7 @@ struct AdminCafesController: Sendable {
         let (comments, photos) = (count("comments"), count("photos"))
         try v.finish()
         guard let comments, let photos else { throw ValidationError(field: "comments", message: "required") }   // reported above
-        switch try administration.delete(id, confirmed: .init(comments: comments, photos: photos), by: request.auditActor(admin.id)) {
+        switch try administration.on(context.db).delete(id, confirmed: .init(comments: comments, photos: photos), by: request.auditActor(admin.id)) {
         case .deleted:
             return .noContent()
         case .noSuchCafe:

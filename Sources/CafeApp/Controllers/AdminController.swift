@@ -6,7 +6,6 @@ import PostgresKit
 /// Operator views for admins: the aggregation worker's state, asking it for a reconcile, and the
 /// audit log of operator actions.
 struct AdminController: Sendable {
-    let pool: ConnectionPool
     let auth: Authenticator
     let audit: AuditLog
 
@@ -22,7 +21,7 @@ struct AdminController: Sendable {
     func auditLog(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
-        let page = try audit.page(before: try IDCursor.parse(request), limit: limit)
+        let page = try audit.on(context.db).page(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
         return .json { w in
             w.page(page.entries, next: next) { entry in
@@ -55,8 +54,8 @@ struct AdminController: Sendable {
 
     func jobs(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.admin(context)
-        let status = try AggregationStatus.read(pool)
-        let photosToClean = try PhotoCleaning.remaining(pool)
+        let status = try AggregationStatus.read(context.db.pool)
+        let photosToClean = try PhotoCleaning.remaining(context.db.pool)
         return .json { w in
             w.object {
                 w.field("outboxRows", status.outboxRows)
@@ -85,9 +84,9 @@ struct AdminController: Sendable {
 
     func requestReconcile(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
-        try pool.transaction { _ in
-            try AggregationStatus.requestReconcile(pool, by: admin.id.rawValue)
-            try audit.record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
+        try context.db.transaction { tx in
+            try AggregationStatus.requestReconcile(tx, by: admin.id.rawValue)
+            try audit.on(tx).record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
         }
         return .json(202) { w in w.object { w.field("status", "requested") } }
     }

@@ -7,7 +7,6 @@ import PostgresKit
 /// and refuses log-ins), grant and revoke the admin right (never the last admin's). Each change is
 /// in the audit log, in its own transaction.
 struct AdminUsersController: Sendable {
-    let pool: ConnectionPool
     let auth: Authenticator
     let accounts: AccountAdministration
     let deletion: AccountDeletion
@@ -36,7 +35,7 @@ struct AdminUsersController: Sendable {
         if let q, q.count > AccountRules.usernameLength.upperBound {
             throw Problem.validation([.init(field: "q", message: "must be at most \(AccountRules.usernameLength.upperBound) characters")])
         }
-        let page = try accounts.search(q, after: after, limit: limit)
+        let page = try accounts.on(context.db).search(q, after: after, limit: limit)
         let next = page.more ? page.accounts.last.map { $0.user.id.description } : nil
         return .json { w in w.page(page.accounts, next: next) { w.account($0) } }
     }
@@ -45,7 +44,7 @@ struct AdminUsersController: Sendable {
     func show(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.admin(context)
         let id = try Self.userID(request)
-        guard let account = try accounts.find(id), let contents = try deletion.contents(id) else { throw Problem.notFound("No such user.") }
+        guard let account = try accounts.on(context.db).find(id), let contents = try deletion.on(context.db).contents(id) else { throw Problem.notFound("No such user.") }
         return .json { w in w.account(account) { w.key("contents"); w.contents(contents) } }
     }
 
@@ -64,10 +63,10 @@ struct AdminUsersController: Sendable {
         let confirmed = AccountDeletion.Contents(comments: count("comments"), hiddenComments: count("hiddenComments"),
                                                  photos: count("photos"), reports: count("reports"))
         try v.finish()
-        try pool.transaction { tx in
-            switch try Self.refusals({ try deletion.delete(id, confirmed: confirmed, by: admin.id) }) {
+        try context.db.transaction { tx in
+            switch try Self.refusals({ try deletion.on(tx).delete(id, confirmed: confirmed, by: admin.id) }) {
             case .deleted(let contents):
-                try audit.record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
+                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
                                  changes: [.init(field: "comments", before: String(contents.comments), after: nil),
                                            .init(field: "hiddenComments", before: String(contents.hiddenComments), after: nil),
                                            .init(field: "photos", before: String(contents.photos), after: nil)])
@@ -88,9 +87,9 @@ struct AdminUsersController: Sendable {
     /// pending. Reading it is audited: it shows who asked for a reset and where their mail goes.
     func mail(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
-        try audit.record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
+        try audit.on(context.db).record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
         let limit = try PageLimit.parse(request, default: 50)
-        let page = try outbox.recent(before: try IDCursor.parse(request), limit: limit)
+        let page = try outbox.on(context.db).recent(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
         return .json { w in
             w.page(page.entries, next: next) { m in
@@ -126,8 +125,8 @@ struct AdminUsersController: Sendable {
         } else {
             comments = try request.decodeJSON(UnblockBody.self, allowedFields: UnblockBody.fields).restoreComments ?? false
         }
-        let (account, moved) = try pool.transaction { _ -> (AccountAdministration.Account, Int) in
-            let change = try Self.refusals { try accounts.setBlocked(id, blocked, comments: comments, by: admin.id) }.orThrow(Problem.notFound("No such user."))
+        let (account, moved) = try context.db.transaction { tx -> (AccountAdministration.Account, Int) in
+            let change = try Self.refusals { try accounts.on(tx).setBlocked(id, blocked, comments: comments, by: admin.id) }.orThrow(Problem.notFound("No such user."))
             var changes: [AuditEntry.Change] = []
             if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
                 changes.append(.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked)))
@@ -136,7 +135,7 @@ struct AdminUsersController: Sendable {
                 changes.append(.init(field: blocked ? "commentsHidden" : "commentsRestored", before: nil, after: String(change.commentsMoved)))
             }
             if !changes.isEmpty {
-                try audit.record(actor: request.auditActor(admin.id), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
+                try audit.on(tx).record(actor: request.auditActor(admin.id), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
                                  changes: changes)
             }
             return (change.after, change.commentsMoved)
@@ -151,14 +150,14 @@ struct AdminUsersController: Sendable {
     func setAdmin(_ request: Request, _ context: CafeContext, _ grant: Bool) throws -> Response {
         let admin = try auth.admin(context)
         let id = try Self.userID(request)
-        let account = try pool.transaction { _ -> AccountAdministration.Account in
-            switch try Self.refusals({ try accounts.setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {
+        let account = try context.db.transaction { tx -> AccountAdministration.Account in
+            switch try Self.refusals({ try accounts.on(tx).setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {
             case .lastAdmin:
                 throw Self.lastAdmin
             case .unchanged(let account):
                 return account
             case .changed(let account):
-                try audit.record(actor: request.auditActor(admin.id), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
+                try audit.on(tx).record(actor: request.auditActor(admin.id), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
                                  objectID: id.description, changes: [.init(field: "isAdmin", before: String(!grant), after: String(grant))])
                 return account
             }

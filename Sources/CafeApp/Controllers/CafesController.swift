@@ -27,7 +27,7 @@ struct CafesController: Sendable {
     func list(_ request: Request, _ context: CafeContext) async throws -> Response {
         let listing = try listing(request)
         return try await loopReads.answer(cafes.loopRead(listing), render: { try render(listing.page(of: $0), listing.sort) },
-                                          otherwise: { try render(cafes.list(listing), listing.sort) })
+                                          otherwise: { try render(cafes.on(context.db).list(listing), listing.sort) })
     }
 
     private func listing(_ request: Request) throws -> CafeListing {
@@ -44,7 +44,7 @@ struct CafesController: Sendable {
     }
 
     func show(_ request: Request, _ context: CafeContext) throws -> Response {
-        let cafe = try cafes.find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+        let cafe = try cafes.on(context.db).find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
         return .json { $0.cafe(cafe) }
     }
 
@@ -56,7 +56,7 @@ struct CafesController: Sendable {
                         names: .v1, &v)
         let image = v.fileID(body.imageId)
         try v.finish()
-        let cafe = try administration.create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
+        let cafe = try administration.on(context.db).create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
                                                    imageID: image, publishDate: body.publishDate), by: request.auditActor(admin.id))
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
@@ -75,7 +75,7 @@ struct CafesController: Sendable {
         changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
         try v.finish()
-        let cafe = try administration.update(id, changes, by: request.auditActor(admin.id))
+        let cafe = try administration.on(context.db).update(id, changes, by: request.auditActor(admin.id))
         return .json { $0.cafe(cafe) }
     }
 
@@ -84,7 +84,7 @@ struct CafesController: Sendable {
     func delete(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
         // Publicly an archived cafe is gone: archiving it again is "not found", as reading it is.
-        guard let change = try administration.archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
+        guard let change = try administration.on(context.db).archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
             throw Problem.notFound("No such cafe.")
         }
         return .noContent()

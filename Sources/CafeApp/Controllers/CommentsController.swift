@@ -26,10 +26,10 @@ struct CommentsController: Sendable {
         ]
     }
 
-    func list(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, withImage: false) }
+    func list(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, context, withImage: false) }
 
     /// A cafe's comments that show a photo, newest first: the cafe's own photo wall.
-    func photos(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, withImage: true) }
+    func photos(_ request: Request, _ context: CafeContext) async throws -> Response { try await list(request, context, withImage: true) }
 
     /// Which page of a cafe's comments (or photos) a request asks for.
     private struct CafePage {
@@ -48,15 +48,15 @@ struct CommentsController: Sendable {
 
     /// Read on the statement loop when there is one (the cafe checked in a second read there for an
     /// empty first page), else on the query lane.
-    private func list(_ request: Request, withImage: Bool) async throws -> Response {
+    private func list(_ request: Request, _ context: CafeContext, withImage: Bool) async throws -> Response {
         let page = try cafePage(request, withImage: withImage)
         let read = comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit).confirmed { [cafes] rows in
             guard page.needsCafeCheck(empty: rows.isEmpty) else { return nil }
             return .init(cafes.existsRead(page.cafe)) { if $0.isEmpty { throw Problem.notFound("No such cafe.") } }
         }
         return try await loopReads.answer(read, render: { try render(CommentRepository.page(of: $0, limit: page.limit)) }, otherwise: {
-            let rows = try comments.list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
-            if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
+            let rows = try comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+            if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
             return try render(rows)
         })
     }
@@ -74,7 +74,7 @@ struct CommentsController: Sendable {
         let page = try recentPage(request)
         return try await loopReads.answer(comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit),
                                           render: { try render(CommentRepository.recentPage(of: $0, limit: page.limit), withCafeName: true) },
-                                          otherwise: { try render(comments.recent(withImage: page.withImage, after: page.after, limit: page.limit),
+                                          otherwise: { try render(comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit),
                                                                   withCafeName: true) })
     }
 
@@ -98,7 +98,7 @@ struct CommentsController: Sendable {
         try v.finish()
         guard let star else { throw ValidationError(field: "star", message: CommentRules.starMessage) }   // reported above; never a trap
         do {
-            let comment = try comments.create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
+            let comment = try comments.on(context.db).create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
             return Response.json(201) { $0.comment(comment) }
         } catch StoreError.notFound {
             throw Problem.notFound("No such cafe.")
@@ -115,14 +115,14 @@ struct CommentsController: Sendable {
         let star = CommentRules.check(detail: body.detail.value, star: body.star.value.map { .some($0.value) }, names: .v1, &v)
         let image = v.fileChange(body.imageId)
         try v.finish()
-        let comment = try comments.update(id, by: user.id, detail: body.detail.value, star: star, imageID: image)
+        let comment = try comments.on(context.db).update(id, by: user.id, detail: body.detail.value, star: star, imageID: image)
         return .json { $0.comment(comment) }
     }
 
     func delete(_ request: Request, _ context: CafeContext) throws -> Response {
         let user = try auth.user(context)
         do {
-            try deletion.delete(try Self.commentID(request), by: user, in: request)
+            try deletion.on(context.db).delete(try Self.commentID(request), by: user, in: request)
         } catch StoreError.forbidden {
             throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
         }

@@ -32,7 +32,7 @@ struct FilesController: Sendable {
         guard let detected = ImageFormat.detect(request.body), detected.matches(declared: declared) else {
             throw Problem.unsupportedMediaType("The bytes are not a \(declared.contentType) image.")
         }
-        let stored = try photos.files.create(owner: user.id, from: request.clientKey, upload: request.body, format: detected)
+        let stored = try photos.files.on(context.db).create(owner: user.id, from: request.clientKey, upload: request.body, format: detected)
         return Response.json(201) { w in
             w.object {
                 w.field("id", stored.id.description)
@@ -77,6 +77,7 @@ struct PhotoServing: Sendable {
     /// The photo (`?w=` absent, or `sizes` false) or a size, as the request's session may see it.
     func serve(_ id: FileID, _ request: Request, _ context: CafeContext, sizes: Bool) async throws -> Response {
         let viewer = context.user.map { PhotoViewer(userID: $0.id, isAdmin: $0.isAdmin) }
+        let files = files.on(context.db)
         let known = Self.knownDigests(request)
         let webp = Self.wantsWebP(request)
         let width: Int?

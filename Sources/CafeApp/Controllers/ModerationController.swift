@@ -8,7 +8,6 @@ import PostgresKit
 /// takes it out of its cafe's aggregates), restore it, or dismiss its reports. Authors see their
 /// own hidden comments, marked, in `GET /v1/users/me/comments`.
 struct ModerationController: Sendable {
-    let pool: ConnectionPool
     let auth: Authenticator
     let moderation: Moderation
     let audit: AuditLog
@@ -34,7 +33,7 @@ struct ModerationController: Sendable {
         v.length(body.reason, "reason", CommentRules.reportReasonLength)
         v.notBlank(body.reason, "reason")
         try v.finish()
-        switch try moderation.report(id, by: user.id, reason: body.reason) {
+        switch try moderation.on(context.db).report(id, by: user.id, reason: body.reason) {
         case .reported(let at):
             return .json(201) { w in
                 w.object {
@@ -51,19 +50,19 @@ struct ModerationController: Sendable {
     }
 
     func ownComments(_ request: Request, _ context: CafeContext) throws -> Response {
-        try authored(by: try auth.user(context).id, request)
+        try authored(by: try auth.user(context).id, request, context)
     }
 
     func userComments(_ request: Request, _ context: CafeContext) throws -> Response {
         _ = try auth.admin(context)
-        return try authored(by: try AdminUsersController.userID(request), request)
+        return try authored(by: try AdminUsersController.userID(request), request, context)
     }
 
     /// An author's comments, newest first, with `hidden` and, when hidden, `hiddenBecause`
     /// (moderation, block or archive: the cafe was archived).
-    private func authored(by user: UserID, _ request: Request) throws -> Response {
+    private func authored(by user: UserID, _ request: Request, _ context: CafeContext) throws -> Response {
         let after = try cursors.decodeComment(request.query["cursor"])
-        let page = try moderation.comments(of: user, after: after, limit: try PageLimit.parse(request, default: 50))
+        let page = try moderation.on(context.db).comments(of: user, after: after, limit: try PageLimit.parse(request, default: 50))
         let next = try page.next.map { try cursors.encode($0) }
         return .json { w in
             w.page(page.items, next: next) { item in
@@ -84,7 +83,7 @@ struct ModerationController: Sendable {
         guard let order = Moderation.QueueOrder(rawValue: request.query["sort"] ?? "newest") else {
             throw Problem.validation([.init(field: "sort", message: "must be newest or mostReported")])
         }
-        let items = try moderation.queue(order, limit: limit)
+        let items = try moderation.on(context.db).queue(order, limit: limit)
         return .json { w in
             w.page(items, next: nil) { item in
                 w.comment(item.comment) {
@@ -109,9 +108,9 @@ struct ModerationController: Sendable {
     func hide(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        try pool.transaction { _ in
-            guard try moderation.hide(id) else { throw Problem.notFound("No visible comment has this id.") }
-            try audit.record(actor: request.auditActor(admin.id), action: "comment.hide", objectType: "comment", objectID: id.description,
+        try context.db.transaction { tx in
+            guard try moderation.on(tx).hide(id) else { throw Problem.notFound("No visible comment has this id.") }
+            try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.hide", objectType: "comment", objectID: id.description,
                              changes: [.init(field: "hidden", before: "false", after: "true")])
         }
         return .json { w in w.moderated(id, hidden: true, hiddenBecause: "moderation") }
@@ -120,15 +119,15 @@ struct ModerationController: Sendable {
     func restore(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        let outcome = try pool.transaction { _ -> Moderation.RestoreOutcome in
-            let outcome = try moderation.restore(id)
+        let outcome = try context.db.transaction { tx -> Moderation.RestoreOutcome in
+            let outcome = try moderation.on(tx).restore(id)
             switch outcome {
             case .notHidden: throw Problem.notFound("No hidden comment has this id.")
             case .authorBlocked:
                 throw Problem(status: 409, code: "author_blocked", title: "Conflict",
                               detail: "Its author is blocked: unblock the account with restoreComments to bring it back.")
             case .visible, .waitsForCafe:
-                try audit.record(actor: request.auditActor(admin.id), action: "comment.restore", objectType: "comment", objectID: id.description,
+                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.restore", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "hidden", before: "true", after: outcome == .visible ? "false" : "until its cafe is restored")])
             }
             return outcome
@@ -139,10 +138,10 @@ struct ModerationController: Sendable {
     func dismiss(_ request: Request, _ context: CafeContext) throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        let dismissed = try pool.transaction { _ -> Int in
-            let dismissed = try moderation.dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))
+        let dismissed = try context.db.transaction { tx -> Int in
+            let dismissed = try moderation.on(tx).dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))
             if dismissed > 0 {
-                try audit.record(actor: request.auditActor(admin.id), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
+                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "openReports", before: String(dismissed), after: "0")])
             }
             return dismissed

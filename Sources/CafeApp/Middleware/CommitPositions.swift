@@ -13,7 +13,6 @@ import PostgresKit
 /// Taken after the write's answer is final and never fails it: the write has committed.
 struct CommitPositions: Middleware {
     static let header = "X-Commit-LSN"
-    let pool: ConnectionPool
     let sessions: SessionRepository
     /// Record the position on the session too (there are read replicas).
     let recordOnSessions: Bool
@@ -22,16 +21,18 @@ struct CommitPositions: Middleware {
     func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
         guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.readsOnly else { return await next(request, context) }
         let recorder = CommitRecorder()
-        let response = await CommitRecorder.$current.withValue(recorder) { await next(request, context) }
+        var recording = context
+        recording.db = context.db.recording(recorder)
+        let response = await next(request, recording)
         guard (200..<300).contains(response.status) else { return response }
         do {
             let position: WALPosition
-            if recordOnSessions, let token = context.session?.token, let recorded = try sessions.noteWrite(token: token) {
+            if recordOnSessions, let token = context.session?.token, let recorded = try sessions.on(context.db).noteWrite(token: token) {
                 position = recorded
             } else if let recorded = recorder.position {
                 position = recorded
             } else {
-                position = try pool.withConnection(WALPosition.current)
+                position = try context.db.withConnection(WALPosition.current)
             }
             var answered = response.adding(header: Self.header, position.description)
             answered.commitPosition = position.value

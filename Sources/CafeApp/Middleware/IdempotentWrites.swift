@@ -8,8 +8,10 @@ import PostgresKit
 /// `X-Parse-Request-Id` the SDKs send with every request and repeat on a retry) gets, on a retry
 /// within 24 hours, the original status and body without the work being done again; the same key
 /// with a different request is 422. The key is claimed in the same transaction as the write it
-/// guards (every repository joins that transaction), so either both commit or neither does: a
-/// 2xx is never replayed for a write that was lost, and a write is never done twice.
+/// guards (the handler's context carries that transaction's client, which every store it uses is
+/// bound to), so either both commit or neither does: a 2xx is never replayed for a write that was
+/// lost, and a write is never done twice. Such a write therefore commits with its key, never in the
+/// group commit (`DatabaseClient.commit`).
 ///
 /// An upload (a route on the photo lane) is the exception: no transaction may stay open while its
 /// photo is decoded (seconds, holding a connection idle in transaction). Its key is looked up first (an
@@ -22,14 +24,12 @@ import PostgresKit
 /// Requests without a valid session pass straight through (the handler answers 401), as do the
 /// routes that create sessions: their answers hold a token, which is never stored.
 struct IdempotentWrites: Middleware {
-    let pool: ConnectionPool
     /// The header taken as the key when there is no `Idempotency-Key` (`X-Parse-Request-Id` on /parse).
     let requestIDHeader: String?
     private let keys: IdempotencyRepository
 
-    init(pool: ConnectionPool, requestIDHeader: String? = nil) {
-        self.pool = pool
-        self.keys = IdempotencyRepository(pool: pool)
+    init(keys: IdempotencyRepository, requestIDHeader: String? = nil) {
+        self.keys = keys
         self.requestIDHeader = requestIDHeader
     }
 
@@ -45,12 +45,15 @@ struct IdempotentWrites: Middleware {
         let fingerprint = IdempotencyRepository.fingerprint(method: request.method, path: request.path, body: request.body)
         if request.traits.lane == .upload { return try await upload(request, user: user.id, key: key, fingerprint: fingerprint, context, next) }
         do {
-            return try await pool.withTransaction { _ in
+            return try await context.db.transaction { tx in
+                let keys = keys.on(tx)
                 switch try keys.claim(user: user.id, key: key, requestHash: fingerprint) {
                 case .answered(let stored):
                     return try Self.replay(stored, fingerprint)
                 case .claimed:
-                    let response = try await handlerResponse(request, context, next)
+                    var inTransaction = context
+                    inTransaction.db = tx
+                    let response = try await handlerResponse(request, inTransaction, next)
                     guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
                     try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
                                     location: response.header("location"), body: response.body.bytes)
@@ -64,10 +67,11 @@ struct IdempotentWrites: Middleware {
 
     /// An upload's key, around its stored result rather than its work (see the type's comment).
     private func upload(_ request: Request, user: UserID, key: String, fingerprint: [UInt8], _ context: CafeContext, _ next: (Request, CafeContext) async -> Response) async throws -> Response {
-        if let stored = try keys.answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
+        if let stored = try keys.on(context.db).answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
         let response = await next(request, context)
         guard response.status < 500, response.status != 429 else { return response }
-        return try await pool.withTransaction { _ in
+        return try await context.db.transaction { tx in
+            let keys = keys.on(tx)
             switch try keys.claim(user: user, key: key, requestHash: fingerprint) {
             case .answered(let stored):
                 return try Self.replay(stored, fingerprint)
@@ -94,14 +98,16 @@ struct IdempotentWrites: Middleware {
     /// Thrown to roll the claim back with the handler's work, answering what the handler answered.
     private struct Abandoned: Error { let response: Response }
 
-    /// The handler's answer, its work in a transaction of its own inside the key's: a handler that
+    /// The handler's answer, its work in a transaction of its own inside the key's (`context.db`): a handler that
     /// answered 4xx after a failed statement left that transaction aborted, so its work is undone
     /// while the key and the answer still commit.
     private func handlerResponse(_ request: Request, _ context: CafeContext, _ next: (Request, CafeContext) async -> Response) async throws -> Response {
         struct Failed: Error { let response: Response }
         do {
-            return try await pool.withTransaction { tx in
-                let response = await next(request, context)
+            return try await context.db.transaction { tx in
+                var inSavepoint = context
+                inSavepoint.db = tx
+                let response = await next(request, inSavepoint)
                 if tx.isInFailedTransaction { throw Failed(response: response) }
                 return response
             }

@@ -39,6 +39,8 @@ struct PublicReads: Middleware {
         }
         guard let replicas else { return await next(request, context) }
         if let written = context.session?.lastWrite { floor = max(floor, written) }
-        return try await replicas.reading(atLeast: floor) { await next(request, context) }
+        var context = context
+        context.db = context.db.reading(from: replicas, atLeast: floor)
+        return await next(request, context)
     }
 }

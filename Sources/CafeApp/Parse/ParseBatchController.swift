@@ -17,7 +17,6 @@ import Synchronization
 /// - `X-Parse-Request-Id` makes the whole batch idempotent (the group's middleware runs once, around it).
 struct ParseBatchController: Sendable {
     let parse: ParseFacade
-    let pool: ConnectionPool
     let maxRequests: Int
     /// Where entries are dispatched; set once the router exists (it holds this controller's route).
     let router: RouterReference
@@ -73,10 +72,12 @@ struct ParseBatchController: Sendable {
         guard let router = router.current else { throw ParseError(1, "The server is starting; retry.") }
         if r.body?["transaction"] == .bool(true) {
             do {
-                let answers = try await pool.withTransaction { _ in
+                let answers = try await r.context.db.transaction { tx in
+                    var context = r.context
+                    context.db = tx
                     var answers: [Response] = []
                     for request in requests {
-                        let answer = await router.respondNested(to: request, context: r.context)
+                        let answer = await router.respondNested(to: request, context: context)
                         guard (200..<300).contains(answer.status) else { throw FailedEntry(answer: answer) }
                         answers.append(answer)
                     }

@@ -25,14 +25,21 @@ struct ParseClassesController: Sendable {
     private var comments: CommentRepository { regular.comments }
 
     struct QueryStores: Sendable {
-        let cafes: CafeRepository
-        let comments: CommentRepository
-        let pool: ConnectionPool
+        var cafes: CafeRepository
+        var comments: CommentRepository
 
         init(pool: ConnectionPool, search: SearchPlanner, groupCommit: StatementLoop? = nil) {
-            self.pool = pool
             cafes = CafeRepository(pool: pool, search: search)
             comments = CommentRepository(pool: pool, groupCommit: groupCommit)
+        }
+
+        /// These stores on a request's client, moved to their own pool.
+        func on(_ db: DatabaseClient) -> QueryStores {
+            var bound = self
+            let own = db.using(cafes.db.pool)
+            bound.cafes = cafes.on(own)
+            bound.comments = comments.on(own)
+            return bound
         }
     }
 
@@ -65,13 +72,13 @@ struct ParseClassesController: Sendable {
     private func className(_ r: ParseRequest) throws -> ParseClass { try ParseClass(try r.http.pathParameter("className")) }
 
     private func objectID(_ r: ParseRequest) throws -> Int64 {
-        try resolve(try r.http.pathParameter("objectId"), try className(r).objectKind).orThrow(ParseError.objectNotFound)
+        try resolve(try r.http.pathParameter("objectId"), try className(r).objectKind, r.context.db).orThrow(ParseError.objectNotFound)
     }
 
     /// One of our ids, or the id an imported Parse objectId names; nil for neither.
-    private func resolve(_ objectID: String, _ kind: ParseObjectKind) throws -> Int64? {
+    private func resolve(_ objectID: String, _ kind: ParseObjectKind, _ db: DatabaseClient) throws -> Int64? {
         if let id = CafeID(objectID) { return id.rawValue }
-        return try objectIDs.resolve(kind, objectID)
+        return try objectIDs.on(db).resolve(kind, objectID)
     }
 
     // MARK: Reading
@@ -82,8 +89,8 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
-            try q.checkSort(estimate: { try cafes.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+            try q.checkSort(estimate: { try cafes.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
+            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
                 let count = q.count ? try stores.cafes.count(q.query) : nil
                 let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
@@ -91,8 +98,8 @@ struct ParseClassesController: Sendable {
             }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
-            try q.checkSort(estimate: { try comments.estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy) { stores in
+            try q.checkSort(estimate: { try comments.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
+            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
                 let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
                 let count = q.count ? try stores.comments.count(q.query) : nil
                 let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
@@ -104,11 +111,11 @@ struct ParseClassesController: Sendable {
 
     /// Answers a heavy query on its lane (refused when that is full or has spent its time), an anonymous one under
     /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
-    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ answer: @escaping (QueryStores) throws -> Response) async throws -> Response {
-        guard isHeavy else { return try withinTime(anonymous: anonymous, regular) { try answer(regular) } }
-        let stores = heavy
-        // On the lane's thread the request's task reads where it reads (a standby, with its floor).
-        guard let response = try await heavyLane.run({ try withinTime(anonymous: anonymous, stores) { try answer(stores) } }) else {
+    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext, _ answer: @escaping (QueryStores) throws -> Response) async throws -> Response {
+        guard isHeavy else { return try withinTime(anonymous: anonymous, regular.on(context.db), answer) }
+        let stores = heavy.on(context.db)
+        // On the lane's thread the request reads where its client reads (a standby, with its floor).
+        guard let response = try await heavyLane.run({ try withinTime(anonymous: anonymous, stores, answer) }) else {
             var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
                                               + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
             refusal.hold = 1   // a client that retries at once waits out its Retry-After here
@@ -117,10 +124,10 @@ struct ParseClassesController: Sendable {
         return response
     }
 
-    private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: () throws -> T) throws -> T {
-        guard anonymous, let timeout = budget.anonymousTimeout else { return try body() }
+    private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: (QueryStores) throws -> T) throws -> T {
+        guard anonymous, let timeout = budget.anonymousTimeout else { return try body(stores) }
         do {
-            return try stores.pool.withStatementTimeout(timeout, body)
+            return try stores.cafes.db.withStatementTimeout(timeout) { try body(stores.on($0)) }
         } catch let error as PostgresError where error.sqlState == SQLState.queryCanceled {
             throw ParseError.invalidQuery("The query needed more than the \(timeout.formatted()) s of database time a query without a session may take "
                                           + "(QUERY_ANONYMOUS_TIMEOUT): narrow it, or log in.")
@@ -144,11 +151,11 @@ struct ParseClassesController: Sendable {
         let keys = r.http.query["keys"].map { Set($0.split(separator: ",").map(String.init)) }
         switch try className(r) {
         case .cafe:
-            let cafe = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let cafe = try cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let writer = try objectWriter(cafe.imageID.map { [$0] } ?? [], r, cafes: [cafe.id], keys: keys)
             return .json { writer.cafe(cafe, $0) }
         case .comment:
-            let comment = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let comment = try comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let writer = try objectWriter(comment.imageID.map { [$0] } ?? [], r, cafes: [comment.cafeID], comments: [comment.id], keys: keys)
             return .json { writer.comment(comment, $0) }
         }
@@ -156,16 +163,16 @@ struct ParseClassesController: Sendable {
 
     private func objectWriter(_ images: [FileID], _ r: ParseRequest, cafes: [CafeID], comments: [CommentID] = [],
                               keys: Set<String>? = nil, excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
-        let links = ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: try files.names(images))
-        let imported = try objectIDs.objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
+        let links = ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: try files.on(r.context.db).names(images))
+        let imported = try objectIDs.on(r.context.db).objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
         return ParseObjectWriter(files: links, importedIDs: imported, keys: keys, excludeKeys: excludeKeys)
     }
 
     // MARK: Writing
 
-    /// A `CafeMasterObjectId` value: one of our ids or an imported cafe's Parse objectId.
-    private func cafeReference(_ raw: String) throws -> CafeID? {
-        try resolve(raw, .cafe).map(CafeID.init(rawValue:))
+    /// What a `CafeMasterObjectId` value names, looked up on `db`: one of our ids or an imported cafe's Parse objectId.
+    private func cafeReference(_ db: DatabaseClient) -> (String) throws -> CafeID? {
+        { raw in try resolve(raw, .cafe, db).map(CafeID.init(rawValue:)) }
     }
 
     private func writeBody(_ r: ParseRequest, _ className: ParseClass) throws -> ParseWriteBody {
@@ -182,16 +189,16 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let admin = try r.requireAdmin("create", className)
             let write = try ParseCafeWrite(try writeBody(r, className), current: nil)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.create(write.newCafe, by: r.http.auditActor(admin.id)) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.on(r.context.db).create(write.newCafe, by: r.http.auditActor(admin.id)) }
             (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
         case .comment:
             let user = try r.requireUser("create", className)
-            let write = try ParseCommentWrite(try writeBody(r, className), current: nil, cafe: cafeReference)
+            let write = try ParseCommentWrite(try writeBody(r, className), current: nil, cafe: cafeReference(r.context.db))
             let new = try write.newComment()
             let comment: Comment
             do {
                 comment = try storeOutcomes(imageField: "CafeCommentImage") {
-                    try comments.create(cafe: new.cafe, author: user.id, detail: new.detail, star: new.star, imageID: write.image ?? nil)
+                    try comments.on(r.context.db).create(cafe: new.cafe, author: user.id, detail: new.detail, star: new.star, imageID: write.image ?? nil)
                 }
             } catch StoreError.notFound {
                 throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.")
@@ -213,18 +220,18 @@ struct ParseClassesController: Sendable {
         switch className {
         case .cafe:
             let admin = try r.requireAdmin("update", className)
-            let current = try cafes.find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let current = try cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let write = try ParseCafeWrite(try writeBody(r, className), current: current)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.update(current.id, write.changes, by: r.http.auditActor(admin.id)) }
+            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.on(r.context.db).update(current.id, write.changes, by: r.http.auditActor(admin.id)) }
             updatedAt = Timestamp.format(cafe.updatedAt)
         case .comment:
             let user = try r.requireUser("update", className)
             // Another user's comment is "not found", as Parse answers a write its ACL denies.
-            let current = try comments.find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let current = try comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
             guard current.userID == user.id else { throw ParseError.objectNotFound }
-            let write = try ParseCommentWrite(try writeBody(r, className), current: current, cafe: cafeReference)
+            let write = try ParseCommentWrite(try writeBody(r, className), current: current, cafe: cafeReference(r.context.db))
             let comment = try storeOutcomes(imageField: "CafeCommentImage") {
-                try comments.update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
+                try comments.on(r.context.db).update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
             }
             updatedAt = Timestamp.format(comment.updatedAt)
         }
@@ -238,13 +245,13 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let admin = try r.requireAdmin("delete", className)
             // Parse Dashboard's delete archives, as `DELETE /v1/cafes/{id}` does (`CafeArchive`).
-            guard let change = try administration.archive(CafeID(rawValue: id), by: r.http.auditActor(admin.id)), change.before.archivedAt == nil else {
+            guard let change = try administration.on(r.context.db).archive(CafeID(rawValue: id), by: r.http.auditActor(admin.id)), change.before.archivedAt == nil else {
                 throw ParseError.objectNotFound
             }
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)
-            try storeOutcomes { try deletion.delete(CommentID(rawValue: id), by: user, in: r.http) }
+            try storeOutcomes { try deletion.on(r.context.db).delete(CommentID(rawValue: id), by: user, in: r.http) }
         }
         return .json { w in w.object {} }
     }

@@ -37,7 +37,7 @@ struct ParseFilesController: Sendable {
         }
         let stored: StoredPhoto
         do {
-            stored = try photos.files.create(owner: user.id, from: r.http.clientKey, upload: bytes, format: format, name: name)
+            stored = try photos.files.on(r.context.db).create(owner: user.id, from: r.http.clientKey, upload: bytes, format: format, name: name)
         } catch let refusal as PhotoRefusal {
             guard let problem = ErrorMapping.photoProblem(refusal) else { throw refusal }
             throw ParseError.fileSave(problem.detail ?? problem.title)

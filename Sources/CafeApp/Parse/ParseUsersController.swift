@@ -1,6 +1,7 @@
 import CafeDomain
 import CafeStore
 import HTTPKit
+import PostgresKit
 
 /// Parse's user endpoints over the same accounts and sessions as /v1: a session token from
 /// `/parse/login` works as a bearer token on /v1 and the other way round.
@@ -52,7 +53,7 @@ struct ParseUsersController: Sendable {
         let user: User
         let token: String
         do {
-            (user, token) = try accounts.signUp(username: username, password: password, email: email, age: age) {
+            (user, token) = try accounts.on(r.context.db).signUp(username: username, password: password, email: email, age: age) {
                 links.request(.emailVerification, to: $1, user: $0, for: r.http)
             }
         } catch StoreError.usernameTaken {
@@ -75,9 +76,9 @@ struct ParseUsersController: Sendable {
         let password = r.http.method == "GET" ? r.http.query["password"] : r.body?["password"]?.string
         guard let username, !username.isEmpty else { throw ParseError(200, "username/email is required.") }
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try accounts.logIn(username: username, password: password, address: r.http.clientKey) {
+        switch try accounts.on(r.context.db).logIn(username: username, password: password, address: r.http.clientKey) {
         case .loggedIn(let user, let token):
-            let objectID = try importedObjectID(of: user)
+            let objectID = try importedObjectID(of: user, r.context.db)
             return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
         case .invalidCredentials(let hold):
             var wrong = ParseError.invalidCredentials
@@ -93,21 +94,21 @@ struct ParseUsersController: Sendable {
     }
 
     func logOut(_ r: ParseRequest) throws -> Response {
-        if try r.user() != nil, let token = r.token { try accounts.sessions.revoke(token: token) }
+        if try r.user() != nil, let token = r.token { try accounts.sessions.on(r.context.db).revoke(token: token) }
         return .json { w in w.object {} }
     }
 
     /// `User.passwordReset(email:)`: `{}` whether or not an account has the address, as Parse Server
     /// answers with `resetPasswordSuccessOnInvalidEmail` (and as `/v1/password-resets` does).
     func requestPasswordReset(_ r: ParseRequest) throws -> Response {
-        try recovery.requestMail(links.request(.passwordReset, to: try Self.email(r), user: nil, for: r.http))
+        try recovery.on(r.context.db).requestMail(links.request(.passwordReset, to: try Self.email(r), user: nil, for: r.http))
         return .json { w in w.object {} }
     }
 
     /// `User.verificationEmailRequest(email:)`: `{}` for any well-formed address; a mail goes only to
     /// an account that has it unverified (the worker decides, so the answer tells nothing).
     func verificationEmailRequest(_ r: ParseRequest) throws -> Response {
-        try recovery.requestMail(links.request(.emailVerification, to: try Self.email(r), user: nil, for: r.http))
+        try recovery.on(r.context.db).requestMail(links.request(.emailVerification, to: try Self.email(r), user: nil, for: r.http))
         return .json { w in w.object {} }
     }
 
@@ -125,11 +126,11 @@ struct ParseUsersController: Sendable {
     func delete(_ r: ParseRequest) throws -> Response {
         guard let user = try r.user() else { throw ParseError.invalidSessionToken }
         let objectID = try r.http.pathParameter("objectId")
-        let own = try importedObjectID(of: user) ?? user.id.description
+        let own = try importedObjectID(of: user, r.context.db) ?? user.id.description
         guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
         // Parse Server asks for no password here; this service does, as /v1 does (docs/parse.md).
         guard let password = r.body?["password"]?.string, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try leaving.leave(user, password: password, r.http) {
+        switch try leaving.on(r.context.db).leave(user, password: password, r.http) {
         case .deleted: return .json { w in w.object {} }
         case .noSuchAccount, .contentsChanged: throw ParseError.objectNotFound
         case .lastAdmin: throw ParseError.forbidden("The last administrator cannot delete their account; grant the right to another account first.")
@@ -139,12 +140,12 @@ struct ParseUsersController: Sendable {
     /// `User.current` refreshes itself here; Parse answers a missing token as an invalid one.
     func me(_ r: ParseRequest) throws -> Response {
         guard let user = try r.user(), let token = r.token else { throw ParseError.invalidSessionToken }
-        let objectID = try importedObjectID(of: user)
+        let objectID = try importedObjectID(of: user, r.context.db)
         return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
     }
 
     /// The account's Parse objectId if it was imported (`cafe import-parse`), which answers then carry.
-    private func importedObjectID(of user: User) throws -> String? {
-        try objectIDs.objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+    private func importedObjectID(of user: User, _ db: DatabaseClient) throws -> String? {
+        try objectIDs.on(db).objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
     }
 }

@@ -8,15 +8,20 @@ import PostgresKit
 /// checks it, so a stolen session alone cannot delete an account; then everything of it goes, in one
 /// transaction. An admin's own deletion is an operator action like any other, and is recorded in the
 /// audit log in that transaction.
-struct AccountLeaving: Sendable {
-    let pool: ConnectionPool
-    let accounts: AccountService
-    let deletion: AccountDeletion
-    let audit: AuditLog
+struct AccountLeaving: DatabaseBound, Sendable {
+    var accounts: AccountService
+    var deletion: AccountDeletion
+    var audit: AuditLog
+
+    var db: DatabaseClient {
+        get { deletion.db }
+        set { accounts = accounts.on(newValue); deletion = deletion.on(newValue); audit = audit.on(newValue) }
+    }
 
     func leave(_ user: User, password: String, _ request: Request) throws -> AccountDeletion.Outcome {
         try accounts.requirePassword(user, password, address: request.clientKey)
-        return try pool.transaction { _ in
+        return try db.transaction { tx in
+            let (deletion, audit) = (deletion.on(tx), audit.on(tx))
             let outcome = try deletion.delete(user.id, confirmed: nil, by: nil)
             if user.isAdmin, case .deleted(let contents) = outcome {
                 try audit.record(actor: request.auditActor(user.id), action: "user.delete", objectType: "user", objectID: user.id.description,

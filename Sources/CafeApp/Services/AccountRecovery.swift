@@ -4,12 +4,16 @@ import PostgresKit
 
 /// Getting back into an account, and proving its address: the requests record a mail in the outbox
 /// (`MailOutbox`), the worker makes its token and sends it, the links come back here.
-struct AccountRecovery: Sendable {
-    let pool: ConnectionPool
-    let users: UserRepository
-    let sessions: SessionRepository
-    let outbox: MailOutbox
+struct AccountRecovery: DatabaseBound, Sendable {
+    var users: UserRepository
+    var sessions: SessionRepository
+    var outbox: MailOutbox
     let passwords: Passwords
+
+    var db: DatabaseClient {
+        get { users.db }
+        set { users = users.on(newValue); sessions = sessions.on(newValue); outbox = outbox.on(newValue) }
+    }
 
     /// A reset (or a verification asked for by address): the same single INSERT whether or not an
     /// account has the address (the worker finds out), so neither the answer nor its time tells.
@@ -31,7 +35,8 @@ struct AccountRecovery: Sendable {
         v.length(password, "password", AccountRules.passwordLength)
         try v.finish()
         let hash = try passwords.hash(password)
-        return try pool.transaction { _ in
+        return try db.transaction { tx in
+            let (users, sessions) = (users.on(tx), sessions.on(tx))
             switch try users.resetPassword(token: token, hash: hash) {
             case nil: return .invalidToken
             case .blocked?: return .blocked

@@ -5,12 +5,16 @@ import HTTPKit
 import PostgresKit
 
 /// Sign-up and log-in as both APIs (/v1 and /parse) perform them; each answers in its own format.
-struct AccountService: Sendable {
-    let pool: ConnectionPool
-    let users: UserRepository
-    let sessions: SessionRepository
-    let throttle: LoginThrottle
+struct AccountService: DatabaseBound, Sendable {
+    var users: UserRepository
+    var sessions: SessionRepository
+    var throttle: LoginThrottle
     let passwords: Passwords
+
+    var db: DatabaseClient {
+        get { users.db }
+        set { users = users.on(newValue); sessions = sessions.on(newValue); throttle = throttle.on(newValue) }
+    }
 
     enum LogIn {
         case loggedIn(User, token: String)
@@ -35,10 +39,10 @@ struct AccountService: Sendable {
                 verification: (UserID, String) -> MailOutbox.Request) throws -> (User, token: String) {
         try Self.validate(username: username, password: password, email: email, age: age)
         let account = UserRepository.NewUser(username: username, passwordHash: try passwords.hash(password), email: email, age: age)
-        return try pool.transaction { tx in
-            let user = try users.create(account)
+        return try db.transaction { tx in
+            let user = try users.on(tx).create(account)
             if let email { try MailOutbox.enqueue(verification(user.id, email), tx) }
-            return (user, try sessions.create(for: user.id))
+            return (user, try sessions.on(tx).create(for: user.id))
         }
     }
 

@@ -4,14 +4,19 @@ import PostgresKit
 
 /// The operator's writes to cafes, through `/v1`, `/v1/admin` and `/parse` alike: each is recorded
 /// in the audit log, with the fields it changed before and after, in the same transaction as the write.
-struct CafeAdministration: Sendable {
-    let pool: ConnectionPool
-    let cafes: CafeRepository
-    let archive: CafeArchive
-    let audit: AuditLog
+struct CafeAdministration: DatabaseBound, Sendable {
+    var cafes: CafeRepository
+    var archive: CafeArchive
+    var audit: AuditLog
+
+    var db: DatabaseClient {
+        get { cafes.db }
+        set { cafes = cafes.on(newValue); archive = archive.on(newValue); audit = audit.on(newValue) }
+    }
 
     func create(_ new: CafeRepository.NewCafe, by actor: AuditActor) throws -> Cafe {
-        try pool.transaction { _ in
+        try db.transaction { tx in
+            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
             let cafe = try cafes.create(new)
             try audit.record(actor: actor, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
                              changes: Self.changes(from: nil, to: cafe))
@@ -20,7 +25,8 @@ struct CafeAdministration: Sendable {
     }
 
     func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: AuditActor) throws -> Cafe {
-        try pool.transaction { _ in
+        try db.transaction { tx in
+            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
             let before = try cafes.find(id)
             let cafe = try cafes.update(id, changes)
             try audit.record(actor: actor, action: "cafe.update", objectType: "cafe", objectID: id.description,
@@ -40,7 +46,8 @@ struct CafeAdministration: Sendable {
     }
 
     private func setArchived(_ id: CafeID, _ archived: Bool, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
-        try pool.transaction { _ in
+        try db.transaction { tx in
+            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
             guard let change = try archived ? archive.archive(id) : archive.restore(id) else { return nil }
             if (change.before.archivedAt == nil) != (change.after.archivedAt == nil) {
                 try audit.record(actor: actor, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
@@ -53,7 +60,8 @@ struct CafeAdministration: Sendable {
 
     /// Deletes an archived cafe for good, with what the operator confirmed would go.
     func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: AuditActor) throws -> CafeArchive.DeleteOutcome {
-        try pool.transaction { _ in
+        try db.transaction { tx in
+            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
             let before = try archive.find(id)
             let outcome = try archive.delete(id, confirmed: confirmed)
             if case .deleted(let contents) = outcome {

@@ -6,14 +6,19 @@ import PostgresKit
 /// Deleting a comment, through `/v1` and `/parse` alike: its author may, and so may an admin. An
 /// admin's deletion of someone else's comment is an operator action: it is recorded in the audit log
 /// with the comment as it was (cafe, author, stars, text, photo), in the deletion's transaction.
-struct CommentDeletion: Sendable {
-    let pool: ConnectionPool
-    let comments: CommentRepository
-    let audit: AuditLog
+struct CommentDeletion: DatabaseBound, Sendable {
+    var comments: CommentRepository
+    var audit: AuditLog
+
+    var db: DatabaseClient {
+        get { comments.db }
+        set { comments = comments.on(newValue); audit = audit.on(newValue) }
+    }
 
     /// `StoreError.notFound`, or `.forbidden` for someone else's comment and no admin right.
     func delete(_ id: CommentID, by user: User, in request: Request) throws {
-        try pool.transaction { _ in
+        try db.transaction { tx in
+            let (comments, audit) = (comments.on(tx), audit.on(tx))
             let deleted = try comments.delete(id, by: user.id, asAdmin: user.isAdmin)
             guard deleted.userID != user.id else { return }
             try audit.record(actor: request.auditActor(user.id), action: "comment.delete", objectType: "comment", objectID: id.description, changes: [

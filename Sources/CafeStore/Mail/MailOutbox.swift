@@ -4,9 +4,9 @@ import PostgresKit
 
 /// The mail outbox (`mail_outbox`): a request records what to send in its own transaction; the
 /// worker (`MailDelivery`) prepares and delivers it, at least once, one message per row.
-public struct MailOutbox: Sendable {
-    let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+public struct MailOutbox: DatabaseBound, Sendable {
+    public var db: DatabaseClient
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     public enum Kind: String, Sendable, CaseIterable {
         case passwordReset = "password_reset"
@@ -30,7 +30,7 @@ public struct MailOutbox: Sendable {
     }
 
     /// In the caller's transaction when there is one (`tx`), so the mail exists exactly when what caused it committed.
-    public static func enqueue(_ request: Request, _ conn: Connection) throws {
+    public static func enqueue(_ request: Request, _ conn: DatabaseClient) throws {
         try conn.query("""
             INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url)
             VALUES (\(request.kind.rawValue), \(String(request.recipient.prefix(254))), \(request.user?.rawValue), \(request.language.rawValue),
@@ -39,7 +39,7 @@ public struct MailOutbox: Sendable {
     }
 
     public func enqueue(_ request: Request) throws {
-        try pool.statement { try Self.enqueue(request, $0) }
+        try db.statement { try Self.enqueue(request, $0) }
     }
 
     /// A message as the console's mail screen shows it: the text only while the service keeps it
@@ -60,7 +60,7 @@ public struct MailOutbox: Sendable {
     /// The newest messages, `limit` after the id `before` (newest first).
     public func recent(before: Int64?, limit: Int) throws -> (entries: [Entry], more: Bool) {
         let older: SQL = before.map { "WHERE id < \($0)" } ?? ""
-        let rows = try pool.query("""
+        let rows = try db.query("""
             SELECT id, kind, recipient, state, attempts, created_at, finished_at, last_error, subject, body
             FROM mail_outbox \(older) ORDER BY id DESC LIMIT \(limit + 1)
             """)
@@ -75,7 +75,7 @@ public struct MailOutbox: Sendable {
 
     /// Finished messages older than `retention` go (they hold an address), and so do tokens past their expiry.
     func prune(retention: TimeInterval) throws -> Int {
-        let mails = try pool.query("DELETE FROM mail_outbox WHERE finished_at < now() - make_interval(secs => \(retention))").affectedRows
-        return mails + (try pool.query("DELETE FROM account_tokens WHERE expires_at < now()").affectedRows)
+        let mails = try db.query("DELETE FROM mail_outbox WHERE finished_at < now() - make_interval(secs => \(retention))").affectedRows
+        return mails + (try db.query("DELETE FROM account_tokens WHERE expires_at < now()").affectedRows)
     }
 }

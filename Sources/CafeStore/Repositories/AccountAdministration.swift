@@ -3,12 +3,12 @@ import Foundation
 import PostgresKit
 
 /// What operators see of accounts, and may change: blocking and the admin right.
-public struct AccountAdministration: Sendable {
-    let pool: ConnectionPool
+public struct AccountAdministration: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
     let sessionCache: SessionCache?
     public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.sessionCache = sessionCache
     }
 
@@ -38,7 +38,7 @@ public struct AccountAdministration: Sendable {
     /// admin who can log in, and after its change that one such admin is left: however they
     /// interleave, no sequence of them leaves none.
     /// With no `actor` (a person deleting their own account), only the check after the change is made.
-    static func administering<T>(by actor: UserID?, _ tx: Connection, _ change: () throws -> T) throws -> T {
+    static func administering<T>(by actor: UserID?, _ tx: DatabaseClient, _ change: () throws -> T) throws -> T {
         try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('cafe admins', 0))")
         if let actor { guard try admins(tx, withActor: actor) else { throw Refusal.notAnAdmin } }
         let result = try change()
@@ -47,7 +47,7 @@ public struct AccountAdministration: Sendable {
     }
 
     /// Whether an admin who can log in remains (and, with `actor`, whether it is one).
-    private static func admins(_ tx: Connection, withActor actor: UserID?) throws -> Bool {
+    private static func admins(_ tx: DatabaseClient, withActor actor: UserID?) throws -> Bool {
         let who: SQL = actor.map { "AND u.id = \($0.rawValue)" } ?? ""
         return !(try tx.query("SELECT 1 FROM users u WHERE u.is_admin AND u.blocked_at IS NULL \(who) LIMIT 1").isEmpty)
     }
@@ -59,7 +59,7 @@ public struct AccountAdministration: Sendable {
     }
 
     public func find(_ id: UserID) throws -> Account? {
-        try pool.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
+        try db.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
     }
 
     /// Accounts whose username contains `text` (any case), by id, `limit` after the id `after`.
@@ -67,7 +67,7 @@ public struct AccountAdministration: Sendable {
         var conditions: [SQL] = []
         if let text, !text.isEmpty { conditions.append("strpos(lower(u.username), lower(\(text))) > 0") }
         if let after { conditions.append("u.id > \(after)") }
-        let rows = try pool.query("SELECT \(Self.select) FROM users u \(SQL.where(conditions)) ORDER BY u.id LIMIT \(limit + 1)")
+        let rows = try db.query("SELECT \(Self.select) FROM users u \(SQL.where(conditions)) ORDER BY u.id LIMIT \(limit + 1)")
         return (try rows.prefix(limit).map(Self.decode), rows.count > limit)
     }
 
@@ -78,7 +78,7 @@ public struct AccountAdministration: Sendable {
     public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false, by actor: UserID) throws
         -> (before: Account, after: Account, commentsMoved: Int)? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
-        return try pool.transaction { tx in try Self.administering(by: actor, tx) {
+        return try db.transaction { tx in try Self.administering(by: actor, tx) {
             guard let before = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                 return nil
             }
@@ -89,7 +89,7 @@ public struct AccountAdministration: Sendable {
             if blocked { try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)") }
             var moved = 0
             if comments {
-                let moderation = Moderation(pool: pool)
+                let moderation = Moderation(pool: db.pool)
                 moved = try blocked ? moderation.hideAll(of: id, tx) : moderation.restoreBlocked(of: id, tx)
             }
             return (before, after, moved)
@@ -101,7 +101,7 @@ public struct AccountAdministration: Sendable {
     public func setAdmin(_ id: UserID, _ admin: Bool, by actor: UserID) throws -> RoleChange? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
         do {
-            return try pool.transaction { tx in try Self.administering(by: actor, tx) { () -> RoleChange? in
+            return try db.transaction { tx in try Self.administering(by: actor, tx) { () -> RoleChange? in
                 guard let current = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                     return nil
                 }

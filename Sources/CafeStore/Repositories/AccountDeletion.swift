@@ -8,12 +8,12 @@ import PostgresKit
 /// which stays as the cafe's), its sessions, tokens, mail and idempotency keys, and the account. Its
 /// reports stay without the reporter; the audit log keeps the id of an operator who acted.
 /// Never the last admin who can log in (`AccountAdministration.administering`).
-public struct AccountDeletion: Sendable {
-    let pool: ConnectionPool
+public struct AccountDeletion: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
     let sessionCache: SessionCache?
     public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.sessionCache = sessionCache
     }
 
@@ -40,10 +40,10 @@ public struct AccountDeletion: Sendable {
     }
 
     public func contents(_ id: UserID) throws -> Contents? {
-        try pool.statement { try Self.contents(id, $0) }
+        try db.statement { try Self.contents(id, $0) }
     }
 
-    static func contents(_ id: UserID, _ conn: Connection) throws -> Contents? {
+    static func contents(_ id: UserID, _ conn: DatabaseClient) throws -> Contents? {
         try conn.query("""
             SELECT (SELECT count(*)::int FROM comments WHERE user_id = u.id) AS comments,
                    (SELECT count(*)::int FROM hidden_comments WHERE user_id = u.id) AS hidden,
@@ -63,7 +63,7 @@ public struct AccountDeletion: Sendable {
         defer { sessionCache?.forget(users: [id.rawValue]) }
         // A transaction of its own, or a savepoint of the caller's: a refusal after the deletes rolls them back.
         do {
-            return try pool.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
+            return try db.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
                 // The row lock first: a comment or an upload being written now holds the key-share lock
                 // its foreign key takes, so this waits for it and the deletes below see it; one that
                 // starts later fails on the missing account.
@@ -91,7 +91,7 @@ public struct AccountDeletion: Sendable {
     /// An operator's deletion, or an admin's own, under the rule that an admin who can log in remains
     /// (`AccountAdministration.administering`); anyone else's own needs no check (a service with no
     /// admin yet still lets people leave).
-    private static func checkingAdmins(of id: UserID, by actor: UserID?, _ tx: Connection, _ change: () throws -> Outcome) throws -> Outcome {
+    private static func checkingAdmins(of id: UserID, by actor: UserID?, _ tx: DatabaseClient, _ change: () throws -> Outcome) throws -> Outcome {
         let isAdmin = try !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) AND is_admin AND blocked_at IS NULL").isEmpty
         return actor != nil || isAdmin ? try AccountAdministration.administering(by: actor, tx, change) : try change()
     }

@@ -4,9 +4,9 @@ import PostgresKit
 
 /// What an account holds besides its comments (`Moderation.comments(of:)`), for the copy of one's
 /// data (`GET /v1/users/me/export`, GDPR articles 15 and 20).
-public struct AccountExport: Sendable {
-    let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+public struct AccountExport: DatabaseBound, Sendable {
+    public var db: DatabaseClient
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     public struct ReportMade: Sendable {
         public let commentID: CommentID
@@ -25,7 +25,7 @@ public struct AccountExport: Sendable {
     }
 
     public func reports(of user: UserID) throws -> [ReportMade] {
-        try pool.query("""
+        try db.query("""
             SELECT comment_id, reason, created_at, resolution FROM comment_reports WHERE user_id = \(user.rawValue) ORDER BY created_at, comment_id
             """).map {
                 ReportMade(commentID: CommentID(rawValue: try $0.decode(0)), reason: try $0.decode(1), createdAt: try $0.decode(2),
@@ -34,7 +34,7 @@ public struct AccountExport: Sendable {
     }
 
     public func photos(of user: UserID) throws -> [Photo] {
-        try pool.query("""
+        try db.query("""
             SELECT id, content_type, size, width, height, created_at FROM files WHERE owner_id = \(user.rawValue) ORDER BY id
             """).map {
                 Photo(id: FileID(rawValue: try $0.decode(0)), contentType: try $0.decode(1), size: try $0.decode(2),

@@ -12,7 +12,7 @@ public struct AccountTokens: Sendable {
 
     /// A new token for `user` and the address `mail` goes to, valid until `expiresAt`, in place of any the
     /// mail had: a mail sent again (a retry) carries a new link and the one before dies.
-    static func issue(_ purpose: Purpose, for user: UserID, email: String, mail: Int64, expiresAt: Date, _ tx: Connection) throws -> String {
+    static func issue(_ purpose: Purpose, for user: UserID, email: String, mail: Int64, expiresAt: Date, _ tx: DatabaseClient) throws -> String {
         let token = Tokens.random()
         try tx.query("DELETE FROM account_tokens WHERE mail_id = \(mail)")
         try tx.query("""
@@ -24,7 +24,7 @@ public struct AccountTokens: Sendable {
 
     /// Uses the token up: its account and the address it was mailed to, or nil when it is unknown,
     /// expired or used already. Deleting it is what makes it single-use, even under two racing uses.
-    static func consume(_ token: String, _ purpose: Purpose, _ tx: Connection) throws -> (user: UserID, email: String)? {
+    static func consume(_ token: String, _ purpose: Purpose, _ tx: DatabaseClient) throws -> (user: UserID, email: String)? {
         guard Tokens.isWellFormed(token) else { return nil }
         return try tx.query("""
             DELETE FROM account_tokens WHERE token_hash = \(Tokens.sha256(token)) AND purpose = \(purpose.rawValue)

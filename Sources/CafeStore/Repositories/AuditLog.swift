@@ -42,14 +42,14 @@ public struct AuditActor: Sendable {
 
 /// The append-only record of operator actions (migration 0012 refuses any change to it). An entry is
 /// written in the transaction of the action it records: both are kept, or neither.
-public struct AuditLog: Sendable {
-    let pool: ConnectionPool
+public struct AuditLog: DatabaseBound, Sendable {
+    public var db: DatabaseClient
 
-    public init(pool: ConnectionPool) { self.pool = pool }
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// Records an action; joins the caller's transaction.
     public func record(actor: AuditActor, action: String, objectType: String, objectID: String, changes: [AuditEntry.Change]) throws {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let id: Int64 = try tx.query("""
                 INSERT INTO audit_log (actor_id, action, object_type, object_id, address)
                 VALUES (\(actor.id.rawValue), \(action), \(objectType), \(objectID), \(actor.address.map { String($0.prefix(64)) })) RETURNING id
@@ -63,7 +63,7 @@ public struct AuditLog: Sendable {
     /// Newest first: up to `limit` entries older than `before` (an entry's id), and whether more follow.
     public func page(before: Int64?, limit: Int) throws -> (entries: [AuditEntry], more: Bool) {
         let older: SQL = before.map { "WHERE a.id < \($0)" } ?? ""
-        let rows = try pool.query("""
+        let rows = try db.query("""
             SELECT a.id, a.at, a.actor_id, u.username, a.action, a.object_type, a.object_id, a.address
             FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id \(older)
             ORDER BY a.id DESC LIMIT \(limit + 1)
@@ -76,7 +76,7 @@ public struct AuditLog: Sendable {
         var changes: [Int64: [AuditEntry.Change]] = [:]
         if !heads.isEmpty {
             let ids = PostgresTextArray(heads.map { String($0.id) })
-            for row in try pool.query("SELECT audit_id, field, before, after FROM audit_changes WHERE audit_id = ANY(\(ids)::bigint[]) ORDER BY audit_id, field") {
+            for row in try db.query("SELECT audit_id, field, before, after FROM audit_changes WHERE audit_id = ANY(\(ids)::bigint[]) ORDER BY audit_id, field") {
                 changes[try row.decode(0), default: []].append(.init(field: try row.decode(1), before: try row.decode(2, as: String?.self),
                                                                     after: try row.decode(3, as: String?.self)))
             }

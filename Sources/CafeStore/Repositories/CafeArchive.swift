@@ -6,9 +6,9 @@ import PostgresKit
 /// leaves every listing, search and `/parse` query (its `cafe_stats` row goes) and its comments are
 /// hidden with it; restoring brings both back and the worker recounts. Only an archived cafe may
 /// be deleted for good.
-public struct CafeArchive: Sendable {
-    let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+public struct CafeArchive: DatabaseBound, Sendable {
+    public var db: DatabaseClient
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// A cafe in the operator's table. `commentSum`/`commentAmount` are 0 while archived.
     public struct Entry: Sendable {
@@ -38,11 +38,11 @@ public struct CafeArchive: Sendable {
     }
 
     public func find(_ id: CafeID) throws -> Entry? {
-        try pool.statement { try Self.entry(id, $0) }
+        try db.statement { try Self.entry(id, $0) }
     }
 
     /// The cafe as the operator sees it; `locking` holds its row until the transaction ends (see `archive`).
-    private static func entry(_ id: CafeID, _ conn: Connection, locking: Bool = false) throws -> Entry? {
+    private static func entry(_ id: CafeID, _ conn: DatabaseClient, locking: Bool = false) throws -> Entry? {
         try conn.query("SELECT \(select) FROM \(from) WHERE c.id = \(id.rawValue) \(fixed: locking ? "FOR UPDATE OF c" : "")").first.map(decode)
     }
 
@@ -56,13 +56,13 @@ public struct CafeArchive: Sendable {
         case .archived: conditions.append("c.archived_at IS NOT NULL")
         }
         if let after { conditions.append("c.id < \(after)") }
-        let rows = try pool.query("SELECT \(Self.select) FROM \(Self.from) \(SQL.where(conditions)) ORDER BY c.id DESC LIMIT \(limit + 1)")
+        let rows = try db.query("SELECT \(Self.select) FROM \(Self.from) \(SQL.where(conditions)) ORDER BY c.id DESC LIMIT \(limit + 1)")
         return (try rows.prefix(limit).map(Self.decode), rows.count > limit)
     }
 
     /// Archives a listed cafe. Nil if there is no such cafe; unchanged if already archived.
     public func archive(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard let before = try Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt == nil {
                 // The row lock above waited for comments being posted to this cafe (each holds a
@@ -80,7 +80,7 @@ public struct CafeArchive: Sendable {
     /// Lists an archived cafe again with the comments its archiving hid; the worker recounts them
     /// (the move back goes through the outbox). Nil if there is no such cafe.
     public func restore(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard let before = try Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt != nil {
                 try tx.query("UPDATE cafes SET archived_at = NULL WHERE id = \(id.rawValue)")
@@ -94,7 +94,7 @@ public struct CafeArchive: Sendable {
 
     /// The comments (hidden or not) and the photos no one else uses that deleting the cafe removes.
     public func contents(_ id: CafeID) throws -> Contents {
-        try Self.contents(try pool.query(Self.contentsSQL(id)).one())
+        try Self.contents(try db.query(Self.contentsSQL(id)).one())
     }
 
     public enum DeleteOutcome: Sendable, Equatable {
@@ -108,7 +108,7 @@ public struct CafeArchive: Sendable {
     /// Deletes an archived cafe, its comments and the photos only it used, if what would go is
     /// exactly what the operator confirmed.
     public func delete(_ id: CafeID, confirmed: Contents) throws -> DeleteOutcome {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard let entry = try Self.entry(id, tx, locking: true) else { return .noSuchCafe }
             guard entry.archivedAt != nil else { return .notArchived }
             let row = try tx.query(Self.contentsSQL(id)).one()

@@ -3,13 +3,13 @@ import Foundation
 import PostgresKit
 
 /// Cafes and their aggregates (read from `cafe_stats`; only the aggregation worker writes those).
-public struct CafeRepository: Sendable {
-    let pool: ConnectionPool
+public struct CafeRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     /// How keyword searches are tried (`list`, `find`); one per process shares its statistics.
     let search: SearchPlanner
 
     public init(pool: ConnectionPool, search: SearchPlanner? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.search = search ?? SearchPlanner(pool: pool)
     }
 
@@ -46,13 +46,13 @@ public struct CafeRepository: Sendable {
     }
 
     public func find(_ id: CafeID) throws -> Cafe? {
-        try pool.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
+        try db.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
             .first.map(CafeColumns.decode)
     }
 
     /// Whether the cafe is listed (exists and is not archived).
     public func exists(_ id: CafeID) throws -> Bool {
-        !(try pool.query(Self.listed(id)).isEmpty)
+        !(try db.query(Self.listed(id)).isEmpty)
     }
 
     /// `exists` for the `StatementLoop`: a row if the cafe is listed, none otherwise.
@@ -61,7 +61,7 @@ public struct CafeRepository: Sendable {
     private static func listed(_ id: CafeID) -> SQL { "SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)" }
 
     public func create(_ new: NewCafe) throws -> Cafe {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let id: Int64 = try Self.mapImageError {
                 try tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate)) RETURNING id
@@ -73,7 +73,7 @@ public struct CafeRepository: Sendable {
 
     /// A listed cafe only (`.notFound` for an archived one: restore it first).
     public func update(_ id: CafeID, _ changes: CafeChanges) throws -> Cafe {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let updated = try Self.mapImageError {
                 try tx.query("""
                     UPDATE cafes SET

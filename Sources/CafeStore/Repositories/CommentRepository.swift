@@ -4,18 +4,18 @@ import PostgresKit
 
 /// Comments. Every insert, star change and delete appends to the aggregation outbox in the same
 /// transaction (a trigger in migration 0001), so the worker never misses a change.
-public struct CommentRepository: Sendable {
-    let pool: ConnectionPool
+public struct CommentRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     /// Where a post without a photo commits, together with others (`StatementLoop.Purpose.commits`); nil: by itself.
     let groupCommit: StatementLoop?
 
     public init(pool: ConnectionPool, groupCommit: StatementLoop? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.groupCommit = groupCommit
     }
 
     public func find(_ id: CommentID) throws -> Comment? {
-        try pool.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
+        try db.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
             .first.map(CommentColumns.decode)
     }
 
@@ -25,7 +25,7 @@ public struct CommentRepository: Sendable {
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
     /// `withImage`: only those that show a photo (the cafe's photos).
     public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
-        try Self.page(of: pool.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+        try Self.page(of: db.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
     /// `list`'s read for the `StatementLoop`; its rows make the same page (`page(of:limit:)`).
@@ -62,7 +62,7 @@ public struct CommentRepository: Sendable {
     /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
     /// `withImage` (the photo wall).
     public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
-        try Self.recentPage(of: pool.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+        try Self.recentPage(of: db.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
     /// `recent`'s read for the `StatementLoop`; its rows make the same page (`recentPage(of:limit:)`).
@@ -108,12 +108,12 @@ public struct CommentRepository: Sendable {
         do {
             let rows: QueryResult
             if let imageID {
-                rows = try pool.transaction { tx in
+                rows = try db.transaction { tx in
                     try Self.checkImage(imageID, ownedBy: author, tx)
                     return try tx.query(insert)
                 }
             } else {
-                rows = try pool.commit(insert, groupedOn: groupCommit)
+                rows = try db.commit(insert, groupedOn: groupCommit)
             }
             guard let row = rows.first else { throw StoreError.notFound }
             return try CommentColumns.decode(row)
@@ -128,7 +128,7 @@ public struct CommentRepository: Sendable {
 
     /// Only the author may edit. `.notFound` / `.forbidden` otherwise; the row is untouched.
     public func update(_ id: CommentID, by author: UserID, detail: String?, star: Star?, imageID: FileID??) throws -> Comment {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             if let image = imageID ?? nil { try Self.checkImage(image, ownedBy: author, tx) }
             let updated = try tx.query("""
                 UPDATE comments SET
@@ -148,7 +148,7 @@ public struct CommentRepository: Sendable {
     /// The author, or an admin when `asAdmin`, may delete; the comment as it was.
     @discardableResult
     public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) throws -> Comment {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let deleted = try tx.query("""
                 WITH m AS (DELETE FROM comments WHERE id = \(id.rawValue) AND (user_id = \(user.rawValue) OR \(asAdmin)::bool) RETURNING *)
                 SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
@@ -161,7 +161,7 @@ public struct CommentRepository: Sendable {
     }
 
     /// A comment may only show a photo its author uploaded.
-    static func checkImage(_ image: FileID, ownedBy user: UserID, _ tx: Connection) throws {
+    static func checkImage(_ image: FileID, ownedBy user: UserID, _ tx: DatabaseClient) throws {
         if try tx.query("SELECT 1 FROM files WHERE id = \(image.rawValue) AND owner_id = \(user.rawValue)").isEmpty {
             throw StoreError.invalidReference(field: "imageId")
         }

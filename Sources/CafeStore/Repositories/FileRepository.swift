@@ -52,8 +52,8 @@ public struct PhotoAnswer: Sendable {
 
 /// Uploaded photos: always cleaned (`PhotoCodec.clean`) before they are stored, their bytes in
 /// PostgreSQL or in the object store (`PhotoStorage`), their sizes made on first request and kept.
-public struct FileRepository: Sendable {
-    let pool: ConnectionPool
+public struct FileRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     let storage: PhotoStorage
     /// Decodes, cleans and resizes: in helper processes when serving (`PhotoCodecProcesses`).
     let codec: any PhotoCoding
@@ -70,7 +70,7 @@ public struct FileRepository: Sendable {
 
     public init(pool: ConnectionPool, storage: PhotoStorage = .postgres, codec: any PhotoCoding, limits: PhotoLimits = PhotoLimits(),
                 quotas: UploadQuotas = UploadQuotas()) {
-        self.pool = pool
+        self.db = pool.client
         self.storage = storage
         self.codec = codec
         self.limits = limits
@@ -113,7 +113,7 @@ public struct FileRepository: Sendable {
         guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
         defer { _ = decoding.owners.withLock { $0.remove(owner.rawValue) } }
         // An uploader whose quota is spent already is refused before any decoding is spent on the upload.
-        for (holder, quota) in quotas.holders(owner, address) { try checkQuota(holder, quota: quota, adding: 1, { try pool.query($0) }) }
+        for (holder, quota) in quotas.holders(owner, address) { try checkQuota(holder, quota: quota, adding: 1, { try db.query($0) }) }
         let photo: EncodedPhoto
         do {
             photo = try codec.clean(upload, format: format, limits: limits)
@@ -121,7 +121,7 @@ public struct FileRepository: Sendable {
             // The sender's refusal (not the service's own failure) costs its quota what it sent. Noted on a
             // best effort: the client is told of the refusal whether or not the note could be written.
             if case .failed = error {} else {
-                _ = try? pool.query("INSERT INTO refused_uploads (owner_id, uploaded_from, size) VALUES (\(owner.rawValue), \(address), \(upload.count))")
+                _ = try? db.query("INSERT INTO refused_uploads (owner_id, uploaded_from, size) VALUES (\(owner.rawValue), \(address), \(upload.count))")
             }
             throw error
         }
@@ -130,7 +130,7 @@ public struct FileRepository: Sendable {
 
     /// Forgets the refused uploads the quotas no longer look at (older than a day).
     public func pruneRefusedUploads() throws -> Int {
-        try pool.query("DELETE FROM refused_uploads WHERE created_at < now() - interval '1 day'").affectedRows
+        try db.query("DELETE FROM refused_uploads WHERE created_at < now() - interval '1 day'").affectedRows
     }
 
     /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass `holder`'s quota of the last 24 hours.
@@ -163,7 +163,7 @@ public struct FileRepository: Sendable {
                     \(key == nil ? photo.bytes : nil)::bytea, \(key), \(name), \(photo.width), \(photo.height), now())
             RETURNING id, encode(sha256, 'hex')
             """
-        let row = try pool.transaction { tx in
+        let row = try db.transaction { tx in
             if let owner {
                 for (holder, quota) in quotas.holders(owner, address) {
                     try tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(holder.lockKey), 0))")
@@ -186,14 +186,14 @@ public struct FileRepository: Sendable {
     /// With an object store: puts the object after noting it (`ObjectNotes.pending`). Nil with PostgreSQL.
     func putObject(_ bytes: [UInt8], contentType: String, key: String) throws -> String? {
         guard case .s3(let bucket) = storage else { return nil }
-        try bucket.putNoted(key, bytes, contentType: contentType, pool)
+        try bucket.putNoted(key, bytes, contentType: contentType, db)
         return key
     }
 
     /// The cleaned photo, if `viewer` may see it; its bytes left out when the client holds them (a 304
     /// never reads a photo). A photo stored before cleaning existed needs cleaning first.
     public func original(_ id: FileID, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
-        guard let row = try pool.query("""
+        guard let row = try db.query("""
             SELECT f.content_type, f.width, f.height, encode(f.sha256, 'hex') AS sha256, \(Self.shownPublicly) AS public,
                    f.cleaned_at IS NOT NULL AS cleaned, f.object_key, \(Self.unlessKnown("f.bytes", digest: "f.sha256", knownDigests)) AS bytes
             FROM files f WHERE f.id = \(id.rawValue) AND \(Self.mayView(viewer))
@@ -211,7 +211,7 @@ public struct FileRepository: Sendable {
     /// or PNG), if `viewer` may see it. A size is made on its first request from the cleaned photo and
     /// kept: `.needsWork` says to make it where the caller bounds such work (the photo lane), then ask again.
     public func size(_ id: FileID, width requested: Int, webp: Bool, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
-        guard let row = try pool.query("""
+        guard let row = try db.query("""
             SELECT f.content_type, f.width, f.cleaned_at IS NOT NULL AS cleaned, \(Self.shownPublicly) AS public,
                    s.height AS size_height, encode(s.sha256, 'hex') AS size_sha256, s.object_key AS size_key,
                    \(Self.unlessKnown("s.bytes", digest: "s.sha256", knownDigests)) AS size_bytes
@@ -244,7 +244,7 @@ public struct FileRepository: Sendable {
         let made = try codec.resize(bytes, width: width, to: encoding)
         let digest = Tokens.sha256(made.bytes)
         let key = try putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let inserted = try tx.query("""
                 INSERT INTO file_sizes (file_id, width, encoding, height, size, sha256, bytes, object_key)
                 VALUES (\(id.rawValue), \(width), \(encoding.rawValue), \(made.height), \(made.bytes.count), \(digest)::bytea,
@@ -266,7 +266,7 @@ public struct FileRepository: Sendable {
     public func names(_ ids: [FileID]) throws -> [FileID: String?] {
         guard !ids.isEmpty else { return [:] }
         var names: [FileID: String?] = [:]
-        for row in try pool.query("SELECT id, name FROM files WHERE id = ANY(\(PostgresTextArray(ids.map(\.description)))::bigint[])") {
+        for row in try db.query("SELECT id, name FROM files WHERE id = ANY(\(PostgresTextArray(ids.map(\.description)))::bigint[])") {
             names[FileID(rawValue: try row.decode("id"))] = try row.decode("name", as: String?.self)
         }
         return names
@@ -277,7 +277,7 @@ public struct FileRepository: Sendable {
     /// the objects no row owns any longer (`object_deletions`), whichever store is configured now.
     @discardableResult
     public func deleteOrphans(olderThan grace: TimeInterval) throws -> Int {
-        let files = try pool.query("""
+        let files = try db.query("""
             DELETE FROM files f
             WHERE f.created_at < now() - make_interval(secs => \(grace))
               AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)
@@ -296,16 +296,16 @@ public struct FileRepository: Sendable {
         var deleted = 0
         while true {
             // A key some row owns is never deleted (a note left by an insert that later committed is dropped).
-            try pool.query("""
+            try db.query("""
                 DELETE FROM object_deletions d WHERE EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                    OR EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
                 """)
-            let keys = try pool.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
+            let keys = try db.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
                 .map { try $0.decode("object_key", as: String.self) }
             for key in keys {
                 do { try bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
                 // Only if no row has taken the key meanwhile (a put re-noted and committed).
-                try pool.query("""
+                try db.query("""
                     DELETE FROM object_deletions d WHERE d.object_key = \(key) AND d.due_at <= now()
                       AND NOT EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                       AND NOT EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)

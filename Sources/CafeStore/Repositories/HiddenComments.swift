@@ -10,7 +10,7 @@ enum HiddenComments {
 
     /// Hides the comments matching `condition` (over `comments m`). Returns how many moved.
     @discardableResult
-    static func hide(where condition: SQL, cause: Cause, _ tx: Connection) throws -> Int {
+    static func hide(where condition: SQL, cause: Cause, _ tx: DatabaseClient) throws -> Int {
         try tx.query("""
             WITH moved AS (DELETE FROM comments m WHERE \(condition) RETURNING m.*)
             INSERT INTO hidden_comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at, cause)
@@ -23,7 +23,7 @@ enum HiddenComments {
     /// author's unblock (with `restoreComments`) can return it. One whose cafe is archived stays
     /// hidden until the cafe is restored (its cause becomes `archive`). Returns how many are visible again.
     @discardableResult
-    static func restore(where condition: SQL, _ tx: Connection) throws -> Int {
+    static func restore(where condition: SQL, _ tx: DatabaseClient) throws -> Int {
         let authorBlocked: SQL = "EXISTS (SELECT 1 FROM users u WHERE u.id = h.user_id AND u.blocked_at IS NOT NULL)"
         try tx.query("UPDATE hidden_comments h SET cause = 'block' WHERE \(condition) AND \(authorBlocked)")
         try tx.query("""

@@ -3,9 +3,9 @@ import Foundation
 import PostgresKit
 
 /// Stored answers to idempotent writes (migration 0006). Claim and record inside the caller's
-/// `pool.transaction`: the key must commit or roll back with the write it guards.
-public struct IdempotencyRepository: Sendable {
-    let pool: ConnectionPool
+/// `db.transaction`: the key must commit or roll back with the write it guards.
+public struct IdempotencyRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
 
     /// How long a key is honoured.
     public static let lifetime: TimeInterval = 24 * 3600
@@ -25,7 +25,7 @@ public struct IdempotencyRepository: Sendable {
         case answered(StoredAnswer)
     }
 
-    public init(pool: ConnectionPool) { self.pool = pool }
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// What "the same request" means: SHA-256 of method, path and body.
     public static func fingerprint(method: String, path: String, body: [UInt8]) -> [UInt8] {
@@ -36,14 +36,14 @@ public struct IdempotencyRepository: Sendable {
     /// commits (→ `.answered`) or rolls back (→ `.claimed`). A new key, the usual case, is one
     /// statement: an expired key is as good as new, so it is taken over where it conflicts.
     public func claim(user: UserID, key: String, requestHash: [UInt8]) throws -> Claim {
-        let claimed = try pool.query("""
+        let claimed = try db.query("""
             INSERT INTO idempotency_keys (user_id, key, request_hash) VALUES (\(user.rawValue), \(key), \(requestHash))
             ON CONFLICT (user_id, key) DO UPDATE
             SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, location = NULL, body = NULL, created_at = now()
             WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.lifetime))
             """)
         if claimed.affectedRows == 1 { return .claimed }
-        guard let row = try pool.query("""
+        guard let row = try db.query("""
             SELECT request_hash, status, content_type, location, body FROM idempotency_keys WHERE user_id = \(user.rawValue) AND key = \(key)
             """).first else {
             return try claim(user: user, key: key, requestHash: requestHash)   // deleted meanwhile
@@ -54,7 +54,7 @@ public struct IdempotencyRepository: Sendable {
 
     /// The answer committed for `key`, when there is one within its lifetime; a read that claims nothing.
     public func answer(user: UserID, key: String) throws -> StoredAnswer? {
-        try pool.query("""
+        try db.query("""
             SELECT request_hash, status, content_type, location, body FROM idempotency_keys
             WHERE user_id = \(user.rawValue) AND key = \(key) AND status IS NOT NULL
               AND created_at > now() - make_interval(secs => \(Self.lifetime))
@@ -65,13 +65,13 @@ public struct IdempotencyRepository: Sendable {
     }
 
     public func record(user: UserID, key: String, status: Int, contentType: String?, location: String?, body: [UInt8]) throws {
-        try pool.query("""
+        try db.query("""
             UPDATE idempotency_keys SET status = \(status), content_type = \(contentType), location = \(location), body = \(body) WHERE user_id = \(user.rawValue) AND key = \(key)
             """)
     }
 
     @discardableResult
     public func pruneExpired() throws -> Int {
-        try pool.query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => \(Self.lifetime))").affectedRows
+        try db.query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => \(Self.lifetime))").affectedRows
     }
 }

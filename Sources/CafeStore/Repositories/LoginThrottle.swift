@@ -12,13 +12,13 @@ import PostgresKit
 /// short transaction of its own), and forgotten with the pair's others when it succeeds: concurrent
 /// attempts at one name from one address each see the ones before them, so none passes the check on a
 /// stale count, and no password is ever hashed inside an open transaction.
-public struct LoginThrottle: Sendable {
-    let pool: ConnectionPool
+public struct LoginThrottle: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     public let limit: Int
     public let window: TimeInterval
 
     public init(pool: ConnectionPool, limit: Int = 5, window: TimeInterval = 15 * 60) {
-        self.pool = pool
+        self.db = pool.client
         self.limit = limit
         self.window = window
     }
@@ -34,10 +34,10 @@ public struct LoginThrottle: Sendable {
     /// being held off; a nil from it is a failure, already recorded. On success the pair's failures
     /// are forgotten.
     public func attempt<T: Sendable>(username: String, address: String, _ verify: () throws -> T?) throws -> Outcome<T> {
-        let reservation: Reservation = try pool.transaction { tx in
+        let reservation: Reservation = try db.transaction { tx in
             // One reservation at a time per pair (the lock goes with the transaction).
             try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
-            if let wait = try retryAfter(username: username, address: address) { return .wait(wait) }
+            if let wait = try on(tx).retryAfter(username: username, address: address) { return .wait(wait) }
             return .made(at: try tx.query("""
                 INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address)) RETURNING failed_at::text
                 """).one().decode(0))
@@ -50,13 +50,13 @@ public struct LoginThrottle: Sendable {
         guard let value = try verify() else {
             // The hold counts from the failure's answer, not from its start: a password check that
             // outlasts the hold (argon2id on a busy machine) must not leave the next attempt free.
-            try pool.query("""
+            try db.query("""
                 UPDATE login_failures SET failed_at = clock_timestamp()
                 WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at = \(reservedAt)::timestamptz
                 """)
             return .failed
         }
-        try pool.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
+        try db.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
         return .passed(value)
     }
 
@@ -68,7 +68,7 @@ public struct LoginThrottle: Sendable {
 
     /// Seconds until another attempt is allowed, or nil if attempts are allowed now.
     func retryAfter(username: String, address: String) throws -> Int? {
-        let row = try pool.query("""
+        let row = try db.query("""
             SELECT count(*)::int, extract(epoch FROM max(failed_at) - now())
             FROM login_failures
             WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at > now() - make_interval(secs => \(window))
@@ -83,6 +83,6 @@ public struct LoginThrottle: Sendable {
     /// Drops failures older than the window (run by the worker's housekeeping).
     @discardableResult
     public func prune() throws -> Int {
-        try pool.query("DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(window))").affectedRows
+        try db.query("DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(window))").affectedRows
     }
 }

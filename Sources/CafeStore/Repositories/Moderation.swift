@@ -4,9 +4,9 @@ import PostgresKit
 
 /// Users' reports of comments and what operators do about them: hide a comment, bring it back,
 /// dismiss its reports; and the comments of one author, hidden ones included.
-public struct Moderation: Sendable {
-    let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+public struct Moderation: DatabaseBound, Sendable {
+    public var db: DatabaseClient
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     public enum ReportOutcome: Sendable, Equatable {
         case reported(Date)
@@ -50,7 +50,7 @@ public struct Moderation: Sendable {
 
     /// One report per user per comment, and only of a comment the public can see.
     public func report(_ comment: CommentID, by user: UserID, reason: String) throws -> ReportOutcome {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let inserted = try tx.query("""
                 INSERT INTO comment_reports (comment_id, user_id, reason)
                 SELECT m.id, \(user.rawValue), \(reason) FROM comments m WHERE m.id = \(comment.rawValue)
@@ -65,7 +65,7 @@ public struct Moderation: Sendable {
     /// dismissing takes a comment off it, so the first page is the one that matters.
     public func queue(_ order: QueueOrder, limit: Int) throws -> [Reported] {
         let ordering: SQL = order == .newest ? "r.latest DESC, m.id DESC" : "r.n DESC, r.latest DESC, m.id DESC"
-        let rows = try pool.query("""
+        let rows = try db.query("""
             SELECT \(CommentColumns.select), c.name AS cafe_name, r.n::int AS report_count, r.latest AS latest_report_at
             FROM (SELECT comment_id, count(*) AS n, max(created_at) AS latest FROM comment_reports
                   WHERE resolved_at IS NULL GROUP BY comment_id) r
@@ -75,7 +75,7 @@ public struct Moderation: Sendable {
         let ids = try rows.map { try $0.decode(0, as: Int64.self) }
         var reports: [Int64: [Report]] = [:]
         if !ids.isEmpty {
-            for row in try pool.query("""
+            for row in try db.query("""
                 SELECT x.id, l.username, l.reason, l.created_at
                 FROM unnest(\(PostgresTextArray(ids.map(String.init)))::bigint[]) AS x(id)
                 CROSS JOIN LATERAL (
@@ -97,7 +97,7 @@ public struct Moderation: Sendable {
 
     /// Hides a visible comment and closes its open reports as `hidden`. False if no visible comment has that id.
     public func hide(_ comment: CommentID) throws -> Bool {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard try HiddenComments.hide(where: "m.id = \(comment.rawValue)", cause: .moderation, tx) == 1 else { return false }
             try tx.query("""
                 UPDATE comment_reports SET resolved_at = now(), resolution = 'hidden'
@@ -117,7 +117,7 @@ public struct Moderation: Sendable {
     }
 
     public func restore(_ comment: CommentID) throws -> RestoreOutcome {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard !(try tx.query("SELECT 1 FROM hidden_comments WHERE id = \(comment.rawValue) FOR UPDATE").isEmpty) else { return .notHidden }
             if try HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 { return .visible }
             let cause: String = try tx.query("SELECT cause FROM hidden_comments WHERE id = \(comment.rawValue)").one().decode(0)
@@ -127,7 +127,7 @@ public struct Moderation: Sendable {
 
     /// Closes a comment's open reports as `dismissed`; how many. Nil if no visible comment has that id.
     public func dismissReports(_ comment: CommentID) throws -> Int? {
-        try pool.transaction { tx in
+        try db.transaction { tx in
             guard !(try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty) else { return nil }
             return try tx.query("""
                 UPDATE comment_reports SET resolved_at = now(), resolution = 'dismissed'
@@ -139,13 +139,13 @@ public struct Moderation: Sendable {
     /// Hides every visible comment of an author (a block's "hide their comments"); how many. Those
     /// already hidden with an archived cafe are the block's too from now on, so that restoring the
     /// cafe does not bring them back.
-    func hideAll(of user: UserID, _ tx: Connection) throws -> Int {
+    func hideAll(of user: UserID, _ tx: DatabaseClient) throws -> Int {
         try tx.query("UPDATE hidden_comments SET cause = 'block' WHERE user_id = \(user.rawValue) AND cause = 'archive'")
         return try HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
     }
 
     /// Brings back the comments a block hid; how many are visible again.
-    func restoreBlocked(of user: UserID, _ tx: Connection) throws -> Int {
+    func restoreBlocked(of user: UserID, _ tx: DatabaseClient) throws -> Int {
         try HiddenComments.restore(where: "h.user_id = \(user.rawValue) AND h.cause = 'block'", tx)
     }
 
@@ -160,7 +160,7 @@ public struct Moderation: Sendable {
              ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1))
             """
         }
-        let rows = try pool.query("""
+        let rows = try db.query("""
             SELECT * FROM (\(branch("comments", cause: "NULL::text")) UNION ALL \(branch("hidden_comments", cause: "m.cause"))) a
             ORDER BY 8 DESC, 1 DESC LIMIT \(limit + 1)
             """)
@@ -172,7 +172,7 @@ public struct Moderation: Sendable {
 
     /// Reports whose comment was deleted (not hidden): housekeeping.
     func pruneReportsOfDeletedComments() throws -> Int {
-        try pool.query("""
+        try db.query("""
             DELETE FROM comment_reports r
             WHERE NOT EXISTS (SELECT 1 FROM comments m WHERE m.id = r.comment_id)
               AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.id = r.comment_id)

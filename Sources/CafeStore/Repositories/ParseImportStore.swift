@@ -163,7 +163,7 @@ public struct ParseImportStore: Sendable {
     /// Inserts rows given column by column (each value bound in one array per column) with ids
     /// drawn from the table's own sequence, and records each row's Parse objectId: one statement.
     private static func insert(_ kind: ParseObjectKind, into table: String, _ objectIDs: [String],
-                               _ columns: [(name: String, type: String, values: [String?])], _ tx: Connection) throws -> [String: Int64] {
+                               _ columns: [(name: String, type: String, values: [String?])], _ tx: DatabaseClient) throws -> [String: Int64] {
         let names = columns.map(\.name).joined(separator: ", ")
         let arrays: [SQL] = columns.map { "\(PostgresTextArray($0.values))::\(fixed: $0.type)[]" }
         return try ids(try tx.query("""
@@ -181,7 +181,7 @@ public struct ParseImportStore: Sendable {
     /// The photos' file ids by name: stored once each (a second run, or a photo several rows
     /// show, finds the first), cleaned as an upload is; one that is no decodable image is left out
     /// (its row is imported without a photo).
-    private func store(_ photos: [(Photo, UserID?)], _ tx: Connection) throws -> [String: Int64] {
+    private func store(_ photos: [(Photo, UserID?)], _ tx: DatabaseClient) throws -> [String: Int64] {
         var ids: [String: Int64] = [:]
         let names = Array(Set(photos.map(\.0.name)))
         guard !names.isEmpty else { return ids }

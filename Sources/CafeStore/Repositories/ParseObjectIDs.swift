@@ -15,14 +15,14 @@ public enum ParseObjectKind: String, Sendable, CaseIterable {
 
 /// The Parse objectIds imported objects keep: resolved when a request names one, and given back
 /// in `/parse` answers in place of the object's own id.
-public struct ParseObjectIDs: Sendable {
-    let pool: ConnectionPool
-    public init(pool: ConnectionPool) { self.pool = pool }
+public struct ParseObjectIDs: DatabaseBound, Sendable {
+    public var db: DatabaseClient
+    public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// Our id for an imported objectId, if it was imported.
     public func resolve(_ kind: ParseObjectKind, _ objectID: String) throws -> Int64? {
         guard ParseObjectKind.isImportedID(objectID) else { return nil }
-        return try pool.query("SELECT id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = \(objectID)")
+        return try db.query("SELECT id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = \(objectID)")
             .first?.decode(0)
     }
 
@@ -34,7 +34,7 @@ public struct ParseObjectIDs: Sendable {
             "(kind = \(kind.rawValue) AND id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[]))"
         }
         var found: [ParseObjectKind: [Int64: String]] = [:]
-        for row in try pool.query("SELECT kind, id, object_id FROM parse_object_ids WHERE \(conditions.joined(separator: " OR "))") {
+        for row in try db.query("SELECT kind, id, object_id FROM parse_object_ids WHERE \(conditions.joined(separator: " OR "))") {
             guard let kind = ParseObjectKind(rawValue: try row.decode(0)) else { continue }
             found[kind, default: [:]][try row.decode(1)] = try row.decode(2)
         }

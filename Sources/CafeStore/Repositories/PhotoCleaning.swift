@@ -25,7 +25,7 @@ public struct PhotoCleaning: Sendable {
         try pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
     }
 
-    public func remaining() throws -> Int { try Self.remaining(files.pool) }
+    public func remaining() throws -> Int { try Self.remaining(files.db.pool) }
 
     /// Cleans up to `batch` photos; the counts of this step and what is left.
     public func step(batch: Int = 20) throws -> Progress {
@@ -46,8 +46,8 @@ public struct PhotoCleaning: Sendable {
     /// if the row is still as it was read, so of two workers cleaning the same row at once one writes.
     /// True: one photo cleaned; false: one refused and deleted; nil: none left.
     private func clean(where condition: SQL) throws -> Bool? {
-        let pool = files.pool
-        guard let row = try pool.query("""
+        let db = files.db
+        guard let row = try db.query("""
             SELECT id, bytes, object_key, encode(sha256, 'hex') AS sha256 FROM files
             WHERE cleaned_at IS NULL AND \(condition) ORDER BY id LIMIT 1
             """).first else { return nil }
@@ -64,11 +64,11 @@ public struct PhotoCleaning: Sendable {
             photo = nil
         }
         guard let photo else {
-            try pool.query("DELETE FROM files WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)")
+            try db.query("DELETE FROM files WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)")
             return false
         }
         let key = try files.putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
-        try pool.transaction { tx in
+        try db.transaction { tx in
             let updated = try tx.query("""
                 UPDATE files SET content_type = \(photo.encoding.contentType), size = \(photo.bytes.count), sha256 = \(Tokens.sha256(photo.bytes))::bytea,
                        bytes = \(key == nil ? photo.bytes : nil)::bytea, object_key = \(key), width = \(photo.width), height = \(photo.height),

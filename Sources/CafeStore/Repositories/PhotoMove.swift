@@ -53,7 +53,7 @@ public struct PhotoMove: Sendable {
         case .toObjectStore:
             guard let bytes else { return }
             let key = "photos/\(Tokens.random())"
-            try bucket.putNoted(key, bytes, contentType: contentType, pool)
+            try bucket.putNoted(key, bytes, contentType: contentType, pool.client)
             guard Tokens.sha256(try bucket.getPhoto(key)) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(key) does not read back as it was written")
             }
@@ -76,7 +76,7 @@ public struct PhotoMove: Sendable {
                 if updated == 1 { try ObjectNotes.orphaned(objectKey, tx) }
             }
             // The object goes once its row no longer needs it; if the store refuses now, the sweep retries.
-            if (try? bucket.delete(objectKey)) != nil { try ObjectNotes.owned(objectKey, pool) }
+            if (try? bucket.delete(objectKey)) != nil { try ObjectNotes.owned(objectKey, pool.client) }
         }
     }
 }

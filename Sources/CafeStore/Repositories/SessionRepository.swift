@@ -5,14 +5,14 @@ import PostgresKit
 
 /// Bearer sessions. A token is 256 random bits shown to the client once; only its SHA-256 is
 /// stored, so a leaked database does not leak usable tokens.
-public struct SessionRepository: Sendable {
-    let pool: ConnectionPool
+public struct SessionRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     let lifetime: TimeInterval
     /// Live sessions kept in memory (`SessionCache`); nil to ask the database every time.
     let cache: SessionCache?
 
     public init(pool: ConnectionPool, lifetime: TimeInterval, cache: SessionCache? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.lifetime = lifetime
         self.cache = cache
     }
@@ -20,7 +20,7 @@ public struct SessionRepository: Sendable {
     /// Creates a session and returns its token.
     public func create(for user: UserID) throws -> String {
         let token = Tokens.random()
-        try pool.query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (\(Tokens.sha256(token)), \(user.rawValue), now() + make_interval(secs => \(lifetime)))")
+        try db.query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (\(Tokens.sha256(token)), \(user.rawValue), now() + make_interval(secs => \(lifetime)))")
         return token
     }
 
@@ -47,15 +47,13 @@ public struct SessionRepository: Sendable {
         guard Tokens.isWellFormed(token) else { return nil }
         let lookup = cache?.lookup(token) ?? .bypassed
         if case .hit(let session) = lookup { return session }
-        let found = try ReadReplicas.onPrimary {
-            try pool.query("""
+        let found = try db.onPrimary.query("""
                 SELECT \(UserColumns.select), s.last_write_lsn, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
                 """).first.map { row in
                     (session: Session(token: token, user: try UserColumns.decode(row), lastWrite: try row.decode("last_write_lsn", as: WALPosition?.self)),
                      expiresAt: try row.decode("expires_at", as: Date.self))
                 }
-        }
         if let found, case .miss(let ticket) = lookup { cache?.remember(found.session, expiresAt: found.expiresAt, ticket: ticket) }
         return found?.session
     }
@@ -68,7 +66,7 @@ public struct SessionRepository: Sendable {
     /// where `BEGIN`, `SET LOCAL`, the update and `COMMIT` took four.
     public func noteWrite(token: String) throws -> WALPosition? {
         guard Tokens.isWellFormed(token) else { return nil }
-        return try pool.statement { conn in
+        return try db.statement { conn in
             try conn.query("""
                 WITH unwaited AS (SELECT set_config('synchronous_commit', 'off', true))
                 UPDATE sessions SET last_write_lsn = pg_current_wal_insert_lsn() FROM unwaited
@@ -79,7 +77,7 @@ public struct SessionRepository: Sendable {
 
     public func revoke(token: String) throws {
         guard Tokens.isWellFormed(token) else { return }
-        try pool.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
+        try db.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
         cache?.forget(token: token)
     }
 }

@@ -2,12 +2,12 @@ import CafeDomain
 import PostgresKit
 
 /// Accounts. Usernames are unique regardless of case (a unique index on `lower(username)`).
-public struct UserRepository: Sendable {
-    let pool: ConnectionPool
+public struct UserRepository: DatabaseBound, Sendable {
+    public var db: DatabaseClient
     /// Told of each change this store commits to an account (`SessionCache`); nil when there is none.
     let sessionCache: SessionCache?
     public init(pool: ConnectionPool, sessionCache: SessionCache? = nil) {
-        self.pool = pool
+        self.db = pool.client
         self.sessionCache = sessionCache
     }
 
@@ -35,7 +35,7 @@ public struct UserRepository: Sendable {
         let skeleton = UsernameSpoofing.skeleton(new.username) ?? new.username.lowercased()
         do {
             // A statement of its own (a savepoint in a caller's transaction): a duplicate leaves that transaction usable.
-            return try pool.statement { conn in
+            return try db.statement { conn in
                 try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('username ' || \(skeleton), 0))")
                 guard try conn.query("SELECT 1 FROM users WHERE username_skeleton = \(skeleton) LIMIT 1").isEmpty else {
                     throw StoreError.usernameTaken
@@ -56,7 +56,7 @@ public struct UserRepository: Sendable {
     /// advisory lock held to the end of the caller's transaction, so two sign-ups with one address cannot
     /// both pass. Addresses shared before this rule (an import) stay as they are; mail to one reaches one
     /// account (`MailDelivery`).
-    static func claim(email: String, for owner: UserID?, _ conn: Connection) throws {
+    static func claim(email: String, for owner: UserID?, _ conn: DatabaseClient) throws {
         try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('email ' || lower(\(email)), 0))")
         let other: SQL = owner.map { "AND id <> \($0.rawValue)" } ?? ""
         guard try conn.query("SELECT 1 FROM users WHERE lower(email) = lower(\(email)) \(other) LIMIT 1").isEmpty else {
@@ -70,7 +70,7 @@ public struct UserRepository: Sendable {
     public func fillSkeletons(batch: Int = 1_000) throws -> Int {
         var filled = 0
         while true {
-            let rows = try pool.query("SELECT id, username FROM users WHERE username_skeleton IS NULL ORDER BY id LIMIT \(batch)")
+            let rows = try db.query("SELECT id, username FROM users WHERE username_skeleton IS NULL ORDER BY id LIMIT \(batch)")
             if rows.isEmpty { return filled }
             var ids: [String] = []
             var skeletons: [String?] = []
@@ -79,7 +79,7 @@ public struct UserRepository: Sendable {
                 let name: String = try row.decode("username")
                 skeletons.append(UsernameSpoofing.skeleton(name) ?? name.lowercased())
             }
-            try pool.query("""
+            try db.query("""
                 UPDATE users u SET username_skeleton = s.skeleton
                 FROM unnest(\(PostgresTextArray(ids))::bigint[], \(PostgresTextArray(skeletons))::text[]) AS s(id, skeleton)
                 WHERE u.id = s.id
@@ -90,7 +90,7 @@ public struct UserRepository: Sendable {
 
     /// The user, their password hash and whether an operator blocked them, by case-insensitive username.
     public func credentials(username: String) throws -> (user: User, passwordHash: String, blocked: Bool)? {
-        guard let row = try pool.query("""
+        guard let row = try db.query("""
             SELECT \(UserColumns.select), u.password_hash, u.blocked_at IS NOT NULL AS blocked FROM users u WHERE lower(u.username) = lower(\(username))
             """).first else { return nil }
         return (try UserColumns.decode(row), try row.decode("password_hash"), try row.decode("blocked"))
@@ -98,11 +98,11 @@ public struct UserRepository: Sendable {
 
     /// Replaces a password hash, unless it changed meanwhile (two log-ins racing rehash once).
     public func replacePasswordHash(_ id: UserID, old: String, new: String) throws {
-        try pool.query("UPDATE users SET password_hash = \(new) WHERE id = \(id.rawValue) AND password_hash = \(old)")
+        try db.query("UPDATE users SET password_hash = \(new) WHERE id = \(id.rawValue) AND password_hash = \(old)")
     }
 
     public func find(_ id: UserID) throws -> User? {
-        try pool.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
+        try db.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
     }
 
     /// What a person may change of their own account (`PATCH /v1/users/me`); nil leaves a field as it is.
@@ -124,7 +124,7 @@ public struct UserRepository: Sendable {
     /// `emailVerified` false and ends every link mailed before. Nil for no such account.
     public func update(_ id: UserID, _ changes: Changes, keeping token: String?) throws -> (before: User, after: User)? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
-        return try pool.transaction { tx in
+        return try db.transaction { tx in
             guard let before = try tx.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map({ try UserColumns.decode($0) }) else {
                 return nil
             }
@@ -153,7 +153,7 @@ public struct UserRepository: Sendable {
 
     /// The language mails to the account are written in, nil when it chose none.
     public func language(_ id: UserID) throws -> Language? {
-        try pool.query("SELECT language FROM users WHERE id = \(id.rawValue)").first
+        try db.query("SELECT language FROM users WHERE id = \(id.rawValue)").first
             .flatMap { try $0.decode(0, as: String?.self) }.flatMap(Language.init(rawValue:))
     }
 
@@ -162,7 +162,7 @@ public struct UserRepository: Sendable {
     /// token is unknown, used or expired; `.blocked` when an operator blocked the account meanwhile.
     public enum Reset: Sendable, Equatable { case reset(User), blocked }
     public func resetPassword(token: String, hash: String) throws -> Reset? {
-        let reset = try pool.transaction { tx -> Reset? in
+        let reset = try db.transaction { tx -> Reset? in
             guard let (id, email) = try AccountTokens.consume(token, .passwordReset, tx) else { return nil }
             // The account must still have the address the link was mailed to.
             guard let blocked = try tx.query("""
@@ -185,7 +185,7 @@ public struct UserRepository: Sendable {
     /// A verification link used: `emailVerified` true if the account still has the address it was
     /// mailed to. Nil for an unknown, used or expired token, or an address changed since.
     public func verifyEmail(token: String) throws -> User? {
-        let verified = try pool.transaction { tx -> User? in
+        let verified = try db.transaction { tx -> User? in
             guard let (id, email) = try AccountTokens.consume(token, .emailVerification, tx) else { return nil }
             return try tx.query("""
                 UPDATE users u SET email_verified = true, updated_at = now()

@@ -101,7 +101,7 @@ public struct GramBitmapBuilder: Sendable {
 
     /// ORs the bits of the cafes in `chunks` into the bitmaps of `grams`, written gram by gram so
     /// that a gram's rows share pages (an AND then reads a few pages per gram, not one per row).
-    private func build(chunks: Range<Int>, keys: GramKeys, grams: [String], on tx: Connection) throws {
+    private func build(chunks: Range<Int>, keys: GramKeys, grams: [String], on tx: DatabaseClient) throws {
         let rowBytes = GramBitmaps.chunkBits / 8
         let width = Int64(GramBitmaps.chunkBits)
         // Each chunk is read and cut on a connection and core of its own (any snapshot after the

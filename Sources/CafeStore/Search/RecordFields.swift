@@ -46,7 +46,7 @@ extension CafeRepository {
     /// where they fill a page. Every path returns the same rows.
     public func find(_ query: RecordQuery<CafeField>) throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        let result: QueryResult = try search.run(sql.indexableCores, on: pool, walkable: sql.orderIsIndexed, limit: query.limit,
+        let result: QueryResult = try search.run(sql.indexableCores, on: db, walkable: sql.orderIsIndexed, limit: query.limit,
                                                  filled: { $0.count == query.limit }) { conn, step, terms in
             let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
             case .everything: .none
@@ -64,7 +64,7 @@ extension CafeRepository {
     /// just where counts are largest.
     public func count(_ query: RecordQuery<CafeField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        return try pool.withConnection { conn in
+        return try db.withConnection { conn in
             try conn.queryPlannedPerCall(sql.count(from: CafeColumns.from, narrowing: sql.indexableCores.isEmpty ? .none : .grams))
         }.one().decode(0)
     }
@@ -72,24 +72,24 @@ extension CafeRepository {
     /// How many cafes the planner expects the query's conditions to leave (nothing is read).
     public func estimatedRows(_ query: RecordQuery<CafeField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id").estimate(from: CafeColumns.from)
-        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
+        return try db.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
     }
 }
 
 extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) throws -> [Comment] {
         let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
-        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.map(CommentColumns.decode)
+        return try db.withConnection { try $0.queryPlannedPerCall(sql) }.map(CommentColumns.decode)
     }
 
     /// How many comments the planner expects the query's conditions to leave (nothing is read).
     public func estimatedRows(_ query: RecordQuery<CommentField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "m.id").estimate(from: CommentColumns.from)
-        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CommentField>.planRows) ?? Int.max
+        return try db.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CommentField>.planRows) ?? Int.max
     }
 
     public func count(_ query: RecordQuery<CommentField>) throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "m.id").count(from: CommentColumns.from)
-        return try pool.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0)
+        return try db.withConnection { try $0.queryPlannedPerCall(sql) }.one().decode(0)
     }
 }

@@ -51,12 +51,12 @@ public struct SearchPlanner: Sendable {
     /// Runs the steps `SearchPlan` chooses for `keywords` on one connection of `pool` until one answers:
     /// `filled` says whether a walk's answer is the whole page (else the search goes on); `walkable`
     /// whether the caller can walk its order at all. Each step is given the keywords' forms.
-    func run<R>(_ keywords: [String], on pool: ConnectionPool, walkable: Bool, limit: Int,
+    func run<R>(_ keywords: [String], on db: DatabaseClient, walkable: Bool, limit: Int,
                 filled: (R) -> Bool, _ step: (Connection, SearchPlan.Step, SearchTerms) throws -> R) throws -> R {
-        guard !keywords.isEmpty else { return try pool.withConnection { try step($0, .everything, .none) } }
+        guard !keywords.isEmpty else { return try db.withConnection { try step($0, .everything, .none) } }
         // Before taking a connection: refreshing the statistics needs one of its own.
         let frequencies = statistics.frequencies()
-        return try pool.withConnection { conn in
+        return try db.withConnection { conn in
             let plan = SearchPlan(terms: try keywordForms.terms(keywords, on: conn), frequencies: frequencies)
             let bitmaps = plan.asksBitmaps ? try GramBitmaps.candidates(conn, terms: plan.terms, preferred: plan.preferred) : .unknown
             let steps = plan.steps(bitmaps: bitmaps, walkable: walkable, limit: limit)

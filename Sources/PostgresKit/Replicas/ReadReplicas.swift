@@ -3,12 +3,12 @@ import JSONLogging
 import Synchronization
 
 /// Read-only standbys (`DATABASE_READ_URLS`) beside the primary, and the choice of where a public
-/// read runs. `reading(atLeast:)` runs its body with every use of the primary's pools redirected to
-/// a standby that is healthy and has replayed at least the given WAL position; with none, on the
-/// primary. A standby that fails during the body (down, restarting, shutting down, cancelling for a
-/// recovery conflict, or refusing a write because it is read-only) is left: the pool use that failed
-/// (a connection's or a transaction's whole work, never part of one) runs again on the primary, and so
-/// does every later use in the body. A read has no effect to undo, and no answer is ever a standby's error.
+/// read runs. A client made `DatabaseClient.reading(from:atLeast:)` runs its statements on a standby
+/// that is healthy and has replayed at least the given WAL position; with none, on the primary. A
+/// standby that fails (down, restarting, shutting down, cancelling for a recovery conflict, or refusing
+/// a write because it is read-only) is left: the use that failed (a connection's or a transaction's
+/// whole work, never part of one) runs again on the primary, and so does every later use of the
+/// client. A read has no effect to undo, and no answer is ever a standby's error.
 /// A transaction inside a read scope is a read-only transaction on the standby.
 ///
 /// Health comes from `ReplicaMonitor`, every `checkInterval`; a standby is skipped while it does not
@@ -31,20 +31,16 @@ public final class ReadReplicas: Sendable {
     public let configuration: Configuration
     /// Where writes, sessions and transactions go, and where reads go when no standby may answer.
     public let primary: ConnectionPool
-    /// The primary's pools whose uses a read scope redirects (the regular and the heavy-query pool).
-    private let redirected: Set<ObjectIdentifier>
     let standbys: [Standby]
     private let monitor: ReplicaMonitor
     private let nextStandby = Atomic<Int>(0)
     private let primaryReads = Atomic<Int>(0)
     private let logger: Logger
 
-    public init(_ configuration: Configuration, primary: ConnectionPool, alsoRedirecting others: [ConnectionPool] = [],
-                logger: Logger = Logger(label: "db.replicas")) {
+    public init(_ configuration: Configuration, primary: ConnectionPool, logger: Logger = Logger(label: "db.replicas")) {
         self.configuration = configuration
         self.primary = primary
         self.logger = logger
-        redirected = Set(([primary] + others).map(ObjectIdentifier.init))
         standbys = configuration.standbys.enumerated().map { index, conninfo in
             var settings = primary.configuration
             settings.conninfo = conninfo
@@ -61,21 +57,6 @@ public final class ReadReplicas: Sendable {
     public func close() {
         monitor.stop()
         for standby in standbys { standby.pool.close() }
-    }
-
-    /// Runs `body` as a public read that must reflect every commit up to `floor`: on a standby
-    /// that has replayed that far, else on the primary. Nested calls join the outer scope. The scope is
-    /// the request task's, so work it hands to another lane's thread (a heavy query) reads there too.
-    public func reading<T>(atLeast floor: WALPosition = .zero, _ body: () async throws -> T) async throws -> T {
-        if ConnectionPool.readScope != nil { return try await body() }
-        let scope = ReadScope(replicas: self, floor: floor)
-        return try await ConnectionPool.$readScope.withValue(ConnectionPool.ReadRedirect(sources: redirected, scope: scope)) { try await body() }
-    }
-
-    /// Runs `body` on the primary even inside a read scope: for what must see the latest commit
-    /// (a session created a moment ago, a log-in's throttle).
-    public static func onPrimary<T>(_ body: () throws -> T) rethrows -> T {
-        try ConnectionPool.$readScope.withValue(nil) { try body() }
     }
 
     /// The standby a read at `floor` may use, or nil for the primary: round robin over the healthy
@@ -166,37 +147,28 @@ final class ReadScope: @unchecked Sendable {
     }
 
     private var target = Target.undecided
-    private var depth = 0
 
     init(replicas: ReadReplicas, floor: WALPosition) {
         self.replicas = replicas
         self.floor = floor
     }
 
-    /// Runs `operation` on the chosen pool. Only the outermost use falls back to the primary: an
-    /// inner one belongs to the outer one's connection or transaction, which is re-run as a whole.
+    /// Runs `operation` on the chosen pool; should the standby fail it, again on the primary.
     func run<T>(_ operation: (ConnectionPool) throws -> T) throws -> T {
         if case .undecided = target { target = replicas.standby(for: floor).map(Target.standby) ?? .primary }
         guard case .standby(let standby) = target else {
-            if depth == 0 { replicas.countPrimaryRead() }
-            return try nested { try operation(replicas.primary) }
+            replicas.countPrimaryRead()
+            return try operation(replicas.primary)
         }
-        guard depth == 0 else { return try nested { try operation(standby.pool) } }
         do {
-            let result = try nested { try operation(standby.pool) }
+            let result = try operation(standby.pool)
             standby.reads.add(1, ordering: .relaxed)
             return result
         } catch let error as PostgresError where ReadReplicas.meansStandbyCannotAnswer(error) {
             replicas.noteFallback(from: standby, error)
             target = .primary
             replicas.countPrimaryRead()
-            return try nested { try operation(replicas.primary) }
+            return try operation(replicas.primary)
         }
-    }
-
-    private func nested<T>(_ body: () throws -> T) rethrows -> T {
-        depth += 1
-        defer { depth -= 1 }
-        return try body()
     }
 }

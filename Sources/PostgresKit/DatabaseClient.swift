@@ -1,0 +1,171 @@
+import Foundation
+
+/// How one piece of work reaches PostgreSQL: a value handed to what does the work, never ambient.
+/// It says
+/// - which pool its statements use (`pool`: the primary's, or the heavy queries' own);
+/// - for a public read, where its reads run (`reading(from:atLeast:)`: a standby that has replayed far
+///   enough, chosen at the first statement and kept, else the primary);
+/// - the open transaction every statement joins (`transaction(_:)` hands its body a client bound to it,
+///   and whatever the body passes that client to joins it too);
+/// - where the log position after each of its commits goes (`recording(_:)`, see `CommitRecorder`).
+///
+/// A request's client is its context's (`CafeContext.db`); its middleware narrow it on the way in. Stores
+/// keep a client and are bound to a request's with `DatabaseBound.on(_:)`. Tools that run alone use
+/// `ConnectionPool.client`, the primary with nothing else.
+public struct DatabaseClient: Sendable {
+    public let pool: ConnectionPool
+    /// A public read's choice of server; nil: the primary.
+    let reads: ReadScope?
+    /// The transaction this client is bound to; nil: each use takes a connection of its own.
+    let connection: Connection?
+    /// Where the log positions after this client's commits go.
+    public let recorder: CommitRecorder?
+
+    public init(_ pool: ConnectionPool) {
+        self.init(pool: pool, reads: nil, connection: nil, recorder: nil)
+    }
+
+    init(pool: ConnectionPool, reads: ReadScope?, connection: Connection?, recorder: CommitRecorder?) {
+        self.pool = pool
+        self.reads = reads
+        self.connection = connection
+        self.recorder = recorder
+    }
+
+    /// This client, its commits' log positions going to `recorder`.
+    public func recording(_ recorder: CommitRecorder) -> DatabaseClient {
+        DatabaseClient(pool: pool, reads: reads, connection: connection, recorder: recorder)
+    }
+
+    /// This client as a public read that must reflect every commit up to `floor`: on a standby that has
+    /// replayed that far, else on the primary. A client already reading, or bound to a transaction, stays as it is.
+    public func reading(from replicas: ReadReplicas, atLeast floor: WALPosition) -> DatabaseClient {
+        guard reads == nil, connection == nil else { return self }
+        return DatabaseClient(pool: pool, reads: ReadScope(replicas: replicas, floor: floor), connection: nil, recorder: recorder)
+    }
+
+    /// This client on the primary even for a public read: for what must see the latest commit (a
+    /// session created a moment ago, a log-in's throttle).
+    public var onPrimary: DatabaseClient {
+        guard reads != nil else { return self }
+        return DatabaseClient(pool: pool, reads: nil, connection: nil, recorder: recorder)
+    }
+
+    /// This client's reads and recorder on another pool of the primary (the heavy queries' own); on its
+    /// own pool, this client as it is.
+    public func using(_ other: ConnectionPool) -> DatabaseClient {
+        guard other !== pool else { return self }
+        return DatabaseClient(pool: other, reads: reads, connection: nil, recorder: recorder)
+    }
+
+    /// Whether a statement of the transaction this client is bound to has failed (only a rollback helps).
+    public var isInFailedTransaction: Bool { connection?.isInFailedTransaction ?? false }
+
+    /// Lends `body` the connection: the transaction's, or one of the pool's (a standby's for a public read).
+    public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let connection { return try body(connection) }
+        if let reads { return try reads.run { try $0.withConnection(body) } }
+        return try pool.withConnection(body)
+    }
+
+    /// One statement; by itself it commits by itself (its position recorded).
+    @discardableResult
+    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+        try withConnection { try $0.query(sql, format: format, recordingCommitIn: recorder) }
+    }
+
+    /// `query`, planned afresh for these values every time (see `Connection.queryPlannedPerCall`).
+    @discardableResult
+    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+        try withConnection { try $0.queryPlannedPerCall(sql, format: format, recordingCommitIn: recorder) }
+    }
+
+    /// SQL text without values (see `Connection.execute(script:)`).
+    @discardableResult
+    public func execute(script sql: String) throws -> QueryResult {
+        try withConnection { try $0.execute(script: sql) }
+    }
+
+    /// The one way to group statements: `body` runs with a client bound to a transaction, committed when
+    /// it returns and rolled back when it throws. Inside a transaction it is a savepoint of it: atomic on
+    /// its own, and its failure leaves the outer one usable.
+    @discardableResult
+    public func transaction<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
+        try withConnection { connection in
+            try connection.transaction(recordingCommitIn: recorder) { try body(bound(to: $0)) }
+        }
+    }
+
+    /// `transaction` for a body that awaits (a request's middleware around its handler). On the primary.
+    @discardableResult
+    public func transaction<T>(_ body: (DatabaseClient) async throws -> T) async throws -> T {
+        if let connection { return try await connection.transaction(recordingCommitIn: recorder) { try await body(bound(to: $0)) } }
+        return try await pool.withConnection { connection in
+            try await connection.transaction(recordingCommitIn: recorder) {
+                try await body(DatabaseClient(pool: pool, reads: nil, connection: $0, recorder: recorder))
+            }
+        }
+    }
+
+    /// Runs `body`, which sends exactly one statement, atomically: a statement is a transaction of its
+    /// own, which saves `transaction`'s BEGIN and COMMIT; inside a transaction it is a savepoint, so that
+    /// the statement failing leaves the surrounding one usable.
+    @discardableResult
+    public func statement<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
+        if connection != nil { return try transaction(body) }
+        return try body(self)
+    }
+
+    /// `sql`, one write that commits by itself: in the next batch of `groupCommit` (a `StatementLoop` for
+    /// `.commits`) when there is one and this client is in no transaction; otherwise as `statement` sends
+    /// it (a savepoint inside a transaction, which a caller opens knowingly: its writes then commit with it).
+    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) throws -> QueryResult {
+        if let groupCommit, connection == nil, reads == nil { return try groupCommit.commit(sql, recordingIn: recorder) }
+        return try statement { try $0.query(sql) }
+    }
+
+    /// Runs `body` in a transaction whose statements PostgreSQL cancels after `timeout` (57014), or as it
+    /// is when `timeout` is nil: a tighter bound than the pool's for work a client shapes.
+    public func withStatementTimeout<T>(_ timeout: TimeInterval?, _ body: (DatabaseClient) throws -> T) throws -> T {
+        guard let timeout else { return try body(self) }
+        return try transaction { tx in
+            try tx.execute(script: "SET LOCAL statement_timeout = \(max(1, Int(timeout * 1000)))")
+            return try body(tx)
+        }
+    }
+
+    private func bound(to transaction: Connection) -> DatabaseClient {
+        DatabaseClient(pool: pool, reads: reads, connection: transaction, recorder: recorder)
+    }
+}
+
+/// A store whose statements go through a `DatabaseClient`.
+public protocol DatabaseBound {
+    var db: DatabaseClient { get set }
+}
+
+extension DatabaseBound {
+    /// The same store on `db`: a request's client (its read scope, transaction and commit recorder).
+    public func on(_ db: DatabaseClient) -> Self {
+        var bound = self
+        bound.db = db
+        return bound
+    }
+}
+
+extension ConnectionPool {
+    /// The primary through this pool, with no read scope, transaction or recorder: for tools that run alone.
+    public var client: DatabaseClient { DatabaseClient(self) }
+
+    /// `client.query`: one statement on a connection of its own.
+    @discardableResult
+    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
+        try client.query(sql, format: format)
+    }
+
+    /// `client.transaction`.
+    @discardableResult
+    public func transaction<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
+        try client.transaction(body)
+    }
+}
