@@ -178,7 +178,7 @@ public final class Application: Sendable {
                                                objectIDs: objectIDs, links: links).routes + parseClasses.routes + parseFiles.routes
             + parseBatch.routes
         let parseAPI = RouteGroup(routes: parseRoutes,
-                                  middleware: [SessionTokens.parse, ReadOnlyDetection(), rateLimits] + cachedPages
+                                  middleware: [ParseApplication(appID: configuration.parseAppID), SessionTokens.parse, ReadOnlyDetection(), rateLimits] + cachedPages
                                       + [authentication, verifiedEmail, publicReads, commitPositions,
                                          IdempotentWrites(keys: IdempotencyRepository(pool: pool), requestIDHeader: "x-parse-request-id")],
                                   sessionRequired: ParseError.publicUploads,

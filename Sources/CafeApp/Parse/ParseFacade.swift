@@ -2,7 +2,8 @@ import CafeDomain
 import CafeStore
 import HTTPKit
 
-/// What every /parse handler shares: the application id check, the session, Parse's error format.
+/// What every /parse handler shares: the request as the SDKs send it, the session, Parse's error
+/// format. The application id is checked before, by the group's `ParseApplication`.
 struct ParseFacade: Sendable {
     let appID: String
     /// `PUBLIC_URL`; without it, file URLs are built from the request's Host header when it is one
@@ -10,9 +11,8 @@ struct ParseFacade: Sendable {
     let publicURL: String?
     let allowedHosts: AllowedHosts
 
-    /// Wraps a handler so it runs only for the configured application id, on a `ParseRequest`.
-    /// `fileBody`: the body is a file's bytes, not a JSON envelope. (Errors are answered in Parse's
-    /// format by the /parse route group.)
+    /// A handler of a `ParseRequest` as a route's handler. `fileBody`: the body is a file's bytes, not a
+    /// JSON envelope. (Errors are answered in Parse's format by the /parse route group.)
     func handler(fileBody: Bool = false, _ body: @escaping @Sendable (ParseRequest) async throws -> Response) -> Handler<CafeContext> {
         { request, context in try await body(try ParseRequest(request, context, parse: self, fileBody: fileBody)) }
     }
@@ -41,10 +41,6 @@ struct ParseRequest {
         self.context = context
         self.parse = parse
         body = fileBody || request.body.isEmpty ? nil : JSONValue.parse(request.body)?.object
-        let appID = request.header("x-parse-application-id") ?? body?["_ApplicationId"]?.string
-        guard appID == parse.appID else {
-            throw ParseError.unauthorized
-        }
         if !fileBody, !request.body.isEmpty {
             guard let body else { throw ParseError.invalidJSON("The body is not a JSON object.") }
             if JSONValue.object(body).containsNUL { throw ParseError.validation("Text must not contain the NUL character.") }

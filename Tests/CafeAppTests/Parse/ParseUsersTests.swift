@@ -68,6 +68,13 @@ final class ParseUsersTests: ParseTestCase {
             XCTAssertEqual(r.status, 403, r.text)
             XCTAssertEqual(r.json() as NSDictionary, ["error": "unauthorized"] as NSDictionary)
         }
+        // Before anything else sees it: a public page the cache holds is not answered either, and the
+        // JS SDK's id in the body counts as the header does.
+        XCTAssertEqual(try parse("GET", "/classes/CafeMaster").status, 200)
+        let cached = try parse("GET", "/classes/CafeMaster", appID: "other")
+        XCTAssertEqual(cached.status, 403, cached.text)
+        XCTAssertEqual(try parse("POST", "/classes/CafeMaster", json: #"{"_method":"GET","_ApplicationId":"cafe"}"#, appID: nil).status, 200)
+        XCTAssertEqual(try parse("POST", "/classes/CafeMaster", json: #"{"_method":"GET","_ApplicationId":"other"}"#, appID: nil).status, 403)
     }
 
     func testRepeatedFailuresLockTheAccountWithParsesMessage() throws {
