@@ -1,70 +1,54 @@
-/// A read for the `StatementLoop`: a statement, and — if it fails in a way the caller knows how to
-/// recover from — another one in its place, chained without a thread waiting between them.
+/// A read for the `StatementLoop`: one statement, rendered once (a read may be kept and sent again and
+/// again: `FirstPageReads`), and for a search the statement that answers instead when this one passes
+/// one of PostgreSQL's limits (SQLSTATE 54000: a lookup of too many grams).
 public struct LoopRead: Sendable {
-    public typealias Completion = @Sendable (Result<QueryResult, any Error>) -> Void
-    private let run: @Sendable (StatementLoop, @escaping Completion) -> Bool
-
-    private init(run: @escaping @Sendable (StatementLoop, @escaping Completion) -> Bool) { self.run = run }
-
-    /// One statement (see `StatementLoop.submit`).
-    /// Rendered once, here: a read may be kept and started again and again (`FirstPageReads`).
-    public static func statement(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false) -> LoopRead {
-        let rendered = sql.rendered
-        return LoopRead { loop, completion in loop.submit(rendered, format: format, plannedPerCall: plannedPerCall, completion) }
+    struct Statement: Sendable {
+        let rendered: (text: String, binds: [PostgresBind])
+        let format: ResultFormat
+        let plannedPerCall: Bool
     }
 
-    /// When this read fails with an error `recovery` has a read for, that read answers instead.
-    public func recovering(_ recovery: @escaping @Sendable (any Error) -> LoopRead?) -> LoopRead {
-        let first = self
-        return LoopRead { loop, completion in
-            first.run(loop) { result in
-                guard case .failure(let error) = result, let next = recovery(error) else { return completion(result) }
-                // The loop may be full by now: that is the answer then, as for any statement it refuses.
-                if !next.run(loop, completion) { completion(.failure(StatementLoop.refusal)) }
-            }
-        }
+    let statement: Statement
+    let pastLimit: Statement?
+
+    /// `plannedPerCall`: sent unnamed, planned for its values every time (`Connection.queryPlannedPerCall`).
+    public init(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false) {
+        statement = Statement(rendered: sql.rendered, format: format, plannedPerCall: plannedPerCall)
+        pastLimit = nil
     }
 
-    /// A second read for rows that alone do not say enough — an empty first page: is there such a thing
-    /// at all? — and what its rows must show for the first rows to stand.
-    public struct Confirmation: Sendable {
-        let read: LoopRead
-        let check: @Sendable (QueryResult) throws -> Void
-        /// `check` throws the error the whole read fails with, or returns to let the first rows stand.
-        public init(_ read: LoopRead, check: @escaping @Sendable (QueryResult) throws -> Void) {
-            self.read = read
-            self.check = check
-        }
+    private init(_ statement: Statement, pastLimit: Statement?) {
+        self.statement = statement
+        self.pastLimit = pastLimit
     }
 
-    /// This read, confirmed when `confirmation` asks for it: the second read runs right after the first,
-    /// without a thread waiting, and the first read's rows are the answer once it passes.
-    public func confirmed(by confirmation: @escaping @Sendable (QueryResult) -> Confirmation?) -> LoopRead {
-        let first = self
-        return LoopRead { loop, completion in
-            first.run(loop) { result in
-                guard case .success(let rows) = result, let second = confirmation(rows) else { return completion(result) }
-                let started = second.read.run(loop) { outcome in
-                    completion(Result { try second.check(outcome.get()); return rows })
-                }
-                if !started { completion(.failure(StatementLoop.refusal)) }
-            }
-        }
-    }
-
-    /// Runs the read on `loop` and awaits its rows: the task holds no thread meanwhile. A loop that
-    /// refuses it (too many waiting, or stopped) fails it with `StatementLoop.Full`.
-    public func rows(on loop: StatementLoop) async throws -> QueryResult {
-        try await withCheckedThrowingContinuation { answer in
-            if !run(loop, { answer.resume(with: $0) }) { answer.resume(throwing: StatementLoop.Full()) }
-        }
-    }
+    /// This read, answered by `other`'s statement instead when its own passes a limit of PostgreSQL's.
+    public func pastLimit(_ other: LoopRead) -> LoopRead { LoopRead(statement, pastLimit: other.statement) }
 }
 
 extension StatementLoop {
     /// A read the loop refused at once: `waitingLimit` statements are waiting already, or it stopped.
     public struct Full: Error {}
 
-    /// What a statement the loop refused fails with (a chained one; a first one is refused by `submit`).
+    /// What a write the loop refused fails with (the group commit).
     static let refusal = PostgresError(kind: .poolTimeout, message: "too many statements are waiting for the database")
+
+    /// Runs `read` and awaits its rows: the task holds no thread meanwhile. A loop that refuses it
+    /// (too many waiting, or stopped) fails it with `Full`.
+    public func rows(_ read: LoopRead) async throws -> QueryResult {
+        do {
+            return try await rows(read.statement)
+        } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
+            guard let instead = read.pastLimit else { throw error }
+            return try await rows(instead)
+        }
+    }
+
+    private func rows(_ statement: LoopRead.Statement) async throws -> QueryResult {
+        try await withCheckedThrowingContinuation { answer in
+            if !submit(statement.rendered, format: statement.format, plannedPerCall: statement.plannedPerCall, { answer.resume(with: $0) }) {
+                answer.resume(throwing: Full())
+            }
+        }
+    }
 }

@@ -35,7 +35,7 @@ final class FirstPageReadsTests: XCTestCase {
     /// The ids of the page `read` answers, read on the loop.
     private func ids(_ read: LoopRead?, _ listing: CafeListing) async throws -> [Int64] {
         let read = try XCTUnwrap(read, "a read for the loop")
-        return try listing.page(of: try await read.rows(on: loop)).items.map(\.id.rawValue)
+        return try listing.page(of: try await loop.rows(read)).items.map(\.id.rawValue)
     }
 
     func testAKeptReadAnswersAsTheLanesDoEveryTime() async throws {
@@ -62,7 +62,7 @@ final class FirstPageReadsTests: XCTestCase {
 
     func testOtherStatisticsAndOtherBytesAreNotAnsweredFromAKeptRead() throws {
         let reads = FirstPageReads(capacity: 8)
-        let read = LoopRead.statement("SELECT 1")
+        let read = LoopRead("SELECT 1")
         let then = Date(timeIntervalSince1970: 1_000), later = Date(timeIntervalSince1970: 2_000)
         let key = try XCTUnwrap(FirstPageReads.Key(CafeListing(keywords: ["caf\u{E9}"])))
         reads.keep(key, read, statistics: then)

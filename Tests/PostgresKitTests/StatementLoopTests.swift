@@ -163,40 +163,16 @@ final class StatementLoopTests: StatementLoopTestCase {
         XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("answered after stop") })
     }
 
-    func testARecoveringReadAnswersWithItsSecondStatement() async throws {
+    func testAReadPastALimitAnswersWithItsOtherStatement() async throws {
         let loop = try startLoop()
         try pool.query("""
             CREATE FUNCTION too_many() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '54000'; END $$
             """)
-        let read = LoopRead.statement("SELECT too_many()").recovering { error in
-            (error as? PostgresError)?.sqlState == "54000" ? LoopRead.statement("SELECT 99") : nil
-        }
-        let recovered = try await read.rows(on: loop)
-        XCTAssertEqual(try recovered.first?.decode(0, as: Int.self), 99)
-        // An error it has no read for is the answer.
-        await XCTAssertFails(with: "22012") { try await LoopRead.statement("SELECT 1/0").recovering { _ in nil }.rows(on: loop) }
-    }
-
-    func testAConfirmedReadAnswersWithItsFirstRowsOnlyOnceTheSecondReadPasses() async throws {
-        let loop = try startLoop()
-        struct Missing: Error {}
-        // Rows asked about: the second read runs, and its rows decide.
-        func confirm(_ first: SQL, by second: SQL) -> LoopRead {
-            LoopRead.statement(first).confirmed { rows in
-                rows.isEmpty ? .init(.statement(second)) { if $0.isEmpty { throw Missing() } } : nil
-            }
-        }
-        let confirmed = try await confirm("SELECT 1 WHERE false", by: "SELECT 1").rows(on: loop)
-        XCTAssertEqual(confirmed.count, 0, "the first read's rows, confirmed")
-        do {
-            _ = try await confirm("SELECT 1 WHERE false", by: "SELECT 1 WHERE false").rows(on: loop)
-            XCTFail("not refused by the check")
-        } catch is Missing {}
-        // Rows not asked about: the second read never runs (it would fail).
-        let unasked = try await confirm("SELECT 7", by: "SELECT 1/0").rows(on: loop)
-        XCTAssertEqual(try unasked.first?.decode(0, as: Int.self), 7)
-        // A second read that fails fails the whole read with its error.
-        await XCTAssertFails(with: "22012") { try await confirm("SELECT 1 WHERE false", by: "SELECT 1/0").rows(on: loop) }
+        let instead = try await loop.rows(LoopRead("SELECT too_many()").pastLimit(LoopRead("SELECT 99")))
+        XCTAssertEqual(try instead.first?.decode(0, as: Int.self), 99)
+        // Another error is the answer, and so is a limit with nothing to answer instead.
+        await XCTAssertFails(with: "22012") { try await loop.rows(LoopRead("SELECT 1/0").pastLimit(LoopRead("SELECT 99"))) }
+        await XCTAssertFails(with: "54000") { try await loop.rows(LoopRead("SELECT too_many()")) }
     }
 
     /// Fails the test unless `read` fails with SQLSTATE `state`.

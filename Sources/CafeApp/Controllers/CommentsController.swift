@@ -50,15 +50,16 @@ struct CommentsController: Sendable {
     /// empty first page), else on the query lane.
     private func list(_ request: Request, _ context: CafeContext, withImage: Bool) async throws -> Response {
         let page = try cafePage(request, withImage: withImage)
-        let read = comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit).confirmed { [cafes] rows in
-            guard page.needsCafeCheck(empty: rows.isEmpty) else { return nil }
-            return .init(cafes.existsRead(page.cafe)) { if $0.isEmpty { throw Problem.notFound("No such cafe.") } }
+        if let loop = loopReads.loop {
+            let rows = try await loop.rows(comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit))
+            if page.needsCafeCheck(empty: rows.isEmpty), try await loop.rows(cafes.existsRead(page.cafe)).isEmpty { throw Problem.notFound("No such cafe.") }
+            return try render(CommentRepository.page(of: rows, limit: page.limit))
         }
-        return try await loopReads.answer(read, render: { try render(CommentRepository.page(of: $0, limit: page.limit)) }, otherwise: {
+        return try await loopReads.onLane {
             let rows = try comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
             if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
             return try render(rows)
-        })
+        }
     }
 
     /// A page of comments; everyone's recent ones say which cafe each is about.

@@ -12,8 +12,13 @@ struct LoopReads: Sendable {
     /// The answer from `read`'s rows, rendered by `render`; without a loop or a read, `otherwise`'s, run
     /// on the lane (503 `overloaded` when that is full).
     func answer(_ read: LoopRead?, render: (QueryResult) throws -> Response, otherwise: () throws -> Response) async throws -> Response {
-        if let loop, let read { return try render(try await read.rows(on: loop)) }
-        guard let answer = try await lane.run(otherwise) else {
+        if let loop, let read { return try render(try await loop.rows(read)) }
+        return try await onLane(otherwise)
+    }
+
+    /// `work` on the lane (503 `overloaded` when that is full).
+    func onLane(_ work: () throws -> Response) async throws -> Response {
+        guard let answer = try await lane.run(work) else {
             throw Problem.overloaded(lane)
         }
         return answer

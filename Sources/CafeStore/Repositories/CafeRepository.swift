@@ -56,7 +56,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
     }
 
     /// `exists` for the `StatementLoop`: a row if the cafe is listed, none otherwise.
-    public func existsRead(_ id: CafeID) -> LoopRead { .statement(Self.listed(id)) }
+    public func existsRead(_ id: CafeID) -> LoopRead { LoopRead(Self.listed(id)) }
 
     private static func listed(_ id: CafeID) -> SQL { "SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)" }
 

@@ -30,7 +30,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
 
     /// `list`'s read for the `StatementLoop`; its rows make the same page (`page(of:limit:)`).
     public func listRead(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) -> LoopRead {
-        .statement(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary)
+        LoopRead(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary)
     }
 
     /// A page of `list` (or `listRead`) from its rows.
@@ -67,7 +67,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
 
     /// `recent`'s read for the `StatementLoop`; its rows make the same page (`recentPage(of:limit:)`).
     public func recentRead(withImage: Bool, after: Keyset?, limit: Int) -> LoopRead {
-        .statement(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary)
+        LoopRead(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary)
     }
 
     /// A page of `recent` (or `recentRead`) from its rows.

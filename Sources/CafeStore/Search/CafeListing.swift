@@ -212,11 +212,10 @@ extension CafeRepository {
     public func loopRead(_ listing: CafeListing) -> LoopRead? {
         search.loopRead(for: listing) { steps, terms in
             let (sql, plannedPerCall) = listing.statement(for: steps.answer, terms)
-            return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall).recovering { error in
-                guard (error as? PostgresError)?.sqlState == SQLState.programLimitExceeded, let instead = steps.pastLookupLimit else { return nil }
-                let (sql, plannedPerCall) = listing.statement(for: instead, terms)
-                return LoopRead.statement(sql, format: .binary, plannedPerCall: plannedPerCall)
-            }
+            let read = LoopRead(sql, format: .binary, plannedPerCall: plannedPerCall)
+            guard let instead = steps.pastLookupLimit else { return read }
+            let (other, otherPlannedPerCall) = listing.statement(for: instead, terms)
+            return read.pastLimit(LoopRead(other, format: .binary, plannedPerCall: otherPlannedPerCall))
         }
     }
 }
