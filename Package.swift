@@ -39,21 +39,23 @@ let package = Package(
         .target(name: "CMailTransfer", dependencies: ["CCurl"]),
 
         .target(name: "JSONLogging", swiftSettings: release),
-        .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
+        // Waiting for descriptors without holding a thread, and the monotonic clock.
+        .target(name: "IOReadiness", dependencies: ["CSystem"], swiftSettings: release),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "IOReadiness", "JSONLogging"], swiftSettings: release),
         // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "CZlib", "JSONLogging"], swiftSettings: release),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "CZlib", "IOReadiness", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
         // Helper processes of the `cafe` executable, and the messages to them (photos, password hashes).
-        .target(name: "HelperProcesses", dependencies: ["CSystem"], swiftSettings: release),
-        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem", "HelperProcesses"], swiftSettings: release),
+        .target(name: "HelperProcesses", dependencies: ["CSystem", "IOReadiness"], swiftSettings: release),
+        .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem", "HelperProcesses", "IOReadiness"], swiftSettings: release),
         .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
         // Mail over SMTP (libcurl): the message's text and its one-at-a-time transport.
         .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
-        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "CSystem", "HelperProcesses", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "CSystem", "HelperProcesses", "IOReadiness", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["HelperProcesses", "CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
         .executableTarget(name: "cafe", dependencies: ["HelperProcesses", "CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
@@ -63,7 +65,7 @@ let package = Package(
         .testTarget(name: "DatabaseSetupTests", dependencies: ["DatabaseSetup", "PostgresKit", "CafeTestSupport"], swiftSettings: language),
         .testTarget(name: "CafeDomainTests", dependencies: ["CafeDomain"], swiftSettings: language),
         .testTarget(name: "PhotoCodecTests", dependencies: ["PhotoCodec", "CafeDomain", "CafeTestSupport"], swiftSettings: language),
-        .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
+        .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"], swiftSettings: language),
         .testTarget(name: "CafeAppTests", dependencies: ["CZlib", "CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"], swiftSettings: language),

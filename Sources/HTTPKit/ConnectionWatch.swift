@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSystem
 import Synchronization
+import IOReadiness
 
 /// Keeps count of open connections and enforces deadlines on *reading* a request and on *sending*
 /// its answer.

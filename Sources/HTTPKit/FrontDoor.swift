@@ -1,3 +1,4 @@
+import IOReadiness
 /// The one thing the server asks (`Responder`): what every request passes through, matched or not —
 /// the middleware around every answer (CORS: its `admit` and `finish` phases), then the router (each
 /// group's middleware in its phases around the handler), then the answer's content coding and its

@@ -6,6 +6,7 @@ import CSystem
 import Foundation
 import JSONLogging
 import Synchronization
+import IOReadiness
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop. A request
 /// is routed as soon as its headers are in (`Responder.route`) and read whole, up to its route's
@@ -223,14 +224,6 @@ final class RequestState: @unchecked Sendable {
     var method = ""
     var path = ""
     let started = MonotonicClock.nanoseconds()
-}
-
-enum MonotonicClock {
-    static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 }
 
 /// libmicrohttpd's free callback of a response: lets go of the body it was sent from.

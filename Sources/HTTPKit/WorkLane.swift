@@ -4,6 +4,7 @@ import Glibc
 import CSystem
 import Foundation
 import Synchronization
+import IOReadiness
 
 /// A bounded pool of threads for one class of costly requests (hashing a password, running a
 /// query), and the executor their tasks run on: the server starts each request of the class as a task

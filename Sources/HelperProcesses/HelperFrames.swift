@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import IOReadiness
 #endif
 
 /// Reading and writing the messages between the service and its helpers: fixed-size little-endian
@@ -28,6 +29,12 @@ public enum HelperFrames {
             while offset < raw.count {
                 let n = Glibc.write(fd, base + offset, raw.count - offset)
                 if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    // A descriptor in non-blocking mode (the service's ends of its helpers' pipes) that is full.
+                    var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&poller, 1, -1)
+                    continue
+                }
                 guard n > 0 else { return false }
                 offset += n
             }
@@ -41,7 +48,7 @@ public enum HelperFrames {
         var offset = 0
         while offset < count {
             if let deadline {
-                let left = deadline - monotonicSeconds()
+                let left = deadline - MonotonicClock.seconds()
                 guard left > 0 else { return nil }
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
@@ -50,6 +57,12 @@ public enum HelperFrames {
             }
             let n = out.withUnsafeMutableBytes { raw in raw.baseAddress.map { Glibc.read(fd, $0 + offset, count - offset) } ?? 0 }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // Non-blocking and empty: wait (the deadline, if any, is checked above).
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&poller, 1, deadline == nil ? -1 : 10)
+                continue
+            }
             guard n > 0 else { return nil }
             offset += n
         }

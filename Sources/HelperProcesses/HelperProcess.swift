@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystem
+import IOReadiness
 import Synchronization
 
 /// One helper process (`cafe <command>`) and the two pipes to it: its stdin and its stdout. Work that
@@ -26,6 +27,8 @@ public final class HelperProcess: Sendable {
         defer { argv.forEach { free($0) } }
         let pid = cafe_spawn_with_pipes(executable, argv, Int64(memoryLimit), &toChild, &fromChild)
         guard pid > 0 else { return nil }
+        // This side's ends never block a thread: `send(_:until:on:)` and `receive(count:until:on:)` await them.
+        for end in [toChild, fromChild] { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
         return HelperProcess(pid: pid, toChild: toChild, fromChild: fromChild)
     }
 
@@ -48,6 +51,47 @@ public final class HelperProcess: Sendable {
 
     /// Exactly `count` bytes of its stdout, or nil when it ended or `deadline` (monotonic seconds) passed.
     public func receive(count: Int, deadline: Double) -> [UInt8]? { HelperFrames.read(fromChild, count: count, deadline: deadline) }
+
+    /// Writes all of `bytes` to its stdin, awaiting room in the pipe on `readiness`; false when it is
+    /// gone or `deadline` (monotonic seconds) passed. The task holds no thread while it waits.
+    public func send(_ bytes: [UInt8], until deadline: Double, on readiness: Readiness) async -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in write(toChild, raw.baseAddress! + offset, raw.count - offset) }
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                guard await readiness.wait(for: toChild, .writable, until: Self.nanoseconds(deadline)) else { return false }
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Exactly `count` bytes of its stdout, awaited on `readiness`, or nil when it ended or `deadline`
+    /// (monotonic seconds) passed. The task holds no thread while it waits.
+    public func receive(count: Int, until deadline: Double, on readiness: Readiness) async -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let n = out.withUnsafeMutableBytes { raw in read(fromChild, raw.baseAddress! + offset, count - offset) }
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                guard await readiness.wait(for: fromChild, .readable, until: Self.nanoseconds(deadline)) else { return nil }
+            } else {
+                return nil
+            }
+        }
+        return out
+    }
+
+    private static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds) * 1e9) }
 
     /// How the helper ended, once it has (waited for briefly: the pipe closes as it dies).
     public func exitDescription() -> String {
@@ -109,9 +153,3 @@ public enum HelperExecutable {
     }
 }
 
-/// Seconds on the monotonic clock, for deadlines.
-public func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CafeDomain
 import HelperProcesses
+import IOReadiness
 
 /// Photos are decoded in helper processes (`cafe photo-codec`), never in the process that serves
 /// requests: JPEG, PNG, WebP, GIF, HEIF and AVIF decoders are large C libraries fed bytes from the
@@ -67,14 +68,14 @@ public final class PhotoCodecProcesses: PhotoCoding {
     }
 
     private func exchange(_ helper: HelperProcess, _ request: CodecRequest, _ bytes: [UInt8]) -> Outcome {
-        let deadline = monotonicSeconds() + timeout
+        let deadline = MonotonicClock.seconds() + timeout
         guard helper.send(request.header(length: bytes.count)), helper.send(bytes) else { return .died(helper.exitDescription()) }
         guard let header = helper.receive(count: CodecAnswer.headerSize, deadline: deadline) else {
-            return monotonicSeconds() >= deadline ? .timedOut : .died(helper.exitDescription())
+            return MonotonicClock.seconds() >= deadline ? .timedOut : .died(helper.exitDescription())
         }
         let answer = CodecAnswer(header: header)
         guard answer.length <= HelperFrames.maxLength, let body = helper.receive(count: answer.length, deadline: deadline) else {
-            return monotonicSeconds() >= deadline ? .timedOut : .died(helper.exitDescription())
+            return MonotonicClock.seconds() >= deadline ? .timedOut : .died(helper.exitDescription())
         }
         return .answer(answer.with(body: body))
     }

@@ -4,6 +4,7 @@ import Glibc
 import CLibPQ
 import CSystem
 import Foundation
+import IOReadiness
 import JSONLogging
 import Synchronization
 
@@ -324,7 +325,7 @@ extension StatementLoop {
     /// Milliseconds `epoll_wait` may sleep: until the first batch's deadline, or the next try to open
     /// a connection; forever when neither is due.
     private func timeout(_ state: LoopState) -> Int32 {
-        let now = MonotonicNanoseconds.now()
+        let now = MonotonicClock.nanoseconds()
         var until: UInt64?
         if let limit = configuration.pool.queryTimeout {
             for link in state.links where link.busy {
@@ -342,7 +343,7 @@ extension StatementLoop {
 
     private func openConnections(_ state: inout LoopState) {
         guard state.links.count + state.opening < state.wanted else { return }
-        if state.failedAt > 0 && MonotonicNanoseconds.now() < state.failedAt + Self.retryPause { return }
+        if state.failedAt > 0 && MonotonicClock.nanoseconds() < state.failedAt + Self.retryPause { return }
         let missing = state.wanted - state.links.count - state.opening
         state.opening += missing
         let pool = configuration.pool
@@ -361,18 +362,18 @@ extension StatementLoop {
         state.opening -= 1
         switch opened {
         case .failure(let error):
-            state.failedAt = max(1, MonotonicNanoseconds.now())
+            state.failedAt = max(1, MonotonicClock.nanoseconds())
             state.lastFailure = error
             logger.warning("statement loop cannot connect", [("error", String(describing: error))])
         case .success(let connection):
             let link = Link(connection)
             guard PQsetnonblocking(link.handle, 1) == 0, PQenterPipelineMode(link.handle) == 1 else {
-                state.failedAt = max(1, MonotonicNanoseconds.now())
+                state.failedAt = max(1, MonotonicClock.nanoseconds())
                 return
             }
             var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: link.fd))
             guard epoll_ctl(epollFD, EPOLL_CTL_ADD, link.fd, &event) == 0 else {
-                state.failedAt = max(1, MonotonicNanoseconds.now())
+                state.failedAt = max(1, MonotonicClock.nanoseconds())
                 return
             }
             state.failedAt = 0
@@ -400,7 +401,7 @@ extension StatementLoop {
                   PQpipelineSync(link.handle) == 1 else { return drop(link, &state) }
         }
         link.busy = true
-        link.sentAt = MonotonicNanoseconds.now()
+        link.sentAt = MonotonicClock.nanoseconds()
         flush(link, &state)
     }
 
@@ -598,7 +599,7 @@ extension StatementLoop {
     /// Fails the batches not answered within `queryTimeout`, closing their connections.
     private func expire(_ state: inout LoopState) {
         guard let limit = configuration.pool.queryTimeout else { return }
-        let now = MonotonicNanoseconds.now()
+        let now = MonotonicClock.nanoseconds()
         for link in state.links where link.busy && now >= link.sentAt + UInt64(limit * 1e9) {
             settle(link, PostgresError(kind: .unavailable, message: "no answer from the database within \(limit) s"))
             remove(link, &state)
@@ -647,10 +648,3 @@ extension StatementLoop {
     }
 }
 
-enum MonotonicNanoseconds {
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-}

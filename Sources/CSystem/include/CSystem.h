@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <microhttpd.h>
+// Waiting on descriptors (IOReadiness, the statement loop): epoll, woken by an eventfd; Glibc's Swift
+// module has neither.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 /// Allocations of at least `bytes` are mapped from the kernel and unmapped when freed (glibc's
 /// M_MMAP_THRESHOLD, fixed: glibc otherwise raises it after each such free, up to 32 MiB). 0 on success.

@@ -5,6 +5,7 @@ import DatabaseSetup
 import Foundation
 import HTTPKit
 import HelperProcesses
+import IOReadiness
 import JSONLogging
 import Mail
 import PostgresKit
@@ -40,6 +41,8 @@ public final class Application: Sendable {
         let logger = Logger(label: "http", minimum: configuration.logLevel)
         migrator = try configuration.migrator(logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
         let pool = database.pool
+        // The one thread that waits on descriptors for tasks (helpers' pipes), so that none of them holds one.
+        let readiness = Readiness(name: "io-readiness")
         // With standbys, a session's last write routes its reads (`recordOnSessions`): always read afresh.
         let sessionCache = configuration.sessionCacheEntries > 0 && configuration.databaseReadURLs.isEmpty
             ? SessionCache(capacity: configuration.sessionCacheEntries, lifetime: configuration.sessionCacheSeconds) : nil
@@ -62,8 +65,11 @@ public final class Application: Sendable {
         let deletion = CommentDeletion(comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, quotas: configuration.uploadQuotas)
-        // The hashing lane's threads wait while helper processes hash (see `PasswordHashingProcesses`).
-        let passwords = Passwords(helpers: HelperExecutable.cafe().map { PasswordHashingProcesses(executable: $0, niceness: configuration.hashNiceness) })
+        // Helper processes hash, HASH_THREADS at once; a log-in awaits its helper's pipe, holding no thread
+        // (see `PasswordHashingProcesses`).
+        let passwords = Passwords(helpers: HelperExecutable.cafe().map {
+            PasswordHashingProcesses(executable: $0, niceness: configuration.hashNiceness, concurrency: configuration.hashThreads, readiness: readiness)
+        })
         let accounts = AccountService(users: UserRepository(pool: pool, sessionCache: sessionCache), sessions: sessions,
                                       throttle: LoginThrottle(pool: pool), passwords: passwords)
         let cursors = PageCursors(signer: CursorSigner(pool: pool))

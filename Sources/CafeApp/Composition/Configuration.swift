@@ -48,6 +48,7 @@ public struct Configuration: Sendable {
     public var databaseLoopWaiting: Int
     /// `HASH_THREADS` (default: half the cores, at least 1: argon2id is memory-hard, and a burst of
     /// log-ins on every core slowed the cheap requests beside it threefold) answer requests that hash a password (sign-up, log-in),
+    /// and as many helpers hash at once (the requests await them, holding no thread);
     /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
     public var hashThreads: Int
     public var hashQueue: Int

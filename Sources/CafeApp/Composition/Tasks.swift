@@ -82,9 +82,9 @@ extension Service {
         try withDatabase(config, "cafe-admin", logger) { database in
             let pool = database.pool
             _ = try database.migrate(config.migrator(logger: logger))
-            let accounts = AccountService(users: UserRepository(pool: pool),
-                                          sessions: SessionRepository(pool: pool, lifetime: config.sessionLifetime), throttle: LoginThrottle(pool: pool), passwords: .here)
-            return try accounts.create(username: username, password: password, isAdmin: isAdmin)
+            // The sign-up rules, no session; hashed here, the command running alone.
+            try AccountService.validate(username: username, password: password, email: nil, age: nil)
+            return try UserRepository(pool: pool).create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
         }
     }
 

@@ -30,10 +30,10 @@ struct AccountRecoveryController: Sendable {
         return Self.resetAccepted
     }
 
-    func reset(_ request: Request, _ context: CafeContext) throws -> Response {
+    func reset(_ request: Request, _ context: CafeContext) async throws -> Response {
         let token = try request.pathParameter("token")
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
-        switch try recovery.on(context.db).reset(token: token, password: body.password) {
+        switch try await recovery.on(context.db).reset(token: token, password: body.password) {
         case .reset(let user, let session):
             return .json { $0.session(user: user, token: session) }
         case .invalidToken:

@@ -24,7 +24,7 @@ struct AccountSettingsController: Sendable {
 
     /// `password` or `email` need `currentPassword`; a new password ends every other session; a new
     /// address is unverified and mailed a link; `language` (`ja`, `en` or null) alone needs no password.
-    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+    func update(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let body = try request.decodeJSON(AccountPatchBody.self, allowedFields: AccountPatchBody.fields)
         var v = Validator()
@@ -41,8 +41,9 @@ struct AccountSettingsController: Sendable {
         let needsPassword = body.password != nil || !body.email.isAbsent
         if needsPassword { v.check(body.currentPassword != nil, "currentPassword", "is required to change the password or the e-mail address") }
         try v.finish()
-        if needsPassword, let current = body.currentPassword { try accounts.on(context.db).requirePassword(user, current, address: request.clientKey) }
-        let hash = try body.password.map(accounts.passwords.hash)
+        if needsPassword, let current = body.currentPassword { try await accounts.on(context.db).requirePassword(user, current, address: request.clientKey) }
+        var hash: String?
+        if let password = body.password { hash = try await accounts.passwords.hash(password) }
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
         let changed = try context.db.transaction { tx -> User in
             guard let change = try accounts.users.on(tx).update(user.id, .init(email: email, language: language, passwordHash: hash),
@@ -56,10 +57,10 @@ struct AccountSettingsController: Sendable {
     }
 
     /// `{"password": …}`: the account and all it holds go (see `AccountDeletion`); 204.
-    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+    func delete(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let body = try request.decodeJSON(PasswordBody.self, allowedFields: PasswordBody.fields)
-        switch try leaving.on(context.db).leave(user, password: body.password, request) {
+        switch try await leaving.on(context.db).leave(user, password: body.password, request) {
         case .deleted: return .noContent()
         case .noSuchAccount: throw Authenticator.unauthorized
         case .lastAdmin: throw AdminUsersController.lastAdmin

@@ -23,17 +23,17 @@ struct AccountsController: Sendable {
         return false
     }
 
-    func signUp(_ request: Request, _ context: CafeContext) throws -> Response {
+    func signUp(_ request: Request, _ context: CafeContext) async throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self, allowedFields: SignUpBody.fields)
-        let (user, token) = try accounts.on(context.db).signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
+        let (user, token) = try await accounts.on(context.db).signUp(username: body.username, password: body.password, email: body.email, age: body.age?.value) {
             links.request(.emailVerification, to: $1, user: $0, for: request)
         }
         return .json(201) { $0.session(user: user, token: token) }
     }
 
-    func logIn(_ request: Request, _ context: CafeContext) throws -> Response {
+    func logIn(_ request: Request, _ context: CafeContext) async throws -> Response {
         let body = try request.decodeJSON(LoginBody.self, allowedFields: LoginBody.fields)
-        switch try accounts.on(context.db).logIn(username: body.username, password: body.password, address: request.clientKey) {
+        switch try await accounts.on(context.db).logIn(username: body.username, password: body.password, address: request.clientKey) {
         case .loggedIn(let user, let token):
             return .json(201) { $0.session(user: user, token: token) }
         case .lockedOut(let wait):

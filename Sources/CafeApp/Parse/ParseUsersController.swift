@@ -28,7 +28,7 @@ struct ParseUsersController: Sendable {
 
     static let fieldTypes: [String: ParseFieldType] = ["username": .string, "password": .string, "email": .string, "age": .number]
 
-    func signUp(_ r: ParseRequest) throws -> Response {
+    func signUp(_ r: ParseRequest) async throws -> Response {
         guard let body = r.body else { throw ParseError.invalidJSON("The body must be a JSON object.") }
         for key in body.keys where !ParseSchema.ignoredBodyKeys.contains(key) && Self.fieldTypes[key] == nil {
             throw ParseError.forbidden("Permission denied for action addField on class _User.")
@@ -53,7 +53,7 @@ struct ParseUsersController: Sendable {
         let user: User
         let token: String
         do {
-            (user, token) = try accounts.on(r.context.db).signUp(username: username, password: password, email: email, age: age) {
+            (user, token) = try await accounts.on(r.context.db).signUp(username: username, password: password, email: email, age: age) {
                 links.request(.emailVerification, to: $1, user: $0, for: r.http)
             }
         } catch StoreError.usernameTaken {
@@ -71,12 +71,12 @@ struct ParseUsersController: Sendable {
     }
 
     /// `POST` with a JSON body (ParseSwift, JS) or `GET` with query parameters (the iOS SDK).
-    func logIn(_ r: ParseRequest) throws -> Response {
+    func logIn(_ r: ParseRequest) async throws -> Response {
         let username = r.http.method == "GET" ? r.http.query["username"] : r.body?["username"]?.string
         let password = r.http.method == "GET" ? r.http.query["password"] : r.body?["password"]?.string
         guard let username, !username.isEmpty else { throw ParseError(200, "username/email is required.") }
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try accounts.on(r.context.db).logIn(username: username, password: password, address: r.http.clientKey) {
+        switch try await accounts.on(r.context.db).logIn(username: username, password: password, address: r.http.clientKey) {
         case .loggedIn(let user, let token):
             let objectID = try importedObjectID(of: user, r.context.db)
             return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
@@ -123,14 +123,14 @@ struct ParseUsersController: Sendable {
 
     /// `user.delete()`: only with the account's own session (another's is "not found", as Parse
     /// answers a delete its ACL denies). The same deletion as `DELETE /v1/users/me`.
-    func delete(_ r: ParseRequest) throws -> Response {
+    func delete(_ r: ParseRequest) async throws -> Response {
         guard let user = try r.user() else { throw ParseError.invalidSessionToken }
         let objectID = try r.http.pathParameter("objectId")
         let own = try importedObjectID(of: user, r.context.db) ?? user.id.description
         guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
         // Parse Server asks for no password here; this service does, as /v1 does (docs/parse.md).
         guard let password = r.body?["password"]?.string, !password.isEmpty else { throw ParseError(201, "password is required.") }
-        switch try leaving.on(r.context.db).leave(user, password: password, r.http) {
+        switch try await leaving.on(r.context.db).leave(user, password: password, r.http) {
         case .deleted: return .json { w in w.object {} }
         case .noSuchAccount, .contentsChanged: throw ParseError.objectNotFound
         case .lastAdmin: throw ParseError.forbidden("The last administrator cannot delete their account; grant the right to another account first.")

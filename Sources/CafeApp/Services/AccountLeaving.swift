@@ -18,8 +18,8 @@ struct AccountLeaving: DatabaseBound, Sendable {
         set { accounts = accounts.on(newValue); deletion = deletion.on(newValue); audit = audit.on(newValue) }
     }
 
-    func leave(_ user: User, password: String, _ request: Request) throws -> AccountDeletion.Outcome {
-        try accounts.requirePassword(user, password, address: request.clientKey)
+    func leave(_ user: User, password: String, _ request: Request) async throws -> AccountDeletion.Outcome {
+        try await accounts.requirePassword(user, password, address: request.clientKey)
         return try db.transaction { tx in
             let (deletion, audit) = (deletion.on(tx), audit.on(tx))
             let outcome = try deletion.delete(user.id, confirmed: nil, by: nil)

@@ -30,11 +30,11 @@ struct AccountRecovery: DatabaseBound, Sendable {
 
     /// Sets the password (the sign-up rules; hashed before any connection is taken), ends every
     /// session of the account, and opens a new one — all in one transaction.
-    func reset(token: String, password: String) throws -> Reset {
+    func reset(token: String, password: String) async throws -> Reset {
         var v = Validator()
         v.length(password, "password", AccountRules.passwordLength)
         try v.finish()
-        let hash = try passwords.hash(password)
+        let hash = try await passwords.hash(password)
         return try db.transaction { tx in
             let (users, sessions) = (users.on(tx), sessions.on(tx))
             switch try users.resetPassword(token: token, hash: hash) {

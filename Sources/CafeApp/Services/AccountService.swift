@@ -28,17 +28,11 @@ struct AccountService: DatabaseBound, Sendable {
 
     /// Checks the sign-up rules, hashes the password (before any connection is taken), then creates
     /// the account and its first session in one transaction. `StoreError.usernameTaken`.
-    /// An account made by an operator (`cafe admin create-user`): the sign-up rules, no session.
-    func create(username: String, password: String, isAdmin: Bool) throws -> User {
-        try Self.validate(username: username, password: password, email: nil, age: nil)
-        return try users.create(.init(username: username, passwordHash: try passwords.hash(password), isAdmin: isAdmin))
-    }
-
     /// With an address, its verification mail (`verification`, given the new account's id) is in the same transaction.
     func signUp(username: String, password: String, email: String?, age: Int?,
-                verification: (UserID, String) -> MailOutbox.Request) throws -> (User, token: String) {
+                verification: (UserID, String) -> MailOutbox.Request) async throws -> (User, token: String) {
         try Self.validate(username: username, password: password, email: email, age: age)
-        let account = UserRepository.NewUser(username: username, passwordHash: try passwords.hash(password), email: email, age: age)
+        let account = UserRepository.NewUser(username: username, passwordHash: try await passwords.hash(password), email: email, age: age)
         return try db.transaction { tx in
             let user = try users.on(tx).create(account)
             if let email { try MailOutbox.enqueue(verification(user.id, email), tx) }
@@ -55,10 +49,11 @@ struct AccountService: DatabaseBound, Sendable {
 
     /// The account's own password, checked as a log-in is: the same per-(username, address) hold-off,
     /// so a stolen session cannot be used to guess it faster than the log-in form allows.
-    func confirmPassword(_ user: User, _ password: String, address: String) throws -> Confirmation {
+    func confirmPassword(_ user: User, _ password: String, address: String) async throws -> Confirmation {
         let started = DispatchTime.now().uptimeNanoseconds
-        switch try throttle.attempt(username: user.username, address: address, {
-            passwords.verify(password, against: try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash) ? true : nil
+        switch try await throttle.attempt(username: user.username, address: address, {
+            let stored = try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash
+            return await passwords.verify(password, against: stored) ? true : nil
         }) {
         case .passed: return .confirmed
         case .failed: return .wrong(hold: Self.hold(since: started))
@@ -68,8 +63,8 @@ struct AccountService: DatabaseBound, Sendable {
 
     /// The account's password, or 403 `invalid_credentials` (held like a failed log-in) / 429
     /// `too_many_attempts`: what a change of the account (its address, its password, its deletion) asks for.
-    func requirePassword(_ user: User, _ password: String, address: String) throws {
-        switch try confirmPassword(user, password, address: address) {
+    func requirePassword(_ user: User, _ password: String, address: String) async throws {
+        switch try await confirmPassword(user, password, address: address) {
         case .confirmed: return
         case .wrong(let hold):
             var wrong = Problem(status: 403, code: "invalid_credentials", title: "Invalid credentials", detail: "The password is wrong.")
@@ -83,17 +78,17 @@ struct AccountService: DatabaseBound, Sendable {
     }
 
     /// `address`: the client's, which with the username keys the failure count (see `LoginThrottle`).
-    func logIn(username: String, password: String, address: String) throws -> LogIn {
+    func logIn(username: String, password: String, address: String) async throws -> LogIn {
         let started = DispatchTime.now().uptimeNanoseconds
         // The right password, and whether the account is blocked.
-        let outcome = try throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
+        let outcome = try await throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
             let found = try users.credentials(username: username)
             // Verify against a dummy hash when the user does not exist; the answer's hold does the rest.
-            let valid = passwords.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
+            let valid = await passwords.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
             guard valid, let found else { return nil }
             // A Parse Server bcrypt hash (an imported account) becomes argon2id now that the password is known.
             if !found.blocked, PasswordHasher.needsRehash(found.passwordHash) {
-                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try passwords.hash(password))
+                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try await passwords.hash(password))
             }
             return (found.user, found.blocked)
         }

@@ -33,7 +33,7 @@ public struct LoginThrottle: DatabaseBound, Sendable {
     /// Runs `verify` (outside any transaction) unless attempts at `username` from `address` are
     /// being held off; a nil from it is a failure, already recorded. On success the pair's failures
     /// are forgotten.
-    public func attempt<T: Sendable>(username: String, address: String, _ verify: () throws -> T?) throws -> Outcome<T> {
+    public func attempt<T: Sendable>(username: String, address: String, _ verify: () async throws -> T?) async throws -> Outcome<T> {
         let reservation: Reservation = try db.transaction { tx in
             // One reservation at a time per pair (the lock goes with the transaction).
             try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
@@ -47,7 +47,7 @@ public struct LoginThrottle: DatabaseBound, Sendable {
         case .wait(let seconds): return .wait(seconds)
         case .made(let at): reservedAt = at
         }
-        guard let value = try verify() else {
+        guard let value = try await verify() else {
             // The hold counts from the failure's answer, not from its start: a password check that
             // outlasts the hold (argon2id on a busy machine) must not leave the next attempt free.
             try db.query("""

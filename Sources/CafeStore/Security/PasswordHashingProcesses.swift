@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSystem
 import HelperProcesses
+import IOReadiness
 
 /// Password hashes are computed in helper processes (`cafe password-hasher`), not in the process
 /// that serves requests. The kernel schedules groups before threads: a process's session (autogroup)
@@ -16,32 +17,37 @@ import HelperProcesses
 /// (docs/performance.md, "Password hashing under log-in floods"). Where a cgroup holds both processes, the niceness and
 /// the policy still put the helper behind the serving threads.
 ///
-/// A helper answers one request at a time; as many run as callers use at once (the hashing lane,
-/// `HASH_THREADS`, bounds that). One that dies or takes longer than `timeout` is killed and replaced
-/// by the next call; when none can answer, the hash is computed in this process, so a log-in never
-/// fails for want of a helper.
+/// A helper answers one request at a time; at most `concurrency` work at once (`HASH_THREADS`), the
+/// other callers awaiting their turn. A caller awaits its helper's pipe (`Readiness`) and holds no
+/// thread while the hash is computed. One that dies or takes longer than `timeout` is killed and
+/// replaced by the next call; when none can answer, the hash is computed in this process, so a log-in
+/// never fails for want of a helper.
 public final class PasswordHashingProcesses: Sendable {
     let executable: String
     let niceness: Int32
     let timeout: Double
     private let idle = IdleHelpers()
+    private let turns: Turns
+    private let readiness: Readiness
 
     /// `executable` is the `cafe` binary (see `HelperExecutable.cafe`).
-    public init(executable: String, niceness: Int32, timeout: Double = 30) {
+    public init(executable: String, niceness: Int32, concurrency: Int, readiness: Readiness, timeout: Double = 30) {
         self.executable = executable
         self.niceness = niceness
         self.timeout = timeout
+        turns = Turns(concurrency)
+        self.readiness = readiness
     }
 
     /// The hash of `password`, or nil when no helper could compute it.
-    func hash(_ password: String) -> String? {
-        guard let answer = call(PasswordRequest(operation: .hash, password: Array(password.utf8), hash: [])), answer.result == .yes else { return nil }
+    func hash(_ password: String) async -> String? {
+        guard let answer = await call(PasswordRequest(operation: .hash, password: Array(password.utf8), hash: [])), answer.result == .yes else { return nil }
         return String(decoding: answer.body, as: UTF8.self)
     }
 
     /// Whether `password` matches `hash`, or nil when no helper could tell.
-    func verify(_ password: String, against hash: String) -> Bool? {
-        guard let answer = call(PasswordRequest(operation: .verify, password: Array(password.utf8), hash: Array(hash.utf8))) else { return nil }
+    func verify(_ password: String, against hash: String) async -> Bool? {
+        guard let answer = await call(PasswordRequest(operation: .verify, password: Array(password.utf8), hash: Array(hash.utf8))) else { return nil }
         switch answer.result {
         case .yes: return true
         case .no: return false
@@ -51,19 +57,22 @@ public final class PasswordHashingProcesses: Sendable {
 
     /// Asked again of a new helper once when one dies (an idle helper may have been killed since its
     /// last answer), never when one runs out of time: that would only double the wait.
-    private func call(_ request: PasswordRequest) -> PasswordAnswer? {
-        for _ in 0..<2 {
-            guard let helper = idle.take() ?? HelperProcess.start(executable, ["password-hasher", String(niceness)]) else { return nil }
-            let deadline = monotonicSeconds() + timeout
-            if helper.send(request.frame), let header = helper.receive(count: PasswordAnswer.headerSize, deadline: deadline),
-               let answer = PasswordAnswer(header: header), let body = helper.receive(count: answer.length, deadline: deadline) {
-                idle.put(helper)
-                return answer.with(body: body)
+    private func call(_ request: PasswordRequest) async -> PasswordAnswer? {
+        await turns.run {
+            for _ in 0..<2 {
+                guard let helper = idle.take() ?? HelperProcess.start(executable, ["password-hasher", String(niceness)]) else { return nil }
+                let deadline = MonotonicClock.seconds() + timeout
+                if await helper.send(request.frame, until: deadline, on: readiness),
+                   let header = await helper.receive(count: PasswordAnswer.headerSize, until: deadline, on: readiness),
+                   let answer = PasswordAnswer(header: header), let body = await helper.receive(count: answer.length, until: deadline, on: readiness) {
+                    idle.put(helper)
+                    return answer.with(body: body)
+                }
+                helper.stop()
+                if MonotonicClock.seconds() >= deadline { return nil }
             }
-            helper.stop()
-            if monotonicSeconds() >= deadline { return nil }
+            return nil
         }
-        return nil
     }
 }
 

@@ -11,14 +11,14 @@ public struct Passwords: Sendable {
     public init(helpers: PasswordHashingProcesses?) { self.helpers = helpers }
 
     /// argon2id (`PasswordHasher.hash`): by a helper, or here when none could answer.
-    public func hash(_ password: String) throws -> String {
-        if let hashed = helpers?.hash(password) { return hashed }
+    public func hash(_ password: String) async throws -> String {
+        if let hashed = await helpers?.hash(password) { return hashed }
         return try PasswordHasher.hash(password)
     }
 
     /// Constant-time verification (`PasswordHasher.verify`): by a helper, or here when none could answer.
-    public func verify(_ password: String, against hash: String) -> Bool {
-        if let matches = helpers?.verify(password, against: hash) { return matches }
+    public func verify(_ password: String, against hash: String) async -> Bool {
+        if let matches = await helpers?.verify(password, against: hash) { return matches }
         return PasswordHasher.verify(password, against: hash)
     }
 }
