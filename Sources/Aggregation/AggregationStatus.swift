@@ -22,8 +22,8 @@ public struct AggregationStatus: Sendable {
     public let recentRuns: [Run]
 
     /// Rows waiting in the outbox, and the age in seconds of the oldest (0 when empty).
-    public static func backlog(_ pool: ConnectionPool) throws -> (rows: Int, lagSeconds: Double) {
-        let row = try pool.query("""
+    public static func backlog(_ pool: ConnectionPool) async throws -> (rows: Int, lagSeconds: Double) {
+        let row = try await pool.query("""
             SELECT count(*)::int AS rows, coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0)::float8 AS lag
             FROM aggregation_outbox
             """).one()
@@ -31,15 +31,15 @@ public struct AggregationStatus: Sendable {
     }
 
     /// The recorded runs (kept 7 days) counted by kind and by whether they failed.
-    public static func runCounts(_ pool: ConnectionPool) throws -> [(kind: String, failed: Bool, count: Int)] {
-        try pool.query("""
+    public static func runCounts(_ pool: ConnectionPool) async throws -> [(kind: String, failed: Bool, count: Int)] {
+        try await pool.query("""
             SELECT kind, error IS NOT NULL AS failed, count(*)::int AS n FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2
             """).map { (try $0.decode("kind"), try $0.decode("failed"), try $0.decode("n")) }
     }
 
-    public static func read(_ pool: ConnectionPool, limit: Int = 20) throws -> AggregationStatus {
-        let backlog = try backlog(pool)
-        let runs = try pool.query("""
+    public static func read(_ pool: ConnectionPool, limit: Int = 20) async throws -> AggregationStatus {
+        let backlog = try await backlog(pool)
+        let runs = try await pool.query("""
             SELECT id, kind, worker, started_at, finished_at, outbox_rows, cafes_touched, drift_found, error
             FROM job_runs ORDER BY started_at DESC, id DESC LIMIT \(limit)
             """).map { row in
@@ -51,7 +51,7 @@ public struct AggregationStatus: Sendable {
     }
 
     /// Asks the workers for a reconcile (they take it on their next tick).
-    public static func requestReconcile(_ db: DatabaseClient, by user: Int64?) throws {
-        try db.query("INSERT INTO reconcile_requests (requested_by) VALUES (\(user))")
+    public static func requestReconcile(_ db: DatabaseClient, by user: Int64?) async throws {
+        try await db.query("INSERT INTO reconcile_requests (requested_by) VALUES (\(user))")
     }
 }

@@ -17,13 +17,13 @@ public enum AggregationWorker {
         let lastPeriod = Mutex<Int64?>(nil)
         return [
             .init(name: "aggregation pass", every: interval) { isStopping in
-                try drain.drain(shouldStop: isStopping)
+                try await drain.drain(shouldStop: isStopping)
             },
             .init(name: "reconcile", every: interval) { _ in
-                if try reconciler.takeRequests() { try reconciler.run() }
+                if try await reconciler.takeRequests() { try await reconciler.run() }
                 let period = periodStart(Date(), every: reconcileInterval)
                 guard lastPeriod.withLock({ $0 }) != period else { return }
-                _ = try reconciler.runScheduled(periodStart: period)
+                _ = try await reconciler.runScheduled(periodStart: period)
                 lastPeriod.withLock { $0 = period }
             },
         ]

@@ -11,8 +11,8 @@ public struct JobLog: Sendable {
     public init(pool: ConnectionPool) { self.pool = pool }
 
     /// Records a step of another job (`clean-photos`): `touched` is what it changed (photos cleaned).
-    public func recordStep(kind: String, started: Date, touched: Int) throws {
-        try pool.query("""
+    public func recordStep(kind: String, started: Date, touched: Int) async throws {
+        try await pool.query("""
             INSERT INTO job_runs (kind, worker, started_at, finished_at, cafes_touched)
             VALUES (\(kind), \(Self.workerName), \(started), clock_timestamp(), \(touched))
             """)
@@ -26,23 +26,23 @@ public struct JobLog: Sendable {
     }()
 
     /// Records a finished pass (started at `started`).
-    func recordPass(started: Date, outboxRows: Int, cafesTouched: Int, error: (any Error)?) {
-        _ = try? pool.query("""
+    func recordPass(started: Date, outboxRows: Int, cafesTouched: Int, error: (any Error)?) async {
+        _ = try? await pool.query("""
             INSERT INTO job_runs (kind, worker, started_at, finished_at, outbox_rows, cafes_touched, error)
             VALUES ('pass', \(Self.workerName), \(started), clock_timestamp(), \(outboxRows), \(cafesTouched), \(error.map { String(describing: $0) }))
             """)
     }
 
     /// Opens a reconcile row; for a scheduled one, nil when another worker already claimed the period.
-    func startReconcile(period: Int64?) throws -> Int64? {
-        try pool.query("""
+    func startReconcile(period: Int64?) async throws -> Int64? {
+        try await pool.query("""
             INSERT INTO job_runs (kind, period, worker) VALUES ('reconcile', \(period), \(Self.workerName))
             ON CONFLICT (kind, period) WHERE period IS NOT NULL DO NOTHING RETURNING id
             """).first?.decode(0)
     }
 
-    func finishReconcile(_ id: Int64, drift: Int?, error: (any Error)?) {
-        _ = try? pool.query("""
+    func finishReconcile(_ id: Int64, drift: Int?, error: (any Error)?) async {
+        _ = try? await pool.query("""
             UPDATE job_runs SET finished_at = clock_timestamp(), drift_found = \(drift), cafes_touched = coalesce(\(drift), 0), error = \(error.map { String(describing: $0) })
             WHERE id = \(id)
             """)

@@ -31,12 +31,12 @@ public struct OutboxDrain: Sendable {
     /// Processes one batch of up to `limit` outbox rows with ids above `after` (the pass walks the
     /// outbox in id order, so no batch rescans the dead rows its predecessors deleted).
     /// `consumed == 0` means nothing is left above `after` (or it is all claimed by other workers).
-    public func runBatch(after: Int64 = 0, limit: Int? = nil) throws -> (PassResult, lastID: Int64) {
-        try pool.transaction { tx in
+    public func runBatch(after: Int64 = 0, limit: Int? = nil) async throws -> (PassResult, lastID: Int64) {
+        try await pool.transaction { tx in
             // Plan the recompute for this batch's actual ids: a generic plan assumes ten and would
             // walk the comments index even for a 50,000-cafe catch-up batch.
-            try tx.execute(script: "SET LOCAL plan_cache_mode = force_custom_plan")
-            let claimed = try tx.query("""
+            try await tx.execute(script: "SET LOCAL plan_cache_mode = force_custom_plan")
+            let claimed = try await tx.query("""
                 DELETE FROM aggregation_outbox WHERE id IN (
                     SELECT id FROM aggregation_outbox WHERE id > \(after) ORDER BY id LIMIT \(limit ?? batchSize) FOR UPDATE SKIP LOCKED)
                 RETURNING id, cafe_id
@@ -49,8 +49,8 @@ public struct OutboxDrain: Sendable {
                 cafes.insert(try row.decode(1, as: Int64.self))
             }
             let ids = PostgresTextArray(cafes.sorted().map { String($0) })
-            try tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
-            let updated = try tx.query("""
+            try await tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
+            let updated = try await tx.query("""
                 UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total
                 FROM (
                     SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total
@@ -66,7 +66,7 @@ public struct OutboxDrain: Sendable {
     /// Drains until the outbox is empty (or `shouldStop` says so between batches) and records the
     /// pass in `job_runs` when it did work or failed.
     @discardableResult
-    public func drain(shouldStop: () -> Bool = { false }) throws -> PassResult {
+    public func drain(shouldStop: () -> Bool = { false }) async throws -> PassResult {
         let started = Date()
         var total = PassResult(consumed: 0, cafesUpdated: 0)
         do {
@@ -76,7 +76,7 @@ public struct OutboxDrain: Sendable {
             var after: Int64 = 0
             var limit = batchSize
             while !shouldStop() {
-                let (batch, lastID) = try runBatch(after: after, limit: limit)
+                let (batch, lastID) = try await runBatch(after: after, limit: limit)
                 total.consumed += batch.consumed
                 total.cafesUpdated += batch.cafesUpdated
                 if batch.consumed == 0 {
@@ -90,11 +90,11 @@ public struct OutboxDrain: Sendable {
                 limit = batch.consumed == limit ? min(limit * 4, Self.maxBatchSize) : batchSize
             }
         } catch {
-            log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: error)
+            await log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: error)
             throw error
         }
         if total.consumed > 0 {
-            log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: nil)
+            await log.recordPass(started: started, outboxRows: total.consumed, cafesTouched: total.cafesUpdated, error: nil)
             logger.debug("aggregation pass", [("outbox_rows", String(total.consumed)), ("cafes_updated", String(total.cafesUpdated))])
         }
         return total

@@ -19,26 +19,26 @@ public struct Reconciler: Sendable {
 
     /// Runs a reconcile now; returns the number of drifted cafes enqueued.
     @discardableResult
-    public func run() throws -> Int {
-        guard let id = try log.startReconcile(period: nil) else { return 0 }
-        return try run(recordingAs: id)
+    public func run() async throws -> Int {
+        guard let id = try await log.startReconcile(period: nil) else { return 0 }
+        return try await run(recordingAs: id)
     }
 
     /// Runs the reconcile of the period starting at `periodStart` unless another worker already
     /// claimed it; returns nil when it did not run here.
-    public func runScheduled(periodStart: Int64) throws -> Int? {
-        guard let id = try log.startReconcile(period: periodStart) else { return nil }
-        return try run(recordingAs: id)
+    public func runScheduled(periodStart: Int64) async throws -> Int? {
+        guard let id = try await log.startReconcile(period: periodStart) else { return nil }
+        return try await run(recordingAs: id)
     }
 
     /// Takes every pending admin request at once (one reconcile answers them all); true if any.
-    public func takeRequests() throws -> Bool {
-        try pool.query("DELETE FROM reconcile_requests RETURNING id").count > 0
+    public func takeRequests() async throws -> Bool {
+        try await pool.query("DELETE FROM reconcile_requests RETURNING id").count > 0
     }
 
-    private func run(recordingAs id: Int64) throws -> Int {
+    private func run(recordingAs id: Int64) async throws -> Int {
         do {
-            let drift = try pool.query("""
+            let drift = try await pool.query("""
                 INSERT INTO aggregation_outbox (cafe_id)
                 SELECT s.cafe_id
                 FROM cafe_stats s
@@ -47,11 +47,11 @@ public struct Reconciler: Sendable {
                 WHERE (s.comment_sum, s.comment_amount) IS DISTINCT FROM (coalesce(a.n, 0)::int, coalesce(a.total, 0)::int)
                   AND NOT EXISTS (SELECT 1 FROM aggregation_outbox o WHERE o.cafe_id = s.cafe_id)
                 """).affectedRows
-            log.finishReconcile(id, drift: drift, error: nil)
+            await log.finishReconcile(id, drift: drift, error: nil)
             logger.info("reconcile finished", [("drifted_cafes", String(drift))])
             return drift
         } catch {
-            log.finishReconcile(id, drift: nil, error: error)
+            await log.finishReconcile(id, drift: nil, error: error)
             throw error
         }
     }

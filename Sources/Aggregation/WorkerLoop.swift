@@ -13,8 +13,8 @@ public final class WorkerLoop: Sendable {
         public let name: String
         public let interval: TimeInterval
         /// Gets a probe that turns true once `stop()` was called, to end long work between steps.
-        public let run: @Sendable (_ isStopping: () -> Bool) throws -> Void
-        public init(name: String, every interval: TimeInterval, run: @escaping @Sendable (_ isStopping: () -> Bool) throws -> Void) {
+        public let run: @Sendable (_ isStopping: () -> Bool) async throws -> Void
+        public init(name: String, every interval: TimeInterval, run: @escaping @Sendable (_ isStopping: () -> Bool) async throws -> Void) {
             self.name = name
             self.interval = interval
             self.run = run
@@ -42,7 +42,8 @@ public final class WorkerLoop: Sendable {
             while !stopping.load(ordering: .relaxed) {
                 for (i, job) in jobs.enumerated() where Date() >= due[i] && !stopping.load(ordering: .relaxed) {
                     do {
-                        try job.run { stopping.load(ordering: .relaxed) }
+                        // The loop's own thread: its pools' connections wait in `poll` here.
+                        try Blocking.run { try await job.run { self.stopping.load(ordering: .relaxed) } }
                     } catch let error as PostgresError where error.isUnavailable {
                         logger.warning("\(job.name) skipped: database unavailable", [("error", error.message)])
                     } catch {

@@ -136,7 +136,8 @@ public final class RawHTTPClient {
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = recv(fd, &chunk, chunk.count, 0)
+        var n = recv(fd, &chunk, chunk.count, 0)
+        while n < 0 && errno == EINTR { n = recv(fd, &chunk, chunk.count, 0) }   // a signal to this process (a helper's SIGCHLD) is no failure
         guard n > 0 else { throw Failure(description: n == 0 ? "connection closed by server" : "recv failed: errno \(errno)") }
         buffer.append(contentsOf: chunk[..<n])
     }

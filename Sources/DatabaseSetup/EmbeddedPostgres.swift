@@ -67,7 +67,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {
     public var logFile: URL { options.dataDirectory.deletingLastPathComponent().appendingPathComponent(options.dataDirectory.lastPathComponent + ".log") }
 
     /// Starts (or attaches to) the server and makes sure `options.database` exists.
-    public static func start(_ options: Options, logger: Logger = Logger(label: "db.embedded")) throws -> EmbeddedPostgres {
+    public static func start(_ options: Options, logger: Logger = Logger(label: "db.embedded")) async throws -> EmbeddedPostgres {
         let account = try ServerAccount.current()
         let server = EmbeddedPostgres(options: options, logger: logger, account: account)
         let lock = try server.lockStartup()
@@ -80,7 +80,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         }
         try server.waitUntilReady()
         // A standby has the primary's databases, and cannot create any.
-        if options.standbyOf == nil { try server.createDatabase(options.database, ifMissing: true) }
+        if options.standbyOf == nil { try await server.createDatabase(options.database, ifMissing: true) }
         return server
     }
 
@@ -97,21 +97,21 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         logger.info("embedded PostgreSQL stopped")
     }
 
-    public func createDatabase(_ name: String, ifMissing: Bool = false, template: String? = nil) throws {
-        let admin = try Connection(conninfo: conninfo(database: "postgres"))
-        if ifMissing, !(try admin.query("SELECT 1 FROM pg_database WHERE datname = \(name)").isEmpty) { return }
+    public func createDatabase(_ name: String, ifMissing: Bool = false, template: String? = nil) async throws {
+        let admin = try await Connection(conninfo: conninfo(database: "postgres"))
+        if ifMissing, !(try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(name)").isEmpty) { return }
         var sql = "CREATE DATABASE \(try Self.identifier(name))"
         if let template { sql += " TEMPLATE \(try Self.identifier(template))" }
         do {
-            try admin.execute(script: sql)
+            try await admin.execute(script: sql)
         } catch let error as PostgresError where ifMissing && error.sqlState == SQLState.duplicateDatabase {
             // created concurrently by another process: fine
         }
     }
 
-    public func dropDatabase(_ name: String) throws {
-        let admin = try Connection(conninfo: conninfo(database: "postgres"))
-        try admin.execute(script: "DROP DATABASE IF EXISTS \(try Self.identifier(name)) WITH (FORCE)")
+    public func dropDatabase(_ name: String) async throws {
+        let admin = try await Connection(conninfo: conninfo(database: "postgres"))
+        try await admin.execute(script: "DROP DATABASE IF EXISTS \(try Self.identifier(name)) WITH (FORCE)")
     }
 
     /// Database names cannot be bound as parameters; accept only plain identifiers.

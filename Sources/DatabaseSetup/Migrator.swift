@@ -67,48 +67,59 @@ public struct Migrator: Sendable {
 
     /// Applies what is pending; returns the versions applied by this call.
     @discardableResult
-    public func migrate(_ pool: ConnectionPool) throws -> [Int] {
-        try pool.withConnection { conn in
-            try conn.query("SELECT pg_advisory_lock(\(Self.lockKey))")
-            defer { _ = try? conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))") }
-            try ensureTable(conn)
-            let entries = try status(conn)
-            if let changed = entries.first(where: { if case .changed = $0.status { true } else { false } }) {
-                throw ChecksumMismatch(version: changed.version, name: changed.name)
+    public func migrate(_ pool: ConnectionPool) async throws -> [Int] {
+        try await pool.withConnection { conn in
+            try await conn.query("SELECT pg_advisory_lock(\(Self.lockKey))")
+            do {
+                let applied = try await migrateLocked(conn)
+                _ = try? await conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                return applied
+            } catch {
+                _ = try? await conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                throw error
             }
-            var applied: [Int] = []
-            for migration in migrations where entries.contains(where: { $0.version == migration.version && $0.status == .pending }) {
-                logger.info("applying migration", [("version", String(migration.version)), ("name", migration.name)])
-                try conn.transaction { tx in
-                    try tx.execute(script: migration.sql)
-                    try tx.query("""
-                        INSERT INTO schema_migrations (version, name, checksum)
-                        VALUES (\(migration.version), \(migration.name), encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex'))
-                        """)
-                }
-                applied.append(migration.version)
-            }
-            return applied
         }
     }
 
+    /// `migrate`, holding the migrations' lock.
+    private func migrateLocked(_ conn: Connection) async throws -> [Int] {
+        try await ensureTable(conn)
+        let entries = try await status(conn)
+        if let changed = entries.first(where: { if case .changed = $0.status { true } else { false } }) {
+            throw ChecksumMismatch(version: changed.version, name: changed.name)
+        }
+        var applied: [Int] = []
+        for migration in migrations where entries.contains(where: { $0.version == migration.version && $0.status == .pending }) {
+            logger.info("applying migration", [("version", String(migration.version)), ("name", migration.name)])
+            try await conn.transaction { tx in
+                try await tx.execute(script: migration.sql)
+                try await tx.query("""
+                    INSERT INTO schema_migrations (version, name, checksum)
+                    VALUES (\(migration.version), \(migration.name), encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex'))
+                    """)
+            }
+            applied.append(migration.version)
+        }
+        return applied
+    }
+
     /// Every known migration (from files and from the database) with its state.
-    public func status(_ pool: ConnectionPool) throws -> [Entry] {
-        try pool.withConnection { conn in
-            try ensureTable(conn)
-            return try status(conn)
+    public func status(_ pool: ConnectionPool) async throws -> [Entry] {
+        try await pool.withConnection { conn in
+            try await ensureTable(conn)
+            return try await status(conn)
         }
     }
 
     /// True when every file is applied unchanged (used by `/readyz`).
-    public func isCurrent(_ pool: ConnectionPool) throws -> Bool {
-        try status(pool).allSatisfy { if case .applied = $0.status { true } else { false } }
+    public func isCurrent(_ pool: ConnectionPool) async throws -> Bool {
+        try await status(pool).allSatisfy { if case .applied = $0.status { true } else { false } }
     }
 
-    private func ensureTable(_ conn: Connection) throws {
-        let exists = try conn.query("SELECT to_regclass('schema_migrations') IS NOT NULL").one().decode(0, as: Bool.self)
+    private func ensureTable(_ conn: Connection) async throws {
+        let exists = try await conn.query("SELECT to_regclass('schema_migrations') IS NOT NULL").one().decode(0, as: Bool.self)
         guard !exists else { return }
-        try conn.execute(script: """
+        try await conn.execute(script: """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    integer PRIMARY KEY,
                 name       text NOT NULL,
@@ -118,9 +129,9 @@ public struct Migrator: Sendable {
             """)
     }
 
-    private func status(_ conn: Connection) throws -> [Entry] {
+    private func status(_ conn: Connection) async throws -> [Entry] {
         var recorded: [Int: (name: String, checksum: String, at: Date)] = [:]
-        for row in try conn.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version") {
+        for row in try await conn.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version") {
             recorded[try row.decode(0)] = (try row.decode(1), try row.decode(2), try row.decode(3))
         }
         var entries: [Entry] = []
@@ -129,7 +140,7 @@ public struct Migrator: Sendable {
                 entries.append(Entry(version: migration.version, name: migration.name, status: .pending))
                 continue
             }
-            let checksum: String = try conn.query("SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex')").one().decode(0)
+            let checksum: String = try await conn.query("SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex')").one().decode(0)
             entries.append(Entry(version: migration.version, name: migration.name,
                                  status: checksum == record.checksum ? .applied(record.at) : .changed(record.at)))
         }

@@ -59,7 +59,3 @@ public struct FrontDoor<Context: RequestContext>: Responder {
     }
 }
 
-extension UInt64 {
-    /// `self - other`, or 0 when `other` is larger.
-    func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
-}

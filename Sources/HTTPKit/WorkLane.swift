@@ -7,11 +7,11 @@ import Synchronization
 import IOReadiness
 
 /// A bounded pool of threads for one class of costly requests (hashing a password, running a
-/// query), and the executor their tasks run on: the server starts each request of the class as a task
-/// that prefers this lane (`TaskExecutor`), so its handler's blocking work (libpq, a helper's pipe) runs
-/// on these threads, never on Swift's cooperative pool, and the thread that read the request goes on
-/// with its other connections. A task that awaits (a statement on the `StatementLoop`) holds no thread
-/// meanwhile, and resumes here.
+/// query, decoding a photo), and the executor their tasks run on: the server starts each request of the
+/// class as a task that prefers this lane (`TaskExecutor`), so its handler's work runs on these threads,
+/// never on Swift's cooperative pool, and the thread that read the request goes on with its other
+/// connections. A task that awaits (a statement, a helper's pipe) holds no thread meanwhile, and resumes
+/// here; what holds one is its CPU work and a photo's decoding.
 ///
 /// At most `threads + queueLimit` requests of the class are in it at once (`admit`); past that a
 /// request is refused at once (503 `overloaded`, `Retry-After`), never queued without bound.
@@ -128,10 +128,10 @@ public final class WorkLane: TaskExecutor, @unchecked Sendable {
         available.signal()
     }
 
-    /// Runs `body` on a thread of this lane: for work found costly only once a request is read (a heavy
-    /// query), handed on to the lane that bounds it. Nil, without running it, when the lane is full or
-    /// has spent its time.
-    public func run<T>(_ body: () throws -> T) async throws -> T? {
+    /// Runs `body` on this lane (its threads the executor, its awaits holding none of them): for work
+    /// found costly only once a request is read (a heavy query, a photo's decoding), handed on to the
+    /// lane that bounds it. Nil, without running it, when the lane is full or has spent its time.
+    public func run<T>(_ body: () async throws -> T) async throws -> T? {
         guard admit() else { return nil }
         return try await withTaskExecutorPreference(self) {
             // Charged and left on the lane's thread, before the task hops back: the next caller sees both.
@@ -140,7 +140,7 @@ public final class WorkLane: TaskExecutor, @unchecked Sendable {
                 charge(since: started)
                 leave()
             }
-            return try body()
+            return try await body()
         }
     }
 

@@ -12,3 +12,8 @@ public enum MonotonicClock {
 
     public static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
 }
+
+extension UInt64 {
+    /// `self - other`, or 0 when `other` is larger: the time left until a deadline, or since a start.
+    public func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
+}

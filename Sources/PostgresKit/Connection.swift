@@ -3,12 +3,19 @@ import Glibc
 #endif
 import CLibPQ
 import Foundation
+import IOReadiness
 
-/// One libpq connection. Used by one thread at a time (the pool hands it out exclusively).
+/// One libpq connection. Used by one task at a time (the pool hands it out exclusively).
 /// Every statement with parameters is prepared once per connection and then executed by name,
 /// so the server parses and plans it once; values are always bound, never spliced into SQL.
+///
+/// Its socket is non-blocking, and the task that waits for an answer (or for room to send) awaits it
+/// on `readiness`: it holds no thread meanwhile. Without a `readiness` — a tool that runs alone, a
+/// listener on a thread of its own — it waits in `poll` on the calling thread instead, and then never
+/// suspends (`Blocking.run` runs such work to its end on the calling thread).
 public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer
+    private let readiness: Readiness?
     /// Statement text → its prepared name and when it was last used (a tick of `useClock`).
     private var prepared: [StatementText: (name: String, lastUse: UInt64)] = [:]
     private var useClock: UInt64 = 0
@@ -27,10 +34,13 @@ public final class Connection: @unchecked Sendable {
 
     /// `conninfo` is a URL (`postgres://…`) or a keyword string (`host=… dbname=…`).
     /// `settings` are server parameters for this session (e.g. `max_parallel_workers_per_gather=0`).
+    /// Connecting is awaited as every exchange is (`PQconnectPoll`), within `connectTimeoutSeconds`.
     public init(conninfo: String, connectTimeoutSeconds: Int = 5, applicationName: String = "cafe",
-                settings: [String: String] = [:], queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256) throws {
+                settings: [String: String] = [:], queryTimeout: TimeInterval? = nil, preparedStatementLimit: Int = 256,
+                readiness: Readiness? = nil) async throws {
         self.queryTimeout = queryTimeout
         self.preparedStatementLimit = max(1, preparedStatementLimit)
+        self.readiness = readiness
         // Our defaults come first so that the URL or keyword string (expanded from dbname) overrides them.
         let keywords = ["connect_timeout", "application_name", "options", "dbname"]
         let values = [String(max(1, connectTimeoutSeconds)), applicationName,
@@ -38,16 +48,48 @@ public final class Connection: @unchecked Sendable {
                         + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).map { "-c " + $0 }.joined(separator: " "),
                       conninfo]
         let conn: OpaquePointer? = withCStringArray(keywords) { k in
-            withCStringArray(values) { v in PQconnectdbParams(k, v, 1) }
+            withCStringArray(values) { v in PQconnectStartParams(k, v, 1) }
         }
         guard let conn else { throw PostgresError(kind: .unavailable, message: "out of memory allocating a connection") }
-        guard PQstatus(conn) == CONNECTION_OK else {
+        let deadline = MonotonicClock.nanoseconds() + UInt64(max(1, connectTimeoutSeconds)) * 1_000_000_000
+        var polling = PGRES_POLLING_WRITING
+        while PQstatus(conn) != CONNECTION_BAD && polling != PGRES_POLLING_OK && polling != PGRES_POLLING_FAILED {
+            let events: Readiness.Events = polling == PGRES_POLLING_READING ? .readable : .writable
+            guard await Self.ready(PQsocket(conn), events, until: deadline, on: readiness) else {
+                PQfinish(conn)
+                throw PostgresError(kind: .unavailable, message: "timeout expired connecting to the database (\(connectTimeoutSeconds) s)")
+            }
+            polling = PQconnectPoll(conn)
+        }
+        guard PQstatus(conn) == CONNECTION_OK, readiness == nil || PQsetnonblocking(conn, 1) == 0 else {
             let message = String(cString: PQerrorMessage(conn)).trimmingTrailingNewlines()
             PQfinish(conn)
             throw PostgresError(kind: .unavailable, message: message)
         }
         handle = conn
     }
+
+    /// Waits until `fd` is ready for `events` or `deadline` (monotonic nanoseconds) passes: on
+    /// `readiness`, or in `poll` on this thread without one. False when the deadline passed.
+    private static func ready(_ fd: Int32, _ events: Readiness.Events, until deadline: UInt64?, on readiness: Readiness?) async -> Bool {
+        if let readiness { return await readiness.wait(for: fd, events, until: deadline) }
+        var pfd = pollfd(fd: fd, events: Int16(events.contains(.readable) ? POLLIN : 0) | Int16(events.contains(.writable) ? POLLOUT : 0), revents: 0)
+        while true {
+            let wait = deadline.map { Int32(min(($0.subtractingSaturated(MonotonicClock.nanoseconds()) + 999_999) / 1_000_000, 60_000)) } ?? -1
+            let answered = poll(&pfd, 1, wait)
+            if answered > 0 { return true }
+            if answered < 0 && errno == EINTR { continue }
+            if answered < 0 { return true }   // the next libpq call says what is wrong
+            if let deadline, MonotonicClock.nanoseconds() >= deadline { return false }
+        }
+    }
+
+    private func ready(_ events: Readiness.Events, until deadline: UInt64?) async -> Bool {
+        await Self.ready(PQsocket(handle), events, until: deadline, on: readiness)
+    }
+
+    /// When an answer begun now must have come, if there is a limit.
+    private var answerDeadline: UInt64? { queryTimeout.map { MonotonicClock.nanoseconds() + UInt64($0 * 1e9) } }
 
     deinit { PQfinish(handle) }
 
@@ -75,14 +117,14 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Runs one statement, its values bound (see `SQL`), and returns its rows.
-    @discardableResult
     /// With a `recorder` and no transaction open, the statement commits by itself and `recorder` gets
     /// the log position after its commit (`CommitRecorder`).
-    public func query(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) throws -> QueryResult {
+    @discardableResult
+    public func query(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
         let (text, values) = sql.rendered
-        let name = try preparedName(for: text, parameterCount: values.count)
+        let name = try await preparedName(for: text, parameterCount: values.count)
         let binds = try Self.checked(values)
-        return try exchange(followedBy: committing(recorder)) {
+        return try await exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, format.rawValue)
             }
@@ -93,10 +135,10 @@ public final class Connection: @unchecked Sendable {
     /// For statements whose best plan depends on the values — a rare keyword wants an index
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
-    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) throws -> QueryResult {
+    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
         let (text, values) = sql.rendered
         let binds = try Self.checked(values)
-        return try exchange(followedBy: committing(recorder)) {
+        return try await exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
                 PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, format.rawValue)
             }
@@ -106,11 +148,11 @@ public final class Connection: @unchecked Sendable {
     /// Runs SQL text without parameters through the simple protocol; may hold several statements
     /// (migrations, `BEGIN`, `COMMIT`). Never pass values in here.
     @discardableResult
-    public func execute(script sql: String) throws -> QueryResult {
+    public func execute(script sql: String) async throws -> QueryResult {
         // A BEGIN in a query string of several statements opens a block that outlasts the string.
         let text = (pendingControl + [sql]).joined(separator: ";\n")
         pendingControl.removeAll()
-        return try exchange { PQsendQuery(handle, text) }
+        return try await exchange { PQsendQuery(handle, text) }
     }
 
     /// The recorder a statement sent now reports its commit to: `recorder` when no transaction is
@@ -121,17 +163,18 @@ public final class Connection: @unchecked Sendable {
     /// is the answer (a script's last statement, or the error that stopped it), as with PQexec.
     /// With a `recorder`, the statement is followed in the same round trip by the log position
     /// after its commit, which the recorder keeps.
-    private func exchange(followedBy recorder: CommitRecorder? = nil, _ send: () -> Int32) throws -> QueryResult {
+    private func exchange(followedBy recorder: CommitRecorder? = nil, _ send: () -> Int32) async throws -> QueryResult {
         guard !abandoned else { throw PostgresError(kind: .unavailable, message: "connection abandoned after a timeout") }
-        if !pendingControl.isEmpty { return try exchangeAfterControl(send) }
-        if let recorder { return try exchangeRecordingCommit(send, in: recorder) }
+        if !pendingControl.isEmpty { return try await exchangeAfterControl(send) }
+        if let recorder { return try await exchangeRecordingCommit(send, in: recorder) }
         guard send() == 1 else { return try check(nil) }
-        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
+        let deadline = answerDeadline
         var last: OpaquePointer?
         var failed = false
         do {
+            try await flush(until: deadline)
             while true {
-                guard try awaitResult(until: deadline) else {
+                guard try await awaitResult(until: deadline) else {
                     failed = true
                     break
                 }
@@ -153,13 +196,13 @@ public final class Connection: @unchecked Sendable {
     /// The statement, a sync point (where it commits), the position statement and another sync
     /// point, sent at once; the answers read back in that order. A statement that fails still
     /// lets the position through (each sync point ends its own transaction).
-    private func exchangeRecordingCommit(_ send: () -> Int32, in recorder: CommitRecorder) throws -> QueryResult {
-        let position = fixedName(WALPosition.currentStatement)
+    private func exchangeRecordingCommit(_ send: () -> Int32, in recorder: CommitRecorder) async throws -> QueryResult {
+        let position = await fixedName(WALPosition.currentStatement)
         guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
         let sent = send() == 1 && PQpipelineSync(handle) == 1
             && sendFixed(WALPosition.currentStatement, preparedAs: position) == 1
             && PQpipelineSync(handle) == 1
-        let (results, syncs) = try readPipeline(statements: 2, syncs: sent ? 2 : 0)
+        let (results, syncs) = try await readPipeline(statements: 2, syncs: sent ? 2 : 0)
         if let position = results[1], let recorded = WALPosition.answered(by: position) { recorder.record(recorded) }
         // Only the first sync point's answer says the statement's transaction ended: an answer
         // without it is not known to be committed.
@@ -172,13 +215,14 @@ public final class Connection: @unchecked Sendable {
 
     /// The pending transaction control and the statement, sent at once with one sync point (which
     /// leaves the transaction open); the statement's answer, or the first error of the control.
-    private func exchangeAfterControl(_ send: () -> Int32) throws -> QueryResult {
+    private func exchangeAfterControl(_ send: () -> Int32) async throws -> QueryResult {
         let control = pendingControl
         pendingControl.removeAll()
-        let names = control.map(fixedName)
+        var names: [String?] = []
+        for text in control { names.append(await fixedName(text)) }
         guard PQenterPipelineMode(handle) == 1 else { return try check(nil) }
         let sent = zip(control, names).allSatisfy { sendFixed($0, preparedAs: $1) == 1 } && send() == 1 && PQpipelineSync(handle) == 1
-        var (results, syncs) = try readPipeline(statements: control.count + 1, syncs: sent ? 1 : 0)
+        var (results, syncs) = try await readPipeline(statements: control.count + 1, syncs: sent ? 1 : 0)
         guard syncs == 1, results.allSatisfy({ $0 != nil }), let answer = results.removeLast() else {
             results.forEach { $0.map(PQclear) }
             return try check(nil)
@@ -197,13 +241,11 @@ public final class Connection: @unchecked Sendable {
     /// transaction of eight such statements: 8.2k a second unnamed, 10k as simple queries, 12.9k
     /// prepared. Nil, to send it unnamed, where it cannot be prepared: in a failed transaction, or
     /// past a few dozen (savepoints nested deeper than ever seen).
-    private func fixedName(_ text: String) -> String? {
+    private func fixedName(_ text: String) async -> String? {
         if let known = fixedStatements[text] { return known }
         guard !isInFailedTransaction, fixedStatements.count < 32 else { return nil }
         let name = "f\(fixedStatements.count)"
-        guard let prepared = PQprepare(handle, name, text, 0, nil) else { return nil }
-        defer { PQclear(prepared) }
-        guard PQresultStatus(prepared) == PGRES_COMMAND_OK else { return nil }
+        guard (try? await exchange { PQsendPrepare(handle, name, text, 0, nil) }) != nil else { return nil }
         fixedStatements[text] = name
         return name
     }
@@ -217,15 +259,16 @@ public final class Connection: @unchecked Sendable {
     /// points have: each statement's last result, which the caller clears, and how many sync points
     /// answered (fewer when the connection failed). Leaves pipeline mode, or gives the connection
     /// up when it cannot (the pool drops it).
-    private func readPipeline(statements: Int, syncs expected: Int) throws -> (results: [OpaquePointer?], syncs: Int) {
+    private func readPipeline(statements: Int, syncs expected: Int) async throws -> (results: [OpaquePointer?], syncs: Int) {
         var results = [OpaquePointer?](repeating: nil, count: statements)
-        let deadline = queryTimeout.map { Date().addingTimeInterval($0) }
+        let deadline = answerDeadline
         var current = 0
         var ended = false      // the current statement's results ended (libpq answered nil)
         var endsInARow = 0     // two nils in a row: nothing more is coming
         var syncs = 0
         do {
-            while syncs < expected, endsInARow < 2, try awaitResult(until: deadline) {
+            if expected > 0 { try await flush(until: deadline) }
+            while syncs < expected, endsInARow < 2, try await awaitResult(until: deadline) {
                 guard let next = PQgetResult(handle) else {
                     ended = true
                     endsInARow += 1
@@ -260,19 +303,32 @@ public final class Connection: @unchecked Sendable {
     /// Waits until libpq holds a whole result (or knows there is none): false when the connection
     /// failed. Past `deadline` the server is hung or unreachable: the connection is given up (the
     /// pool closes it) rather than waited on forever.
-    private func awaitResult(until deadline: Date?) throws -> Bool {
+    private func awaitResult(until deadline: UInt64?) async throws -> Bool {
         while PQisBusy(handle) == 1 {
-            var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-            let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
-            let ready = poll(&pfd, 1, wait)
-            if ready == 0 {
-                abandoned = true
-                throw PostgresError(kind: .unavailable, message: "no answer from the database within \(queryTimeout ?? 0) s")
-            }
-            if ready < 0 && errno == EINTR { continue }
+            guard await ready(.readable, until: deadline) else { throw timedOut() }
             guard PQconsumeInput(handle) == 1 else { return false }
         }
         return true
+    }
+
+    /// Sends what libpq holds of the statements given to it, awaiting room in the socket (and reading
+    /// what the server answers meanwhile, so that neither side waits for the other).
+    private func flush(until deadline: UInt64?) async throws {
+        while true {
+            let left = PQflush(handle)
+            if left == 0 { return }
+            guard left > 0 else { throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()) }
+            guard await ready([.readable, .writable], until: deadline) else { throw timedOut() }
+            guard PQconsumeInput(handle) == 1 else {
+                throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+            }
+        }
+    }
+
+    /// The server is hung or unreachable: the connection is given up (the pool closes it) rather than waited on forever.
+    private func timedOut() -> PostgresError {
+        abandoned = true
+        return PostgresError(kind: .unavailable, message: "no answer from the database within \(queryTimeout ?? 0) s")
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -281,31 +337,16 @@ public final class Connection: @unchecked Sendable {
     /// whose client every store it is passed to joins; this is for code that owns a connection.
     /// `recorder` gets the log position after the commit.
     @discardableResult
-    public func transaction<T>(recordingCommitIn recorder: CommitRecorder? = nil, _ body: (Connection) throws -> T) throws -> T {
-        let level = open()
-        let value: T
-        do {
-            value = try body(self)
-        } catch {
-            abandon(level)
-            throw error
-        }
-        try close(level, recordingCommitIn: recorder)
-        return value
-    }
-
-    /// `transaction` for a body that awaits (a request's middleware around its handler).
-    @discardableResult
     public func transaction<T>(recordingCommitIn recorder: CommitRecorder? = nil, _ body: (Connection) async throws -> T) async throws -> T {
         let level = open()
         let value: T
         do {
             value = try await body(self)
         } catch {
-            abandon(level)
+            await abandon(level)
             throw error
         }
-        try close(level, recordingCommitIn: recorder)
+        try await close(level, recordingCommitIn: recorder)
         return value
     }
 
@@ -331,7 +372,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Ends what `open` began, its body done: commits the transaction, releases the savepoint —
     /// or nothing at all when nothing was sent inside it.
-    private func close(_ level: Level, recordingCommitIn recorder: CommitRecorder?) throws {
+    private func close(_ level: Level, recordingCommitIn recorder: CommitRecorder?) async throws {
         switch level {
         case .transaction:
             let sentNothing = pendingControl.first == "BEGIN"
@@ -339,8 +380,8 @@ public final class Connection: @unchecked Sendable {
             if sentNothing { return }
             // COMMIT of a transaction that already failed answers ROLLBACK without an error: catch that.
             // Through the extended protocol, which pipeline mode requires when a recorder follows it.
-            let name = fixedName("COMMIT")
-            let commit = try exchange(followedBy: recorder) { sendFixed("COMMIT", preparedAs: name) }
+            let name = await fixedName("COMMIT")
+            let commit = try await exchange(followedBy: recorder) { sendFixed("COMMIT", preparedAs: name) }
             let tag = String(cString: PQcmdStatus(commit.handle))
             guard tag == "COMMIT" else {
                 throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction, message: "transaction was rolled back (\(tag)) because a statement in it failed")
@@ -354,7 +395,7 @@ public final class Connection: @unchecked Sendable {
             // A statement inside failed and the body went on: the release would fail (25P02) without
             // a round trip, as it did when it was sent at once.
             guard !isInFailedTransaction else {
-                abandon(level)
+                await abandon(level)
                 throw PostgresError(kind: .server, sqlState: SQLState.inFailedTransaction,
                                     message: "current transaction is aborted, commands ignored until end of transaction block")
             }
@@ -364,19 +405,19 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Rolls back what `open` began (its body threw) — at once, or not at all when nothing was sent.
-    private func abandon(_ level: Level) {
+    private func abandon(_ level: Level) async {
         switch level {
         case .transaction:
             let sentNothing = pendingControl.first == "BEGIN"
             pendingControl.removeAll()
-            if !sentNothing { _ = try? execute(script: "ROLLBACK") }
+            if !sentNothing { _ = try? await execute(script: "ROLLBACK") }
         case .savepoint(let name, let opening):
             savepointDepth -= 1
             if let unsent = pendingControl.lastIndex(of: opening) {
                 pendingControl.removeSubrange(unsent...)   // nothing inside it reached the server
             } else {
                 pendingControl.removeAll()   // releases of savepoints inside it, which the rollback undoes
-                _ = try? execute(script: "ROLLBACK TO SAVEPOINT \(name)")
+                _ = try? await execute(script: "ROLLBACK TO SAVEPOINT \(name)")
             }
         }
     }
@@ -390,7 +431,7 @@ public final class Connection: @unchecked Sendable {
         return binds
     }
 
-    private func preparedName(for sql: String, parameterCount: Int) throws -> String {
+    private func preparedName(for sql: String, parameterCount: Int) async throws -> String {
         useClock += 1
         let key = StatementText(sql)
         // One lookup of the text per statement, not two.
@@ -399,12 +440,12 @@ public final class Connection: @unchecked Sendable {
             return prepared.values[known].name
         }
         if prepared.count >= preparedStatementLimit, let oldest = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-            try execute(script: "DEALLOCATE \(oldest.value.name)")   // our own generated name, never text from outside
+            try await execute(script: "DEALLOCATE \(oldest.value.name)")   // our own generated name, never text from outside
             prepared.removeValue(forKey: oldest.key)
         }
         let name = "s\(nextStatement)"
         nextStatement += 1
-        _ = try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        _ = try await exchange { PQsendPrepare(handle, name, sql, Int32(parameterCount), nil) }
         prepared[key] = (name, useClock)
         return name
     }

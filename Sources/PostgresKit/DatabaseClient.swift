@@ -62,48 +62,37 @@ public struct DatabaseClient: Sendable {
     public var isInFailedTransaction: Bool { connection?.isInFailedTransaction ?? false }
 
     /// Lends `body` the connection: the transaction's, or one of the pool's (a standby's for a public read).
-    public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        if let connection { return try body(connection) }
-        if let reads { return try reads.run { try $0.withConnection(body) } }
-        return try pool.withConnection(body)
+    public func withConnection<T>(_ body: (Connection) async throws -> T) async throws -> T {
+        if let connection { return try await body(connection) }
+        if let reads { return try await reads.run { try await $0.withConnection(body) } }
+        return try await pool.withConnection(body)
     }
 
     /// One statement; by itself it commits by itself (its position recorded).
     @discardableResult
-    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
-        try withConnection { try $0.query(sql, format: format, recordingCommitIn: recorder) }
+    public func query(_ sql: SQL, format: ResultFormat = .text) async throws -> QueryResult {
+        try await withConnection { try await $0.query(sql, format: format, recordingCommitIn: recorder) }
     }
 
     /// `query`, planned afresh for these values every time (see `Connection.queryPlannedPerCall`).
     @discardableResult
-    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
-        try withConnection { try $0.queryPlannedPerCall(sql, format: format, recordingCommitIn: recorder) }
+    public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text) async throws -> QueryResult {
+        try await withConnection { try await $0.queryPlannedPerCall(sql, format: format, recordingCommitIn: recorder) }
     }
 
     /// SQL text without values (see `Connection.execute(script:)`).
     @discardableResult
-    public func execute(script sql: String) throws -> QueryResult {
-        try withConnection { try $0.execute(script: sql) }
+    public func execute(script sql: String) async throws -> QueryResult {
+        try await withConnection { try await $0.execute(script: sql) }
     }
 
     /// The one way to group statements: `body` runs with a client bound to a transaction, committed when
     /// it returns and rolled back when it throws. Inside a transaction it is a savepoint of it: atomic on
     /// its own, and its failure leaves the outer one usable.
     @discardableResult
-    public func transaction<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
-        try withConnection { connection in
-            try connection.transaction(recordingCommitIn: recorder) { try body(bound(to: $0)) }
-        }
-    }
-
-    /// `transaction` for a body that awaits (a request's middleware around its handler). On the primary.
-    @discardableResult
     public func transaction<T>(_ body: (DatabaseClient) async throws -> T) async throws -> T {
-        if let connection { return try await connection.transaction(recordingCommitIn: recorder) { try await body(bound(to: $0)) } }
-        return try await pool.withConnection { connection in
-            try await connection.transaction(recordingCommitIn: recorder) {
-                try await body(DatabaseClient(pool: pool, reads: nil, connection: $0, recorder: recorder))
-            }
+        try await withConnection { connection in
+            try await connection.transaction(recordingCommitIn: recorder) { try await body(bound(to: $0)) }
         }
     }
 
@@ -111,26 +100,26 @@ public struct DatabaseClient: Sendable {
     /// own, which saves `transaction`'s BEGIN and COMMIT; inside a transaction it is a savepoint, so that
     /// the statement failing leaves the surrounding one usable.
     @discardableResult
-    public func statement<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
-        if connection != nil { return try transaction(body) }
-        return try body(self)
+    public func statement<T>(_ body: (DatabaseClient) async throws -> T) async throws -> T {
+        if connection != nil { return try await transaction(body) }
+        return try await body(self)
     }
 
     /// `sql`, one write that commits by itself: in the next batch of `groupCommit` (a `StatementLoop` for
     /// `.commits`) when there is one and this client is in no transaction; otherwise as `statement` sends
     /// it (a savepoint inside a transaction, which a caller opens knowingly: its writes then commit with it).
-    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) throws -> QueryResult {
-        if let groupCommit, connection == nil, reads == nil { return try groupCommit.commit(sql, recordingIn: recorder) }
-        return try statement { try $0.query(sql) }
+    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) async throws -> QueryResult {
+        if let groupCommit, connection == nil, reads == nil { return try await groupCommit.commit(sql, recordingIn: recorder) }
+        return try await statement { try await $0.query(sql) }
     }
 
     /// Runs `body` in a transaction whose statements PostgreSQL cancels after `timeout` (57014), or as it
     /// is when `timeout` is nil: a tighter bound than the pool's for work a client shapes.
-    public func withStatementTimeout<T>(_ timeout: TimeInterval?, _ body: (DatabaseClient) throws -> T) throws -> T {
-        guard let timeout else { return try body(self) }
-        return try transaction { tx in
-            try tx.execute(script: "SET LOCAL statement_timeout = \(max(1, Int(timeout * 1000)))")
-            return try body(tx)
+    public func withStatementTimeout<T>(_ timeout: TimeInterval?, _ body: (DatabaseClient) async throws -> T) async throws -> T {
+        guard let timeout else { return try await body(self) }
+        return try await transaction { tx in
+            try await tx.execute(script: "SET LOCAL statement_timeout = \(max(1, Int(timeout * 1000)))")
+            return try await body(tx)
         }
     }
 
@@ -159,13 +148,13 @@ extension ConnectionPool {
 
     /// `client.query`: one statement on a connection of its own.
     @discardableResult
-    public func query(_ sql: SQL, format: ResultFormat = .text) throws -> QueryResult {
-        try client.query(sql, format: format)
+    public func query(_ sql: SQL, format: ResultFormat = .text) async throws -> QueryResult {
+        try await client.query(sql, format: format)
     }
 
     /// `client.transaction`.
     @discardableResult
-    public func transaction<T>(_ body: (DatabaseClient) throws -> T) throws -> T {
-        try client.transaction(body)
+    public func transaction<T>(_ body: (DatabaseClient) async throws -> T) async throws -> T {
+        try await client.transaction(body)
     }
 }

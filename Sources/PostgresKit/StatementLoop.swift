@@ -351,7 +351,7 @@ extension StatementLoop {
             // Opening blocks (DNS, TCP, authentication): never on the loop's thread.
             Thread { [self] in
                 cafe_name_thread("db-loop-open")
-                let result = Result { try pool.openConnection() }
+                let result = Result { try Blocking.run { try await pool.openConnection(readiness: nil) } }
                 inbox.withLock { $0.opened.append(result) }
                 wake()
             }.start()

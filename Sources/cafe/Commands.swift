@@ -7,6 +7,7 @@ import CafeDomain
 import CafeStore
 import DatabaseSetup
 import Foundation
+import PostgresKit
 import JSONLogging
 
 /// The `cafe` subcommands. Each returns the process exit status.
@@ -94,15 +95,16 @@ enum Commands {
             config.aggregationInterval = seconds
         }
         if args.has("status") {
-            printStatus(try Service.aggregationStatus(config, logger: logger))
+            printStatus(try Blocking.run { try await Service.aggregationStatus(config, logger: logger) })
         } else if args.has("reconcile") {
-            let result = try Service.reconcile(config, logger: logger)
+            let result = try Blocking.run { try await Service.reconcile(config, logger: logger) }
             print("reconcile: \(result.drifted) cafe(s) had drifted; repaired \(result.repaired)")
         } else if args.has("once") {
-            let result = try Service.drainOnce(config, logger: logger)
+            let result = try Blocking.run { try await Service.drainOnce(config, logger: logger) }
             print("outbox rows consumed: \(result.consumed), cafes updated: \(result.cafesUpdated)")
         } else {
-            try Service.runWorker(config, logger: logger, waitForShutdown: ShutdownSignal().wait)
+            let shutdown = ShutdownSignal()   // before any thread starts: every one inherits its blocked signals
+            try Blocking.run { try await Service.runWorker(config, logger: logger, waitForShutdown: shutdown.wait) }
         }
         return 0
     }
@@ -138,8 +140,10 @@ enum Commands {
         if args.has("help") { print(databaseHelp); return 0 }
         guard config.databaseURL == nil else { throw Arguments.Invalid(description: "cafe database runs the embedded server: unset DATABASE_URL") }
         let shutdown = ShutdownSignal()
-        let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, standbyOf: args["standby-of"]),
-                                                logger: logger.with("component", "embedded-postgres"))
+        let server = try Blocking.run {
+            try await EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, standbyOf: args["standby-of"]),
+                                             logger: logger.with("component", "embedded-postgres"))
+        }
         FileHandle.standardOutput.write(Data((server.conninfo() + "\n").utf8))
         logger.info(args["standby-of"] == nil ? "database running" : "standby running", [("conninfo", server.conninfo())])
         shutdown.wait()
@@ -161,7 +165,7 @@ enum Commands {
         if args.has("help") { print(migrateHelp); return 0 }
         if args.has("status") {
             var current = true
-            for entry in try Service.migrationStatus(config, logger: logger) {
+            for entry in try Blocking.run({ try await Service.migrationStatus(config, logger: logger) }) {
                 let state: String
                 switch entry.status {
                 case .applied(let at): state = "applied  \(at)"
@@ -173,7 +177,7 @@ enum Commands {
             }
             return current ? 0 : 1
         }
-        let applied = try Service.migrate(config, logger: logger)
+        let applied = try Blocking.run { try await Service.migrate(config, logger: logger) }
         print(applied.isEmpty ? "database is up to date" : "applied: \(applied.map { String(format: "%04d", $0) }.joined(separator: ", "))")
         return 0
     }
@@ -196,12 +200,14 @@ enum Commands {
         let progress = ProgressLine(label: "seeding", unit: "cafes")
         let started = progress.started
         var bitmaps: ProgressLine?   // from the first chunk: its rate counts from there
-        let seeded = try Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger, progress: { done, total in
-            progress.update(done, of: total)
-        }, indexing: { done, total in
-            if bitmaps == nil { progress.finish(); bitmaps = ProgressLine(label: "search bitmaps", unit: "chunks") }
-            bitmaps?.update(done, of: total)
-        })
+        let seeded = try Blocking.run {
+            try await Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger, progress: { done, total in
+                progress.update(done, of: total)
+            }, indexing: { done, total in
+                if bitmaps == nil { progress.finish(); bitmaps = ProgressLine(label: "search bitmaps", unit: "chunks") }
+                bitmaps?.update(done, of: total)
+            })
+        }
         guard seeded else {
             print("the database is not empty; demo data is only added to an empty database")
             return 1
@@ -241,8 +247,10 @@ enum Commands {
             throw Arguments.Invalid(description: "\(args.positional[0]) is not a directory")
         }
         let progress = ProgressLine(label: "importing", unit: "rows")
-        let summary = try Service.importParse(config, directory: directory, dryRun: args.has("dry-run"), batchSize: batch, logger: logger) {
-            progress.update($0, of: $1)
+        let summary = try Blocking.run {
+            try await Service.importParse(config, directory: directory, dryRun: args.has("dry-run"), batchSize: batch, logger: logger) {
+                progress.update($0, of: $1)
+            }
         }
         progress.finish()
         print(summary)
@@ -269,7 +277,7 @@ enum Commands {
         if args.has("help") { print(photosHelp); return 0 }
         guard args.positional == ["move"], let target = args["to"] else { print(photosHelp); return 64 }
         let progress = ProgressLine(label: "moving photos", unit: "photos")
-        let moved = try Service.movePhotos(config, to: target, logger: logger) { progress.update($0, of: $1) }
+        let moved = try Blocking.run { try await Service.movePhotos(config, to: target, logger: logger) { progress.update($0, of: $1) } }
         progress.finish()
         print("moved \(moved) photos and sizes to \(target)")
         return 0
@@ -296,7 +304,7 @@ enum Commands {
             throw Arguments.Invalid(description: "the password is read from the first line of standard input, which was empty")
         }
         do {
-            let user = try Service.createUser(config, username: username, password: password, isAdmin: args.has("admin"), logger: logger)
+            let user = try Blocking.run { try await Service.createUser(config, username: username, password: password, isAdmin: args.has("admin"), logger: logger) }
             print("created user \(user.username) (id \(user.id))\(user.isAdmin ? " with admin rights" : "")")
         } catch StoreError.usernameTaken {
             FileHandle.standardError.write(Data("cafe admin: the username \(username) is taken\n".utf8))

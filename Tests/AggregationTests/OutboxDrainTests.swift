@@ -37,17 +37,17 @@ final class OutboxDrainTests: XCTestCase {
         let drain = OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error))
         let first: Int64 = try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(a), 1, 'x', 3) RETURNING id").first!.decode(0)
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(a), 1, 'y', 2)")
-        _ = try drain.drain()
+        _ = try Blocking.run { try await drain.drain() }
         XCTAssertEqual(try stats(a), [2, 5])
         try pool.query("UPDATE comments SET star = 1 WHERE id = \(first)")
-        _ = try drain.drain()
+        _ = try Blocking.run { try await drain.drain() }
         XCTAssertEqual(try stats(a), [2, 3])
         try pool.query("UPDATE comments SET cafe_id = \(b) WHERE id = \(first)")
-        _ = try drain.drain()
+        _ = try Blocking.run { try await drain.drain() }
         XCTAssertEqual(try stats(a), [1, 2])
         XCTAssertEqual(try stats(b), [1, 1])
         try pool.query("DELETE FROM comments WHERE id = \(first)")
-        let result = try drain.drain()
+        let result = try Blocking.run { try await drain.drain() }
         XCTAssertEqual(result.cafesUpdated, 1)
         XCTAssertEqual(try stats(b), [0, 0])
         XCTAssertEqual(try pool.query("SELECT count(*) FROM aggregation_outbox").first!.decode(0, as: Int.self), 0)
@@ -61,7 +61,7 @@ final class OutboxDrainTests: XCTestCase {
         let group = DispatchGroup()
         for worker in workers {
             DispatchQueue.global().async(group: group) {
-                while !done.load(ordering: .relaxed) { _ = try? worker.drain() }
+                while !done.load(ordering: .relaxed) { _ = try? Blocking.run({ try await worker.drain() }) }
             }
         }
         DispatchQueue.concurrentPerform(iterations: 3) { i in
@@ -72,7 +72,7 @@ final class OutboxDrainTests: XCTestCase {
         }
         done.store(true, ordering: .relaxed)
         group.wait()
-        _ = try workers[0].drain()
+        _ = try Blocking.run { try await workers[0].drain() }
         let mismatches = try aggregateMismatches(pool)
         XCTAssertEqual(mismatches, 0)
         XCTAssertGreaterThan(try pool.query("SELECT sum(comment_sum) FROM cafe_stats").first!.decode(0, as: Int.self), 100)

@@ -28,10 +28,10 @@ class APITestCase: XCTestCase {
                    // Off unless a test is about it: a test that writes through SQL and reads at once would race its notification.
                    "PAGE_CACHE_BYTES": "0"].merging(extraEnvironment) { $1 }.merging(extra) { $1 }
         let config = Configuration(environment: env)
-        let database = try Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error))
+        let database = try Blocking.run { try await Database.open(config, applicationName: "api-test", forAPI: true, logger: Logger(label: "t", minimum: .error)) }
         app = try Application(configuration: config, database: database)
-        _ = try app.migrate()
-        try app.start()
+        _ = try Blocking.run { [self] in try await app.migrate() }
+        try Blocking.run { [self] in try await app.start() }
     }
 
     override func tearDown() {
@@ -63,7 +63,7 @@ class APITestCase: XCTestCase {
     /// the test's database (said from another database) until the returned function is called: the
     /// listener cannot come back meanwhile; the pool's open connections go on serving.
     func cutListenerOff() throws -> () -> Void {
-        let other = try Connection(conninfo: TestCluster.server.conninfo(database: "postgres"))
+        let other = try Connection.opened(conninfo: TestCluster.server.conninfo(database: "postgres"))
         let database: SQL = SQL(fixed: "\"\(db.name)\"")
         try other.query("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         try pool.query("""
@@ -101,8 +101,9 @@ class APITestCase: XCTestCase {
     /// One round of the worker's mail delivery, as configured (`SMTP_URL`, or kept without it); how many it handled.
     @discardableResult
     func deliverMail() throws -> Int {
-        try MailDelivery(pool: pool, transport: app.configuration.smtpTransport, settings: app.configuration.mail,
-                         logger: Logger(label: "t", minimum: .error), keep: kept.keep).run()
+        let delivery = MailDelivery(pool: pool, transport: app.configuration.smtpTransport, settings: app.configuration.mail,
+                                    logger: Logger(label: "t", minimum: .error), keep: kept.keep)
+        return try Blocking.run { try await delivery.run() }
     }
 
     /// The text of the newest mail kept for `recipient` (no `SMTP_URL`), link included, after a delivery round.
@@ -149,5 +150,12 @@ final class KeptMail: @unchecked Sendable {   // every access under `lock`
 
     func newest(to recipient: String) -> String? {
         lock.withLock { messages.last { $0.recipient == recipient }?.body }
+    }
+}
+
+extension Database {
+    /// `open`, run to its end on the test's thread.
+    static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) throws -> Database {
+        try Blocking.run { try await Database.open(config, applicationName: applicationName, forAPI: forAPI, logger: logger) }
     }
 }

@@ -2,6 +2,7 @@ import Aggregation
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 /// The worker seen through the API: freshness and the admin routes.
@@ -36,7 +37,7 @@ final class AggregationAPITests: APITestCase {
         XCTAssertEqual(requested.status, 202)
         // A worker tick takes the request and records the reconcile.
         let jobs = AggregationWorker.jobs(pool: pool, interval: 1, reconcileInterval: 3600, logger: Logger(label: "t", minimum: .error))
-        try jobs.first { $0.name == "reconcile" }!.run { false }
+        try Blocking.run { try await jobs.first { $0.name == "reconcile" }!.run { false } }
         let status = try call("GET", "/v1/admin/jobs", token: admin)
         XCTAssertEqual(status.status, 200, status.text)
         XCTAssertEqual(status.json()["outboxRows"] as? Int, 0)

@@ -126,14 +126,14 @@ final class AggregationWorkerTests: XCTestCase {
     func testCommentTransactionHeldOpenAcrossAPassIsCountedAfterItCommits() throws {
         let cafe = try makeCafes(1)[0]
         let drain = OutboxDrain(pool: pool, logger: quiet)
-        let writer = try Connection(conninfo: db.conninfo)
+        let writer = try Connection.opened(conninfo: db.conninfo)
         try writer.execute(script: "BEGIN")
         try writer.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 1, 'slow', 3)")
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 2, 'fast', 1)")
-        try drain.drain()   // runs while the first transaction is still open
+        try Blocking.run { try await drain.drain() }   // runs while the first transaction is still open
         XCTAssertEqual(try pool.query("SELECT comment_sum FROM cafe_stats WHERE cafe_id = \(cafe)").first!.decode(0, as: Int.self), 1)
         try writer.execute(script: "COMMIT")
-        try drain.drain()
+        try Blocking.run { try await drain.drain() }
         let row = try pool.query("SELECT comment_sum, comment_amount FROM cafe_stats WHERE cafe_id = \(cafe)").first!
         XCTAssertEqual(try row.decode(0, as: Int.self), 2)
         XCTAssertEqual(try row.decode(1, as: Int.self), 4)
@@ -148,7 +148,7 @@ final class AggregationWorkerTests: XCTestCase {
         let before = try outboxRows()
         XCTAssertEqual(before, 100)
         // Hold one cafe's stats row so the worker blocks in the middle of its batch (rows claimed, stats not written).
-        let blocker = try Connection(conninfo: db.conninfo)
+        let blocker = try Connection.opened(conninfo: db.conninfo)
         try blocker.execute(script: "BEGIN")
         try blocker.query("SELECT 1 FROM cafe_stats WHERE cafe_id = \(cafes[10]) FOR UPDATE")
         let worker = try CafeProcess(["worker", "--once"], environment: workerEnvironment)
@@ -176,7 +176,7 @@ final class AggregationWorkerTests: XCTestCase {
     func testReconcileFindsAndRepairsStatsChangedBehindTheServicesBack() throws {
         let cafes = try makeCafes(5)
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT c, 1, 'x', 2 FROM unnest(\(PostgresTextArray(cafes.map { String($0) }))::bigint[]) c")
-        try OutboxDrain(pool: pool, logger: quiet).drain()
+        try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: quiet).drain() }
         XCTAssertEqual(try aggregateMismatches(pool), 0)
         try pool.query("UPDATE cafe_stats SET comment_sum = 42 WHERE cafe_id = ANY(\(PostgresTextArray([String(cafes[0]), String(cafes[3])]))::bigint[])")
         XCTAssertEqual(try aggregateMismatches(pool), 2)
@@ -190,7 +190,7 @@ final class AggregationWorkerTests: XCTestCase {
         XCTAssertTrue(try run.decode(1, as: Bool.self))
 
         // A reconcile with nothing drifted reports zero and writes nothing.
-        XCTAssertEqual(try Reconciler(pool: pool, logger: quiet).run(), 0)
+        XCTAssertEqual(try Blocking.run { [self] in try await Reconciler(pool: pool, logger: quiet).run() }, 0)
         XCTAssertEqual(try outboxRows(), 0)
     }
 
@@ -198,21 +198,21 @@ final class AggregationWorkerTests: XCTestCase {
         let reconcilers = (0..<4).map { _ in Reconciler(pool: pool, logger: quiet) }
         let ran = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { i in
-            if (try? reconcilers[i].runScheduled(periodStart: 1_800_000_000)) ?? nil != nil { ran.withLock { $0 += 1 } }
+            if (try? Blocking.run({ try await reconcilers[i].runScheduled(periodStart: 1_800_000_000) })) ?? nil != nil { ran.withLock { $0 += 1 } }
         }
         XCTAssertEqual(ran.withLock { $0 }, 1)
-        XCTAssertNotNil(try Reconciler(pool: pool, logger: quiet).runScheduled(periodStart: 1_800_003_600), "the next period runs again")
+        XCTAssertNotNil(try Blocking.run { [self] in try await Reconciler(pool: pool, logger: quiet).runScheduled(periodStart: 1_800_003_600) }, "the next period runs again")
     }
 
     func testStatusShowsLagAndRuns() throws {
         let cafe = try makeCafes(1)[0]
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 1, 'x', 3)")
         try pool.query("UPDATE aggregation_outbox SET created_at = clock_timestamp() - interval '30 seconds'")
-        var status = try AggregationStatus.read(pool)
+        var status = try Blocking.run { [self] in try await AggregationStatus.read(pool) }
         XCTAssertEqual(status.outboxRows, 1)
         XCTAssertGreaterThanOrEqual(status.lagSeconds, 30)
-        try OutboxDrain(pool: pool, logger: quiet).drain()
-        status = try AggregationStatus.read(pool)
+        try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: quiet).drain() }
+        status = try Blocking.run { [self] in try await AggregationStatus.read(pool) }
         XCTAssertEqual(status.outboxRows, 0)
         XCTAssertEqual(status.lagSeconds, 0)
         XCTAssertEqual(status.recentRuns.first?.kind, "pass")

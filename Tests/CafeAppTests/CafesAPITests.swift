@@ -2,6 +2,7 @@ import Aggregation
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 final class CafesAPITests: APITestCase {
@@ -149,7 +150,7 @@ final class CafesAPITests: APITestCase {
         for star in [3, 2, 2] {
             XCTAssertEqual(try call("POST", "/v1/cafes/\(id)/comments", json: #"{"detail":"d","star":\#(star)}"#, token: user).status, 201)
         }
-        _ = try OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain()
+        _ = try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain() }
         let cafe = try call("GET", "/v1/cafes/\(id)").json()
         XCTAssertEqual(cafe["commentSum"] as? Int, 3)
         XCTAssertEqual(cafe["commentAmount"] as? Int, 7)

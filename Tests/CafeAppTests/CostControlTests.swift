@@ -4,6 +4,7 @@ import CafeTestSupport
 import Foundation
 import PhotoCodec
 import Synchronization
+import PostgresKit
 import XCTest
 
 /// The limits that keep cheap requests flowing, as the application wires them.
@@ -89,7 +90,7 @@ final class CostControlTests: APITestCase {
         // A day later it counts no more, and housekeeping forgets it.
         try pool.query("UPDATE refused_uploads SET created_at = created_at - interval '25 hours'")
         XCTAssertEqual(try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: Self.photo).status, 201)
-        XCTAssertEqual(try FileRepository(pool: pool, codec: InProcessPhotoCodec()).pruneRefusedUploads(), 1)
+        XCTAssertEqual(try Blocking.run { [self] in try await FileRepository(pool: pool, codec: InProcessPhotoCodec()).pruneRefusedUploads() }, 1)
     }
 
     /// A conditional request that the client's copy satisfies never reads the photo's bytes.
@@ -100,16 +101,16 @@ final class CostControlTests: APITestCase {
         let files = FileRepository(pool: pool, codec: InProcessPhotoCodec())
         let owner = PhotoViewer(userID: UserID(rawValue: try XCTUnwrap(Int64(user))), isAdmin: false)
         func bytes(_ known: [String]) throws -> [UInt8]? {
-            guard case .found(let answer) = try files.original(id, viewer: owner, knownDigests: known) else { XCTFail("not found"); return nil }
+            guard case .found(let answer) = try Blocking.run({ try await files.original(id, viewer: owner, knownDigests: known) }) else { XCTFail("not found"); return nil }
             return answer.bytes
         }
-        guard case .found(let answer) = try files.original(id, viewer: owner) else { return XCTFail("not found") }
+        guard case .found(let answer) = try Blocking.run({ try await files.original(id, viewer: owner) }) else { return XCTFail("not found") }
         let digest = answer.sha256Hex
         XCTAssertNotNil(try bytes([]))
         XCTAssertNil(try bytes([digest]), "known: not read")
         XCTAssertNil(try bytes(["*"]))
         XCTAssertEqual(try bytes(["other"]), answer.bytes)
-        guard case .hidden = try files.original(id, viewer: nil) else { return XCTFail("an unattached photo is its owner's") }
+        guard case .hidden = try Blocking.run({ try await files.original(id, viewer: nil) }) else { return XCTFail("an unattached photo is its owner's") }
         for header in ["\"\(digest)\"", "W/\"\(digest)\"", "\"x\", \"\(digest)\"", "*"] {
             XCTAssertEqual(try call("GET", "/v1/files/\(id)", token: token, headers: ["If-None-Match": header]).status, 304, header)
         }

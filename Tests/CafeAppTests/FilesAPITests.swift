@@ -124,6 +124,6 @@ import PostgresKit
 
 enum CafeStoreFiles {
     static func deleteOrphans(_ pool: ConnectionPool, grace: TimeInterval) throws -> Int {
-        try FileRepository(pool: pool, codec: InProcessPhotoCodec()).deleteOrphans(olderThan: grace)
+        try Blocking.run { try await FileRepository(pool: pool, codec: InProcessPhotoCodec()).deleteOrphans(olderThan: grace) }
     }
 }

@@ -3,6 +3,7 @@ import CafeDomain
 import CafeStore
 import Foundation
 import HTTPKit
+import PostgresKit
 import XCTest
 
 /// The list pages are written straight from libpq's rows (`CafeRow`, `CommentRow`); a single cafe or
@@ -56,20 +57,20 @@ final class PagesFromRowsTests: APITestCase {
         for path in ["/v1/cafes?limit=100", "/v1/cafes?limit=7&sort=rating", "/v1/cafes?limit=5&sort=popular"] {
             let (body, ids, next) = try page(path)
             XCTAssertFalse(ids.isEmpty, path)
-            let models = try ids.map { try XCTUnwrap(cafes.find(CafeID(rawValue: Int64($0) ?? 0))) }
+            let models = try ids.map { try XCTUnwrap(Blocking.run { [argument = $0] in try await cafes.find(CafeID(rawValue: Int64(argument) ?? 0)) }) }
             XCTAssertEqual(body, written { w in w.page(models, next: next) { w.cafe($0) } }, path)
         }
         for path in ["/v1/cafes/\(cafeIDs[0])/comments?limit=100", "/v1/cafes/\(cafeIDs[0])/comments?limit=10", "/v1/cafes/\(cafeIDs[0])/photos"] {
             let (body, ids, next) = try page(path)
             XCTAssertFalse(ids.isEmpty, path)
-            let models = try ids.map { try XCTUnwrap(comments.find(CommentID(rawValue: Int64($0) ?? 0))) }
+            let models = try ids.map { try XCTUnwrap(Blocking.run { [argument = $0] in try await comments.find(CommentID(rawValue: Int64(argument) ?? 0)) }) }
             XCTAssertEqual(body, written { w in w.page(models, next: next) { w.comment($0) } }, path)
         }
         for path in ["/v1/comments?limit=100", "/v1/comments?withImage=true&limit=3"] {
             let (body, ids, next) = try page(path)
             XCTAssertFalse(ids.isEmpty, path)
-            let models = try ids.map { try XCTUnwrap(comments.find(CommentID(rawValue: Int64($0) ?? 0))) }
-            let names = try Dictionary(uniqueKeysWithValues: Set(models.map(\.cafeID)).map { ($0, try XCTUnwrap(cafes.find($0)).name) })
+            let models = try ids.map { try XCTUnwrap(Blocking.run { [argument = $0] in try await comments.find(CommentID(rawValue: Int64(argument) ?? 0)) }) }
+            let names = try Dictionary(uniqueKeysWithValues: Set(models.map(\.cafeID)).map { ($0, try XCTUnwrap(Blocking.run { [argument = $0] in try await cafes.find(argument) }).name) })
             XCTAssertEqual(body, written { w in w.page(models, next: next) { m in w.comment(m) { w.field("cafeName", names[m.cafeID]) } } }, path)
         }
     }

@@ -2,6 +2,7 @@ import CafeApp
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 /// `cafe import-parse` on exports shaped like the original apps' data, in both formats
@@ -13,8 +14,10 @@ final class ParseImportTests: ParseTestCase {
     }
 
     private func runImport(_ format: String, dryRun: Bool = false, batch: Int = 2) throws -> String {
-        try Service.importParse(app.configuration, directory: fixture(format), dryRun: dryRun, batchSize: batch,
-                                logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        try Blocking.run { [self] in
+            try await Service.importParse(app.configuration, directory: fixture(format), dryRun: dryRun, batchSize: batch,
+                                          logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        }
     }
 
     private func skippedLines(_ summary: String) -> [String] {
@@ -168,8 +171,10 @@ final class ParseImportTests: ParseTestCase {
         try Data("{\"_id\": \"m1\"}\nnot json\n".utf8).write(to: dir.appendingPathComponent("CafeTransactionComment.json"))
         try Data("[1, 2]".utf8).write(to: dir.appendingPathComponent("_User.json"))
         try Data("{}".utf8).write(to: dir.appendingPathComponent("Installation.json"))
-        let summary = try Service.importParse(app.configuration, directory: dir, dryRun: false, batchSize: 10,
-                                              logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        let summary = try Blocking.run { [self] in
+            try await Service.importParse(app.configuration, directory: dir, dryRun: false, batchSize: 10,
+                                          logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        }
         XCTAssertTrue(summary.contains("CafeTransactionComment.json: line 2 is not JSON"), summary)
         XCTAssertTrue(summary.contains("_User.json: holds something other than objects"), summary)
         XCTAssertTrue(summary.contains("Installation.json: not a class of the original apps"), summary)

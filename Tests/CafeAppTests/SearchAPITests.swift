@@ -36,7 +36,7 @@ final class SearchAPITests: APITestCase {
         let forms = KeywordFormCache(capacity: 10)
         func ids(_ keywords: [String], _ hints: [String?], cap: Int) throws -> Int {
             try pool.withConnection { conn in
-                let terms = try forms.terms(keywords, on: conn)
+                let terms = try Blocking.run { try await forms.terms(keywords, on: conn) }
                 return try conn.query("SELECT cardinality(\(CafeListing.lookedUpIDs(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns, cap: cap)))::int").one().decode(0)
             }
         }
@@ -143,7 +143,7 @@ final class SearchAPITests: APITestCase {
             INSERT INTO comments (cafe_id, user_id, detail, star)
             SELECT c.id, \(authorID), 'x', 1 + (c.id + k) % 3 FROM cafes c, generate_series(1, 3) k WHERE k <= c.id % 4
             """)
-        try OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain()
+        try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain() }
         let matching = Set(try pool.query("SELECT id::text FROM cafes WHERE name LIKE 'match %'").map { try $0.decode(0, as: String.self) })
         XCTAssertEqual(matching.count, 250)
         return matching
@@ -198,8 +198,8 @@ final class SearchAPITests: APITestCase {
     func testWalkingTheOrdersGivesTheSameAnswerAndFollowsEdits() throws {
         var matching = try seedMatcha()
         try pool.query("ANALYZE cafes")
-        let matcha = SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(["抹茶"], on: $0) })
-        XCTAssertGreaterThanOrEqual(GramStatistics(pool: pool).frequencies().rarest(matcha)[0].frequency, GramFrequencies.rareBelow, "the walk is what this test is about")
+        let matcha = SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(["抹茶"], on: argument) } })
+        XCTAssertGreaterThanOrEqual(try Blocking.run { [self] in await GramStatistics(pool: pool).frequencies() }.rarest(matcha)[0].frequency, GramFrequencies.rareBelow, "the walk is what this test is about")
         try assertPagesThrough("抹茶", expected: matching)
         try assertPagesThrough("抹茶 ラテ", expected: matching)
 

@@ -70,7 +70,7 @@ final class ServeProcessTests: XCTestCase {
 
         let server = try EmbeddedPostgres.start(.init(dataDirectory: dataDirectory))
         defer { server.stop() }
-        let row = try Connection(conninfo: server.conninfo()).query(
+        let row = try Connection.opened(conninfo: server.conninfo()).query(
             "SELECT password_hash, is_admin FROM users WHERE username = \("barista")").first!
         XCTAssertTrue(try row.decode(0, as: String.self).hasPrefix("$argon2id$"))
         XCTAssertTrue(try row.decode(1, as: Bool.self))

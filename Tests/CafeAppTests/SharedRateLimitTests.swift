@@ -2,6 +2,7 @@ import CafeApp
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 /// Two API processes' worth of the application on one database: a client's log-in budget is the
@@ -18,7 +19,7 @@ final class SharedRateLimitTests: APITestCase {
                                                  "RATE_LIMIT_LOGINS": "10", "RATE_LIMIT_HOLD": "0", "PAGE_CACHE_BYTES": "0"])
         let second = try Application(configuration: config, database: try Database.open(config, applicationName: "second", forAPI: true,
                                                                                          logger: Logger(label: "t", minimum: .error)))
-        try second.start()
+        try Blocking.run { try await second.start() }
         defer { second.shutdown() }
         var statuses: [Int] = []
         for n in 0..<30 {

@@ -24,6 +24,6 @@ final class SlowMigrationTests: XCTestCase {
             XCTAssertTrue((error as? PostgresError)?.isUnavailable == true, "a timed-out statement is a 503 with Retry-After, not a 500")
         }
         let app = try Application(configuration: config, database: database)
-        XCTAssertTrue(try app.migrate().contains(9999))
+        XCTAssertTrue(try Blocking.run { try await app.migrate().contains(9999) })
     }
 }

@@ -15,8 +15,10 @@ final class SyntheticSeedTests: XCTestCase {
         defer { pool.close() }
         try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "t", minimum: .error)).migrate(pool)
         let reports = Mutex<[Int]>([])
-        try DemoData(pool: pool).seedSynthetic(cafes: 2_500, comments: 6_000, batchSize: 1_000, lanes: 2) { done, _ in
-            reports.withLock { $0.append(done) }
+        try Blocking.run {
+            try await DemoData(pool: pool).seedSynthetic(cafes: 2_500, comments: 6_000, batchSize: 1_000, lanes: 2) { done, _ in
+                reports.withLock { $0.append(done) }
+            }
         }
         let reported = reports.withLock { $0.sorted() }
         XCTAssertEqual(reported.count, 3, "one report per batch")

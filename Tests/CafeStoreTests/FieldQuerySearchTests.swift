@@ -50,7 +50,7 @@ final class FieldQuerySearchTests: XCTestCase {
 
     /// The forms PostgreSQL makes of these keywords.
     func terms(_ keywords: [String]) throws -> SearchTerms {
-        SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) })
+        SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } })
     }
 
     /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
@@ -68,15 +68,15 @@ final class FieldQuerySearchTests: XCTestCase {
         for q in cases {
             let want = try expected(q)
             let sql = RecordQuerySQL(q, idColumn: "c.id")
-            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, try lookup(sql.indexableCores, hints: statistics.frequencies().rarest(terms(sql.indexableCores)).map(\.gram))] {
+            for narrowing: RecordQuerySQL<CafeField>.Narrowing in [.grams, try lookup(sql.indexableCores, hints: Blocking.run { [self] in try await statistics.frequencies().rarest(terms(sql.indexableCores)).map(\.gram) })] {
                 let got = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: narrowing)).map { try $0.decode(0, as: Int64.self) }
                 XCTAssertEqual(got, want, "\(q.constraints) \(narrowing)")
             }
             // The window answers only with a whole page, and then with exactly the right one.
             let window = try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).map { try $0.decode(0, as: Int64.self) }
             if window.count == q.limit { XCTAssertEqual(window, want, "\(q.constraints) window") }
-            XCTAssertEqual(try cafes.find(q).map(\.id.rawValue), want, "\(q.constraints)")
-            XCTAssertEqual(try cafes.count(q), try pool.query(sql.count(from: CafeColumns.from)).one().decode(0, as: Int.self))
+            XCTAssertEqual(try Blocking.run { [self] in try await cafes.find(q).map(\.id.rawValue) }, want, "\(q.constraints)")
+            XCTAssertEqual(try Blocking.run { [self] in try await cafes.count(q) }, try pool.query(sql.count(from: CafeColumns.from)).one().decode(0, as: Int.self))
         }
         XCTAssertEqual(try expected(query(.contains("ホットサンド"), limit: 100)).count, 6)
         XCTAssertEqual(try expected(query(.prefix("cafe"), field: .name)).count, 0, "case-sensitive, as Parse's $regex")
@@ -85,17 +85,17 @@ final class FieldQuerySearchTests: XCTestCase {
     /// A literal made of common grams that is rare as a whole goes through the gram bitmaps' candidates,
     /// and gives the rows the exact check gives (case-sensitive, as stored).
     func testTheBitmapCandidatesGiveTheExactRows() throws {
-        try GramBitmapBuilder(pool: pool).buildAll()
+        try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
         let coreTerms = try terms(cores)
-        guard case .ids(let ids) = try pool.withConnection({ try GramBitmaps.candidates($0, terms: coreTerms, preferred: statistics.frequencies().lookup(coreTerms).preferred) }) else {
+        guard case .ids(let ids) = try pool.withConnection({ try Blocking.run({ [argument = $0] in try await GramBitmaps.candidates(argument, terms: coreTerms, preferred: Blocking.run { [self] in try await statistics.frequencies().lookup(coreTerms).preferred }) }) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)
         XCTAssertTrue(Set(ids).isSuperset(of: want))
         XCTAssertEqual(ids, [], "known empty from the bitmaps alone")
-        XCTAssertEqual(try cafes.find(q).map(\.id.rawValue), want)
+        XCTAssertEqual(try Blocking.run { [self] in try await cafes.find(q).map(\.id.rawValue) }, want)
         XCTAssertEqual(try pool.query(RecordQuerySQL(q, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .candidates(ids)))
             .map { try $0.decode(0, as: Int64.self) }, want)
     }
@@ -108,10 +108,10 @@ final class FieldQuerySearchTests: XCTestCase {
         XCTAssertTrue(sql.orderIsIndexed)
         XCTAssertEqual(try pool.query(sql.select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).count, 50)
         let pastIt = query(.contains("珈琲"), skip: 1_480, limit: 50)   // 1,500 matches: the window holds 20 of this page
-        XCTAssertEqual(try cafes.find(pastIt).map(\.id.rawValue), try expected(pastIt))
+        XCTAssertEqual(try Blocking.run { [self] in try await cafes.find(pastIt).map(\.id.rawValue) }, try expected(pastIt))
         let rare = query(.contains("ホットサンド"), limit: 50)
         XCTAssertLessThan(try pool.query(RecordQuerySQL(rare, idColumn: "c.id").select("c.id", from: CafeColumns.from, narrowing: .window(table: "cafes c", cap: SearchPlan.walkLimit))).count, 50)
-        XCTAssertEqual(try cafes.find(rare).count, 6)
+        XCTAssertEqual(try Blocking.run { [self] in try await cafes.find(rare).count }, 6)
     }
 
     /// Counting many matches goes through the gram index, never a read of every row.
@@ -119,7 +119,7 @@ final class FieldQuerySearchTests: XCTestCase {
         let sql = RecordQuerySQL(query(.contains("珈琲豆")), idColumn: "c.id")
         let plan = try pool.transaction { tx in
             try tx.execute(script: "SET LOCAL enable_seqscan = off")   // a small table would otherwise be read whole
-            return try tx.queryPlannedPerCall("EXPLAIN \(sql.count(from: CafeColumns.from, narrowing: .grams))").map { try $0.decode(0, as: String.self) }
+            return try Blocking.run { try await tx.queryPlannedPerCall("EXPLAIN \(sql.count(from: CafeColumns.from, narrowing: .grams))") }.map { try $0.decode(0, as: String.self) }
         }.joined(separator: "\n")
         XCTAssertTrue(plan.contains("cafes_search_grams_idx"), plan)
     }
@@ -136,7 +136,7 @@ final class FieldQuerySearchTests: XCTestCase {
                                                                                          narrowing: lookup(["珈琲"], hints: ["珈琲"])))) {
             XCTAssertEqual(($0 as? PostgresError)?.sqlState, SQLState.programLimitExceeded)
         }
-        XCTAssertEqual(try cafes.find(many).map(\.id.rawValue), try expected(many))
-        XCTAssertEqual(try cafes.count(many), CafeListing.lookupLimit + 1_500)
+        XCTAssertEqual(try Blocking.run { [self] in try await cafes.find(many).map(\.id.rawValue) }, try expected(many))
+        XCTAssertEqual(try Blocking.run { [self] in try await cafes.count(many) }, CafeListing.lookupLimit + 1_500)
     }
 }

@@ -41,10 +41,10 @@ final class FirstPageReadsTests: XCTestCase {
     func testAKeptReadAnswersAsTheLanesDoEveryTime() async throws {
         let search = SearchPlanner(pool: pool)
         let cafes = CafeRepository(pool: pool, search: search)
-        _ = search.statistics.frequencies()
-        _ = try pool.withConnection { try search.keywordForms.terms(["蕎麦"], on: $0) }
+        _ = await search.statistics.frequencies()
+        _ = try pool.withConnection { try Blocking.run { [argument = $0] in try await search.keywordForms.terms(["蕎麦"], on: argument) } }
         for listing in [CafeListing(limit: 5), CafeListing(keywords: ["蕎麦"], sort: .newest, limit: 1)] {
-            let lanes = try cafes.list(listing).items.map(\.id.rawValue)
+            let lanes = try await cafes.list(listing).items.map(\.id.rawValue)
             XCTAssertFalse(lanes.isEmpty)
             for _ in 0..<3 {
                 let read = try await ids(cafes.loopRead(listing), listing)
@@ -53,10 +53,10 @@ final class FirstPageReadsTests: XCTestCase {
         }
         XCTAssertEqual(search.firstPages.count, 2, "each first page planned once, then kept")
 
-        let first = try cafes.list(CafeListing(limit: 5))
+        let first = try await cafes.list(CafeListing(limit: 5))
         let after = CafeListing(after: try XCTUnwrap(first.next), limit: 5)
         let read = try await ids(cafes.loopRead(after), after)
-        XCTAssertEqual(read, try cafes.list(after).items.map(\.id.rawValue))
+        XCTAssertEqual(read, try Blocking.run { try await cafes.list(after).items.map(\.id.rawValue) })
         XCTAssertEqual(search.firstPages.count, 2, "a page after a cursor is not kept")
     }
 

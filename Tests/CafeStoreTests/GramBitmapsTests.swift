@@ -61,11 +61,11 @@ final class GramBitmapsTests: XCTestCase {
 
     func testTheBitmapsHoldExactlyTheCafesOfEachGramAndFollowEveryWrite() throws {
         let builder = GramBitmapBuilder(pool: pool)
-        try builder.buildAll()
+        try Blocking.run { try await builder.buildAll() }
         let grams: [String] = try pool.query("SELECT gram FROM search_bitmap_grams WHERE ready").map { try $0.decode(0) }
         XCTAssertGreaterThan(grams.count, 100)
         let samples = ["渋谷", "\u{301}", "x\u{301}", "ガ", "한", "☕", "🍰", "\u{200D}", "👩", "coffee", "\t", "\n"]
-        for gram in try pool.withConnection({ try KeywordFormCache.ask(samples, on: $0) }).flatMap(\.grams) {
+        for gram in try pool.withConnection({ try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(samples, on: argument) } }).flatMap(\.grams) {
             XCTAssertTrue(grams.contains(gram) || gram.unicodeScalars.count > 2, "\(gram.unicodeScalars.map { String($0.value, radix: 16) }) has a bitmap")
         }
         XCTAssertEqual(try pool.query("SELECT count(DISTINCT chunk) FROM search_gram_bitmaps").one().decode(0, as: Int.self), 2)
@@ -82,12 +82,12 @@ final class GramBitmapsTests: XCTestCase {
         try pool.query("DELETE FROM cafes WHERE id % 19 = 0")
         found = try mismatches()
         XCTAssertEqual(found.differing, 0, "the triggers keep them exact")
-        try builder.buildAll()
+        try Blocking.run { try await builder.buildAll() }
         XCTAssertEqual(try mismatches().differing, 0, "building again changes nothing")
     }
 
     func testSearchesThroughTheBitmapsGiveWhatTheExactCheckGives() throws {
-        try GramBitmapBuilder(pool: pool).buildAll()
+        try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
         let statistics = GramStatistics(pool: pool)
         let cafes = CafeRepository(pool: pool, search: SearchPlanner(statistics: statistics))
         let cases = [["渋谷", "京都"], ["渋谷", "京都", "ジャズ"], ["123"], ["No.1234"], ["抹茶ラテ", "焼き菓子", "昭和レトロ"], ["cafe\u{301}"],
@@ -100,8 +100,8 @@ final class GramBitmapsTests: XCTestCase {
                 WHERE c.search_text LIKE ALL (SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) k)
                 """).map { try $0.decode(0) }
             let candidates = try pool.withConnection {
-                let terms = SearchTerms(forms: try KeywordFormCache.ask(keywords, on: $0))
-                return try GramBitmaps.candidates($0, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred)
+                let terms = SearchTerms(forms: try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) })
+                return try Blocking.run { [argument = $0] in try await GramBitmaps.candidates(argument, terms: terms, preferred: Blocking.run { try await statistics.frequencies().lookup(terms).preferred }) }
             }
             switch candidates {
             case .ids(let ids):
@@ -116,7 +116,7 @@ final class GramBitmapsTests: XCTestCase {
                 var listing = CafeListing(keywords: keywords, sort: sort, limit: 20)
                 var seen: [Int64] = []
                 for _ in 0..<3 {   // three pages, through the cursor
-                    let page = try cafes.list(listing)
+                    let page = try Blocking.run { try await cafes.list(listing) }
                     seen += page.items.map(\.id.rawValue)
                     guard let next = page.next else { break }
                     listing.after = next
@@ -131,7 +131,7 @@ final class GramBitmapsTests: XCTestCase {
 
     func testWritersDuringABuildLoseNoBit() throws {
         let builder = GramBitmapBuilder(pool: pool)
-        XCTAssertGreaterThan(try builder.sync().added, 100)
+        XCTAssertGreaterThan(try Blocking.run { try await builder.sync().added }, 100)
         let stop = Atomic<Bool>(false)
         let failures = Mutex<[String]>([])
         let writers = DispatchGroup()
@@ -164,7 +164,7 @@ final class GramBitmapsTests: XCTestCase {
         var steps = 0
         while Date() < deadline {
             steps += 1
-            if let progress = try builder.step(), progress.chunksLeft == 0, steps > 3 { break }
+            if let progress = try Blocking.run({ try await builder.step() }), progress.chunksLeft == 0, steps > 3 { break }
         }
         Thread.sleep(forTimeInterval: 0.3)   // writes after the last gram became ready
         stop.store(true, ordering: .relaxed)

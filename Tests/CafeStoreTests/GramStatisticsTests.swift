@@ -21,8 +21,8 @@ final class GramStatisticsTests: XCTestCase {
             FROM generate_series(1, 5000) g
             """)
         try pool.query("VACUUM ANALYZE cafes")
-        let frequencies = GramStatistics(pool: pool).frequencies()
-        func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) }) }
+        let frequencies = try Blocking.run { await GramStatistics(pool: pool).frequencies() }
+        func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } }) }
         XCTAssertTrue(try XCTUnwrap(frequencies.rarest(terms(["4321"])).first).frequency >= GramFrequencies.rareBelow, "each pair is common")
         XCTAssertEqual(frequencies.lookup(try terms(["4321"])).hints, [""], "a number: all its grams")
         XCTAssertFalse(frequencies.lookup(try terms(["4321"])).anyRare, "the walk still goes first")

@@ -24,7 +24,7 @@ final class KeywordFormsTests: XCTestCase {
     }
 
     func forms(_ keywords: [String]) throws -> [KeywordForm] {
-        try pool.withConnection { try KeywordFormCache.ask(keywords, on: $0) }
+        try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } }
     }
 
     func testFormsAreWhatPostgreSQLBuiltTheSearchTextWith() throws {
@@ -69,7 +69,7 @@ final class KeywordFormsTests: XCTestCase {
         let cache = KeywordFormCache(capacity: 8)
         try pool.withConnection { conn in
             for i in 0..<200 {
-                let terms = try cache.terms(["珈琲", "keyword \(i)"], on: conn)
+                let terms = try Blocking.run { try await cache.terms(["珈琲", "keyword \(i)"], on: conn) }
                 XCTAssertEqual(terms.patterns, ["%珈琲%", "%keyword \(i)%"])
                 XCTAssertLessThanOrEqual(cache.count, 8)
             }
@@ -82,8 +82,8 @@ final class KeywordFormsTests: XCTestCase {
         let one = KeywordFormCache(capacity: 1)
         try pool.withConnection { conn in
             for keyword in ["a", "b", "c"] {
-                XCTAssertEqual(try none.terms([keyword], on: conn).patterns, ["%\(keyword)%"])
-                XCTAssertEqual(try one.terms([keyword], on: conn).patterns, ["%\(keyword)%"])
+                XCTAssertEqual(try Blocking.run { try await none.terms([keyword], on: conn).patterns }, ["%\(keyword)%"])
+                XCTAssertEqual(try Blocking.run { try await one.terms([keyword], on: conn).patterns }, ["%\(keyword)%"])
             }
         }
         XCTAssertEqual(none.count, 0)
@@ -92,7 +92,7 @@ final class KeywordFormsTests: XCTestCase {
         XCTAssertTrue(cache.isKept("珈琲"))
         XCTAssertFalse(KeywordFormCache(capacity: 2).isKept("e\u{301}"))
         let decomposed = KeywordFormCache(capacity: 2)
-        _ = try pool.withConnection { try decomposed.terms(["e\u{301}"], on: $0) }
+        _ = try pool.withConnection { connection in try Blocking.run { try await decomposed.terms(["e\u{301}"], on: connection) } }
         XCTAssertFalse(decomposed.isKept("\u{E9}"), "kept by its bytes, not by Swift's canonical equivalence")
     }
 
@@ -101,7 +101,7 @@ final class KeywordFormsTests: XCTestCase {
     func testReadsOnManyThreadsWhileKeywordsComeAndGo() throws {
         let cache = KeywordFormCache(capacity: 16)
         let kept = ["珈琲", "紅茶", "cafe", "蕎麦"]
-        _ = try pool.withConnection { try cache.terms(kept, on: $0) }
+        _ = try pool.withConnection { try Blocking.run { [argument = $0] in try await cache.terms(kept, on: argument) } }
         final class Counts: Sendable { let stop = Atomic(false), wrong = Atomic(0), found = Atomic(0) }
         let counts = Counts()
         let readers = (0..<8).map { r in
@@ -117,7 +117,7 @@ final class KeywordFormsTests: XCTestCase {
         readers.forEach { $0.start() }
         try pool.withConnection { conn in
             for i in 0..<300 {
-                _ = try cache.terms(["keyword \(i)", kept[i % kept.count]], on: conn)
+                _ = try Blocking.run { try await cache.terms(["keyword \(i)", kept[i % kept.count]], on: conn) }
                 XCTAssertLessThanOrEqual(cache.count, 16)
             }
         }
@@ -132,12 +132,12 @@ final class KeywordFormsTests: XCTestCase {
     /// of kept keywords still gets its forms, and one of a new keyword fails.
     func testAKeptKeywordAsksNothing() throws {
         let cache = KeywordFormCache(capacity: 100)
-        let conn = try Connection(conninfo: db.conninfo)
-        XCTAssertEqual(try cache.terms(["ジャズ", "渋谷"], on: conn).patterns, ["%ジャズ%", "%渋谷%"])
+        let conn = try Connection.opened(conninfo: db.conninfo)
+        XCTAssertEqual(try Blocking.run { try await cache.terms(["ジャズ", "渋谷"], on: conn).patterns }, ["%ジャズ%", "%渋谷%"])
         let pid: Int = try conn.query("SELECT pg_backend_pid()").one().decode(0)
         try pool.query("SELECT pg_terminate_backend(\(pid))")
-        XCTAssertEqual(try cache.terms(["渋谷", "ジャズ"], on: conn).patterns, ["%渋谷%", "%ジャズ%"])
-        XCTAssertThrowsError(try cache.terms(["ジャズ", "京都"], on: conn))
+        XCTAssertEqual(try Blocking.run { try await cache.terms(["渋谷", "ジャズ"], on: conn).patterns }, ["%渋谷%", "%ジャズ%"])
+        XCTAssertThrowsError(try Blocking.run { try await cache.terms(["ジャズ", "京都"], on: conn) })
         XCTAssertFalse(cache.isKept("京都"))
     }
 
@@ -153,7 +153,7 @@ final class KeywordFormsTests: XCTestCase {
                 try pool.withConnection { conn in
                     for i in 0..<60 {
                         let keywords = ["ｺｰﾋｰ", "w\(worker) k\(i % 9)"]
-                        let patterns = try cache.terms(keywords, on: conn).patterns
+                        let patterns = try Blocking.run { try await cache.terms(keywords, on: conn).patterns }
                         if patterns != ["%コーヒー%", "%w\(worker) k\(i % 9)%"] { failures.withLock { $0.append("\(keywords): \(patterns)") } }
                         if cache.count > 6 { failures.withLock { $0.append("\(cache.count) kept") } }
                     }

@@ -31,7 +31,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     private func user(_ name: String) throws -> User {
-        try UserRepository(pool: pool).create(.init(username: name, passwordHash: "x"))
+        try Blocking.run { [self] in try await UserRepository(pool: pool).create(.init(username: name, passwordHash: "x")) }
     }
 
     private func rename(_ user: User, _ name: String) throws {
@@ -41,43 +41,43 @@ final class SessionCacheTests: XCTestCase {
     func testASuspendedCacheKeepsNothingAndALiveOneAnswersFromMemoryUntilForgotten() throws {
         let (cache, sessions) = cachedSessions(listening: false)
         let alice = try user("alice")
-        let token = try sessions.create(for: alice.id)
+        let token = try Blocking.run { try await sessions.create(for: alice.id) }
         XCTAssertTrue(cache.isSuspended, "nothing is kept before the listener listens")
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice")
         XCTAssertEqual(cache.count, 0)
 
         cache.resume()
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice")
         XCTAssertEqual(cache.count, 1)
         // Behind its back (no listener here): memory answers, which shows it was not asked again.
         try rename(alice, "alice2")
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice")
         // What the listener does with a notification naming the user.
         cache.forget(notification: "\(alice.id.rawValue + 1000),\(alice.id.rawValue)")
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice2")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice2")
 
         try rename(alice, "alice3")
         cache.forget(notification: "*")
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice3")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice3")
         try rename(alice, "alice4")
         cache.forget(notification: "12,not-a-number")   // unreadable: everyone
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice4")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice4")
 
         try rename(alice, "alice5")
         cache.suspend()
         XCTAssertEqual(cache.count, 0)
-        XCTAssertEqual(try sessions.session(forToken: token)?.user.username, "alice5", "bypassed while suspended")
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.user.username }, "alice5", "bypassed while suspended")
         XCTAssertEqual(cache.count, 0)
     }
 
     func testUnknownAndDeadTokensAreNeverKept() throws {
         let (cache, sessions) = cachedSessions()
         let bob = try user("bob")
-        XCTAssertNil(try sessions.session(forToken: String(repeating: "A", count: 43)))
-        XCTAssertNil(try sessions.session(forToken: "not a token"))
-        let revoked = try sessions.create(for: bob.id)
-        try sessions.revoke(token: revoked)
-        XCTAssertNil(try sessions.session(forToken: revoked))
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: String(repeating: "A", count: 43)) })
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: "not a token") })
+        let revoked = try Blocking.run { try await sessions.create(for: bob.id) }
+        try Blocking.run { try await sessions.revoke(token: revoked) }
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: revoked) })
         XCTAssertEqual(cache.count, 0)
     }
 
@@ -85,43 +85,43 @@ final class SessionCacheTests: XCTestCase {
         let (cache, sessions) = cachedSessions()
         let users = UserRepository(pool: pool, sessionCache: cache)
         let carol = try user("carol")
-        let admin = try users.create(.init(username: "root", passwordHash: "x", isAdmin: true))
-        let kept = try sessions.create(for: carol.id)
-        let other = try sessions.create(for: carol.id)
-        XCTAssertNotNil(try sessions.session(forToken: kept))
-        XCTAssertNotNil(try sessions.session(forToken: other))
+        let admin = try Blocking.run { try await users.create(.init(username: "root", passwordHash: "x", isAdmin: true)) }
+        let kept = try Blocking.run { try await sessions.create(for: carol.id) }
+        let other = try Blocking.run { try await sessions.create(for: carol.id) }
+        XCTAssertNotNil(try Blocking.run { try await sessions.session(forToken: kept) })
+        XCTAssertNotNil(try Blocking.run { try await sessions.session(forToken: other) })
 
         // Her own change: a language, and a new password that ends her other session.
-        _ = try users.update(carol.id, .init(language: .some(.ja), passwordHash: "y"), keeping: kept)
-        XCTAssertEqual(try sessions.session(forToken: kept)?.user.language, .ja)
-        XCTAssertNil(try sessions.session(forToken: other))
+        _ = try Blocking.run { try await users.update(carol.id, .init(language: .some(.ja), passwordHash: "y"), keeping: kept) }
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: kept)?.user.language }, .ja)
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: other) })
 
         // Her log-out.
-        let third = try sessions.create(for: carol.id)
-        XCTAssertNotNil(try sessions.session(forToken: third))
-        try sessions.revoke(token: third)
-        XCTAssertNil(try sessions.session(forToken: third))
+        let third = try Blocking.run { try await sessions.create(for: carol.id) }
+        XCTAssertNotNil(try Blocking.run { try await sessions.session(forToken: third) })
+        try Blocking.run { try await sessions.revoke(token: third) }
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: third) })
 
         // An operator's: the admin right, then a block.
         let administration = AccountAdministration(pool: pool, sessionCache: cache)
-        _ = try administration.setAdmin(carol.id, true, by: admin.id)
-        XCTAssertEqual(try sessions.session(forToken: kept)?.user.isAdmin, true)
-        _ = try administration.setBlocked(carol.id, true, by: admin.id)
-        XCTAssertNil(try sessions.session(forToken: kept))
+        _ = try Blocking.run { try await administration.setAdmin(carol.id, true, by: admin.id) }
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: kept)?.user.isAdmin }, true)
+        _ = try Blocking.run { try await administration.setBlocked(carol.id, true, by: admin.id) }
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: kept) })
 
         // A deletion.
         let dave = try user("dave")
-        let gone = try sessions.create(for: dave.id)
-        XCTAssertNotNil(try sessions.session(forToken: gone))
-        _ = try AccountDeletion(pool: pool, sessionCache: cache).delete(dave.id, confirmed: nil, by: nil)
-        XCTAssertNil(try sessions.session(forToken: gone))
+        let gone = try Blocking.run { try await sessions.create(for: dave.id) }
+        XCTAssertNotNil(try Blocking.run { try await sessions.session(forToken: gone) })
+        _ = try Blocking.run { [self] in try await AccountDeletion(pool: pool, sessionCache: cache).delete(dave.id, confirmed: nil, by: nil) }
+        XCTAssertNil(try Blocking.run { try await sessions.session(forToken: gone) })
     }
 
     func testALookupThatRacedAForgettingIsNotKept() throws {
         let (cache, sessions) = cachedSessions(listening: false)
         let erin = try user("erin")
-        let token = try sessions.create(for: erin.id)
-        let read = try XCTUnwrap(sessions.session(forToken: token))   // suspended: nothing kept
+        let token = try Blocking.run { try await sessions.create(for: erin.id) }
+        let read = try XCTUnwrap(Blocking.run { try await sessions.session(forToken: token) })   // suspended: nothing kept
         cache.resume()
         guard case .miss(let ticket) = cache.lookup(token) else { return XCTFail("a miss") }
         cache.forget(users: [erin.id.rawValue])   // her account changed while her lookup ran
@@ -136,10 +136,10 @@ final class SessionCacheTests: XCTestCase {
     func testAnEntryLapsesAndTheCacheHoldsNoMoreThanItsCapacity() throws {
         let (cache, sessions) = cachedSessions(capacity: 2)
         let frank = try user("frank")
-        let tokens = try (0..<3).map { _ in try sessions.create(for: frank.id) }
-        let read = try tokens.map { try XCTUnwrap(sessions.session(forToken: $0)) }
+        let tokens = try (0..<3).map { _ in try Blocking.run { try await sessions.create(for: frank.id) } }
+        let read = try tokens.map { try XCTUnwrap(Blocking.run { [argument = $0] in try await sessions.session(forToken: argument) }) }
         XCTAssertEqual(cache.count, 2, "full, it drops one to take another")
-        for token in tokens { XCTAssertEqual(try sessions.session(forToken: token)?.token, token) }
+        for token in tokens { XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.token }, token) }
         XCTAssertLessThanOrEqual(cache.count, 2)
 
         let now = Date()

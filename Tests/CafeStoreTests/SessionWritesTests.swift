@@ -12,20 +12,20 @@ final class SessionWritesTests: XCTestCase {
         let db = try TestCluster.migratedDatabase(name)
         let pool = db.pool(maxConnections: 1)
         defer { pool.close(); db.drop() }
-        let user = try UserRepository(pool: pool).create(.init(username: "writer", passwordHash: "x"))
+        let user = try Blocking.run { try await UserRepository(pool: pool).create(.init(username: "writer", passwordHash: "x")) }
         let sessions = SessionRepository(pool: pool, lifetime: 3600)
-        let token = try sessions.create(for: user.id)
+        let token = try Blocking.run { try await sessions.create(for: user.id) }
         let before = try pool.withConnection(WALPosition.current)
         try pool.query("SET synchronous_commit = on")   // the test cluster's own is off (no fsync)
 
-        let noted = try XCTUnwrap(sessions.noteWrite(token: token))
+        let noted = try XCTUnwrap(Blocking.run { try await sessions.noteWrite(token: token) })
         XCTAssertGreaterThanOrEqual(noted, before)
-        XCTAssertEqual(try sessions.session(forToken: token)?.lastWrite, noted)
+        XCTAssertEqual(try Blocking.run { try await sessions.session(forToken: token)?.lastWrite }, noted)
         // The one pooled connection answers again with the server's own setting.
         XCTAssertEqual(try pool.query("SHOW synchronous_commit").one().decode(0, as: String.self), "on")
-        XCTAssertNil(try sessions.noteWrite(token: "not-a-token"))
-        let revoked = try sessions.create(for: user.id)
-        try sessions.revoke(token: revoked)
-        XCTAssertNil(try sessions.noteWrite(token: revoked), "no such session")
+        XCTAssertNil(try Blocking.run { try await sessions.noteWrite(token: "not-a-token") })
+        let revoked = try Blocking.run { try await sessions.create(for: user.id) }
+        try Blocking.run { try await sessions.revoke(token: revoked) }
+        XCTAssertNil(try Blocking.run { try await sessions.noteWrite(token: revoked) }, "no such session")
     }
 }

@@ -31,7 +31,7 @@ final class EmbeddedPostgresTests: XCTestCase {
         let attached = try EmbeddedPostgres.start(options(), logger: Logger(label: "t", minimum: .warning))
         XCTAssertNil(attached.ownedPID, "a second start on a running cluster attaches")
         attached.stop()
-        let conn = try Connection(conninfo: owner.conninfo())
+        let conn = try Connection.opened(conninfo: owner.conninfo())
         let row = try conn.query("SELECT current_setting('server_encoding'), current_setting('lc_ctype'), current_setting('listen_addresses')").first!
         XCTAssertEqual(try row.decode(0, as: String.self), "UTF8")
         XCTAssertEqual(try row.decode(1, as: String.self), "C.UTF-8")
@@ -41,14 +41,14 @@ final class EmbeddedPostgresTests: XCTestCase {
     func testStopLeavesNoServerProcessAndDataSurvivesARestart() throws {
         let first = try EmbeddedPostgres.start(options(), logger: Logger(label: "t", minimum: .warning))
         let pid = try XCTUnwrap(first.ownedPID)
-        try Connection(conninfo: first.conninfo()).execute(script: "CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)")
+        try Connection.opened(conninfo: first.conninfo()).execute(script: "CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)")
         first.stop()
         XCTAssertEqual(kill(pid, 0), -1, "postgres process \(pid) is gone")
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("postmaster.pid").path))
 
         let second = try EmbeddedPostgres.start(options(), logger: Logger(label: "t", minimum: .warning))
         defer { second.stop() }
-        XCTAssertEqual(try Connection(conninfo: second.conninfo()).query("SELECT n FROM kept").first!.decode(0, as: Int.self), 7)
+        XCTAssertEqual(try Connection.opened(conninfo: second.conninfo()).query("SELECT n FROM kept").first!.decode(0, as: Int.self), 7)
     }
 
     func testPoolHealsAfterTheDatabaseRestarts() throws {

@@ -69,7 +69,7 @@ final class ConnectionPoolTests: XCTestCase {
         let pool = db.pool(maxConnections: 2)
         defer { pool.close() }
         let pid: Int = try pool.query("SELECT pg_backend_pid()").first!.decode(0)
-        let admin = try Connection(conninfo: db.conninfo)
+        let admin = try Connection.opened(conninfo: db.conninfo)
         XCTAssertTrue(try admin.query("SELECT pg_terminate_backend(\(pid))").first!.decode(0, as: Bool.self))
         usleep(100_000)
         let newPID: Int = try pool.query("SELECT pg_backend_pid()").first!.decode(0)

@@ -289,7 +289,7 @@ final class QueryAndDecodeTests: XCTestCase {
             // A failing statement inside stays inside: the outer transaction goes on.
             XCTAssertThrowsError(try tx.statement { try $0.query("INSERT INTO t VALUES (\("not a number"))") })
             try tx.transaction { inner in try inner.query("INSERT INTO t VALUES (\(3))") }
-            XCTAssertEqual(pool.statistics.inUse, 1, "the transaction's one connection")
+            XCTAssertEqual(self.pool.statistics.inUse, 1, "the transaction's one connection")
         }
         XCTAssertEqual(try pool.query("SELECT array_agg(n ORDER BY n)::text FROM t").one().decode(0, as: String.self), "{1,3}")
         XCTAssertThrowsError(try pool.transaction { tx in
@@ -302,7 +302,7 @@ final class QueryAndDecodeTests: XCTestCase {
 
     /// Statements shaped by clients are many: a connection keeps the most recently used ones.
     func testPreparedStatementsAreBoundedLeastRecentlyUsedFirst() throws {
-        let conn = try Connection(conninfo: db.conninfo, preparedStatementLimit: 3)
+        let conn = try Connection.opened(conninfo: db.conninfo, preparedStatementLimit: 3)
         func prepared() throws -> [String] {
             try conn.query("SELECT statement FROM pg_prepared_statements ORDER BY prepare_time, name").map { try $0.decode(0, as: String.self) }
         }

@@ -36,7 +36,7 @@ final class ReadReplicasTests: XCTestCase {
     func testReadsGoToTheStandbyUntilItCannotAnswer() async throws {
         let (root, primary, pool) = try startPrimary("replicas")
         defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
-        var standby: EmbeddedPostgres? = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
+        var standby: EmbeddedPostgres? = try await EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
                                                                           standbyOf: primary.conninfo()), logger: logger)
         defer { standby?.stop() }
         let replicas = ReadReplicas(.init(standbys: [standby!.conninfo()], maxLag: 5, checkInterval: 0.2), primary: pool, logger: logger)
@@ -44,24 +44,27 @@ final class ReadReplicasTests: XCTestCase {
         defer { replicas.close() }
 
         func whoAnswers(atLeast floor: WALPosition = .zero) async throws -> Bool {   // true: the standby
-            try pool.client.reading(from: replicas, atLeast: floor).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
+            try await pool.client.reading(from: replicas, atLeast: floor).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
         }
         let standbyAnswers = try await whoAnswers()
         XCTAssertTrue(standbyAnswers)
-        XCTAssertFalse(try pool.client.reading(from: replicas, atLeast: .zero).onPrimary.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self))
-        XCTAssertFalse(try pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self), "outside a read scope: the primary")
+        let onPrimary = try await pool.client.reading(from: replicas, atLeast: .zero).onPrimary.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
+        XCTAssertFalse(onPrimary)
+        let outside = try await pool.query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
+        XCTAssertFalse(outside, "outside a read scope: the primary")
 
         // A write inside a read scope is refused by the standby and done by the primary, once.
-        try pool.client.reading(from: replicas, atLeast: .zero).query("INSERT INTO t VALUES (1)")
-        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self), 1)
+        try await pool.client.reading(from: replicas, atLeast: .zero).query("INSERT INTO t VALUES (1)")
+        let counted = try await pool.query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self)
+        XCTAssertEqual(counted, 1)
 
         // Read-your-writes: a floor past what the standby has is answered by the primary.
         let far = WALPosition(value: UInt64(Int64.max))
         let primaryAnswersFar = try await whoAnswers(atLeast: far)
         XCTAssertFalse(primaryAnswersFar)
-        try pool.query("INSERT INTO t VALUES (2)")
+        try await pool.query("INSERT INTO t VALUES (2)")
         let written = try pool.withConnection(WALPosition.current)
-        let seen = try pool.client.reading(from: replicas, atLeast: written).query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self)
+        let seen = try await pool.client.reading(from: replicas, atLeast: written).query("SELECT count(*)::int FROM t").one().decode(0, as: Int32.self)
         XCTAssertEqual(seen, 2, "a read at the write's position sees it, wherever it ran")
 
         // The standby stops: reads go on, on the primary, without an error.
@@ -76,7 +79,7 @@ final class ReadReplicasTests: XCTestCase {
         XCTAssertFalse(reads[1].healthy)
 
         // It comes back: reads return to it once the monitor sees it.
-        standby = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
+        standby = try await EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("standby"), durability: false,
                                                    standbyOf: primary.conninfo()), logger: logger)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !(try await whoAnswers()) { usleep(100_000) }
@@ -87,7 +90,7 @@ final class ReadReplicasTests: XCTestCase {
     func testAStandbyHeldBackOnPurposeIsSkipped() async throws {
         let (root, primary, pool) = try startPrimary("delayed")
         defer { try? FileManager.default.removeItem(at: root); pool.close(); primary.stop() }
-        let delayed = try EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("delayed"), durability: false,
+        let delayed = try await EmbeddedPostgres.start(.init(dataDirectory: root.appendingPathComponent("delayed"), durability: false,
                                                        standbyOf: primary.conninfo(), settings: ["recovery_min_apply_delay": "1h"]),
                                                  logger: logger)
         defer { delayed.stop() }
@@ -97,11 +100,11 @@ final class ReadReplicasTests: XCTestCase {
         // The primary keeps writing; within the lag limit and two checks the standby is skipped.
         let deadline = Date().addingTimeInterval(4)
         while Date() < deadline {
-            try pool.query("INSERT INTO t VALUES (\(Int(Date().timeIntervalSince1970 * 1000) % 1_000_000_000))")
+            try await pool.query("INSERT INTO t VALUES (\(Int(Date().timeIntervalSince1970 * 1000) % 1_000_000_000))")
             usleep(100_000)
         }
         for _ in 0..<10 {
-            let standby = try pool.client.reading(from: replicas, atLeast: .zero).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
+            let standby = try await pool.client.reading(from: replicas, atLeast: .zero).query("SELECT pg_is_in_recovery()").one().decode(0, as: Bool.self)
             XCTAssertFalse(standby)
         }
         XCTAssertFalse(replicas.statistics[1].healthy)

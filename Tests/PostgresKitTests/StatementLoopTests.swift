@@ -165,7 +165,7 @@ final class StatementLoopTests: StatementLoopTestCase {
 
     func testAReadPastALimitAnswersWithItsOtherStatement() async throws {
         let loop = try startLoop()
-        try pool.query("""
+        try await pool.query("""
             CREATE FUNCTION too_many() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '54000'; END $$
             """)
         let instead = try await loop.rows(LoopRead("SELECT too_many()").pastLimit(LoopRead("SELECT 99")))

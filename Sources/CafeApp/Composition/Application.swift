@@ -41,8 +41,9 @@ public final class Application: Sendable {
         let logger = Logger(label: "http", minimum: configuration.logLevel)
         migrator = try configuration.migrator(logger: Logger(label: "db.migrate", minimum: configuration.logLevel))
         let pool = database.pool
-        // The one thread that waits on descriptors for tasks (helpers' pipes), so that none of them holds one.
-        let readiness = Readiness(name: "io-readiness")
+        // The one thread that waits on descriptors for the requests' tasks (the database's sockets, the
+        // helpers' pipes), so that none of them holds one.
+        let readiness = database.readiness ?? Readiness(name: "io-readiness")
         // With standbys, a session's last write routes its reads (`recordOnSessions`): always read afresh.
         let sessionCache = configuration.sessionCacheEntries > 0 && configuration.databaseReadURLs.isEmpty
             ? SessionCache(capacity: configuration.sessionCacheEntries, lifetime: configuration.sessionCacheSeconds) : nil
@@ -116,6 +117,7 @@ public final class Application: Sendable {
                                             acquireTimeout: pool.configuration.acquireTimeout, applicationName: "cafe-heavy-queries",
                                             settings: pool.configuration.settings, queryTimeout: pool.configuration.queryTimeout,
                                             preparedStatementLimit: pool.configuration.preparedStatementLimit),
+                                      readiness: readiness,
                                       logger: Logger(label: "db.pool", minimum: configuration.logLevel))
         // Public reads on the standbys (DATABASE_READ_URLS), heavy ones included; see `PublicReads`.
         let replicas = configuration.databaseReadURLs.isEmpty ? nil
@@ -129,7 +131,7 @@ public final class Application: Sendable {
                                 logger: Logger(label: "db.loop", minimum: configuration.logLevel))
             : nil
         let publicReads = PublicReads(replicas: replicas)
-        let authentication = Authentication(sessions: sessions, lane: queries)
+        let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
@@ -210,9 +212,9 @@ public final class Application: Sendable {
 
     /// On a connection of its own: a migration may rewrite a big table, which must not run under the
     /// API's statement timeout (`DB_QUERY_TIMEOUT`).
-    public func migrate() throws -> [Int] { try database.migrate(migrator) }
+    public func migrate() async throws -> [Int] { try await database.migrate(migrator) }
 
-    public func start() throws {
+    public func start() async throws {
         replicas?.start()
         changeListener?.start()
         sharedRateCounts.start()
@@ -220,7 +222,7 @@ public final class Application: Sendable {
         groupCommit?.start()
         // Pages answered from the loop sign their cursors on the reading thread, which must not wait
         // for the key; should this fail, the first page answered on a lane reads it.
-        try? cursors.signer.load()
+        try? await cursors.signer.load()
         try server.start()
     }
 

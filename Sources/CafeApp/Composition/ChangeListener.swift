@@ -41,7 +41,8 @@ final class ChangeListener: @unchecked Sendable {
         stopped.withLock { started = true }
         Thread { [self] in
             cafe_name_thread("cache-listener")
-            run()
+            // Its connection is its thread's, waiting in `poll` there.
+            try? Blocking.run { await self.run() }
             done.signal()
         }.start()
     }
@@ -59,15 +60,16 @@ final class ChangeListener: @unchecked Sendable {
         sessions?.suspend()
     }
 
-    private func run() {
+    private func run() async {
         var backoff = 0.2
         while !shouldStop {
             do {
-                let connection = try Connection(conninfo: conninfo, applicationName: "cafe-change-listener")
-                if pages != nil { try connection.query("LISTEN \(SQL(fixed: Self.pagesChannel))") }
-                if sessions != nil { try connection.query("LISTEN \(SQL(fixed: Self.sessionsChannel))") }
+                let connection = try await Connection(conninfo: conninfo, applicationName: "cafe-change-listener")
+                if pages != nil { try await connection.query("LISTEN \(SQL(fixed: Self.pagesChannel))") }
+                if sessions != nil { try await connection.query("LISTEN \(SQL(fixed: Self.sessionsChannel))") }
                 // After LISTEN: nothing computed or looked up before it is trusted.
-                pages?.resume(at: try WALPosition.current(connection).value)
+                let position = try await WALPosition.current(connection)
+                pages?.resume(at: position.value)
                 sessions?.resume()
                 logger.debug("change listener listening")
                 backoff = 0.2
@@ -80,13 +82,13 @@ final class ChangeListener: @unchecked Sendable {
                     guard let pages, !pageChanges.isEmpty else { continue }
                     // Read after the notifications arrived, so at or past their commits: answers
                     // computed from now on must reflect it, even when a standby computes them.
-                    let position = try WALPosition.current(connection)
+                    let position = try await WALPosition.current(connection)
                     for notification in pageChanges { pages.changed(notification.payload, at: position.value) }
                 }
             } catch {
                 suspend()
                 logger.warning("caches bypassed: their notifications stopped", [("error", String(describing: error))])
-                Thread.sleep(forTimeInterval: backoff)
+                try? await Task.sleep(nanoseconds: UInt64(backoff * 1e9))
                 backoff = min(backoff * 2, 5)
             }
         }

@@ -1,5 +1,6 @@
 import DatabaseSetup
 import Foundation
+import IOReadiness
 import JSONLogging
 import PostgresKit
 
@@ -8,10 +9,14 @@ import PostgresKit
 public final class Database: Sendable {
     public let pool: ConnectionPool
     public let embedded: EmbeddedPostgres?
+    /// Where the API's connections wait (`forAPI`): a request's task awaits its statements, holding no
+    /// thread. Nil for a tool's, whose connections wait on the thread that runs it.
+    public let readiness: Readiness?
 
     public init(pool: ConnectionPool, embedded: EmbeddedPostgres?) {
         self.pool = pool
         self.embedded = embedded
+        readiness = pool.readiness
     }
 
     /// `forAPI`: the connections answer HTTP requests, so parallel query and JIT compilation are off
@@ -20,7 +25,7 @@ public final class Database: Sendable {
     /// 65 ms of a 10 ms search at 1M cafes) and statements are bounded by
     /// `DB_QUERY_TIMEOUT` on both sides (the server stops them, and a hung server is not waited
     /// on). The worker's, the seed's and the migrations' long statements are not bounded.
-    public static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) throws -> Database {
+    public static func open(_ config: Configuration, applicationName: String, forAPI: Bool = false, logger: Logger) async throws -> Database {
         var embedded: EmbeddedPostgres?
         let conninfo: String
         if let url = config.databaseURL {
@@ -30,7 +35,7 @@ public final class Database: Sendable {
                 logger.info("embedded database in \(config.dataDirectory.path)", [("dir", config.dataDirectory.path), ("reason", note),
                                                                                ("override", "CAFE_DATA_DIR")])
             }
-            let server = try EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
+            let server = try await EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
                                                     logger: logger.with("component", "embedded-postgres"))
             embedded = server
             conninfo = server.conninfo()
@@ -42,16 +47,17 @@ public final class Database: Sendable {
                                         acquireTimeout: config.databaseAcquireTimeout, applicationName: applicationName,
                                         settings: settings, queryTimeout: queryTimeout.map { $0 + 1 },
                                         preparedStatementLimit: config.preparedStatementLimit),
+                                  readiness: forAPI ? Readiness(name: "db-readiness") : nil,
                                   logger: Logger(label: "db.pool", minimum: config.logLevel))
         return Database(pool: pool, embedded: embedded)
     }
 
     /// Applies pending migrations on a connection of its own: a migration may rewrite a big table,
     /// which must not run under the API's statement timeout (`DB_QUERY_TIMEOUT`).
-    public func migrate(_ migrator: Migrator) throws -> [Int] {
+    public func migrate(_ migrator: Migrator) async throws -> [Int] {
         let migrations = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
         defer { migrations.close() }
-        return try migrator.migrate(migrations)
+        return try await migrator.migrate(migrations)
     }
 
     static let apiSettings = ["max_parallel_workers_per_gather": "0", "jit": "off"]

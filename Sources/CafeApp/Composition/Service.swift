@@ -18,16 +18,18 @@ public enum Service {
     /// its requests in flight finish), the worker and the database.
     public static func supervise(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
         try config.validate()
-        let database = try Database.open(config, applicationName: "cafe-serve", logger: logger)
+        // The supervisor runs alone on this thread: its database work runs here to its end (`Blocking.run`),
+        // and this thread, which blocks the shutdown signals, is the one that waits for them.
+        let database = try Blocking.run { try await Database.open(config, applicationName: "cafe-serve", logger: logger) }
         defer { database.close() }
         if config.migrateOnStart {
-            _ = try database.migrate(try config.migrator(logger: Logger(label: "db.migrate", minimum: config.logLevel)))
+            _ = try Blocking.run { try await database.migrate(try config.migrator(logger: Logger(label: "db.migrate", minimum: config.logLevel))) }
         }
-        if config.seedDemo { try seedDemoIfEmpty(database.pool, config: config, logger: logger) }
+        if config.seedDemo { try Blocking.run { try await seedDemoIfEmpty(database.pool, config: config, logger: logger) } }
         // Accounts made before usernames had skeletons (migration 0021), or by SQL of another program.
         // (With --no-migrate before 0021 there is no such column yet: nothing to fill.)
         do {
-            let filled = try UserRepository(pool: database.pool).fillSkeletons()
+            let filled = try Blocking.run { try await UserRepository(pool: database.pool).fillSkeletons() }
             if filled > 0 { logger.info("username skeletons filled", [("accounts", String(filled))]) }
         } catch {
             logger.warning("username skeletons not filled", [("error", String(describing: error))])
@@ -69,13 +71,15 @@ public enum Service {
 
     /// The request process: HTTP on the inherited socket (`Configuration.listenSocket`) until
     /// `waitForShutdown` returns, then a graceful stop.
+    /// Started on this thread, which then waits for the shutdown signals (it blocks them, as every thread
+    /// started after it does).
     public static func serveRequests(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
         if let socket = config.listenSocket { try checkListening(socket) }
-        let database = try Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger)
+        let database = try Blocking.run { try await Database.open(config, applicationName: "cafe-serve", forAPI: true, logger: logger) }
         let app: Application
         do {
             app = try Application(configuration: config, database: database)
-            try app.start()
+            try Blocking.run { try await app.start() }
         } catch {
             database.close()
             throw error
@@ -96,10 +100,10 @@ public enum Service {
 
     /// On an empty database: the demo cafes and a demo admin, whose password is printed (and, on
     /// the embedded database, saved beside it).
-    public static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) throws {
+    public static func seedDemoIfEmpty(_ pool: ConnectionPool, config: Configuration, logger: Logger) async throws {
         let demo = DemoData(pool: pool)
-        guard try demo.isEmpty() else { return }
-        let admin = try demo.seedDemo(files: config.photoRepository(pool))
+        guard try await demo.isEmpty() else { return }
+        let admin = try await demo.seedDemo(files: config.photoRepository(pool))
         let note = config.dataDirectory.deletingLastPathComponent().appendingPathComponent("demo-admin.txt")
         let text = "username: \(admin.username)\npassword: \(admin.password)\n"
         if config.databaseURL == nil {

@@ -13,28 +13,28 @@ extension Service {
     // MARK: worker
 
     /// Outbox lag and the recent passes and reconciles (`cafe worker --status`).
-    public static func aggregationStatus(_ config: Configuration, logger: Logger) throws -> AggregationStatus {
-        try withDatabase(config, "cafe-worker", logger) { try AggregationStatus.read($0.pool) }
+    public static func aggregationStatus(_ config: Configuration, logger: Logger) async throws -> AggregationStatus {
+        try await withDatabase(config, "cafe-worker", logger) { try await AggregationStatus.read($0.pool) }
     }
 
     /// A full reconcile now, then a drain (`cafe worker --reconcile`): the cafes that had drifted and
     /// those the drain then repaired.
-    public static func reconcile(_ config: Configuration, logger: Logger) throws -> (drifted: Int, repaired: Int) {
-        try withDatabase(config, "cafe-worker", logger) { database in
-            let drifted = try Reconciler(pool: database.pool, logger: logger).run()
-            return (drifted, try OutboxDrain(pool: database.pool, logger: logger).drain().cafesUpdated)
+    public static func reconcile(_ config: Configuration, logger: Logger) async throws -> (drifted: Int, repaired: Int) {
+        try await withDatabase(config, "cafe-worker", logger) { database in
+            let drifted = try await Reconciler(pool: database.pool, logger: logger).run()
+            return await (drifted, try OutboxDrain(pool: database.pool, logger: logger).drain().cafesUpdated)
         }
     }
 
     /// One drain of the outbox (`cafe worker --once`).
-    public static func drainOnce(_ config: Configuration, logger: Logger) throws -> OutboxDrain.PassResult {
-        try withDatabase(config, "cafe-worker", logger) { try OutboxDrain(pool: $0.pool, logger: logger).drain() }
+    public static func drainOnce(_ config: Configuration, logger: Logger) async throws -> OutboxDrain.PassResult {
+        try await withDatabase(config, "cafe-worker", logger) { try await OutboxDrain(pool: $0.pool, logger: logger).drain() }
     }
 
     /// The worker's loop (`cafe worker`) until `waitForShutdown` returns; the current batch then
     /// commits or rolls back.
-    public static func runWorker(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) throws {
-        try withDatabase(config, "cafe-worker", logger) { database in
+    public static func runWorker(_ config: Configuration, logger: Logger, waitForShutdown: () -> Void) async throws {
+        try await withDatabase(config, "cafe-worker", logger) { database in
             let loop = try Worker.loop(pool: database.pool, configuration: config, logger: logger)
             loop.start()
             logger.info("worker running", [("interval_s", String(config.aggregationInterval))])
@@ -46,13 +46,13 @@ extension Service {
 
     // MARK: migrate
 
-    public static func migrationStatus(_ config: Configuration, logger: Logger) throws -> [Migrator.Entry] {
-        try withDatabase(config, "cafe-migrate", logger) { try config.migrator(logger: logger).status($0.pool) }
+    public static func migrationStatus(_ config: Configuration, logger: Logger) async throws -> [Migrator.Entry] {
+        try await withDatabase(config, "cafe-migrate", logger) { try await config.migrator(logger: logger).status($0.pool) }
     }
 
     /// Applies the pending migrations; the versions applied.
-    public static func migrate(_ config: Configuration, logger: Logger) throws -> [Int] {
-        try withDatabase(config, "cafe-migrate", logger) { try $0.migrate(config.migrator(logger: logger)) }
+    public static func migrate(_ config: Configuration, logger: Logger) async throws -> [Int] {
+        try await withDatabase(config, "cafe-migrate", logger) { try await $0.migrate(config.migrator(logger: logger)) }
     }
 
     // MARK: seed
@@ -60,15 +60,15 @@ extension Service {
     /// `cafe seed`: the demo data (only into an empty database: false when it is not), then
     /// `synthetic` cafes and comments, reporting (done, total) cafes to `progress`.
     public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
-                            progress: @escaping @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) throws -> Bool {
-        try withDatabase(config, "cafe-seed", logger) { database in
-            _ = try database.migrate(config.migrator(logger: logger))
+                            progress: @escaping @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) async throws -> Bool {
+        try await withDatabase(config, "cafe-seed", logger) { database in
+            _ = try await database.migrate(config.migrator(logger: logger))
             if demo {
-                guard try DemoData(pool: database.pool).isEmpty() else { return false }
-                try seedDemoIfEmpty(database.pool, config: config, logger: logger)
+                guard try await DemoData(pool: database.pool).isEmpty() else { return false }
+                try await seedDemoIfEmpty(database.pool, config: config, logger: logger)
             }
             if let synthetic {
-                try DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress, indexing: indexing)
+                try await DemoData(pool: database.pool).seedSynthetic(cafes: synthetic.cafes, comments: synthetic.comments, progress: progress, indexing: indexing)
             }
             return true
         }
@@ -78,21 +78,21 @@ extension Service {
 
     /// `cafe admin create-user`: an account under the sign-up rules, on a migrated database.
     /// `StoreError.usernameTaken`, or a `ValidationError` naming the field.
-    public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) throws -> User {
-        try withDatabase(config, "cafe-admin", logger) { database in
+    public static func createUser(_ config: Configuration, username: String, password: String, isAdmin: Bool, logger: Logger) async throws -> User {
+        try await withDatabase(config, "cafe-admin", logger) { database in
             let pool = database.pool
-            _ = try database.migrate(config.migrator(logger: logger))
+            _ = try await database.migrate(config.migrator(logger: logger))
             // The sign-up rules, no session; hashed here, the command running alone.
             try AccountService.validate(username: username, password: password, email: nil, age: nil)
-            return try UserRepository(pool: pool).create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
+            return try await UserRepository(pool: pool).create(.init(username: username, passwordHash: try PasswordHasher.hash(password), isAdmin: isAdmin))
         }
     }
 
     private static func withDatabase<T>(_ config: Configuration, _ applicationName: String, _ logger: Logger,
-                                        _ body: (Database) throws -> T) throws -> T {
-        let database = try Database.open(config, applicationName: applicationName, logger: logger)
+                                        _ body: (Database) async throws -> T) async throws -> T {
+        let database = try await Database.open(config, applicationName: applicationName, logger: logger)
         defer { database.close() }
-        return try body(database)
+        return try await body(database)
     }
 
     // MARK: photos move
@@ -100,7 +100,7 @@ extension Service {
     /// `cafe photos move --to TARGET`: every photo and size into `postgres` or the S3 store `target`
     /// names (the other side is the configured `PHOTO_STORE`'s bucket, or `target`'s). Rows moved so far.
     public static func movePhotos(_ config: Configuration, to target: String, logger: Logger,
-                                  progress: (_ done: Int, _ total: Int) -> Void) throws -> Int {
+                                  progress: (_ done: Int, _ total: Int) -> Void) async throws -> Int {
         let bucket: S3Location
         let direction: PhotoMove.Direction
         if target == "postgres" {
@@ -114,15 +114,15 @@ extension Service {
             case .failure(let error): throw ConfigurationError(message: "--to: \(error.description)")
             }
         }
-        return try withDatabase(config, "cafe-photos", logger) { database in
-            _ = try database.migrate(config.migrator(logger: logger))
+        return try await withDatabase(config, "cafe-photos", logger) { database in
+            _ = try await database.migrate(config.migrator(logger: logger))
             let move = PhotoMove(pool: database.pool, bucket: S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20),
                                  direction: direction)
-            let total = try move.remaining()
+            let total = try await move.remaining()
             var done = 0
             progress(0, total)
             while true {
-                let moved = try move.step()
+                let moved = try await move.step()
                 if moved == 0 { return done }
                 done += moved
                 progress(done, total)
@@ -134,10 +134,10 @@ extension Service {
 
     /// `cafe import-parse`: a Parse app's export into this database (see `ParseImport`); the summary to print.
     public static func importParse(_ config: Configuration, directory: URL, dryRun: Bool, batchSize: Int, logger: Logger,
-                                   progress: @escaping (_ done: Int, _ total: Int) -> Void) throws -> String {
-        try withDatabase(config, "cafe-import", logger) { database in
-            _ = try database.migrate(config.migrator(logger: logger))
-            return try ParseImport(pool: database.pool, files: config.photoRepository(database.pool), batchSize: batchSize, logger: logger)
+                                   progress: @escaping (_ done: Int, _ total: Int) -> Void) async throws -> String {
+        try await withDatabase(config, "cafe-import", logger) { database in
+            _ = try await database.migrate(config.migrator(logger: logger))
+            return try await ParseImport(pool: database.pool, files: config.photoRepository(database.pool), batchSize: batchSize, logger: logger)
                 .run(directory: directory, dryRun: dryRun, progress: progress).summary
         }
     }

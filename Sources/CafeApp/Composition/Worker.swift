@@ -16,9 +16,9 @@ public enum Worker {
         let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)
-                          + [.init(name: "housekeeping", every: 600) { _ in try housekeeping.run() },
+                          + [.init(name: "housekeeping", every: 600) { _ in try await housekeeping.run() },
                              searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)],
-                          apart: [.init(name: "mail", every: 0.5) { stopping in try mail.run(isStopping: stopping) }], logger: logger)
+                          apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) }], logger: logger)
     }
 
     /// Photos stored before uploads were cleaned are re-encoded (`PhotoCleaning`), 20 every 2 s while
@@ -26,10 +26,10 @@ public enum Worker {
     static func cleanPhotos(_ files: FileRepository, pool: ConnectionPool, logger: Logger) -> WorkerLoop.Job {
         let cleaning = PhotoCleaning(files: files)
         return .init(name: "clean photos", every: 2) { _ in
-            guard try cleaning.remaining() > 0 else { return }
+            guard try await cleaning.remaining() > 0 else { return }
             let started = Date()
-            let progress = try cleaning.step()
-            try JobLog(pool: pool).recordStep(kind: "clean-photos", started: started, touched: progress.cleaned + progress.refused)
+            let progress = try await cleaning.step()
+            try await JobLog(pool: pool).recordStep(kind: "clean-photos", started: started, touched: progress.cleaned + progress.refused)
             let fields = [("cleaned", String(progress.cleaned)), ("refused", String(progress.refused)), ("remaining", String(progress.remaining))]
             if progress.remaining == 0 { logger.info("every stored photo is cleaned", fields) } else { logger.debug("photos cleaned", fields) }
         }
@@ -42,10 +42,10 @@ public enum Worker {
         let synced = Mutex(Date.distantPast)
         return .init(name: "search bitmaps", every: 2) { _ in
             if synced.withLock({ -$0.timeIntervalSinceNow >= 600 }) {
-                try builder.sync()
+                try await builder.sync()
                 synced.withLock { $0 = Date() }
             }
-            _ = try builder.step()
+            _ = try await builder.step()
         }
     }
 }

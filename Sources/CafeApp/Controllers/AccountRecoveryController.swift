@@ -23,10 +23,10 @@ struct AccountRecoveryController: Sendable {
         w.object { w.field("message", "If an account has this address, a link to reset its password is on its way.") } }
     }
 
-    func requestReset(_ request: Request, _ context: CafeContext) throws -> Response {
+    func requestReset(_ request: Request, _ context: CafeContext) async throws -> Response {
         let body = try request.decodeJSON(EmailBody.self, allowedFields: EmailBody.fields)
         let email = try Self.email(body.email)
-        try recovery.on(context.db).requestMail(links.request(.passwordReset, to: email, user: nil, for: request))
+        try await recovery.on(context.db).requestMail(links.request(.passwordReset, to: email, user: nil, for: request))
         return Self.resetAccepted
     }
 
@@ -43,14 +43,14 @@ struct AccountRecoveryController: Sendable {
         }
     }
 
-    func verify(_ request: Request, _ context: CafeContext) throws -> Response {
-        guard let user = try recovery.users.on(context.db).verifyEmail(token: try request.pathParameter("token")) else { throw Self.invalidToken("verification") }
+    func verify(_ request: Request, _ context: CafeContext) async throws -> Response {
+        guard let user = try await recovery.users.on(context.db).verifyEmail(token: try request.pathParameter("token")) else { throw Self.invalidToken("verification") }
         return .json { $0.user(user) }
     }
 
-    func requestVerification(_ request: Request, _ context: CafeContext) throws -> Response {
+    func requestVerification(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
-        switch try recovery.on(context.db).requestVerification(for: user, { links.request(.emailVerification, to: $0, user: user.id, for: request) }) {
+        switch try await recovery.on(context.db).requestVerification(for: user, { links.request(.emailVerification, to: $0, user: user.id, for: request) }) {
         case .queued:
             return .json(202) { w in w.object { w.field("message", "A verification link is on its way to your address.") } }
         case .noEmail:

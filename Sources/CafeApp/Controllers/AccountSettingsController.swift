@@ -45,11 +45,11 @@ struct AccountSettingsController: Sendable {
         var hash: String?
         if let password = body.password { hash = try await accounts.passwords.hash(password) }
         let email: String?? = body.email.isAbsent ? nil : .some(body.email.value)
-        let changed = try context.db.transaction { tx -> User in
-            guard let change = try accounts.users.on(tx).update(user.id, .init(email: email, language: language, passwordHash: hash),
+        let changed = try await context.db.transaction { tx -> User in
+            guard let change = try await accounts.users.on(tx).update(user.id, .init(email: email, language: language, passwordHash: hash),
                                                          keeping: context.session?.token) else { throw Authenticator.unauthorized }
             if let address = change.after.email, address.lowercased() != change.before.email?.lowercased() {
-                try MailOutbox.enqueue(links.request(.emailVerification, to: address, user: user.id, for: request), tx)
+                try await MailOutbox.enqueue(links.request(.emailVerification, to: address, user: user.id, for: request), tx)
             }
             return change.after
         }
@@ -69,17 +69,17 @@ struct AccountSettingsController: Sendable {
     }
 
     /// The account, every comment (hidden ones marked), the reports it made and its photos' URLs, as one document.
-    func exportData(_ request: Request, _ context: CafeContext) throws -> Response {
+    func exportData(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         var comments: [Moderation.AuthoredComment] = []
         var after: Keyset?
         repeat {
-            let page = try moderation.on(context.db).comments(of: user.id, after: after, limit: 500)
+            let page = try await moderation.on(context.db).comments(of: user.id, after: after, limit: 500)
             comments += page.items
             after = page.next
         } while after != nil
-        let reports = try export.on(context.db).reports(of: user.id)
-        let photos = try export.on(context.db).photos(of: user.id)
+        let reports = try await export.on(context.db).reports(of: user.id)
+        let photos = try await export.on(context.db).photos(of: user.id)
         return Response.json { w in
             w.object {
                 w.field("exportedAt", Date())

@@ -51,9 +51,9 @@ struct AccountsController: Sendable {
         }
     }
 
-    func logOut(_ request: Request, _ context: CafeContext) throws -> Response {
+    func logOut(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.user(context)
-        if let token = context.session?.token { try accounts.sessions.on(context.db).revoke(token: token) }
+        if let token = context.session?.token { try await accounts.sessions.on(context.db).revoke(token: token) }
         return .noContent()
     }
 

@@ -14,14 +14,14 @@ struct AdminCafesController: Sendable {
         [
             Endpoint("GET", "/v1/admin/cafes", search),
             Endpoint("GET", "/v1/admin/cafes/{id}", show),
-            Endpoint("POST", "/v1/admin/cafes/{id}/archive", { try setArchived($0, $1, true) }).changes("cafes", "comments"),
-            Endpoint("POST", "/v1/admin/cafes/{id}/restore", { try setArchived($0, $1, false) }).changes("cafes", "comments"),
+            Endpoint("POST", "/v1/admin/cafes/{id}/archive", { try await setArchived($0, $1, true) }).changes("cafes", "comments"),
+            Endpoint("POST", "/v1/admin/cafes/{id}/restore", { try await setArchived($0, $1, false) }).changes("cafes", "comments"),
             Endpoint("DELETE", "/v1/admin/cafes/{id}", delete).changes("cafes", "comments"),
         ]
     }
 
     /// `q` matches any part of the name; `state` is all (default), listed or archived; newest first.
-    func search(_ request: Request, _ context: CafeContext) throws -> Response {
+    func search(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         let after = try IDCursor.parse(request)
@@ -31,30 +31,30 @@ struct AdminCafesController: Sendable {
         let state = CafeArchive.State(rawValue: request.query["state"] ?? "all")
         v.check(state != nil, "state", "must be all, listed or archived")
         try v.finish()
-        let page = try archive.on(context.db).search(q, state: state ?? .all, after: after, limit: limit)
+        let page = try await archive.on(context.db).search(q, state: state ?? .all, after: after, limit: limit)
         let next = page.more ? page.entries.last.map { $0.cafe.id.description } : nil
         return .json { w in w.page(page.entries, next: next) { w.adminCafe($0, contents: nil) } }
     }
 
     /// One cafe; an archived one also says what deleting it would take (`contents`).
-    func show(_ request: Request, _ context: CafeContext) throws -> Response {
+    func show(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
-        let entry = try archive.on(context.db).find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
-        let contents = entry.archivedAt == nil ? nil : try archive.on(context.db).contents(entry.cafe.id)
+        let entry = try await archive.on(context.db).find(try CafesController.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+        let contents = await entry.archivedAt == nil ? nil : try archive.on(context.db).contents(entry.cafe.id)
         return .json { $0.adminCafe(entry, contents: contents) }
     }
 
-    func setArchived(_ request: Request, _ context: CafeContext, _ archived: Bool) throws -> Response {
+    func setArchived(_ request: Request, _ context: CafeContext, _ archived: Bool) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try CafesController.cafeID(request)
-        let change = try (archived ? administration.on(context.db).archive(id, by: request.auditActor(admin.id)) : administration.on(context.db).restore(id, by: request.auditActor(admin.id)))
+        let change = try await (archived ? administration.on(context.db).archive(id, by: request.auditActor(admin.id)) : administration.on(context.db).restore(id, by: request.auditActor(admin.id)))
             .orThrow(Problem.notFound("No such cafe."))
         return .json { $0.adminCafe(change.after, contents: nil) }
     }
 
     /// `?comments=N&photos=M`: the counts the operator was shown (`GET /v1/admin/cafes/{id}`).
     /// If they no longer hold, nothing is deleted (409 `contents_changed`).
-    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+    func delete(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try CafesController.cafeID(request)
         var v = Validator()
@@ -66,7 +66,7 @@ struct AdminCafesController: Sendable {
         let (comments, photos) = (count("comments"), count("photos"))
         try v.finish()
         guard let comments, let photos else { throw ValidationError(field: "comments", message: "required") }   // reported above
-        switch try administration.on(context.db).delete(id, confirmed: .init(comments: comments, photos: photos), by: request.auditActor(admin.id)) {
+        switch try await administration.on(context.db).delete(id, confirmed: .init(comments: comments, photos: photos), by: request.auditActor(admin.id)) {
         case .deleted:
             return .noContent()
         case .noSuchCafe:

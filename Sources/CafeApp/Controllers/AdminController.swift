@@ -18,10 +18,10 @@ struct AdminController: Sendable {
     }
 
     /// Newest first, `limit` at a time; `cursor` is the `nextCursor` of the page before.
-    func auditLog(_ request: Request, _ context: CafeContext) throws -> Response {
+    func auditLog(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
-        let page = try audit.on(context.db).page(before: try IDCursor.parse(request), limit: limit)
+        let page = try await audit.on(context.db).page(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
         return .json { w in
             w.page(page.entries, next: next) { entry in
@@ -52,10 +52,10 @@ struct AdminController: Sendable {
         }
     }
 
-    func jobs(_ request: Request, _ context: CafeContext) throws -> Response {
+    func jobs(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
-        let status = try AggregationStatus.read(context.db.pool)
-        let photosToClean = try PhotoCleaning.remaining(context.db.pool)
+        let status = try await AggregationStatus.read(context.db.pool)
+        let photosToClean = try await PhotoCleaning.remaining(context.db.pool)
         return .json { w in
             w.object {
                 w.field("outboxRows", status.outboxRows)
@@ -82,11 +82,11 @@ struct AdminController: Sendable {
         }
     }
 
-    func requestReconcile(_ request: Request, _ context: CafeContext) throws -> Response {
+    func requestReconcile(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
-        try context.db.transaction { tx in
-            try AggregationStatus.requestReconcile(tx, by: admin.id.rawValue)
-            try audit.on(tx).record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
+        try await context.db.transaction { tx in
+            try await AggregationStatus.requestReconcile(tx, by: admin.id.rawValue)
+            try await audit.on(tx).record(actor: request.auditActor(admin.id), action: "aggregates.reconcile", objectType: "aggregates", objectID: "all", changes: [])
         }
         return .json(202) { w in w.object { w.field("status", "requested") } }
     }

@@ -19,15 +19,15 @@ struct AdminUsersController: Sendable {
             Endpoint("GET", "/v1/admin/users/{id}", show),
             Endpoint("DELETE", "/v1/admin/users/{id}", delete).changes("cafes", "comments", "photos"),
             Endpoint("GET", "/v1/admin/mail", mail),
-            Endpoint("POST", "/v1/admin/users/{id}/block", { try setBlocked($0, $1, true) }).changes("comments"),
-            Endpoint("POST", "/v1/admin/users/{id}/unblock", { try setBlocked($0, $1, false) }).changes("comments"),
-            Endpoint("PUT", "/v1/admin/users/{id}/admin", { try setAdmin($0, $1, true) }),
-            Endpoint("DELETE", "/v1/admin/users/{id}/admin", { try setAdmin($0, $1, false) }),
+            Endpoint("POST", "/v1/admin/users/{id}/block", { try await setBlocked($0, $1, true) }).changes("comments"),
+            Endpoint("POST", "/v1/admin/users/{id}/unblock", { try await setBlocked($0, $1, false) }).changes("comments"),
+            Endpoint("PUT", "/v1/admin/users/{id}/admin", { try await setAdmin($0, $1, true) }),
+            Endpoint("DELETE", "/v1/admin/users/{id}/admin", { try await setAdmin($0, $1, false) }),
         ]
     }
 
     /// `q` matches any part of the username; by id, `limit` at a time after `cursor`.
-    func search(_ request: Request, _ context: CafeContext) throws -> Response {
+    func search(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         let after = try IDCursor.parse(request)
@@ -35,38 +35,38 @@ struct AdminUsersController: Sendable {
         if let q, q.count > AccountRules.usernameLength.upperBound {
             throw Problem.validation([.init(field: "q", message: "must be at most \(AccountRules.usernameLength.upperBound) characters")])
         }
-        let page = try accounts.on(context.db).search(q, after: after, limit: limit)
+        let page = try await accounts.on(context.db).search(q, after: after, limit: limit)
         let next = page.more ? page.accounts.last.map { $0.user.id.description } : nil
         return .json { w in w.page(page.accounts, next: next) { w.account($0) } }
     }
 
     /// One account, with what deleting it would take (`contents`).
-    func show(_ request: Request, _ context: CafeContext) throws -> Response {
+    func show(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
         let id = try Self.userID(request)
-        guard let account = try accounts.on(context.db).find(id), let contents = try deletion.on(context.db).contents(id) else { throw Problem.notFound("No such user.") }
+        guard let account = try await accounts.on(context.db).find(id), let contents = try await deletion.on(context.db).contents(id) else { throw Problem.notFound("No such user.") }
         return .json { w in w.account(account) { w.key("contents"); w.contents(contents) } }
     }
 
     /// `?comments=&hiddenComments=&photos=&reports=`: the counts the operator was shown (`GET
     /// /v1/admin/users/{id}`). If they no longer hold, nothing is deleted (409 `contents_changed`).
     /// In the audit log with the counts, not the username: the person's data goes with the account.
-    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+    func delete(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try Self.userID(request)
         var v = Validator()
-        func count(_ name: String) -> Int {
+        func count(_ name: String) async -> Int {
             let value = request.query[name].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
             v.check(value != nil, name, "must be the number of \(name) the deletion takes (see GET /v1/admin/users/{id})")
             return value ?? 0
         }
-        let confirmed = AccountDeletion.Contents(comments: count("comments"), hiddenComments: count("hiddenComments"),
+        let confirmed = await AccountDeletion.Contents(comments: count("comments"), hiddenComments: count("hiddenComments"),
                                                  photos: count("photos"), reports: count("reports"))
         try v.finish()
-        try context.db.transaction { tx in
-            switch try Self.refusals({ try deletion.on(tx).delete(id, confirmed: confirmed, by: admin.id) }) {
+        try await context.db.transaction { tx in
+            switch try await Self.refusals({ try await deletion.on(tx).delete(id, confirmed: confirmed, by: admin.id) }) {
             case .deleted(let contents):
-                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
+                try await audit.on(tx).record(actor: request.auditActor(admin.id), action: "user.delete", objectType: "user", objectID: id.description,
                                  changes: [.init(field: "comments", before: String(contents.comments), after: nil),
                                            .init(field: "hiddenComments", before: String(contents.hiddenComments), after: nil),
                                            .init(field: "photos", before: String(contents.photos), after: nil)])
@@ -85,11 +85,11 @@ struct AdminUsersController: Sendable {
     /// The mail outbox, newest first: what was sent, kept (no `SMTP_URL`: with its text, without its
     /// link, which only the mail and the server's log carry), skipped, throttled, failed or is still
     /// pending. Reading it is audited: it shows who asked for a reset and where their mail goes.
-    func mail(_ request: Request, _ context: CafeContext) throws -> Response {
+    func mail(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
-        try audit.on(context.db).record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
+        try await audit.on(context.db).record(actor: request.auditActor(admin.id), action: "mail.read", objectType: "mail", objectID: "outbox", changes: [])
         let limit = try PageLimit.parse(request, default: 50)
-        let page = try outbox.on(context.db).recent(before: try IDCursor.parse(request), limit: limit)
+        let page = try await outbox.on(context.db).recent(before: try IDCursor.parse(request), limit: limit)
         let next = page.more ? page.entries.last.map { String($0.id) } : nil
         return .json { w in
             w.page(page.entries, next: next) { m in
@@ -111,7 +111,7 @@ struct AdminUsersController: Sendable {
 
     /// Block: `{"hideComments": true}` also hides every comment of the account. Unblock:
     /// `{"restoreComments": true}` brings back what a block hid. Both bodies are optional.
-    func setBlocked(_ request: Request, _ context: CafeContext, _ blocked: Bool) throws -> Response {
+    func setBlocked(_ request: Request, _ context: CafeContext, _ blocked: Bool) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try Self.userID(request)
         if blocked && id == admin.id {
@@ -125,8 +125,8 @@ struct AdminUsersController: Sendable {
         } else {
             comments = try request.decodeJSON(UnblockBody.self, allowedFields: UnblockBody.fields).restoreComments ?? false
         }
-        let (account, moved) = try context.db.transaction { tx -> (AccountAdministration.Account, Int) in
-            let change = try Self.refusals { try accounts.on(tx).setBlocked(id, blocked, comments: comments, by: admin.id) }.orThrow(Problem.notFound("No such user."))
+        let (account, moved) = try await context.db.transaction { tx -> (AccountAdministration.Account, Int) in
+            let change = try await Self.refusals { try await accounts.on(tx).setBlocked(id, blocked, comments: comments, by: admin.id) }.orThrow(Problem.notFound("No such user."))
             var changes: [AuditEntry.Change] = []
             if (change.before.blockedAt == nil) != (change.after.blockedAt == nil) {
                 changes.append(.init(field: "blocked", before: String(change.before.blockedAt != nil), after: String(blocked)))
@@ -135,7 +135,7 @@ struct AdminUsersController: Sendable {
                 changes.append(.init(field: blocked ? "commentsHidden" : "commentsRestored", before: nil, after: String(change.commentsMoved)))
             }
             if !changes.isEmpty {
-                try audit.on(tx).record(actor: request.auditActor(admin.id), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
+                try await audit.on(tx).record(actor: request.auditActor(admin.id), action: blocked ? "user.block" : "user.unblock", objectType: "user", objectID: id.description,
                                  changes: changes)
             }
             return (change.after, change.commentsMoved)
@@ -147,17 +147,17 @@ struct AdminUsersController: Sendable {
         }
     }
 
-    func setAdmin(_ request: Request, _ context: CafeContext, _ grant: Bool) throws -> Response {
+    func setAdmin(_ request: Request, _ context: CafeContext, _ grant: Bool) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try Self.userID(request)
-        let account = try context.db.transaction { tx -> AccountAdministration.Account in
-            switch try Self.refusals({ try accounts.on(tx).setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {
+        let account = try await context.db.transaction { tx -> AccountAdministration.Account in
+            switch try await Self.refusals({ try await accounts.on(tx).setAdmin(id, grant, by: admin.id) }).orThrow(Problem.notFound("No such user.")) {
             case .lastAdmin:
                 throw Self.lastAdmin
             case .unchanged(let account):
                 return account
             case .changed(let account):
-                try audit.on(tx).record(actor: request.auditActor(admin.id), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
+                try await audit.on(tx).record(actor: request.auditActor(admin.id), action: grant ? "user.grant_admin" : "user.revoke_admin", objectType: "user",
                                  objectID: id.description, changes: [.init(field: "isAdmin", before: String(!grant), after: String(grant))])
                 return account
             }
@@ -169,9 +169,9 @@ struct AdminUsersController: Sendable {
                                    detail: "This would leave no admin who can log in; grant the right to another account first.")
 
     /// A change of who administers, its refusals as answers.
-    static func refusals<T>(_ change: () throws -> T) throws -> T {
+    static func refusals<T>(_ change: () async throws -> T) async throws -> T {
         do {
-            return try change()
+            return try await change()
         } catch AccountAdministration.Refusal.lastAdmin {
             throw lastAdmin
         } catch AccountAdministration.Refusal.notAnAdmin {

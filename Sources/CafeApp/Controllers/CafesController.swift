@@ -27,7 +27,7 @@ struct CafesController: Sendable {
     func list(_ request: Request, _ context: CafeContext) async throws -> Response {
         let listing = try listing(request)
         return try await loopReads.answer(cafes.loopRead(listing), render: { try render(listing.page(of: $0), listing.sort) },
-                                          otherwise: { try render(cafes.on(context.db).list(listing), listing.sort) })
+                                          otherwise: { try await render(cafes.on(context.db).list(listing), listing.sort) })
     }
 
     private func listing(_ request: Request) throws -> CafeListing {
@@ -43,12 +43,12 @@ struct CafesController: Sendable {
         return .json { w in w.page(page.items, next: next) { w.cafe($0) } }
     }
 
-    func show(_ request: Request, _ context: CafeContext) throws -> Response {
-        let cafe = try cafes.on(context.db).find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
+    func show(_ request: Request, _ context: CafeContext) async throws -> Response {
+        let cafe = try await cafes.on(context.db).find(try Self.cafeID(request)).orThrow(Problem.notFound("No such cafe."))
         return .json { $0.cafe(cafe) }
     }
 
-    func create(_ request: Request, _ context: CafeContext) throws -> Response {
+    func create(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let body = try request.decodeJSON(NewCafeBody.self, allowedFields: NewCafeBody.fields)
         var v = Validator()
@@ -56,12 +56,12 @@ struct CafesController: Sendable {
                         names: .v1, &v)
         let image = v.fileID(body.imageId)
         try v.finish()
-        let cafe = try administration.on(context.db).create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
+        let cafe = try await administration.on(context.db).create(.init(name: body.name, catchCopy: body.catchCopy, introduction: body.introduction,
                                                    imageID: image, publishDate: body.publishDate), by: request.auditActor(admin.id))
         return Response.json(201) { $0.cafe(cafe) }.adding(header: "Location", "/v1/cafes/\(cafe.id)")
     }
 
-    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+    func update(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try Self.cafeID(request)
         let body = try request.decodeJSON(CafePatchBody.self, allowedFields: CafePatchBody.fields)
@@ -75,16 +75,16 @@ struct CafesController: Sendable {
         changes.imageID = v.fileChange(body.imageId)
         if !body.publishDate.isAbsent { changes.publishDate = .some(body.publishDate.value) }
         try v.finish()
-        let cafe = try administration.on(context.db).update(id, changes, by: request.auditActor(admin.id))
+        let cafe = try await administration.on(context.db).update(id, changes, by: request.auditActor(admin.id))
         return .json { $0.cafe(cafe) }
     }
 
     /// Archives (see `CafeArchive`): the cafe leaves every listing and keeps its comments; an
     /// operator can restore it or delete it for good under `/v1/admin/cafes`.
-    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+    func delete(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         // Publicly an archived cafe is gone: archiving it again is "not found", as reading it is.
-        guard let change = try administration.on(context.db).archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
+        guard let change = try await administration.on(context.db).archive(try Self.cafeID(request), by: request.auditActor(admin.id)), change.before.archivedAt == nil else {
             throw Problem.notFound("No such cafe.")
         }
         return .noContent()

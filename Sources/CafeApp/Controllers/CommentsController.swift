@@ -56,8 +56,8 @@ struct CommentsController: Sendable {
             return try render(CommentRepository.page(of: rows, limit: page.limit))
         }
         return try await loopReads.onLane {
-            let rows = try comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
-            if page.needsCafeCheck(empty: rows.items.isEmpty), !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
+            let rows = try await comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+            if page.needsCafeCheck(empty: rows.items.isEmpty), await !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
             return try render(rows)
         }
     }
@@ -75,7 +75,7 @@ struct CommentsController: Sendable {
         let page = try recentPage(request)
         return try await loopReads.answer(comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit),
                                           render: { try render(CommentRepository.recentPage(of: $0, limit: page.limit), withCafeName: true) },
-                                          otherwise: { try render(comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit),
+                                          otherwise: { try await render(comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit),
                                                                   withCafeName: true) })
     }
 
@@ -89,7 +89,7 @@ struct CommentsController: Sendable {
         return (withImage, try cursors.decodeComment(request.query["cursor"]), try PageLimit.parse(request, default: 20))
     }
 
-    func create(_ request: Request, _ context: CafeContext) throws -> Response {
+    func create(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let cafe = try CafesController.cafeID(request)
         let body = try request.decodeJSON(NewCommentBody.self, allowedFields: NewCommentBody.fields)
@@ -99,14 +99,14 @@ struct CommentsController: Sendable {
         try v.finish()
         guard let star else { throw ValidationError(field: "star", message: CommentRules.starMessage) }   // reported above; never a trap
         do {
-            let comment = try comments.on(context.db).create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
+            let comment = try await comments.on(context.db).create(cafe: cafe, author: user.id, detail: body.detail, star: star, imageID: image)
             return Response.json(201) { $0.comment(comment) }
         } catch StoreError.notFound {
             throw Problem.notFound("No such cafe.")
         }
     }
 
-    func update(_ request: Request, _ context: CafeContext) throws -> Response {
+    func update(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let id = try Self.commentID(request)
         let body = try request.decodeJSON(CommentPatchBody.self, allowedFields: CommentPatchBody.fields)
@@ -116,14 +116,14 @@ struct CommentsController: Sendable {
         let star = CommentRules.check(detail: body.detail.value, star: body.star.value.map { .some($0.value) }, names: .v1, &v)
         let image = v.fileChange(body.imageId)
         try v.finish()
-        let comment = try comments.on(context.db).update(id, by: user.id, detail: body.detail.value, star: star, imageID: image)
+        let comment = try await comments.on(context.db).update(id, by: user.id, detail: body.detail.value, star: star, imageID: image)
         return .json { $0.comment(comment) }
     }
 
-    func delete(_ request: Request, _ context: CafeContext) throws -> Response {
+    func delete(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         do {
-            try deletion.on(context.db).delete(try Self.commentID(request), by: user, in: request)
+            try await deletion.on(context.db).delete(try Self.commentID(request), by: user, in: request)
         } catch StoreError.forbidden {
             throw ErrorMapping.forbidden("Only the author or an administrator may delete this comment.")
         }

@@ -19,7 +19,7 @@ struct FilesController: Sendable {
         ]
     }
 
-    func upload(_ request: Request, _ context: CafeContext) throws -> Response {
+    func upload(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let accepted = ImageFormat.allCases.map(\.contentType).joined(separator: ", ")
         guard let declared = request.mediaType.flatMap(ImageFormat.init(declared:)) else {
@@ -32,7 +32,7 @@ struct FilesController: Sendable {
         guard let detected = ImageFormat.detect(request.body), detected.matches(declared: declared) else {
             throw Problem.unsupportedMediaType("The bytes are not a \(declared.contentType) image.")
         }
-        let stored = try photos.files.on(context.db).create(owner: user.id, from: request.clientKey, upload: request.body, format: detected)
+        let stored = try await photos.files.on(context.db).create(owner: user.id, from: request.clientKey, upload: request.body, format: detected)
         return Response.json(201) { w in
             w.object {
                 w.field("id", stored.id.description)
@@ -90,8 +90,11 @@ struct PhotoServing: Sendable {
             width = nil
         }
         for _ in 0..<3 {
-            let lookup = try width.map { try files.size(id, width: $0, webp: webp, viewer: viewer, knownDigests: known) }
-                ?? files.original(id, viewer: viewer, knownDigests: known)
+            let lookup = if let width {
+                try await files.size(id, width: width, webp: webp, viewer: viewer, knownDigests: known)
+            } else {
+                try await files.original(id, viewer: viewer, knownDigests: known)
+            }
             switch lookup {
             case .hidden:
                 throw Problem.notFound("No such file.")

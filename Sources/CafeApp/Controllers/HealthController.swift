@@ -19,17 +19,17 @@ final class HealthController: Sendable {
     var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/healthz", { _, _ in Self.ok }),
-            Endpoint("GET", "/readyz", { [self] _, _ in try ready() }),
+            Endpoint("GET", "/readyz", { [self] _, _ in try await ready() }),
         ]
     }
 
     private static let ok = Response.json { w in w.object { w.field("status", "ok") } }
 
-    private func ready() throws -> Response {
+    private func ready() async throws -> Response {
         do {
-            try pool.query("SELECT 1")
+            try await pool.query("SELECT 1")
             if !schemaCurrent.load(ordering: .relaxed) {
-                guard try migrator.isCurrent(pool) else {
+                guard try await migrator.isCurrent(pool) else {
                     return Problem.unavailable("migrations_pending", "Database migrations are pending; run cafe migrate.", retryAfter: 5).response
                 }
                 schemaCurrent.store(true, ordering: .relaxed)

@@ -35,7 +35,7 @@ struct MetricsController: Sendable {
         return peer.isLoopback
     }
 
-    func metrics(_ request: Request, _ context: CafeContext) throws -> Response {
+    func metrics(_ request: Request, _ context: CafeContext) async throws -> Response {
         if let token {
             guard let given = Authenticator.bearerToken(request), Tokens.equal(given, token) else {
                 throw Problem(status: 401, code: "unauthorized", title: "Unauthorized", detail: "Send the metrics token as a bearer token.",
@@ -78,7 +78,7 @@ struct MetricsController: Sendable {
             Prometheus.gauge("cafe_db_standby_lag_seconds", "How far each reachable standby is behind the primary.",
                              targets.dropFirst().compactMap { t in t.lagSeconds.map { ("target=\"\(t.name)\"", $0) } }, into: &out)
         }
-        databaseMetrics(into: &out)
+        await databaseMetrics(into: &out)
         processMetrics(into: &out)
         return Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
                         body: ResponseBody(out))
@@ -86,10 +86,10 @@ struct MetricsController: Sendable {
 
     /// Outbox lag and the worker's recorded runs, read from the database (the worker is another
     /// process). Runs are kept 7 days, so these are gauges over that window, not counters.
-    private func databaseMetrics(into out: inout String) {
+    private func databaseMetrics(into out: inout String) async {
         do {
-            let outbox = try AggregationStatus.backlog(pool)
-            let runs = try AggregationStatus.runCounts(pool)
+            let outbox = try await AggregationStatus.backlog(pool)
+            let runs = try await AggregationStatus.runCounts(pool)
             Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 1)], into: &out)
             Prometheus.gauge("cafe_outbox_rows", "Comment changes not yet aggregated.", [("", Double(outbox.rows))], into: &out)
             Prometheus.gauge("cafe_outbox_lag_seconds", "Age of the oldest unaggregated comment change (0 when none).",

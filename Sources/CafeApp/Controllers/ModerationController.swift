@@ -25,7 +25,7 @@ struct ModerationController: Sendable {
         ]
     }
 
-    func report(_ request: Request, _ context: CafeContext) throws -> Response {
+    func report(_ request: Request, _ context: CafeContext) async throws -> Response {
         let user = try auth.user(context)
         let id = try CommentsController.commentID(request)
         let body = try request.decodeJSON(ReportBody.self, allowedFields: ReportBody.fields)
@@ -33,7 +33,7 @@ struct ModerationController: Sendable {
         v.length(body.reason, "reason", CommentRules.reportReasonLength)
         v.notBlank(body.reason, "reason")
         try v.finish()
-        switch try moderation.on(context.db).report(id, by: user.id, reason: body.reason) {
+        switch try await moderation.on(context.db).report(id, by: user.id, reason: body.reason) {
         case .reported(let at):
             return .json(201) { w in
                 w.object {
@@ -49,20 +49,20 @@ struct ModerationController: Sendable {
         }
     }
 
-    func ownComments(_ request: Request, _ context: CafeContext) throws -> Response {
-        try authored(by: try auth.user(context).id, request, context)
+    func ownComments(_ request: Request, _ context: CafeContext) async throws -> Response {
+        try await authored(by: try auth.user(context).id, request, context)
     }
 
-    func userComments(_ request: Request, _ context: CafeContext) throws -> Response {
+    func userComments(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
-        return try authored(by: try AdminUsersController.userID(request), request, context)
+        return try await authored(by: try AdminUsersController.userID(request), request, context)
     }
 
     /// An author's comments, newest first, with `hidden` and, when hidden, `hiddenBecause`
     /// (moderation, block or archive: the cafe was archived).
-    private func authored(by user: UserID, _ request: Request, _ context: CafeContext) throws -> Response {
+    private func authored(by user: UserID, _ request: Request, _ context: CafeContext) async throws -> Response {
         let after = try cursors.decodeComment(request.query["cursor"])
-        let page = try moderation.on(context.db).comments(of: user, after: after, limit: try PageLimit.parse(request, default: 50))
+        let page = try await moderation.on(context.db).comments(of: user, after: after, limit: try PageLimit.parse(request, default: 50))
         let next = try page.next.map { try cursors.encode($0) }
         return .json { w in
             w.page(page.items, next: next) { item in
@@ -77,13 +77,13 @@ struct ModerationController: Sendable {
 
     /// `sort=newest` (default: the most recently reported first) or `mostReported`; the first
     /// `limit` (≤ 100). A work queue: what is handled leaves it, so there is no second page.
-    func queue(_ request: Request, _ context: CafeContext) throws -> Response {
+    func queue(_ request: Request, _ context: CafeContext) async throws -> Response {
         _ = try auth.admin(context)
         let limit = try PageLimit.parse(request, default: 50)
         guard let order = Moderation.QueueOrder(rawValue: request.query["sort"] ?? "newest") else {
             throw Problem.validation([.init(field: "sort", message: "must be newest or mostReported")])
         }
-        let items = try moderation.on(context.db).queue(order, limit: limit)
+        let items = try await moderation.on(context.db).queue(order, limit: limit)
         return .json { w in
             w.page(items, next: nil) { item in
                 w.comment(item.comment) {
@@ -105,29 +105,29 @@ struct ModerationController: Sendable {
         }
     }
 
-    func hide(_ request: Request, _ context: CafeContext) throws -> Response {
+    func hide(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        try context.db.transaction { tx in
-            guard try moderation.on(tx).hide(id) else { throw Problem.notFound("No visible comment has this id.") }
-            try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.hide", objectType: "comment", objectID: id.description,
+        try await context.db.transaction { tx in
+            guard try await moderation.on(tx).hide(id) else { throw Problem.notFound("No visible comment has this id.") }
+            try await audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.hide", objectType: "comment", objectID: id.description,
                              changes: [.init(field: "hidden", before: "false", after: "true")])
         }
         return .json { w in w.moderated(id, hidden: true, hiddenBecause: "moderation") }
     }
 
-    func restore(_ request: Request, _ context: CafeContext) throws -> Response {
+    func restore(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        let outcome = try context.db.transaction { tx -> Moderation.RestoreOutcome in
-            let outcome = try moderation.on(tx).restore(id)
+        let outcome = try await context.db.transaction { tx -> Moderation.RestoreOutcome in
+            let outcome = try await moderation.on(tx).restore(id)
             switch outcome {
             case .notHidden: throw Problem.notFound("No hidden comment has this id.")
             case .authorBlocked:
                 throw Problem(status: 409, code: "author_blocked", title: "Conflict",
                               detail: "Its author is blocked: unblock the account with restoreComments to bring it back.")
             case .visible, .waitsForCafe:
-                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.restore", objectType: "comment", objectID: id.description,
+                try await audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.restore", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "hidden", before: "true", after: outcome == .visible ? "false" : "until its cafe is restored")])
             }
             return outcome
@@ -135,13 +135,13 @@ struct ModerationController: Sendable {
         return .json { w in w.moderated(id, hidden: outcome != .visible, hiddenBecause: outcome == .visible ? nil : "archive") }
     }
 
-    func dismiss(_ request: Request, _ context: CafeContext) throws -> Response {
+    func dismiss(_ request: Request, _ context: CafeContext) async throws -> Response {
         let admin = try auth.admin(context)
         let id = try CommentsController.commentID(request)
-        let dismissed = try context.db.transaction { tx -> Int in
-            let dismissed = try moderation.on(tx).dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))
+        let dismissed = try await context.db.transaction { tx -> Int in
+            let dismissed = try await moderation.on(tx).dismissReports(id).orThrow(Problem.notFound("No visible comment has this id."))
             if dismissed > 0 {
-                try audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
+                try await audit.on(tx).record(actor: request.auditActor(admin.id), action: "comment.dismiss_reports", objectType: "comment", objectID: id.description,
                                  changes: [.init(field: "openReports", before: String(dismissed), after: "0")])
             }
             return dismissed

@@ -37,17 +37,17 @@ struct ParseImport {
         let wrongAggregates: (wrong: Int, compared: Int)
     }
 
-    func run(directory: URL, dryRun: Bool, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> Report {
+    func run(directory: URL, dryRun: Bool, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) async throws -> Report {
         let export = try ParseExport(directory: directory)
         let store = ParseImportStore(pool: pool, files: files)
         let objects = export.classFiles.flatMap(\.objects)
-        func ids(_ className: String) -> [String] { objects.filter { $0.className == className }.map(\.objectID) }
+        func ids(_ className: String) async -> [String] { objects.filter { $0.className == className }.map(\.objectID) }
         var known = ParseImportPlan.Known()
-        known.users = try store.imported(.user, ids("_User"))
-        known.cafes = try store.imported(.cafe, ids("CafeMaster"))
-        known.comments = try store.imported(.comment, ids("CafeTransactionComment"))
+        known.users = try await store.imported(.user, ids("_User"))
+        known.cafes = try await store.imported(.cafe, ids("CafeMaster"))
+        known.comments = try await store.imported(.comment, ids("CafeTransactionComment"))
         let names = objects.compactMap { $0.fields["username"]?.string }
-        known.accounts = try store.accounts(named: Array(Set(names.map { $0.lowercased() })))
+        known.accounts = try await store.accounts(named: Array(Set(names.map { $0.lowercased() })))
         let plan = ParseImportPlan(export, known: known)
         let files = export.classFiles.map { ($0.file, $0.format.rawValue, $0.objects.count) }
         let photoCount = Set(plan.cafes.compactMap(\.photo?.name) + plan.comments.compactMap(\.photo?.name)).count
@@ -66,13 +66,13 @@ struct ParseImport {
         progress(0, total)
         var userIDs = known.users
         for batch in plan.users.chunked(batchSize) {
-            userIDs.merge(try store.insert(users: Array(batch))) { $1 }
+            await userIDs.merge(try store.insert(users: Array(batch))) { $1 }
             done += batch.count
             progress(done, total)
         }
         var cafeIDs = known.cafes
         for batch in plan.cafes.chunked(batchSize, bytes: { $0.photo?.size ?? 0 }, limit: Self.photoBytesPerBatch) {
-            cafeIDs.merge(try store.insert(cafes: Array(batch))) { $1 }
+            await cafeIDs.merge(try store.insert(cafes: Array(batch))) { $1 }
             done += batch.count
             progress(done, total)
         }
@@ -82,13 +82,13 @@ struct ParseImport {
                 return .init(objectID: c.objectID, cafe: CafeID(rawValue: cafe), author: UserID(rawValue: author), detail: c.detail,
                              star: c.star, photo: c.photo, createdAt: c.createdAt, updatedAt: c.updatedAt)
             }
-            _ = try store.insert(comments: rows)
+            _ = try await store.insert(comments: rows)
             done += batch.count
             progress(done, total)
         }
         // The worker's own pass counts what was imported, so the cafes show exact aggregates now.
-        _ = try OutboxDrain(pool: pool, logger: logger).drain()
-        let recount = try store.aggregates(ofCafes: plan.cafes.map(\.objectID))
+        _ = try await OutboxDrain(pool: pool, logger: logger).drain()
+        let recount = try await store.aggregates(ofCafes: plan.cafes.map(\.objectID))
         return Report(dryRun: false, files: files, unreadable: export.unreadable, plan: plan, imported: counts, photos: photoCount,
                       wrongAggregates: Self.compare(plan.exportedAggregates, recount))
     }

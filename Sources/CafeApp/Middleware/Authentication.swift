@@ -52,25 +52,17 @@ struct SessionTokens: Middleware {
 /// Resolves the request's session token once, on the primary, into the context's `session` (the first
 /// middleware of a group that reads it): handlers (`Authenticator`, `ParseRequest`), idempotency,
 /// read-your-writes and the commit position all read that one lookup.
-///
-/// A route that runs on the thread reading its connection (`RouteTraits.Lane.readingThread`) must not
-/// block there: a token the session cache does not hold is looked up on `lane`.
+/// A token the session cache does not hold is looked up with an awaited statement, holding no thread.
 struct Authentication: Middleware {
     let sessions: SessionRepository
-    let lane: WorkLane
 
     func respond(to request: Request, context: CafeContext, next: (Request, CafeContext) async -> Response) async throws -> Response {
         guard let token = request.sessionToken else { return await next(request, context) }
         var context = context
         if let cached = sessions.cachedSession(forToken: token) {
             context.session = cached
-        } else if request.lane != nil {
-            context.session = try sessions.session(forToken: token)
         } else {
-            guard let found = try await lane.run({ try sessions.session(forToken: token) }) else {
-                throw Problem.overloaded(lane)
-            }
-            context.session = found
+            context.session = try await sessions.session(forToken: token)
         }
         return await next(request, context)
     }

@@ -27,12 +27,12 @@ struct CommitPositions: Middleware {
         guard (200..<300).contains(response.status) else { return response }
         do {
             let position: WALPosition
-            if recordOnSessions, let token = context.session?.token, let recorded = try sessions.on(context.db).noteWrite(token: token) {
+            if recordOnSessions, let token = context.session?.token, let recorded = try await sessions.on(context.db).noteWrite(token: token) {
                 position = recorded
             } else if let recorded = recorder.position {
                 position = recorded
             } else {
-                position = try context.db.withConnection(WALPosition.current)
+                position = try await context.db.withConnection(WALPosition.current)
             }
             var answered = response.adding(header: Self.header, position.description)
             answered.commitPosition = position.value

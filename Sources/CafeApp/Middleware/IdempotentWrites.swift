@@ -47,7 +47,7 @@ struct IdempotentWrites: Middleware {
         do {
             return try await context.db.transaction { tx in
                 let keys = keys.on(tx)
-                switch try keys.claim(user: user.id, key: key, requestHash: fingerprint) {
+                switch try await keys.claim(user: user.id, key: key, requestHash: fingerprint) {
                 case .answered(let stored):
                     return try Self.replay(stored, fingerprint)
                 case .claimed:
@@ -55,7 +55,7 @@ struct IdempotentWrites: Middleware {
                     inTransaction.db = tx
                     let response = try await handlerResponse(request, inTransaction, next)
                     guard response.status < 500, response.status != 429 else { throw Abandoned(response: response) }
-                    try keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
+                    try await keys.record(user: user.id, key: key, status: response.status, contentType: response.header("content-type"),
                                     location: response.header("location"), body: response.body.bytes)
                     return response
                 }
@@ -67,16 +67,16 @@ struct IdempotentWrites: Middleware {
 
     /// An upload's key, around its stored result rather than its work (see the type's comment).
     private func upload(_ request: Request, user: UserID, key: String, fingerprint: [UInt8], _ context: CafeContext, _ next: (Request, CafeContext) async -> Response) async throws -> Response {
-        if let stored = try keys.on(context.db).answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
+        if let stored = try await keys.on(context.db).answer(user: user, key: key) { return try Self.replay(stored, fingerprint) }
         let response = await next(request, context)
         guard response.status < 500, response.status != 429 else { return response }
         return try await context.db.transaction { tx in
             let keys = keys.on(tx)
-            switch try keys.claim(user: user, key: key, requestHash: fingerprint) {
+            switch try await keys.claim(user: user, key: key, requestHash: fingerprint) {
             case .answered(let stored):
                 return try Self.replay(stored, fingerprint)
             case .claimed:
-                try keys.record(user: user, key: key, status: response.status, contentType: response.header("content-type"),
+                try await keys.record(user: user, key: key, status: response.status, contentType: response.header("content-type"),
                                 location: response.header("location"), body: response.body.bytes)
                 return response
             }

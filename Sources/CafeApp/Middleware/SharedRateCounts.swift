@@ -71,9 +71,10 @@ final class SharedRateCounts: Sendable {
             while !stopping.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: interval)
                 do {
-                    try sync()
+                    // Its pool's connections wait in `poll` on this thread.
+                    try Blocking.run { try await self.sync() }
                     if -lastPrune.timeIntervalSinceNow > 30 {
-                        try pool.query("DELETE FROM rate_limit_counts WHERE minute < \(Int64(Date().timeIntervalSince1970 / 60) - 2)")
+                        try Blocking.run { try await self.pool.query("DELETE FROM rate_limit_counts WHERE minute < \(Int64(Date().timeIntervalSince1970 / 60) - 2)") }
                         lastPrune = Date()
                     }
                 } catch {
@@ -93,7 +94,7 @@ final class SharedRateCounts: Sendable {
     /// Writes this process's admissions and reads back everyone's, for the clients seen in the last
     /// two seconds (a client that comes back later starts from what was known: at most one interval's
     /// worth of admissions more).
-    func sync() throws {
+    func sync() async throws {
         let now = Date().timeIntervalSince1970
         let minute = Int64(now / 60)
         let (pending, keys) = state.withLock { s -> ([Key: (minute: Int64, count: Int)], [Key]) in
@@ -105,7 +106,7 @@ final class SharedRateCounts: Sendable {
         if pending.isEmpty && keys.isEmpty { return }
         let written = pending.filter { $0.value.minute >= minute - 1 }
         do {
-            let rows = try pool.query("""
+            let rows = try await pool.query("""
                 WITH added AS (
                     INSERT INTO rate_limit_counts AS r (limit_name, client, minute, count)
                     SELECT * FROM unnest(\(PostgresTextArray(written.map(\.key.limit)))::text[], \(PostgresTextArray(written.map(\.key.client)))::text[],

@@ -49,7 +49,7 @@ struct ParseClassesController: Sendable {
             Endpoint("POST", "/parse/classes/{className}", parse.handler { r in
                 switch r.method {
                 case "GET": try await query(r)
-                case "POST": try create(r)
+                case "POST": try await create(r)
                 default: throw ParseError(107, "POST to a class needs _method GET or POST.")
                 }
             })
@@ -60,9 +60,9 @@ struct ParseClassesController: Sendable {
             // The JS SDK sends every call as a POST naming the method in `_method`.
             Endpoint("POST", "/parse/classes/{className}/{objectId}", parse.handler { r in
                 switch r.method {
-                case "GET": try get(r)
-                case "PUT": try update(r)
-                case "DELETE": try delete(r)
+                case "GET": try await get(r)
+                case "PUT": try await update(r)
+                case "DELETE": try await delete(r)
                 default: throw ParseError(107, "POST to an object needs _method GET, PUT or DELETE.")
                 }
             }).publicRead(.whenReadOnly).readsOnly(when: ParseRequest.isQuery).posts(when: ParseRequest.isUpdate).changes("cafes", "comments"),
@@ -71,14 +71,14 @@ struct ParseClassesController: Sendable {
 
     private func className(_ r: ParseRequest) throws -> ParseClass { try ParseClass(try r.http.pathParameter("className")) }
 
-    private func objectID(_ r: ParseRequest) throws -> Int64 {
-        try resolve(try r.http.pathParameter("objectId"), try className(r).objectKind, r.context.db).orThrow(ParseError.objectNotFound)
+    private func objectID(_ r: ParseRequest) async throws -> Int64 {
+        try await resolve(try r.http.pathParameter("objectId"), try className(r).objectKind, r.context.db).orThrow(ParseError.objectNotFound)
     }
 
     /// One of our ids, or the id an imported Parse objectId names; nil for neither.
-    private func resolve(_ objectID: String, _ kind: ParseObjectKind, _ db: DatabaseClient) throws -> Int64? {
+    private func resolve(_ objectID: String, _ kind: ParseObjectKind, _ db: DatabaseClient) async throws -> Int64? {
         if let id = CafeID(objectID) { return id.rawValue }
-        return try objectIDs.on(db).resolve(kind, objectID)
+        return try await objectIDs.on(db).resolve(kind, objectID)
     }
 
     // MARK: Reading
@@ -89,20 +89,20 @@ struct ParseClassesController: Sendable {
         switch try className(r) {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
-            try q.checkSort(estimate: { try cafes.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
+            try await q.checkSort(estimate: { try await cafes.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
             return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
-                let items = q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
-                let count = q.count ? try stores.cafes.count(q.query) : nil
-                let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
+                let items = await q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
+                let count = await q.count ? try stores.cafes.count(q.query) : nil
+                let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
                 return results(items, count: count) { writer.cafe($0, $1) }
             }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
-            try q.checkSort(estimate: { try comments.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
+            try await q.checkSort(estimate: { try await comments.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
             return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
-                let items = q.query.limit == 0 ? [] : try stores.comments.find(q.query)
-                let count = q.count ? try stores.comments.count(q.query) : nil
-                let writer = try objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
+                let items = await q.query.limit == 0 ? [] : try stores.comments.find(q.query)
+                let count = await q.count ? try stores.comments.count(q.query) : nil
+                let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
                                               keys: q.keys, excludeKeys: q.excludeKeys)
                 return results(items, count: count) { writer.comment($0, $1) }
             }
@@ -111,11 +111,11 @@ struct ParseClassesController: Sendable {
 
     /// Answers a heavy query on its lane (refused when that is full or has spent its time), an anonymous one under
     /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
-    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext, _ answer: @escaping (QueryStores) throws -> Response) async throws -> Response {
-        guard isHeavy else { return try withinTime(anonymous: anonymous, regular.on(context.db), answer) }
+    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext, _ answer: @escaping (QueryStores) async throws -> Response) async throws -> Response {
+        guard isHeavy else { return try await withinTime(anonymous: anonymous, regular.on(context.db), answer) }
         let stores = heavy.on(context.db)
         // On the lane's thread the request reads where its client reads (a standby, with its floor).
-        guard let response = try await heavyLane.run({ try withinTime(anonymous: anonymous, stores, answer) }) else {
+        guard let response = try await heavyLane.run({ try await withinTime(anonymous: anonymous, stores, answer) }) else {
             var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
                                               + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)
             refusal.hold = 1   // a client that retries at once waits out its Retry-After here
@@ -124,10 +124,10 @@ struct ParseClassesController: Sendable {
         return response
     }
 
-    private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: (QueryStores) throws -> T) throws -> T {
-        guard anonymous, let timeout = budget.anonymousTimeout else { return try body(stores) }
+    private func withinTime<T>(anonymous: Bool, _ stores: QueryStores, _ body: (QueryStores) async throws -> T) async throws -> T {
+        guard anonymous, let timeout = budget.anonymousTimeout else { return try await body(stores) }
         do {
-            return try stores.cafes.db.withStatementTimeout(timeout) { try body(stores.on($0)) }
+            return try await stores.cafes.db.withStatementTimeout(timeout) { try await body(stores.on($0)) }
         } catch let error as PostgresError where error.sqlState == SQLState.queryCanceled {
             throw ParseError.invalidQuery("The query needed more than the \(timeout.formatted()) s of database time a query without a session may take "
                                           + "(QUERY_ANONYMOUS_TIMEOUT): narrow it, or log in.")
@@ -145,34 +145,34 @@ struct ParseClassesController: Sendable {
         }
     }
 
-    func get(_ r: ParseRequest) throws -> Response {
+    func get(_ r: ParseRequest) async throws -> Response {
         _ = try r.user()
-        let id = try objectID(r)
+        let id = try await objectID(r)
         let keys = r.http.query["keys"].map { Set($0.split(separator: ",").map(String.init)) }
         switch try className(r) {
         case .cafe:
-            let cafe = try cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
-            let writer = try objectWriter(cafe.imageID.map { [$0] } ?? [], r, cafes: [cafe.id], keys: keys)
+            let cafe = try await cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let writer = try await objectWriter(cafe.imageID.map { [$0] } ?? [], r, cafes: [cafe.id], keys: keys)
             return .json { writer.cafe(cafe, $0) }
         case .comment:
-            let comment = try comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
-            let writer = try objectWriter(comment.imageID.map { [$0] } ?? [], r, cafes: [comment.cafeID], comments: [comment.id], keys: keys)
+            let comment = try await comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let writer = try await objectWriter(comment.imageID.map { [$0] } ?? [], r, cafes: [comment.cafeID], comments: [comment.id], keys: keys)
             return .json { writer.comment(comment, $0) }
         }
     }
 
     private func objectWriter(_ images: [FileID], _ r: ParseRequest, cafes: [CafeID], comments: [CommentID] = [],
-                              keys: Set<String>? = nil, excludeKeys: Set<String> = []) throws -> ParseObjectWriter {
-        let links = ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: try files.on(r.context.db).names(images))
-        let imported = try objectIDs.on(r.context.db).objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
+                              keys: Set<String>? = nil, excludeKeys: Set<String> = []) async throws -> ParseObjectWriter {
+        let links = await ParseFileLinks(baseURL: parse.baseURL(r.http), appID: parse.appID, names: try files.on(r.context.db).names(images))
+        let imported = try await objectIDs.on(r.context.db).objectIDs([.cafe: cafes.map(\.rawValue), .comment: comments.map(\.rawValue)])
         return ParseObjectWriter(files: links, importedIDs: imported, keys: keys, excludeKeys: excludeKeys)
     }
 
     // MARK: Writing
 
     /// What a `CafeMasterObjectId` value names, looked up on `db`: one of our ids or an imported cafe's Parse objectId.
-    private func cafeReference(_ db: DatabaseClient) -> (String) throws -> CafeID? {
-        { raw in try resolve(raw, .cafe, db).map(CafeID.init(rawValue:)) }
+    private func cafeReference(_ db: DatabaseClient) -> (String) async throws -> CafeID? {
+        { raw in try await resolve(raw, .cafe, db).map(CafeID.init(rawValue:)) }
     }
 
     private func writeBody(_ r: ParseRequest, _ className: ParseClass) throws -> ParseWriteBody {
@@ -181,7 +181,7 @@ struct ParseClassesController: Sendable {
         return try ParseWriteBody(body, className: className, fieldTypes: types)
     }
 
-    func create(_ r: ParseRequest) throws -> Response {
+    func create(_ r: ParseRequest) async throws -> Response {
         let className = try className(r)
         let id: String
         let createdAt: String
@@ -189,16 +189,16 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let admin = try r.requireAdmin("create", className)
             let write = try ParseCafeWrite(try writeBody(r, className), current: nil)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.on(r.context.db).create(write.newCafe, by: r.http.auditActor(admin.id)) }
+            let cafe = try await storeOutcomes(imageField: "CafeImage") { try await administration.on(r.context.db).create(write.newCafe, by: r.http.auditActor(admin.id)) }
             (id, createdAt) = (cafe.id.description, Timestamp.format(cafe.createdAt))
         case .comment:
             let user = try r.requireUser("create", className)
-            let write = try ParseCommentWrite(try writeBody(r, className), current: nil, cafe: cafeReference(r.context.db))
+            let write = try await ParseCommentWrite(try writeBody(r, className), current: nil, cafe: cafeReference(r.context.db))
             let new = try write.newComment()
             let comment: Comment
             do {
-                comment = try storeOutcomes(imageField: "CafeCommentImage") {
-                    try comments.on(r.context.db).create(cafe: new.cafe, author: user.id, detail: new.detail, star: new.star, imageID: write.image ?? nil)
+                comment = try await storeOutcomes(imageField: "CafeCommentImage") {
+                    try await comments.on(r.context.db).create(cafe: new.cafe, author: user.id, detail: new.detail, star: new.star, imageID: write.image ?? nil)
                 }
             } catch StoreError.notFound {
                 throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.")
@@ -213,54 +213,54 @@ struct ParseClassesController: Sendable {
         }.adding(header: "Location", "\(parse.baseURL(r.http))/parse/classes/\(className.rawValue)/\(id)")
     }
 
-    func update(_ r: ParseRequest) throws -> Response {
+    func update(_ r: ParseRequest) async throws -> Response {
         let className = try className(r)
-        let id = try objectID(r)
+        let id = try await objectID(r)
         let updatedAt: String
         switch className {
         case .cafe:
             let admin = try r.requireAdmin("update", className)
-            let current = try cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let current = try await cafes.on(r.context.db).find(CafeID(rawValue: id)).orThrow(ParseError.objectNotFound)
             let write = try ParseCafeWrite(try writeBody(r, className), current: current)
-            let cafe = try storeOutcomes(imageField: "CafeImage") { try administration.on(r.context.db).update(current.id, write.changes, by: r.http.auditActor(admin.id)) }
+            let cafe = try await storeOutcomes(imageField: "CafeImage") { try await administration.on(r.context.db).update(current.id, write.changes, by: r.http.auditActor(admin.id)) }
             updatedAt = Timestamp.format(cafe.updatedAt)
         case .comment:
             let user = try r.requireUser("update", className)
             // Another user's comment is "not found", as Parse answers a write its ACL denies.
-            let current = try comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
+            let current = try await comments.on(r.context.db).find(CommentID(rawValue: id)).orThrow(ParseError.objectNotFound)
             guard current.userID == user.id else { throw ParseError.objectNotFound }
-            let write = try ParseCommentWrite(try writeBody(r, className), current: current, cafe: cafeReference(r.context.db))
-            let comment = try storeOutcomes(imageField: "CafeCommentImage") {
-                try comments.on(r.context.db).update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
+            let write = try await ParseCommentWrite(try writeBody(r, className), current: current, cafe: cafeReference(r.context.db))
+            let comment = try await storeOutcomes(imageField: "CafeCommentImage") {
+                try await comments.on(r.context.db).update(current.id, by: user.id, detail: write.detail, star: write.star, imageID: write.image)
             }
             updatedAt = Timestamp.format(comment.updatedAt)
         }
         return .json { w in w.object { w.field("updatedAt", updatedAt) } }
     }
 
-    func delete(_ r: ParseRequest) throws -> Response {
+    func delete(_ r: ParseRequest) async throws -> Response {
         let className = try className(r)
-        let id = try objectID(r)
+        let id = try await objectID(r)
         switch className {
         case .cafe:
             let admin = try r.requireAdmin("delete", className)
             // Parse Dashboard's delete archives, as `DELETE /v1/cafes/{id}` does (`CafeArchive`).
-            guard let change = try administration.on(r.context.db).archive(CafeID(rawValue: id), by: r.http.auditActor(admin.id)), change.before.archivedAt == nil else {
+            guard let change = try await administration.on(r.context.db).archive(CafeID(rawValue: id), by: r.http.auditActor(admin.id)), change.before.archivedAt == nil else {
                 throw ParseError.objectNotFound
             }
         case .comment:
             // Admins may delete any comment, as through /v1 (on Parse, with the master key).
             let user = try r.requireUser("delete", className)
-            try storeOutcomes { try deletion.on(r.context.db).delete(CommentID(rawValue: id), by: user, in: r.http) }
+            try await storeOutcomes { try await deletion.on(r.context.db).delete(CommentID(rawValue: id), by: user, in: r.http) }
         }
         return .json { w in w.object {} }
     }
 
     /// Store outcomes in Parse's terms: a missing or someone else's object is "not found", an
     /// image that is not the author's is a validation failure.
-    private func storeOutcomes<T>(imageField: String = "image", _ body: () throws -> T) throws -> T {
+    private func storeOutcomes<T>(imageField: String = "image", _ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch StoreError.invalidReference {
             throw ParseError.validation("\(imageField): no such file, or not one you uploaded.")
         } catch StoreError.forbidden {

@@ -21,7 +21,7 @@ struct ParseFilesController: Sendable {
         [Endpoint("GET", "/parse/files/{appId}/{name}", download).publicRead().cached(shows: ["photos"]).lane(.query)]
     }
 
-    func upload(_ r: ParseRequest) throws -> Response {
+    func upload(_ r: ParseRequest) async throws -> Response {
         guard let user = try r.user() else { throw ParseError.publicUploads }
         let name = try r.http.pathParameter("name")
         guard ParseFileName.isValidClientName(name) else { throw ParseError(122, "Filename contains invalid characters.") }
@@ -37,7 +37,7 @@ struct ParseFilesController: Sendable {
         }
         let stored: StoredPhoto
         do {
-            stored = try photos.files.on(r.context.db).create(owner: user.id, from: r.http.clientKey, upload: bytes, format: format, name: name)
+            stored = try await photos.files.on(r.context.db).create(owner: user.id, from: r.http.clientKey, upload: bytes, format: format, name: name)
         } catch let refusal as PhotoRefusal {
             guard let problem = ErrorMapping.photoProblem(refusal) else { throw refusal }
             throw ParseError.fileSave(problem.detail ?? problem.title)

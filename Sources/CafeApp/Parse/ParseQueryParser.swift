@@ -27,9 +27,9 @@ struct ParseQuery<Field: RecordField> {
     var sortNeedsEstimate: Bool { !query.orderIsIndexed && !query.boundedByEquality }
 
     /// Refuses a sort of more records than the budget allows, given the planner's `estimate`.
-    func checkSort(estimate: () throws -> Int, budget: QueryBudget, indexed: String) throws {
+    func checkSort(estimate: () async throws -> Int, budget: QueryBudget, indexed: String) async throws {
         guard sortNeedsEstimate else { return }
-        let rows = try estimate()
+        let rows = try await estimate()
         guard rows > budget.maxSortRows else { return }
         throw ParseError.invalidQuery("Ordering by \(unindexedOrder.joined(separator: ", ")) needs a sort of about \(rows) records, more than \(budget.maxSortRows) (QUERY_MAX_SORT_ROWS): "
                                       + "narrow the query (an equality on objectId or CafeMasterObjectId) or order by \(indexed), which an index keeps in order.")

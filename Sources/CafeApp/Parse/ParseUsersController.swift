@@ -78,7 +78,7 @@ struct ParseUsersController: Sendable {
         guard let password, !password.isEmpty else { throw ParseError(201, "password is required.") }
         switch try await accounts.on(r.context.db).logIn(username: username, password: password, address: r.http.clientKey) {
         case .loggedIn(let user, let token):
-            let objectID = try importedObjectID(of: user, r.context.db)
+            let objectID = try await importedObjectID(of: user, r.context.db)
             return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
         case .invalidCredentials(let hold):
             var wrong = ParseError.invalidCredentials
@@ -93,22 +93,22 @@ struct ParseUsersController: Sendable {
         }
     }
 
-    func logOut(_ r: ParseRequest) throws -> Response {
-        if try r.user() != nil, let token = r.token { try accounts.sessions.on(r.context.db).revoke(token: token) }
+    func logOut(_ r: ParseRequest) async throws -> Response {
+        if try r.user() != nil, let token = r.token { try await accounts.sessions.on(r.context.db).revoke(token: token) }
         return .json { w in w.object {} }
     }
 
     /// `User.passwordReset(email:)`: `{}` whether or not an account has the address, as Parse Server
     /// answers with `resetPasswordSuccessOnInvalidEmail` (and as `/v1/password-resets` does).
-    func requestPasswordReset(_ r: ParseRequest) throws -> Response {
-        try recovery.on(r.context.db).requestMail(links.request(.passwordReset, to: try Self.email(r), user: nil, for: r.http))
+    func requestPasswordReset(_ r: ParseRequest) async throws -> Response {
+        try await recovery.on(r.context.db).requestMail(links.request(.passwordReset, to: try Self.email(r), user: nil, for: r.http))
         return .json { w in w.object {} }
     }
 
     /// `User.verificationEmailRequest(email:)`: `{}` for any well-formed address; a mail goes only to
     /// an account that has it unverified (the worker decides, so the answer tells nothing).
-    func verificationEmailRequest(_ r: ParseRequest) throws -> Response {
-        try recovery.on(r.context.db).requestMail(links.request(.emailVerification, to: try Self.email(r), user: nil, for: r.http))
+    func verificationEmailRequest(_ r: ParseRequest) async throws -> Response {
+        try await recovery.on(r.context.db).requestMail(links.request(.emailVerification, to: try Self.email(r), user: nil, for: r.http))
         return .json { w in w.object {} }
     }
 
@@ -126,7 +126,7 @@ struct ParseUsersController: Sendable {
     func delete(_ r: ParseRequest) async throws -> Response {
         guard let user = try r.user() else { throw ParseError.invalidSessionToken }
         let objectID = try r.http.pathParameter("objectId")
-        let own = try importedObjectID(of: user, r.context.db) ?? user.id.description
+        let own = try await importedObjectID(of: user, r.context.db) ?? user.id.description
         guard objectID == own || objectID == user.id.description else { throw ParseError.objectNotFound }
         // Parse Server asks for no password here; this service does, as /v1 does (docs/parse.md).
         guard let password = r.body?["password"]?.string, !password.isEmpty else { throw ParseError(201, "password is required.") }
@@ -138,14 +138,14 @@ struct ParseUsersController: Sendable {
     }
 
     /// `User.current` refreshes itself here; Parse answers a missing token as an invalid one.
-    func me(_ r: ParseRequest) throws -> Response {
+    func me(_ r: ParseRequest) async throws -> Response {
         guard let user = try r.user(), let token = r.token else { throw ParseError.invalidSessionToken }
-        let objectID = try importedObjectID(of: user, r.context.db)
+        let objectID = try await importedObjectID(of: user, r.context.db)
         return .json { ParseObjectWriter.user(user, objectID: objectID, sessionToken: token, $0) }
     }
 
     /// The account's Parse objectId if it was imported (`cafe import-parse`), which answers then carry.
-    private func importedObjectID(of user: User, _ db: DatabaseClient) throws -> String? {
-        try objectIDs.on(db).objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
+    private func importedObjectID(of user: User, _ db: DatabaseClient) async throws -> String? {
+        try await objectIDs.on(db).objectIDs([.user: [user.id.rawValue]])[.user]?[user.id.rawValue]
     }
 }

@@ -124,9 +124,9 @@ struct ParseCommentWrite {
     var image: FileID??
 
     /// `cafe` resolves a `CafeMasterObjectId` (ours, or an imported cafe's Parse objectId).
-    init(_ body: ParseWriteBody, current: Comment?, cafe resolve: (String) throws -> CafeID?) throws {
+    init(_ body: ParseWriteBody, current: Comment?, cafe resolve: (String) async throws -> CafeID?) async throws {
         if let raw = try body.string("CafeMasterObjectId") {
-            guard let id = try resolve(raw) else { throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.") }
+            guard let id = try await resolve(raw) else { throw ParseError.validation("CafeMasterObjectId: no such CafeMaster.") }
             if let current, current.cafeID != id {
                 throw ParseError.validation("CafeMasterObjectId cannot be changed; post a new comment to the other cafe.")
             }

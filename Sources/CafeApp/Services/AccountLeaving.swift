@@ -20,11 +20,11 @@ struct AccountLeaving: DatabaseBound, Sendable {
 
     func leave(_ user: User, password: String, _ request: Request) async throws -> AccountDeletion.Outcome {
         try await accounts.requirePassword(user, password, address: request.clientKey)
-        return try db.transaction { tx in
+        return try await db.transaction { tx in
             let (deletion, audit) = (deletion.on(tx), audit.on(tx))
-            let outcome = try deletion.delete(user.id, confirmed: nil, by: nil)
+            let outcome = try await deletion.delete(user.id, confirmed: nil, by: nil)
             if user.isAdmin, case .deleted(let contents) = outcome {
-                try audit.record(actor: request.auditActor(user.id), action: "user.delete", objectType: "user", objectID: user.id.description,
+                try await audit.record(actor: request.auditActor(user.id), action: "user.delete", objectType: "user", objectID: user.id.description,
                                  changes: [.init(field: "comments", before: String(contents.comments), after: nil),
                                            .init(field: "hiddenComments", before: String(contents.hiddenComments), after: nil),
                                            .init(field: "photos", before: String(contents.photos), after: nil)])

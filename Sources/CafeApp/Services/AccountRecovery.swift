@@ -17,8 +17,8 @@ struct AccountRecovery: DatabaseBound, Sendable {
 
     /// A reset (or a verification asked for by address): the same single INSERT whether or not an
     /// account has the address (the worker finds out), so neither the answer nor its time tells.
-    func requestMail(_ mail: MailOutbox.Request) throws {
-        try outbox.enqueue(mail)
+    func requestMail(_ mail: MailOutbox.Request) async throws {
+        try await outbox.enqueue(mail)
     }
 
     enum Reset {
@@ -35,12 +35,12 @@ struct AccountRecovery: DatabaseBound, Sendable {
         v.length(password, "password", AccountRules.passwordLength)
         try v.finish()
         let hash = try await passwords.hash(password)
-        return try db.transaction { tx in
+        return try await db.transaction { tx in
             let (users, sessions) = (users.on(tx), sessions.on(tx))
-            switch try users.resetPassword(token: token, hash: hash) {
+            switch try await users.resetPassword(token: token, hash: hash) {
             case nil: return .invalidToken
             case .blocked?: return .blocked
-            case .reset(let user)?: return .reset(user, token: try sessions.create(for: user.id))
+            case .reset(let user)?: return await .reset(user, token: try sessions.create(for: user.id))
             }
         }
     }
@@ -48,10 +48,10 @@ struct AccountRecovery: DatabaseBound, Sendable {
     enum Verification { case queued, noEmail, alreadyVerified }
 
     /// Another verification mail for the account's current address.
-    func requestVerification(for user: User, _ mail: (String) -> MailOutbox.Request) throws -> Verification {
-        guard let current = try users.find(user.id), let email = current.email else { return .noEmail }
+    func requestVerification(for user: User, _ mail: (String) -> MailOutbox.Request) async throws -> Verification {
+        guard let current = try await users.find(user.id), let email = current.email else { return .noEmail }
         if current.emailVerified { return .alreadyVerified }
-        try outbox.enqueue(mail(email))
+        try await outbox.enqueue(mail(email))
         return .queued
     }
 }

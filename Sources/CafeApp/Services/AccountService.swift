@@ -33,10 +33,10 @@ struct AccountService: DatabaseBound, Sendable {
                 verification: (UserID, String) -> MailOutbox.Request) async throws -> (User, token: String) {
         try Self.validate(username: username, password: password, email: email, age: age)
         let account = UserRepository.NewUser(username: username, passwordHash: try await passwords.hash(password), email: email, age: age)
-        return try db.transaction { tx in
-            let user = try users.on(tx).create(account)
-            if let email { try MailOutbox.enqueue(verification(user.id, email), tx) }
-            return (user, try sessions.on(tx).create(for: user.id))
+        return try await db.transaction { tx in
+            let user = try await users.on(tx).create(account)
+            if let email { try await MailOutbox.enqueue(verification(user.id, email), tx) }
+            return await (user, try sessions.on(tx).create(for: user.id))
         }
     }
 
@@ -52,7 +52,7 @@ struct AccountService: DatabaseBound, Sendable {
     func confirmPassword(_ user: User, _ password: String, address: String) async throws -> Confirmation {
         let started = DispatchTime.now().uptimeNanoseconds
         switch try await throttle.attempt(username: user.username, address: address, {
-            let stored = try users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash
+            let stored = try await users.credentials(username: user.username)?.passwordHash ?? PasswordHasher.dummyHash
             return await passwords.verify(password, against: stored) ? true : nil
         }) {
         case .passed: return .confirmed
@@ -82,19 +82,19 @@ struct AccountService: DatabaseBound, Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         // The right password, and whether the account is blocked.
         let outcome = try await throttle.attempt(username: username, address: address) { () -> (user: User, blocked: Bool)? in
-            let found = try users.credentials(username: username)
+            let found = try await users.credentials(username: username)
             // Verify against a dummy hash when the user does not exist; the answer's hold does the rest.
             let valid = await passwords.verify(password, against: found?.passwordHash ?? PasswordHasher.dummyHash)
             guard valid, let found else { return nil }
             // A Parse Server bcrypt hash (an imported account) becomes argon2id now that the password is known.
             if !found.blocked, PasswordHasher.needsRehash(found.passwordHash) {
-                try users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try await passwords.hash(password))
+                try await users.replacePasswordHash(found.user.id, old: found.passwordHash, new: try await passwords.hash(password))
             }
             return (found.user, found.blocked)
         }
         switch outcome {
         case .passed(let found) where found.blocked: return .blocked
-        case .passed(let found): return .loggedIn(found.user, token: try sessions.create(for: found.user.id))
+        case .passed(let found): return await .loggedIn(found.user, token: try sessions.create(for: found.user.id))
         case .failed: return .invalidCredentials(hold: Self.hold(since: started))
         case .wait(let seconds): return .lockedOut(retryAfter: seconds)
         }

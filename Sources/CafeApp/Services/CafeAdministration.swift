@@ -14,22 +14,22 @@ struct CafeAdministration: DatabaseBound, Sendable {
         set { cafes = cafes.on(newValue); archive = archive.on(newValue); audit = audit.on(newValue) }
     }
 
-    func create(_ new: CafeRepository.NewCafe, by actor: AuditActor) throws -> Cafe {
-        try db.transaction { tx in
+    func create(_ new: CafeRepository.NewCafe, by actor: AuditActor) async throws -> Cafe {
+        try await db.transaction { tx in
             let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
-            let cafe = try cafes.create(new)
-            try audit.record(actor: actor, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
+            let cafe = try await cafes.create(new)
+            try await audit.record(actor: actor, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
                              changes: Self.changes(from: nil, to: cafe))
             return cafe
         }
     }
 
-    func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: AuditActor) throws -> Cafe {
-        try db.transaction { tx in
+    func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: AuditActor) async throws -> Cafe {
+        try await db.transaction { tx in
             let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
-            let before = try cafes.find(id)
-            let cafe = try cafes.update(id, changes)
-            try audit.record(actor: actor, action: "cafe.update", objectType: "cafe", objectID: id.description,
+            let before = try await cafes.find(id)
+            let cafe = try await cafes.update(id, changes)
+            try await audit.record(actor: actor, action: "cafe.update", objectType: "cafe", objectID: id.description,
                              changes: Self.changes(from: before, to: cafe))
             return cafe
         }
@@ -37,20 +37,20 @@ struct CafeAdministration: DatabaseBound, Sendable {
 
     /// Takes a cafe out of every listing with its comments (`DELETE /v1/cafes/{id}` and `/parse`
     /// deletes archive; see `CafeArchive`). Nil for no such cafe.
-    func archive(_ id: CafeID, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
-        try setArchived(id, true, by: actor)
+    func archive(_ id: CafeID, by actor: AuditActor) async throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+        try await setArchived(id, true, by: actor)
     }
 
-    func restore(_ id: CafeID, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
-        try setArchived(id, false, by: actor)
+    func restore(_ id: CafeID, by actor: AuditActor) async throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+        try await setArchived(id, false, by: actor)
     }
 
-    private func setArchived(_ id: CafeID, _ archived: Bool, by actor: AuditActor) throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
-        try db.transaction { tx in
+    private func setArchived(_ id: CafeID, _ archived: Bool, by actor: AuditActor) async throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
+        try await db.transaction { tx in
             let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
-            guard let change = try archived ? archive.archive(id) : archive.restore(id) else { return nil }
+            guard let change = try await archived ? archive.archive(id) : archive.restore(id) else { return nil }
             if (change.before.archivedAt == nil) != (change.after.archivedAt == nil) {
-                try audit.record(actor: actor, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
+                try await audit.record(actor: actor, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
                                  objectID: id.description,
                                  changes: [.init(field: "archived", before: String(!archived), after: String(archived))])
             }
@@ -59,13 +59,13 @@ struct CafeAdministration: DatabaseBound, Sendable {
     }
 
     /// Deletes an archived cafe for good, with what the operator confirmed would go.
-    func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: AuditActor) throws -> CafeArchive.DeleteOutcome {
-        try db.transaction { tx in
+    func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: AuditActor) async throws -> CafeArchive.DeleteOutcome {
+        try await db.transaction { tx in
             let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
-            let before = try archive.find(id)
-            let outcome = try archive.delete(id, confirmed: confirmed)
+            let before = try await archive.find(id)
+            let outcome = try await archive.delete(id, confirmed: confirmed)
             if case .deleted(let contents) = outcome {
-                try audit.record(actor: actor, action: "cafe.delete", objectType: "cafe", objectID: id.description,
+                try await audit.record(actor: actor, action: "cafe.delete", objectType: "cafe", objectID: id.description,
                                  changes: Self.changes(from: before?.cafe, to: nil) + [
                                     .init(field: "comments", before: String(contents.comments), after: nil),
                                     .init(field: "photos", before: String(contents.photos), after: nil),

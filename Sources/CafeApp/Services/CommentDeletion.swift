@@ -16,12 +16,12 @@ struct CommentDeletion: DatabaseBound, Sendable {
     }
 
     /// `StoreError.notFound`, or `.forbidden` for someone else's comment and no admin right.
-    func delete(_ id: CommentID, by user: User, in request: Request) throws {
-        try db.transaction { tx in
+    func delete(_ id: CommentID, by user: User, in request: Request) async throws {
+        try await db.transaction { tx in
             let (comments, audit) = (comments.on(tx), audit.on(tx))
-            let deleted = try comments.delete(id, by: user.id, asAdmin: user.isAdmin)
+            let deleted = try await comments.delete(id, by: user.id, asAdmin: user.isAdmin)
             guard deleted.userID != user.id else { return }
-            try audit.record(actor: request.auditActor(user.id), action: "comment.delete", objectType: "comment", objectID: id.description, changes: [
+            try await audit.record(actor: request.auditActor(user.id), action: "comment.delete", objectType: "comment", objectID: id.description, changes: [
                 .init(field: "cafeId", before: deleted.cafeID.description, after: nil),
                 .init(field: "author", before: "\(deleted.username) (\(deleted.userID))", after: nil),
                 .init(field: "star", before: String(deleted.star.value), after: nil),

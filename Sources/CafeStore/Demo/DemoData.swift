@@ -14,8 +14,8 @@ public struct DemoData: Sendable {
     let pool: ConnectionPool
     public init(pool: ConnectionPool) { self.pool = pool }
 
-    public func isEmpty() throws -> Bool {
-        try pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").one().decode(0)
+    public func isEmpty() async throws -> Bool {
+        try await pool.query("SELECT NOT EXISTS (SELECT 1 FROM users) AND NOT EXISTS (SELECT 1 FROM cafes)").one().decode(0)
     }
 
     static let cafes: [(name: String, catchCopy: String, introduction: String)] = [
@@ -44,15 +44,18 @@ public struct DemoData: Sendable {
     /// Seeds the demo set and returns the admin's credentials (password freshly generated).
     /// Every third comment has a photo, so a new install's photo wall shows some. `files` stores them
     /// as any upload is stored (cleaned, in the configured photo store).
-    public func seedDemo(files: FileRepository) throws -> AdminCredentials {
+    public func seedDemo(files: FileRepository) async throws -> AdminCredentials {
         let admin = AdminCredentials(username: "admin", password: PasswordHasher.randomPassword())
         let users = UserRepository(pool: pool)
-        let adminID = try users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
+        let adminID = try await users.create(.init(username: admin.username, passwordHash: try PasswordHasher.hash(admin.password), isAdmin: true)).id
         // The pictures are drawn and stored before the transaction that uses them.
-        let photos = try Self.cafes.indices.map { try files.create(owner: adminID, from: nil, upload: DemoPhotos.cafe($0), format: .png).id.rawValue }
+        var photos: [Int64] = []
+        for index in Self.cafes.indices {
+            photos.append(try await files.create(owner: adminID, from: nil, upload: DemoPhotos.cafe(index), format: .png).id.rawValue)
+        }
         var userIDs: [Int64] = []
         for name in ["hanako", "taro", "alice"] {
-            userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
+            await userIDs.append(try users.create(.init(username: name, passwordHash: try PasswordHasher.hash(PasswordHasher.randomPassword()))).id.rawValue)
         }
         var commentPhotos: [Int: Int64] = [:]
         var n = 0
@@ -60,29 +63,29 @@ public struct DemoData: Sendable {
             for j in 0..<(i % 4) {
                 if n % 3 == 0 {
                     let author = UserID(rawValue: userIDs[(i + j) % userIDs.count])
-                    commentPhotos[i * 4 + j] = try files.create(owner: author, from: nil, upload: DemoPhotos.latte(n), format: .png).id.rawValue
+                    commentPhotos[i * 4 + j] = try await files.create(owner: author, from: nil, upload: DemoPhotos.latte(n), format: .png).id.rawValue
                 }
                 n += 1
             }
         }
-        try pool.transaction { tx in
+        try await pool.transaction { tx in
             for (i, cafe) in Self.cafes.enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
-                let cafeID: Int64 = try tx.query("""
+                let cafeID: Int64 = try await tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
                     VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photos[i]), \(createdAt), \(createdAt)) RETURNING id
                     """).one().decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
-                    try tx.query("""
+                    try await tx.query("""
                         INSERT INTO comments (cafe_id, user_id, detail, star, image_id, created_at, updated_at)
                         VALUES (\(cafeID), \(userIDs[(i + j) % userIDs.count]), \(comment.detail), \(comment.star), \(commentPhotos[i * 4 + j]), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)), \(createdAt.addingTimeInterval(Double(j + 1) * 3600)))
                         """)
                 }
             }
             // Until the aggregation worker runs, give the demo correct numbers directly.
-            try tx.execute(script: """
+            try await tx.execute(script: """
                 UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
                 FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM comments GROUP BY cafe_id) a
                 WHERE s.cafe_id = a.cafe_id
@@ -106,9 +109,9 @@ public struct DemoData: Sendable {
     /// from the texts at the end, after the statistics that choose their grams (`indexing` reports
     /// chunks built).
     public func seedSynthetic(cafes count: Int, comments: Int, batchSize: Int = 10_000, lanes: Int = 2,
-                              progress: @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) throws {
-        try pool.query("DELETE FROM search_bitmap_grams")
-        let authorID: Int64 = try pool.query("""
+                              progress: @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) async throws {
+        try await pool.query("DELETE FROM search_bitmap_grams")
+        let authorID: Int64 = try await pool.query("""
             INSERT INTO users (username, password_hash) VALUES ('seed-author', '!')
             ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
             """).one().decode(0)
@@ -125,7 +128,7 @@ public struct DemoData: Sendable {
             for batch in batches.enumerated().filter({ $0.offset % lanes == lane }).map(\.element) {
                 guard failure.withLock({ $0 == nil }) else { return }
                 do {
-                    try insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID)
+                    try Blocking.run { try await insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID) }
                     let done = finished.withLock { value -> Int in value += batch.n; return value }
                     progress(done, count)
                 } catch {
@@ -134,13 +137,13 @@ public struct DemoData: Sendable {
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
-        try pool.query("ANALYZE cafes")
-        try GramBitmapBuilder(pool: pool).buildAll { indexing($0.chunks - $0.chunksLeft, $0.chunks) }
+        try await pool.query("ANALYZE cafes")
+        try await GramBitmapBuilder(pool: pool).buildAll { indexing($0.chunks - $0.chunksLeft, $0.chunks) }
     }
 
-    private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) throws {
-            try pool.transaction { tx in
-                try tx.query("""
+    private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) async throws {
+            try await pool.transaction { tx in
+                try await tx.query("""
                     CREATE TEMP TABLE seed_batch ON COMMIT DROP AS
                     WITH phrases AS (SELECT p, i FROM unnest(ARRAY[
                         '自家焙煎の珈琲', 'チーズケーキが人気', '抹茶ラテ', '窓際の席', 'モーニングセット', 'ジャズが流れる',
@@ -161,7 +164,7 @@ public struct DemoData: Sendable {
                     FROM generate_series(1, \(n)::int) g,
                          LATERAL (SELECT hashint8(\(done)::int + g)::bigint & 2147483647 AS h) hashed   -- 31 bits: city, then 4 phrases
                     """)
-                try tx.execute(script: """
+                try await tx.execute(script: """
                     CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;
                     WITH inserted AS (
                         INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at)
@@ -175,10 +178,10 @@ public struct DemoData: Sendable {
                 // deletes its own through the primary key's range instead of scanning the whole
                 // outbox, which holds every earlier batch's dead rows until vacuum catches up (a
                 // scan of them took 30 s a batch by 480,000 cafes).
-                let outboxFloor: Int64 = try tx.query("SELECT nextval(pg_get_serial_sequence('aggregation_outbox', 'id'))").one().decode(0)
+                let outboxFloor: Int64 = try await tx.query("SELECT nextval(pg_get_serial_sequence('aggregation_outbox', 'id'))").one().decode(0)
                 // The batch's aggregates come from the rows it inserts (RETURNING), never from the
                 // comments table, which grows with every batch: each batch costs the same.
-                try tx.query("""
+                try await tx.query("""
                     WITH inserted AS (
                         INSERT INTO comments (cafe_id, user_id, detail, star, created_at, updated_at)
                         SELECT sc.id, \(authorID), '美味しかったです #' || r.c, 1 + (r.c * 7 + sc.id) % 3, now() - make_interval(secs => r.c), now()
@@ -192,7 +195,7 @@ public struct DemoData: Sendable {
                     UPDATE cafe_stats s SET comment_sum = counted.n, comment_amount = counted.total
                     FROM counted WHERE s.cafe_id = counted.cafe_id
                     """)
-                try tx.queryPlannedPerCall("DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.id > \(outboxFloor) AND o.cafe_id = sc.id")
+                try await tx.queryPlannedPerCall("DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.id > \(outboxFloor) AND o.cafe_id = sc.id")
             }
     }
 }

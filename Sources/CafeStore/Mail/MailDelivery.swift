@@ -75,9 +75,9 @@ public struct MailDelivery: Sendable {
 
     /// One round: every due message (up to 50); how many were handled.
     @discardableResult
-    public func run(isStopping: () -> Bool = { false }) throws -> Int {
+    public func run(isStopping: () -> Bool = { false }) async throws -> Int {
         let lease = (transport?.timeout ?? 10) * 2 + 30
-        let rows = try pool.query("""
+        let rows = try await pool.query("""
             UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => \(lease))
             WHERE id IN (SELECT id FROM mail_outbox WHERE state = 'pending' AND next_attempt_at <= now()
                          ORDER BY next_attempt_at, id LIMIT 50 FOR UPDATE SKIP LOCKED)
@@ -94,10 +94,10 @@ public struct MailDelivery: Sendable {
                           body: try row.decode("body", as: String?.self), expiresAt: try row.decode("expires_at", as: Date?.self),
                           attempts: try row.decode("attempts"))
             if due.body == nil {
-                guard let prepared = try prepare(due) else { handled += 1; continue }
+                guard let prepared = try await prepare(due) else { handled += 1; continue }
                 due = prepared
             }
-            try deliver(due)
+            try await deliver(due)
             handled += 1
         }
         return handled
@@ -105,42 +105,42 @@ public struct MailDelivery: Sendable {
 
     /// The account, the token and the text, or nil when the row was finished instead (no such
     /// account, nothing left to verify, too many mails to it this hour).
-    private func prepare(_ due: Due) throws -> Due? {
-        try pool.transaction { tx -> Due? in
-            func finish(_ state: String) throws -> Due? {
-                try tx.query("UPDATE mail_outbox SET state = \(state), finished_at = now() WHERE id = \(due.id)")
+    private func prepare(_ due: Due) async throws -> Due? {
+        try await pool.transaction { tx -> Due? in
+            func finish(_ state: String) async throws -> Due? {
+                try await tx.query("UPDATE mail_outbox SET state = \(state), finished_at = now() WHERE id = \(due.id)")
                 logger.debug("mail not sent", [("id", String(due.id)), ("kind", due.kind.rawValue), ("state", state)])
                 return nil
             }
             // One account per request: an address shared by several (accounts imported from Parse, made before
             // addresses were unique) gets one mail, for the oldest of them, not one per account.
             let accounts: SQL = due.user.map { "u.id = \($0.rawValue)" } ?? "lower(u.email) = lower(\(due.recipient))"
-            let found = try tx.query("""
+            let found = try await tx.query("""
                 SELECT u.id, u.username, u.email, u.email_verified, u.language FROM users u
                 WHERE \(accounts) AND u.blocked_at IS NULL ORDER BY u.id LIMIT 1
                 """)
-            guard let account = found.first else { return try finish("skipped") }
+            guard let account = found.first else { return try await finish("skipped") }
             let user = UserID(rawValue: try account.decode("id"))
             let email = try account.decode("email", as: String?.self)
-            guard let email, email.lowercased() == due.recipient.lowercased() else { return try finish("skipped") }
-            if due.kind == .emailVerification, try account.decode("email_verified", as: Bool.self) { return try finish("skipped") }
-            let recent: Int = try tx.query("""
+            guard let email, email.lowercased() == due.recipient.lowercased() else { return try await finish("skipped") }
+            if due.kind == .emailVerification, try account.decode("email_verified", as: Bool.self) { return try await finish("skipped") }
+            let recent: Int = try await tx.query("""
                 SELECT count(*)::int FROM mail_outbox
                 WHERE user_id = \(user.rawValue) AND id <> \(due.id) AND created_at > now() - interval '1 hour'
                   AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
                 """).one().decode(0)
-            if recent >= settings.perAccountPerHour { return try finish("throttled") }
-            let toAddress: Int = try tx.query("""
+            if recent >= settings.perAccountPerHour { return try await finish("throttled") }
+            let toAddress: Int = try await tx.query("""
                 SELECT count(*)::int FROM mail_outbox
                 WHERE lower(recipient) = lower(\(email)) AND id <> \(due.id) AND created_at > now() - interval '1 hour'
                   AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
                 """).one().decode(0)
-            if toAddress >= settings.perAddressPerHour { return try finish("throttled") }
+            if toAddress >= settings.perAddressPerHour { return try await finish("throttled") }
             let lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
             let language = (try account.decode("language", as: String?.self)).flatMap(Language.init(rawValue:)) ?? due.language
             let text = MailTemplates.render(due.kind, language, username: try account.decode("username"),
                                             link: MailTemplates.linkPlaceholder, validMinutes: max(1, Int((lifetime / 60).rounded())))
-            let expires: Date = try tx.query("""
+            let expires: Date = try await tx.query("""
                 UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body),
                     expires_at = now() + make_interval(secs => \(lifetime))
                 WHERE id = \(due.id) RETURNING expires_at
@@ -150,24 +150,24 @@ public struct MailDelivery: Sendable {
         }
     }
 
-    private func deliver(_ due: Due) throws {
+    private func deliver(_ due: Due) async throws {
         guard let subject = due.subject, let text = due.body, let user = due.user, let expires = due.expiresAt else { return }
         if expires < Date() {
-            try pool.query("UPDATE mail_outbox SET state = 'expired', body = NULL, finished_at = now() WHERE id = \(due.id)")
+            try await pool.query("UPDATE mail_outbox SET state = 'expired', body = NULL, finished_at = now() WHERE id = \(due.id)")
             return
         }
         guard MailMessage.isDeliverable(due.recipient) else {
-            try finishFailed(due, "the address cannot be sent to as it is (it has characters SMTP headers do not take)")
+            try await finishFailed(due, "the address cannot be sent to as it is (it has characters SMTP headers do not take)")
             return
         }
         // This attempt's link, committed before the mail can arrive; written into the text here only.
         let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
-        let token = try pool.transaction { tx in
-            try AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
+        let token = try await pool.transaction { tx in
+            try await AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
         }
         let body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token))
         guard let transport else {
-            try pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")
+            try await pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")
             keep(due.recipient, subject, body)
             return
         }
@@ -176,13 +176,13 @@ public struct MailDelivery: Sendable {
                                   messageID: "cafe-mail-\(due.id)@\(host)", date: Date())
         switch transport.send(message) {
         case .sent:
-            try pool.query("UPDATE mail_outbox SET state = 'sent', body = NULL, attempts = attempts + 1, last_error = NULL, finished_at = now() WHERE id = \(due.id)")
+            try await pool.query("UPDATE mail_outbox SET state = 'sent', body = NULL, attempts = attempts + 1, last_error = NULL, finished_at = now() WHERE id = \(due.id)")
             logger.debug("mail sent", [("id", String(due.id)), ("kind", due.kind.rawValue)])
         case .refused(let why):
-            try finishFailed(due, why)
+            try await finishFailed(due, why)
         case .failed(let why):
             let wait = min(settings.retryMax, pow(2, Double(min(due.attempts, 30))))
-            try pool.query("""
+            try await pool.query("""
                 UPDATE mail_outbox SET attempts = attempts + 1, last_error = \(String(why.prefix(500))),
                     next_attempt_at = now() + make_interval(secs => \(wait))
                 WHERE id = \(due.id)
@@ -192,8 +192,8 @@ public struct MailDelivery: Sendable {
         }
     }
 
-    private func finishFailed(_ due: Due, _ why: String) throws {
-        try pool.query("""
+    private func finishFailed(_ due: Due, _ why: String) async throws {
+        try await pool.query("""
             UPDATE mail_outbox SET state = 'failed', body = NULL, attempts = attempts + 1, last_error = \(String(why.prefix(500))), finished_at = now()
             WHERE id = \(due.id)
             """)

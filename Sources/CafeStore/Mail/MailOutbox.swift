@@ -30,16 +30,16 @@ public struct MailOutbox: DatabaseBound, Sendable {
     }
 
     /// In the caller's transaction when there is one (`tx`), so the mail exists exactly when what caused it committed.
-    public static func enqueue(_ request: Request, _ conn: DatabaseClient) throws {
-        try conn.query("""
+    public static func enqueue(_ request: Request, _ conn: DatabaseClient) async throws {
+        try await conn.query("""
             INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url)
             VALUES (\(request.kind.rawValue), \(String(request.recipient.prefix(254))), \(request.user?.rawValue), \(request.language.rawValue),
                     \(String(request.baseURL.prefix(512))))
             """)
     }
 
-    public func enqueue(_ request: Request) throws {
-        try db.statement { try Self.enqueue(request, $0) }
+    public func enqueue(_ request: Request) async throws {
+        try await db.statement { try await Self.enqueue(request, $0) }
     }
 
     /// A message as the console's mail screen shows it: the text only while the service keeps it
@@ -58,9 +58,9 @@ public struct MailOutbox: DatabaseBound, Sendable {
     }
 
     /// The newest messages, `limit` after the id `before` (newest first).
-    public func recent(before: Int64?, limit: Int) throws -> (entries: [Entry], more: Bool) {
+    public func recent(before: Int64?, limit: Int) async throws -> (entries: [Entry], more: Bool) {
         let older: SQL = before.map { "WHERE id < \($0)" } ?? ""
-        let rows = try db.query("""
+        let rows = try await db.query("""
             SELECT id, kind, recipient, state, attempts, created_at, finished_at, last_error, subject, body
             FROM mail_outbox \(older) ORDER BY id DESC LIMIT \(limit + 1)
             """)
@@ -74,8 +74,8 @@ public struct MailOutbox: DatabaseBound, Sendable {
     }
 
     /// Finished messages older than `retention` go (they hold an address), and so do tokens past their expiry.
-    func prune(retention: TimeInterval) throws -> Int {
-        let mails = try db.query("DELETE FROM mail_outbox WHERE finished_at < now() - make_interval(secs => \(retention))").affectedRows
-        return mails + (try db.query("DELETE FROM account_tokens WHERE expires_at < now()").affectedRows)
+    func prune(retention: TimeInterval) async throws -> Int {
+        let mails = try await db.query("DELETE FROM mail_outbox WHERE finished_at < now() - make_interval(secs => \(retention))").affectedRows
+        return await mails + (try db.query("DELETE FROM account_tokens WHERE expires_at < now()").affectedRows)
     }
 }

@@ -38,18 +38,18 @@ public struct AccountAdministration: DatabaseBound, Sendable {
     /// admin who can log in, and after its change that one such admin is left: however they
     /// interleave, no sequence of them leaves none.
     /// With no `actor` (a person deleting their own account), only the check after the change is made.
-    static func administering<T>(by actor: UserID?, _ tx: DatabaseClient, _ change: () throws -> T) throws -> T {
-        try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('cafe admins', 0))")
-        if let actor { guard try admins(tx, withActor: actor) else { throw Refusal.notAnAdmin } }
-        let result = try change()
-        guard try admins(tx, withActor: nil) else { throw Refusal.lastAdmin }
+    static func administering<T>(by actor: UserID?, _ tx: DatabaseClient, _ change: () async throws -> T) async throws -> T {
+        try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('cafe admins', 0))")
+        if let actor { guard try await admins(tx, withActor: actor) else { throw Refusal.notAnAdmin } }
+        let result = try await change()
+        guard try await admins(tx, withActor: nil) else { throw Refusal.lastAdmin }
         return result
     }
 
     /// Whether an admin who can log in remains (and, with `actor`, whether it is one).
-    private static func admins(_ tx: DatabaseClient, withActor actor: UserID?) throws -> Bool {
+    private static func admins(_ tx: DatabaseClient, withActor actor: UserID?) async throws -> Bool {
         let who: SQL = actor.map { "AND u.id = \($0.rawValue)" } ?? ""
-        return !(try tx.query("SELECT 1 FROM users u WHERE u.is_admin AND u.blocked_at IS NULL \(who) LIMIT 1").isEmpty)
+        return await !(try tx.query("SELECT 1 FROM users u WHERE u.is_admin AND u.blocked_at IS NULL \(who) LIMIT 1").isEmpty)
     }
 
     private static let select: SQL = "\(UserColumns.select), u.blocked_at"
@@ -58,16 +58,16 @@ public struct AccountAdministration: DatabaseBound, Sendable {
         Account(user: try UserColumns.decode(row), blockedAt: try row.decode("blocked_at", as: Date?.self))
     }
 
-    public func find(_ id: UserID) throws -> Account? {
-        try db.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
+    public func find(_ id: UserID) async throws -> Account? {
+        try await db.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue)").first.map(Self.decode)
     }
 
     /// Accounts whose username contains `text` (any case), by id, `limit` after the id `after`.
-    public func search(_ text: String?, after: Int64?, limit: Int) throws -> (accounts: [Account], more: Bool) {
+    public func search(_ text: String?, after: Int64?, limit: Int) async throws -> (accounts: [Account], more: Bool) {
         var conditions: [SQL] = []
         if let text, !text.isEmpty { conditions.append("strpos(lower(u.username), lower(\(text))) > 0") }
         if let after { conditions.append("u.id > \(after)") }
-        let rows = try db.query("SELECT \(Self.select) FROM users u \(SQL.where(conditions)) ORDER BY u.id LIMIT \(limit + 1)")
+        let rows = try await db.query("SELECT \(Self.select) FROM users u \(SQL.where(conditions)) ORDER BY u.id LIMIT \(limit + 1)")
         return (try rows.prefix(limit).map(Self.decode), rows.count > limit)
     }
 
@@ -75,22 +75,22 @@ public struct AccountAdministration: DatabaseBound, Sendable {
     /// With `comments`, a block also hides every comment of the account and an unblock brings back
     /// the ones a block hid (`commentsMoved` says how many). Nil for no such account. `Refusal`
     /// when it would leave no admin who can log in, or `actor` is no longer one.
-    public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false, by actor: UserID) throws
+    public func setBlocked(_ id: UserID, _ blocked: Bool, comments: Bool = false, by actor: UserID) async throws
         -> (before: Account, after: Account, commentsMoved: Int)? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
-        return try db.transaction { tx in try Self.administering(by: actor, tx) {
-            guard let before = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
+        return try await db.transaction { tx in try await Self.administering(by: actor, tx) {
+            guard let before = try await tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                 return nil
             }
-            let after = try Self.decode(try tx.query("""
+            let after = try await Self.decode(try tx.query("""
                 UPDATE users u SET blocked_at = CASE WHEN \(blocked) THEN coalesce(u.blocked_at, now()) END
                 WHERE u.id = \(id.rawValue) RETURNING \(Self.select)
                 """).one())
-            if blocked { try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)") }
+            if blocked { try await tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)") }
             var moved = 0
             if comments {
                 let moderation = Moderation(pool: db.pool)
-                moved = try blocked ? moderation.hideAll(of: id, tx) : moderation.restoreBlocked(of: id, tx)
+                moved = try await blocked ? moderation.hideAll(of: id, tx) : moderation.restoreBlocked(of: id, tx)
             }
             return (before, after, moved)
         } }
@@ -98,15 +98,15 @@ public struct AccountAdministration: DatabaseBound, Sendable {
 
     /// Grants or revokes the admin right; never revokes the last admin who can log in (see
     /// `administering`). Nil for no such account; `Refusal.notAnAdmin` when `actor` no longer is one.
-    public func setAdmin(_ id: UserID, _ admin: Bool, by actor: UserID) throws -> RoleChange? {
+    public func setAdmin(_ id: UserID, _ admin: Bool, by actor: UserID) async throws -> RoleChange? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
         do {
-            return try db.transaction { tx in try Self.administering(by: actor, tx) { () -> RoleChange? in
-                guard let current = try tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
+            return try await db.transaction { tx in try await Self.administering(by: actor, tx) { () -> RoleChange? in
+                guard let current = try await tx.query("SELECT \(Self.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map(Self.decode) else {
                     return nil
                 }
                 if current.user.isAdmin == admin { return .unchanged(current) }
-                return .changed(try Self.decode(try tx.query("UPDATE users u SET is_admin = \(admin) WHERE u.id = \(id.rawValue) RETURNING \(Self.select)").one()))
+                return await .changed(try Self.decode(try tx.query("UPDATE users u SET is_admin = \(admin) WHERE u.id = \(id.rawValue) RETURNING \(Self.select)").one()))
             } }
         } catch Refusal.lastAdmin {
             return .lastAdmin

@@ -39,12 +39,12 @@ public struct AccountDeletion: DatabaseBound, Sendable {
         case contentsChanged(Contents)
     }
 
-    public func contents(_ id: UserID) throws -> Contents? {
-        try db.statement { try Self.contents(id, $0) }
+    public func contents(_ id: UserID) async throws -> Contents? {
+        try await db.statement { try await Self.contents(id, $0) }
     }
 
-    static func contents(_ id: UserID, _ conn: DatabaseClient) throws -> Contents? {
-        try conn.query("""
+    static func contents(_ id: UserID, _ conn: DatabaseClient) async throws -> Contents? {
+        try await conn.query("""
             SELECT (SELECT count(*)::int FROM comments WHERE user_id = u.id) AS comments,
                    (SELECT count(*)::int FROM hidden_comments WHERE user_id = u.id) AS hidden,
                    (SELECT count(*)::int FROM files f WHERE f.owner_id = u.id AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)) AS photos,
@@ -59,28 +59,28 @@ public struct AccountDeletion: DatabaseBound, Sendable {
     /// Deletes the account, in the caller's transaction when there is one (which may record it in the
     /// audit log). `confirmed`: the counts an operator was shown; nil when the person deletes their own.
     /// `actor`: the operator deleting it, who must still be an admin; nil for the person themselves.
-    public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?) throws -> Outcome {
+    public func delete(_ id: UserID, confirmed: Contents?, by actor: UserID?) async throws -> Outcome {
         defer { sessionCache?.forget(users: [id.rawValue]) }
         // A transaction of its own, or a savepoint of the caller's: a refusal after the deletes rolls them back.
         do {
-            return try db.transaction { tx in try Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
+            return try await db.transaction { tx in try await Self.checkingAdmins(of: id, by: actor, tx) { () -> Outcome in
                 // The row lock first: a comment or an upload being written now holds the key-share lock
                 // its foreign key takes, so this waits for it and the deletes below see it; one that
                 // starts later fails on the missing account.
-                guard try !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) FOR UPDATE").isEmpty,
-                      let contents = try Self.contents(id, tx) else { return .noSuchAccount }
+                guard try await !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) FOR UPDATE").isEmpty,
+                      let contents = try await Self.contents(id, tx) else { return .noSuchAccount }
                 if let confirmed, confirmed != contents { return .contentsChanged(contents) }
-                let comments = try tx.query("DELETE FROM comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
-                let hidden = try tx.query("DELETE FROM hidden_comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
-                let files = try tx.query("""
+                let comments = try await tx.query("DELETE FROM comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
+                let hidden = try await tx.query("DELETE FROM hidden_comments WHERE user_id = \(id.rawValue) RETURNING id").map { String(try $0.decode(0, as: Int64.self)) }
+                let files = try await tx.query("""
                     DELETE FROM files f WHERE f.owner_id = \(id.rawValue) AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id) RETURNING id
                     """).map { String(try $0.decode(0, as: Int64.self)) }
-                try tx.query("""
+                try await tx.query("""
                     DELETE FROM parse_object_ids WHERE (kind = 'user' AND id = \(id.rawValue))
                         OR (kind = 'comment' AND id = ANY(\(PostgresTextArray(comments + hidden))::bigint[]))
                         OR (kind = 'file' AND id = ANY(\(PostgresTextArray(files))::bigint[]))
                     """)
-                try tx.query("DELETE FROM users WHERE id = \(id.rawValue)")
+                try await tx.query("DELETE FROM users WHERE id = \(id.rawValue)")
                 return .deleted(contents)
             } }
         } catch AccountAdministration.Refusal.lastAdmin {
@@ -91,8 +91,8 @@ public struct AccountDeletion: DatabaseBound, Sendable {
     /// An operator's deletion, or an admin's own, under the rule that an admin who can log in remains
     /// (`AccountAdministration.administering`); anyone else's own needs no check (a service with no
     /// admin yet still lets people leave).
-    private static func checkingAdmins(of id: UserID, by actor: UserID?, _ tx: DatabaseClient, _ change: () throws -> Outcome) throws -> Outcome {
-        let isAdmin = try !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) AND is_admin AND blocked_at IS NULL").isEmpty
-        return actor != nil || isAdmin ? try AccountAdministration.administering(by: actor, tx, change) : try change()
+    private static func checkingAdmins(of id: UserID, by actor: UserID?, _ tx: DatabaseClient, _ change: () async throws -> Outcome) async throws -> Outcome {
+        let isAdmin = try await !tx.query("SELECT 1 FROM users WHERE id = \(id.rawValue) AND is_admin AND blocked_at IS NULL").isEmpty
+        return await actor != nil || isAdmin ? try AccountAdministration.administering(by: actor, tx, change) : try change()
     }
 }

@@ -24,8 +24,8 @@ public struct AccountExport: DatabaseBound, Sendable {
         public let createdAt: Date
     }
 
-    public func reports(of user: UserID) throws -> [ReportMade] {
-        try db.query("""
+    public func reports(of user: UserID) async throws -> [ReportMade] {
+        try await db.query("""
             SELECT comment_id, reason, created_at, resolution FROM comment_reports WHERE user_id = \(user.rawValue) ORDER BY created_at, comment_id
             """).map {
                 ReportMade(commentID: CommentID(rawValue: try $0.decode(0)), reason: try $0.decode(1), createdAt: try $0.decode(2),
@@ -33,8 +33,8 @@ public struct AccountExport: DatabaseBound, Sendable {
             }
     }
 
-    public func photos(of user: UserID) throws -> [Photo] {
-        try db.query("""
+    public func photos(of user: UserID) async throws -> [Photo] {
+        try await db.query("""
             SELECT id, content_type, size, width, height, created_at FROM files WHERE owner_id = \(user.rawValue) ORDER BY id
             """).map {
                 Photo(id: FileID(rawValue: try $0.decode(0)), contentType: try $0.decode(1), size: try $0.decode(2),

@@ -12,10 +12,10 @@ public struct AccountTokens: Sendable {
 
     /// A new token for `user` and the address `mail` goes to, valid until `expiresAt`, in place of any the
     /// mail had: a mail sent again (a retry) carries a new link and the one before dies.
-    static func issue(_ purpose: Purpose, for user: UserID, email: String, mail: Int64, expiresAt: Date, _ tx: DatabaseClient) throws -> String {
+    static func issue(_ purpose: Purpose, for user: UserID, email: String, mail: Int64, expiresAt: Date, _ tx: DatabaseClient) async throws -> String {
         let token = Tokens.random()
-        try tx.query("DELETE FROM account_tokens WHERE mail_id = \(mail)")
-        try tx.query("""
+        try await tx.query("DELETE FROM account_tokens WHERE mail_id = \(mail)")
+        try await tx.query("""
             INSERT INTO account_tokens (token_hash, user_id, purpose, email, expires_at, mail_id)
             VALUES (\(Tokens.sha256(token)), \(user.rawValue), \(purpose.rawValue), \(email), \(expiresAt), \(mail))
             """)
@@ -24,9 +24,9 @@ public struct AccountTokens: Sendable {
 
     /// Uses the token up: its account and the address it was mailed to, or nil when it is unknown,
     /// expired or used already. Deleting it is what makes it single-use, even under two racing uses.
-    static func consume(_ token: String, _ purpose: Purpose, _ tx: DatabaseClient) throws -> (user: UserID, email: String)? {
+    static func consume(_ token: String, _ purpose: Purpose, _ tx: DatabaseClient) async throws -> (user: UserID, email: String)? {
         guard Tokens.isWellFormed(token) else { return nil }
-        return try tx.query("""
+        return try await tx.query("""
             DELETE FROM account_tokens WHERE token_hash = \(Tokens.sha256(token)) AND purpose = \(purpose.rawValue)
             RETURNING user_id, email, expires_at > now() AS live
             """).first.flatMap { row in

@@ -48,22 +48,22 @@ public struct AuditLog: DatabaseBound, Sendable {
     public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// Records an action; joins the caller's transaction.
-    public func record(actor: AuditActor, action: String, objectType: String, objectID: String, changes: [AuditEntry.Change]) throws {
-        try db.transaction { tx in
-            let id: Int64 = try tx.query("""
+    public func record(actor: AuditActor, action: String, objectType: String, objectID: String, changes: [AuditEntry.Change]) async throws {
+        try await db.transaction { tx in
+            let id: Int64 = try await tx.query("""
                 INSERT INTO audit_log (actor_id, action, object_type, object_id, address)
                 VALUES (\(actor.id.rawValue), \(action), \(objectType), \(objectID), \(actor.address.map { String($0.prefix(64)) })) RETURNING id
                 """).one().decode(0)
             for change in changes {
-                try tx.query("INSERT INTO audit_changes (audit_id, field, before, after) VALUES (\(id), \(change.field), \(change.before), \(change.after))")
+                try await tx.query("INSERT INTO audit_changes (audit_id, field, before, after) VALUES (\(id), \(change.field), \(change.before), \(change.after))")
             }
         }
     }
 
     /// Newest first: up to `limit` entries older than `before` (an entry's id), and whether more follow.
-    public func page(before: Int64?, limit: Int) throws -> (entries: [AuditEntry], more: Bool) {
+    public func page(before: Int64?, limit: Int) async throws -> (entries: [AuditEntry], more: Bool) {
         let older: SQL = before.map { "WHERE a.id < \($0)" } ?? ""
-        let rows = try db.query("""
+        let rows = try await db.query("""
             SELECT a.id, a.at, a.actor_id, u.username, a.action, a.object_type, a.object_id, a.address
             FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id \(older)
             ORDER BY a.id DESC LIMIT \(limit + 1)
@@ -76,7 +76,7 @@ public struct AuditLog: DatabaseBound, Sendable {
         var changes: [Int64: [AuditEntry.Change]] = [:]
         if !heads.isEmpty {
             let ids = PostgresTextArray(heads.map { String($0.id) })
-            for row in try db.query("SELECT audit_id, field, before, after FROM audit_changes WHERE audit_id = ANY(\(ids)::bigint[]) ORDER BY audit_id, field") {
+            for row in try await db.query("SELECT audit_id, field, before, after FROM audit_changes WHERE audit_id = ANY(\(ids)::bigint[]) ORDER BY audit_id, field") {
                 changes[try row.decode(0), default: []].append(.init(field: try row.decode(1), before: try row.decode(2, as: String?.self),
                                                                     after: try row.decode(3, as: String?.self)))
             }

@@ -37,17 +37,17 @@ public struct CafeArchive: DatabaseBound, Sendable {
         Entry(cafe: try CafeColumns.decode(row), archivedAt: try row.decode(11, as: Date?.self))
     }
 
-    public func find(_ id: CafeID) throws -> Entry? {
-        try db.statement { try Self.entry(id, $0) }
+    public func find(_ id: CafeID) async throws -> Entry? {
+        try await db.statement { try await Self.entry(id, $0) }
     }
 
     /// The cafe as the operator sees it; `locking` holds its row until the transaction ends (see `archive`).
-    private static func entry(_ id: CafeID, _ conn: DatabaseClient, locking: Bool = false) throws -> Entry? {
-        try conn.query("SELECT \(select) FROM \(from) WHERE c.id = \(id.rawValue) \(fixed: locking ? "FOR UPDATE OF c" : "")").first.map(decode)
+    private static func entry(_ id: CafeID, _ conn: DatabaseClient, locking: Bool = false) async throws -> Entry? {
+        try await conn.query("SELECT \(select) FROM \(from) WHERE c.id = \(id.rawValue) \(fixed: locking ? "FOR UPDATE OF c" : "")").first.map(decode)
     }
 
     /// Cafes whose name contains `text` (any case), newest first by id, `limit` after the id `after`.
-    public func search(_ text: String?, state: State, after: Int64?, limit: Int) throws -> (entries: [Entry], more: Bool) {
+    public func search(_ text: String?, state: State, after: Int64?, limit: Int) async throws -> (entries: [Entry], more: Bool) {
         var conditions: [SQL] = []
         if let text, !text.isEmpty { conditions.append("strpos(lower(c.name), lower(\(text))) > 0") }
         switch state {
@@ -56,45 +56,45 @@ public struct CafeArchive: DatabaseBound, Sendable {
         case .archived: conditions.append("c.archived_at IS NOT NULL")
         }
         if let after { conditions.append("c.id < \(after)") }
-        let rows = try db.query("SELECT \(Self.select) FROM \(Self.from) \(SQL.where(conditions)) ORDER BY c.id DESC LIMIT \(limit + 1)")
+        let rows = try await db.query("SELECT \(Self.select) FROM \(Self.from) \(SQL.where(conditions)) ORDER BY c.id DESC LIMIT \(limit + 1)")
         return (try rows.prefix(limit).map(Self.decode), rows.count > limit)
     }
 
     /// Archives a listed cafe. Nil if there is no such cafe; unchanged if already archived.
-    public func archive(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
-        try db.transaction { tx in
-            guard let before = try Self.entry(id, tx, locking: true) else { return nil }
+    public func archive(_ id: CafeID) async throws -> (before: Entry, after: Entry)? {
+        try await db.transaction { tx in
+            guard let before = try await Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt == nil {
                 // The row lock above waited for comments being posted to this cafe (each holds a
                 // key-share lock on it) and makes new ones wait and then find it archived
                 // (`CommentRepository.create`), so the move below sees every comment there is.
-                try tx.query("DELETE FROM cafe_stats WHERE cafe_id = \(id.rawValue)")
-                try HiddenComments.hide(where: "m.cafe_id = \(id.rawValue)", cause: .archive, tx)
-                try tx.query("UPDATE cafes SET archived_at = now() WHERE id = \(id.rawValue)")
+                try await tx.query("DELETE FROM cafe_stats WHERE cafe_id = \(id.rawValue)")
+                try await HiddenComments.hide(where: "m.cafe_id = \(id.rawValue)", cause: .archive, tx)
+                try await tx.query("UPDATE cafes SET archived_at = now() WHERE id = \(id.rawValue)")
             }
-            guard let after = try Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
+            guard let after = try await Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
             return (before, after)
         }
     }
 
     /// Lists an archived cafe again with the comments its archiving hid; the worker recounts them
     /// (the move back goes through the outbox). Nil if there is no such cafe.
-    public func restore(_ id: CafeID) throws -> (before: Entry, after: Entry)? {
-        try db.transaction { tx in
-            guard let before = try Self.entry(id, tx, locking: true) else { return nil }
+    public func restore(_ id: CafeID) async throws -> (before: Entry, after: Entry)? {
+        try await db.transaction { tx in
+            guard let before = try await Self.entry(id, tx, locking: true) else { return nil }
             if before.archivedAt != nil {
-                try tx.query("UPDATE cafes SET archived_at = NULL WHERE id = \(id.rawValue)")
-                try tx.query("INSERT INTO cafe_stats (cafe_id, created_at, search_text) SELECT id, created_at, search_text FROM cafes WHERE id = \(id.rawValue)")
-                try HiddenComments.restore(where: "h.cafe_id = \(id.rawValue) AND h.cause = 'archive'", tx)
+                try await tx.query("UPDATE cafes SET archived_at = NULL WHERE id = \(id.rawValue)")
+                try await tx.query("INSERT INTO cafe_stats (cafe_id, created_at, search_text) SELECT id, created_at, search_text FROM cafes WHERE id = \(id.rawValue)")
+                try await HiddenComments.restore(where: "h.cafe_id = \(id.rawValue) AND h.cause = 'archive'", tx)
             }
-            guard let after = try Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
+            guard let after = try await Self.entry(id, tx) else { throw StoreError.notFound }   // the row is locked: never
             return (before, after)
         }
     }
 
     /// The comments (hidden or not) and the photos no one else uses that deleting the cafe removes.
-    public func contents(_ id: CafeID) throws -> Contents {
-        try Self.contents(try db.query(Self.contentsSQL(id)).one())
+    public func contents(_ id: CafeID) async throws -> Contents {
+        try await Self.contents(try db.query(Self.contentsSQL(id)).one())
     }
 
     public enum DeleteOutcome: Sendable, Equatable {
@@ -107,16 +107,16 @@ public struct CafeArchive: DatabaseBound, Sendable {
 
     /// Deletes an archived cafe, its comments and the photos only it used, if what would go is
     /// exactly what the operator confirmed.
-    public func delete(_ id: CafeID, confirmed: Contents) throws -> DeleteOutcome {
-        try db.transaction { tx in
-            guard let entry = try Self.entry(id, tx, locking: true) else { return .noSuchCafe }
+    public func delete(_ id: CafeID, confirmed: Contents) async throws -> DeleteOutcome {
+        try await db.transaction { tx in
+            guard let entry = try await Self.entry(id, tx, locking: true) else { return .noSuchCafe }
             guard entry.archivedAt != nil else { return .notArchived }
-            let row = try tx.query(Self.contentsSQL(id)).one()
+            let row = try await tx.query(Self.contentsSQL(id)).one()
             let contents = try Self.contents(row)
             guard contents == confirmed else { return .contentsChanged(contents) }
             let photos = try row.decode(2, as: String.self)
-            try tx.query("DELETE FROM cafes WHERE id = \(id.rawValue)")
-            try tx.query("DELETE FROM files WHERE id = ANY(\(photos)::bigint[])")
+            try await tx.query("DELETE FROM cafes WHERE id = \(id.rawValue)")
+            try await tx.query("DELETE FROM files WHERE id = ANY(\(photos)::bigint[])")
             return .deleted(contents)
         }
     }

@@ -45,14 +45,14 @@ public struct CafeRepository: DatabaseBound, Sendable {
         }
     }
 
-    public func find(_ id: CafeID) throws -> Cafe? {
-        try db.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
+    public func find(_ id: CafeID) async throws -> Cafe? {
+        try await db.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
             .first.map(CafeColumns.decode)
     }
 
     /// Whether the cafe is listed (exists and is not archived).
-    public func exists(_ id: CafeID) throws -> Bool {
-        !(try db.query(Self.listed(id)).isEmpty)
+    public func exists(_ id: CafeID) async throws -> Bool {
+        await !(try db.query(Self.listed(id)).isEmpty)
     }
 
     /// `exists` for the `StatementLoop`: a row if the cafe is listed, none otherwise.
@@ -60,22 +60,22 @@ public struct CafeRepository: DatabaseBound, Sendable {
 
     private static func listed(_ id: CafeID) -> SQL { "SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)" }
 
-    public func create(_ new: NewCafe) throws -> Cafe {
-        try db.transaction { tx in
-            let id: Int64 = try Self.mapImageError {
-                try tx.query("""
+    public func create(_ new: NewCafe) async throws -> Cafe {
+        try await db.transaction { tx in
+            let id: Int64 = try await Self.mapImageError {
+                try await tx.query("""
                     INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate)) RETURNING id
                     """).one().decode(0)
             }
-            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id)").one())
+            return try await CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id)").one())
         }
     }
 
     /// A listed cafe only (`.notFound` for an archived one: restore it first).
-    public func update(_ id: CafeID, _ changes: CafeChanges) throws -> Cafe {
-        try db.transaction { tx in
-            let updated = try Self.mapImageError {
-                try tx.query("""
+    public func update(_ id: CafeID, _ changes: CafeChanges) async throws -> Cafe {
+        try await db.transaction { tx in
+            let updated = try await Self.mapImageError {
+                try await tx.query("""
                     UPDATE cafes SET
                         name = coalesce(\(changes.name), name),
                         catch_copy = coalesce(\(changes.catchCopy), catch_copy),
@@ -87,13 +87,13 @@ public struct CafeRepository: DatabaseBound, Sendable {
                     """)
             }
             guard updated.affectedRows == 1 else { throw StoreError.notFound }
-            return try CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)").one())
+            return try await CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)").one())
         }
     }
 
-    static func mapImageError<T>(_ body: () throws -> T) throws -> T {
+    static func mapImageError<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as PostgresError where error.isForeignKeyViolation {
             throw StoreError.invalidReference(field: "imageId")
         }

@@ -14,8 +14,8 @@ public struct CommentRepository: DatabaseBound, Sendable {
         self.groupCommit = groupCommit
     }
 
-    public func find(_ id: CommentID) throws -> Comment? {
-        try db.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
+    public func find(_ id: CommentID) async throws -> Comment? {
+        try await db.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
             .first.map(CommentColumns.decode)
     }
 
@@ -24,8 +24,8 @@ public struct CommentRepository: DatabaseBound, Sendable {
     /// this statement for each cafe. Kept for all cafes, the plan made for the average one (fetch its
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
     /// `withImage`: only those that show a photo (the cafe's photos).
-    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
-        try Self.page(of: db.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) async throws -> RowPage<CommentRow> {
+        try await Self.page(of: db.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
     /// `list`'s read for the `StatementLoop`; its rows make the same page (`page(of:limit:)`).
@@ -61,8 +61,8 @@ public struct CommentRepository: DatabaseBound, Sendable {
 
     /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
     /// `withImage` (the photo wall).
-    public func recent(withImage: Bool, after: Keyset?, limit: Int) throws -> RowPage<CommentRow> {
-        try Self.recentPage(of: db.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+    public func recent(withImage: Bool, after: Keyset?, limit: Int) async throws -> RowPage<CommentRow> {
+        try await Self.recentPage(of: db.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
     /// `recent`'s read for the `StatementLoop`; its rows make the same page (`recentPage(of:limit:)`).
@@ -91,7 +91,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
     }
 
     /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
-    public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) throws -> Comment {
+    public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) async throws -> Comment {
         // The comment comes back whole from the INSERT itself (one round trip instead of BEGIN,
         // INSERT, SELECT, COMMIT), committed with other posts' (`groupCommit`); only a photo, whose
         // owner is checked first, needs a transaction of its own.
@@ -108,12 +108,12 @@ public struct CommentRepository: DatabaseBound, Sendable {
         do {
             let rows: QueryResult
             if let imageID {
-                rows = try db.transaction { tx in
-                    try Self.checkImage(imageID, ownedBy: author, tx)
-                    return try tx.query(insert)
+                rows = try await db.transaction { tx in
+                    try await Self.checkImage(imageID, ownedBy: author, tx)
+                    return try await tx.query(insert)
                 }
             } else {
-                rows = try db.commit(insert, groupedOn: groupCommit)
+                rows = try await db.commit(insert, groupedOn: groupCommit)
             }
             guard let row = rows.first else { throw StoreError.notFound }
             return try CommentColumns.decode(row)
@@ -127,10 +127,10 @@ public struct CommentRepository: DatabaseBound, Sendable {
     }
 
     /// Only the author may edit. `.notFound` / `.forbidden` otherwise; the row is untouched.
-    public func update(_ id: CommentID, by author: UserID, detail: String?, star: Star?, imageID: FileID??) throws -> Comment {
-        try db.transaction { tx in
-            if let image = imageID ?? nil { try Self.checkImage(image, ownedBy: author, tx) }
-            let updated = try tx.query("""
+    public func update(_ id: CommentID, by author: UserID, detail: String?, star: Star?, imageID: FileID??) async throws -> Comment {
+        try await db.transaction { tx in
+            if let image = imageID ?? nil { try await Self.checkImage(image, ownedBy: author, tx) }
+            let updated = try await tx.query("""
                 UPDATE comments SET
                     detail = coalesce(\(detail), detail),
                     star = coalesce(\(star?.value)::smallint, star),
@@ -139,30 +139,30 @@ public struct CommentRepository: DatabaseBound, Sendable {
                 WHERE id = \(id.rawValue) AND user_id = \(author.rawValue)
                 """)
             guard updated.affectedRows == 1 else {
-                throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
+                throw try await tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
             }
-            return try CommentColumns.decode(try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").one())
+            return try await CommentColumns.decode(try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").one())
         }
     }
 
     /// The author, or an admin when `asAdmin`, may delete; the comment as it was.
     @discardableResult
-    public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) throws -> Comment {
-        try db.transaction { tx in
-            let deleted = try tx.query("""
+    public func delete(_ id: CommentID, by user: UserID, asAdmin: Bool) async throws -> Comment {
+        try await db.transaction { tx in
+            let deleted = try await tx.query("""
                 WITH m AS (DELETE FROM comments WHERE id = \(id.rawValue) AND (user_id = \(user.rawValue) OR \(asAdmin)::bool) RETURNING *)
                 SELECT \(CommentColumns.select) FROM m JOIN users u ON u.id = m.user_id
                 """)
             guard let row = deleted.first else {
-                throw try tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
+                throw try await tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
             }
             return try CommentColumns.decode(row)
         }
     }
 
     /// A comment may only show a photo its author uploaded.
-    static func checkImage(_ image: FileID, ownedBy user: UserID, _ tx: DatabaseClient) throws {
-        if try tx.query("SELECT 1 FROM files WHERE id = \(image.rawValue) AND owner_id = \(user.rawValue)").isEmpty {
+    static func checkImage(_ image: FileID, ownedBy user: UserID, _ tx: DatabaseClient) async throws {
+        if try await tx.query("SELECT 1 FROM files WHERE id = \(image.rawValue) AND owner_id = \(user.rawValue)").isEmpty {
             throw StoreError.invalidReference(field: "imageId")
         }
     }

@@ -22,7 +22,7 @@ public enum PhotoLookup: Sendable {
     case found(PhotoAnswer)
     /// The photo needs decoding work first (cleaning, or making the size): run it, then ask again. `key`
     /// names that work, the same for every request that needs it.
-    case needsWork(key: String, @Sendable () throws -> Void)
+    case needsWork(key: String, @Sendable () async throws -> Void)
 }
 
 extension PhotoViewer {
@@ -109,37 +109,39 @@ public struct FileRepository: DatabaseBound, Sendable {
     /// cleaned, and the bytes of the uploads the decoder refused); each check and the insert are one step
     /// per owner and per address, so parallel uploads cannot pass it together. `StoreError.uploadInProgress`
     /// while another upload of the owner is being decoded.
-    public func create(owner: UserID, from address: String?, upload: [UInt8], format: ImageFormat, name: String? = nil) throws -> StoredPhoto {
-        guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
-        defer { _ = decoding.owners.withLock { $0.remove(owner.rawValue) } }
+    public func create(owner: UserID, from address: String?, upload: [UInt8], format: ImageFormat, name: String? = nil) async throws -> StoredPhoto {
         // An uploader whose quota is spent already is refused before any decoding is spent on the upload.
-        for (holder, quota) in quotas.holders(owner, address) { try checkQuota(holder, quota: quota, adding: 1, { try db.query($0) }) }
+        for (holder, quota) in quotas.holders(owner, address) { try await checkQuota(holder, quota: quota, adding: 1, { try await db.query($0) }) }
+        // One upload of an owner decoded at a time (the decoding holds a photo thread; the awaits around it do not).
+        guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
+        let cleaned = Result { () throws(PhotoRefusal) -> EncodedPhoto in try codec.clean(upload, format: format, limits: limits) }
+        _ = decoding.owners.withLock { $0.remove(owner.rawValue) }
         let photo: EncodedPhoto
         do {
-            photo = try codec.clean(upload, format: format, limits: limits)
+            photo = try cleaned.get()
         } catch {
             // The sender's refusal (not the service's own failure) costs its quota what it sent. Noted on a
             // best effort: the client is told of the refusal whether or not the note could be written.
             if case .failed = error {} else {
-                _ = try? db.query("INSERT INTO refused_uploads (owner_id, uploaded_from, size) VALUES (\(owner.rawValue), \(address), \(upload.count))")
+                _ = try? await db.query("INSERT INTO refused_uploads (owner_id, uploaded_from, size) VALUES (\(owner.rawValue), \(address), \(upload.count))")
             }
             throw error
         }
-        return try store(photo, owner: owner, from: address, name: name)
+        return try await store(photo, owner: owner, from: address, name: name)
     }
 
     /// Forgets the refused uploads the quotas no longer look at (older than a day).
-    public func pruneRefusedUploads() throws -> Int {
-        try db.query("DELETE FROM refused_uploads WHERE created_at < now() - interval '1 day'").affectedRows
+    public func pruneRefusedUploads() async throws -> Int {
+        try await db.query("DELETE FROM refused_uploads WHERE created_at < now() - interval '1 day'").affectedRows
     }
 
     /// Throws `uploadQuotaExceeded` when `adding` more bytes would pass `holder`'s quota of the last 24 hours.
-    private func checkQuota(_ holder: UploadQuotas.Holder, quota: Int, adding bytes: Int, _ query: (SQL) throws -> QueryResult) throws {
+    private func checkQuota(_ holder: UploadQuotas.Holder, quota: Int, adding bytes: Int, _ query: (SQL) async throws -> QueryResult) async throws {
         let whose: SQL = switch holder {
         case .account(let owner): "owner_id = \(owner.rawValue)"
         case .address(let address): "uploaded_from = \(address)"
         }
-        let used = try query("""
+        let used = try await query("""
             SELECT coalesce(sum(size), 0)::bigint AS used, extract(epoch FROM min(created_at) + interval '1 day' - now()) AS wait
             FROM (SELECT size, created_at FROM files WHERE \(whose) AND created_at > now() - interval '1 day'
                   UNION ALL
@@ -154,29 +156,29 @@ public struct FileRepository: DatabaseBound, Sendable {
     /// Stores a photo already cleaned. With an object store, the object is put before the row is
     /// committed, and a note to delete it is committed before the put: a crash anywhere leaves either
     /// the row with its object or a note that the sweep acts on, never a row without its bytes.
-    func store(_ photo: EncodedPhoto, owner: UserID?, from address: String?, name: String?) throws -> StoredPhoto {
+    func store(_ photo: EncodedPhoto, owner: UserID?, from address: String?, name: String?) async throws -> StoredPhoto {
         let digest = Tokens.sha256(photo.bytes)
-        let key = try putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
+        let key = try await putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
         let insert: SQL = """
             INSERT INTO files (owner_id, uploaded_from, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
             VALUES (\(owner?.rawValue), \(address), \(photo.encoding.contentType), \(photo.bytes.count), \(digest)::bytea,
                     \(key == nil ? photo.bytes : nil)::bytea, \(key), \(name), \(photo.width), \(photo.height), now())
             RETURNING id, encode(sha256, 'hex')
             """
-        let row = try db.transaction { tx in
+        let row = try await db.transaction { tx in
             if let owner {
                 for (holder, quota) in quotas.holders(owner, address) {
-                    try tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(holder.lockKey), 0))")
-                    try checkQuota(holder, quota: quota, adding: photo.bytes.count, { try tx.query($0) })
+                    try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended(\(holder.lockKey), 0))")
+                    try await checkQuota(holder, quota: quota, adding: photo.bytes.count, { try await tx.query($0) })
                 }
             }
             let row: Row
             do {
-                row = try tx.query(insert).one()
+                row = try await tx.query(insert).one()
             } catch let error as PostgresError where error.isForeignKeyViolation {
                 throw StoreError.accountGone   // deleted while the photo was being cleaned
             }
-            if let key { try ObjectNotes.owned(key, tx) }
+            if let key { try await ObjectNotes.owned(key, tx) }
             return row
         }
         return StoredPhoto(id: FileID(rawValue: try row.decode(0)), contentType: photo.encoding.contentType, size: photo.bytes.count,
@@ -184,23 +186,23 @@ public struct FileRepository: DatabaseBound, Sendable {
     }
 
     /// With an object store: puts the object after noting it (`ObjectNotes.pending`). Nil with PostgreSQL.
-    func putObject(_ bytes: [UInt8], contentType: String, key: String) throws -> String? {
+    func putObject(_ bytes: [UInt8], contentType: String, key: String) async throws -> String? {
         guard case .s3(let bucket) = storage else { return nil }
-        try bucket.putNoted(key, bytes, contentType: contentType, db)
+        try await bucket.putNoted(key, bytes, contentType: contentType, db)
         return key
     }
 
     /// The cleaned photo, if `viewer` may see it; its bytes left out when the client holds them (a 304
     /// never reads a photo). A photo stored before cleaning existed needs cleaning first.
-    public func original(_ id: FileID, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
-        guard let row = try db.query("""
+    public func original(_ id: FileID, viewer: PhotoViewer?, knownDigests: [String] = []) async throws -> PhotoLookup {
+        guard let row = try await db.query("""
             SELECT f.content_type, f.width, f.height, encode(f.sha256, 'hex') AS sha256, \(Self.shownPublicly) AS public,
                    f.cleaned_at IS NOT NULL AS cleaned, f.object_key, \(Self.unlessKnown("f.bytes", digest: "f.sha256", knownDigests)) AS bytes
             FROM files f WHERE f.id = \(id.rawValue) AND \(Self.mayView(viewer))
             """).first else {
             return .hidden
         }
-        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try PhotoCleaning(files: self).clean(id) } }
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try await PhotoCleaning(files: self).clean(id) } }
         let sha = try row.decode("sha256", as: String.self)
         return .found(PhotoAnswer(contentType: try row.decode("content_type"), width: try row.decode("width"), height: try row.decode("height"),
                                   sha256Hex: sha, isPublic: try row.decode("public"),
@@ -210,8 +212,8 @@ public struct FileRepository: DatabaseBound, Sendable {
     /// `requested` pixels wide (at most the photo's own width), WebP or the photo's own encoding (JPEG
     /// or PNG), if `viewer` may see it. A size is made on its first request from the cleaned photo and
     /// kept: `.needsWork` says to make it where the caller bounds such work (the photo lane), then ask again.
-    public func size(_ id: FileID, width requested: Int, webp: Bool, viewer: PhotoViewer?, knownDigests: [String] = []) throws -> PhotoLookup {
-        guard let row = try db.query("""
+    public func size(_ id: FileID, width requested: Int, webp: Bool, viewer: PhotoViewer?, knownDigests: [String] = []) async throws -> PhotoLookup {
+        guard let row = try await db.query("""
             SELECT f.content_type, f.width, f.cleaned_at IS NOT NULL AS cleaned, \(Self.shownPublicly) AS public,
                    s.height AS size_height, encode(s.sha256, 'hex') AS size_sha256, s.object_key AS size_key,
                    \(Self.unlessKnown("s.bytes", digest: "s.sha256", knownDigests)) AS size_bytes
@@ -222,15 +224,15 @@ public struct FileRepository: DatabaseBound, Sendable {
             """).first else {
             return .hidden
         }
-        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try PhotoCleaning(files: self).clean(id) } }
+        guard try row.decode("cleaned", as: Bool.self) else { return .needsWork(key: "clean \(id.rawValue)") { try await PhotoCleaning(files: self).clean(id) } }
         let storedWidth = try row.decode("width", as: Int.self)
         let width = PhotoCodec.servedWidth(requested: requested, storedWidth: storedWidth)
         // The photo itself is that size in its own encoding.
-        if !webp, width == storedWidth { return try original(id, viewer: viewer, knownDigests: knownDigests) }
+        if !webp, width == storedWidth { return try await original(id, viewer: viewer, knownDigests: knownDigests) }
         let own = PhotoEncoding(rawValue: String(try row.decode("content_type", as: String.self).dropFirst(6))) ?? .jpeg
         let encoding = webp ? PhotoEncoding.webp : own
         guard let sha = try row.decode("size_sha256", as: String?.self) else {
-            return .needsWork(key: "size \(id.rawValue) \(width) \(encoding.rawValue)") { try makeSize(id, width: width, encoding: encoding) }
+            return .needsWork(key: "size \(id.rawValue) \(width) \(encoding.rawValue)") { try await makeSize(id, width: width, encoding: encoding) }
         }
         return .found(PhotoAnswer(contentType: encoding.contentType, width: width, height: try row.decode("size_height"), sha256Hex: sha,
                                   isPublic: try row.decode("public"),
@@ -239,19 +241,19 @@ public struct FileRepository: DatabaseBound, Sendable {
 
     /// Resizes the cleaned photo and keeps the result; two requests making the same size at once both
     /// make it, and the first row stays (the encoder is deterministic, so both made the same bytes).
-    func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) throws {
-        guard case .found(let source) = try original(id, viewer: .operator), let bytes = source.bytes else { return }
+    func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) async throws {
+        guard case .found(let source) = try await original(id, viewer: .operator), let bytes = source.bytes else { return }
         let made = try codec.resize(bytes, width: width, to: encoding)
         let digest = Tokens.sha256(made.bytes)
-        let key = try putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
-        try db.transaction { tx in
-            let inserted = try tx.query("""
+        let key = try await putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
+        try await db.transaction { tx in
+            let inserted = try await tx.query("""
                 INSERT INTO file_sizes (file_id, width, encoding, height, size, sha256, bytes, object_key)
                 VALUES (\(id.rawValue), \(width), \(encoding.rawValue), \(made.height), \(made.bytes.count), \(digest)::bytea,
                         \(key == nil ? made.bytes : nil)::bytea, \(key))
                 ON CONFLICT DO NOTHING
                 """).affectedRows
-            if let key, inserted == 1 { try ObjectNotes.owned(key, tx) }
+            if let key, inserted == 1 { try await ObjectNotes.owned(key, tx) }
         }
     }
 
@@ -263,10 +265,10 @@ public struct FileRepository: DatabaseBound, Sendable {
     }
 
     /// The client-given names (nil if none) of these files, for the ones that exist.
-    public func names(_ ids: [FileID]) throws -> [FileID: String?] {
+    public func names(_ ids: [FileID]) async throws -> [FileID: String?] {
         guard !ids.isEmpty else { return [:] }
         var names: [FileID: String?] = [:]
-        for row in try db.query("SELECT id, name FROM files WHERE id = ANY(\(PostgresTextArray(ids.map(\.description)))::bigint[])") {
+        for row in try await db.query("SELECT id, name FROM files WHERE id = ANY(\(PostgresTextArray(ids.map(\.description)))::bigint[])") {
             names[FileID(rawValue: try row.decode("id"))] = try row.decode("name", as: String?.self)
         }
         return names
@@ -276,36 +278,36 @@ public struct FileRepository: DatabaseBound, Sendable {
     /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away), then
     /// the objects no row owns any longer (`object_deletions`), whichever store is configured now.
     @discardableResult
-    public func deleteOrphans(olderThan grace: TimeInterval) throws -> Int {
-        let files = try db.query("""
+    public func deleteOrphans(olderThan grace: TimeInterval) async throws -> Int {
+        let files = try await db.query("""
             DELETE FROM files f
             WHERE f.created_at < now() - make_interval(secs => \(grace))
               AND NOT EXISTS (SELECT 1 FROM cafes c WHERE c.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.image_id = f.id)
             """).affectedRows
-        try deleteDueObjects()
+        try await deleteDueObjects()
         return files
     }
 
     /// Deletes the objects whose deletion is due, a batch at a time; a note is removed only once its
     /// object is gone, so a store that is down keeps them for the next sweep.
     @discardableResult
-    public func deleteDueObjects(batch: Int = 500) throws -> Int {
+    public func deleteDueObjects(batch: Int = 500) async throws -> Int {
         guard case .s3(let bucket) = storage else { return 0 }
         var deleted = 0
         while true {
             // A key some row owns is never deleted (a note left by an insert that later committed is dropped).
-            try db.query("""
+            try await db.query("""
                 DELETE FROM object_deletions d WHERE EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                    OR EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
                 """)
-            let keys = try db.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
+            let keys = try await db.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
                 .map { try $0.decode("object_key", as: String.self) }
             for key in keys {
                 do { try bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
                 // Only if no row has taken the key meanwhile (a put re-noted and committed).
-                try db.query("""
+                try await db.query("""
                     DELETE FROM object_deletions d WHERE d.object_key = \(key) AND d.due_at <= now()
                       AND NOT EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                       AND NOT EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)

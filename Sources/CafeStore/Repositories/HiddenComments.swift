@@ -10,8 +10,8 @@ enum HiddenComments {
 
     /// Hides the comments matching `condition` (over `comments m`). Returns how many moved.
     @discardableResult
-    static func hide(where condition: SQL, cause: Cause, _ tx: DatabaseClient) throws -> Int {
-        try tx.query("""
+    static func hide(where condition: SQL, cause: Cause, _ tx: DatabaseClient) async throws -> Int {
+        try await tx.query("""
             WITH moved AS (DELETE FROM comments m WHERE \(condition) RETURNING m.*)
             INSERT INTO hidden_comments (id, cafe_id, user_id, detail, star, image_id, created_at, updated_at, cause)
             SELECT id, cafe_id, user_id, detail, star, image_id, created_at, updated_at, \(cause.rawValue)::text FROM moved
@@ -23,14 +23,14 @@ enum HiddenComments {
     /// author's unblock (with `restoreComments`) can return it. One whose cafe is archived stays
     /// hidden until the cafe is restored (its cause becomes `archive`). Returns how many are visible again.
     @discardableResult
-    static func restore(where condition: SQL, _ tx: DatabaseClient) throws -> Int {
+    static func restore(where condition: SQL, _ tx: DatabaseClient) async throws -> Int {
         let authorBlocked: SQL = "EXISTS (SELECT 1 FROM users u WHERE u.id = h.user_id AND u.blocked_at IS NOT NULL)"
-        try tx.query("UPDATE hidden_comments h SET cause = 'block' WHERE \(condition) AND \(authorBlocked)")
-        try tx.query("""
+        try await tx.query("UPDATE hidden_comments h SET cause = 'block' WHERE \(condition) AND \(authorBlocked)")
+        try await tx.query("""
             UPDATE hidden_comments h SET cause = 'archive'
             WHERE \(condition) AND NOT \(authorBlocked) AND NOT EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)
             """)
-        return try tx.query("""
+        return try await tx.query("""
             WITH moved AS (
                 DELETE FROM hidden_comments h
                 WHERE \(condition) AND NOT \(authorBlocked) AND EXISTS (SELECT 1 FROM cafe_stats s WHERE s.cafe_id = h.cafe_id)

@@ -22,15 +22,15 @@ public struct Housekeeping: Sendable {
         self.logger = logger
     }
 
-    public func run() throws {
-        let files = try files.deleteOrphans(olderThan: orphanGrace)
-        let sessions = try pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
-        let failures = try LoginThrottle(pool: pool).prune()
-        let runs = try pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
-        let keys = try IdempotencyRepository(pool: pool).pruneExpired()
-        let reports = try Moderation(pool: pool).pruneReportsOfDeletedComments()
-        let mail = try MailOutbox(pool: pool).prune(retention: mailRetention)
-        let refused = try self.files.pruneRefusedUploads()
+    public func run() async throws {
+        let files = try await files.deleteOrphans(olderThan: orphanGrace)
+        let sessions = try await pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
+        let failures = try await LoginThrottle(pool: pool).prune()
+        let runs = try await pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
+        let keys = try await IdempotencyRepository(pool: pool).pruneExpired()
+        let reports = try await Moderation(pool: pool).pruneReportsOfDeletedComments()
+        let mail = try await MailOutbox(pool: pool).prune(retention: mailRetention)
+        let refused = try await self.files.pruneRefusedUploads()
         logger.debug("housekeeping", [("orphan_files", String(files)), ("expired_sessions", String(sessions)),
                                       ("old_login_failures", String(failures)), ("old_job_runs", String(runs)),
                                       ("expired_idempotency_keys", String(keys)),

@@ -35,26 +35,26 @@ public struct IdempotencyRepository: DatabaseBound, Sendable {
     /// Claims `key` for `user`. Blocks while another transaction holds the same claim, until it
     /// commits (→ `.answered`) or rolls back (→ `.claimed`). A new key, the usual case, is one
     /// statement: an expired key is as good as new, so it is taken over where it conflicts.
-    public func claim(user: UserID, key: String, requestHash: [UInt8]) throws -> Claim {
-        let claimed = try db.query("""
+    public func claim(user: UserID, key: String, requestHash: [UInt8]) async throws -> Claim {
+        let claimed = try await db.query("""
             INSERT INTO idempotency_keys (user_id, key, request_hash) VALUES (\(user.rawValue), \(key), \(requestHash))
             ON CONFLICT (user_id, key) DO UPDATE
             SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, location = NULL, body = NULL, created_at = now()
             WHERE idempotency_keys.created_at < now() - make_interval(secs => \(Self.lifetime))
             """)
         if claimed.affectedRows == 1 { return .claimed }
-        guard let row = try db.query("""
+        guard let row = try await db.query("""
             SELECT request_hash, status, content_type, location, body FROM idempotency_keys WHERE user_id = \(user.rawValue) AND key = \(key)
             """).first else {
-            return try claim(user: user, key: key, requestHash: requestHash)   // deleted meanwhile
+            return try await claim(user: user, key: key, requestHash: requestHash)   // deleted meanwhile
         }
         return .answered(StoredAnswer(requestHash: try row.decode(0), status: try row.decode(1), contentType: try row.decode(2, as: String?.self),
                                       location: try row.decode(3, as: String?.self), body: try row.decode(4)))
     }
 
     /// The answer committed for `key`, when there is one within its lifetime; a read that claims nothing.
-    public func answer(user: UserID, key: String) throws -> StoredAnswer? {
-        try db.query("""
+    public func answer(user: UserID, key: String) async throws -> StoredAnswer? {
+        try await db.query("""
             SELECT request_hash, status, content_type, location, body FROM idempotency_keys
             WHERE user_id = \(user.rawValue) AND key = \(key) AND status IS NOT NULL
               AND created_at > now() - make_interval(secs => \(Self.lifetime))
@@ -64,14 +64,14 @@ public struct IdempotencyRepository: DatabaseBound, Sendable {
             }
     }
 
-    public func record(user: UserID, key: String, status: Int, contentType: String?, location: String?, body: [UInt8]) throws {
-        try db.query("""
+    public func record(user: UserID, key: String, status: Int, contentType: String?, location: String?, body: [UInt8]) async throws {
+        try await db.query("""
             UPDATE idempotency_keys SET status = \(status), content_type = \(contentType), location = \(location), body = \(body) WHERE user_id = \(user.rawValue) AND key = \(key)
             """)
     }
 
     @discardableResult
-    public func pruneExpired() throws -> Int {
-        try db.query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => \(Self.lifetime))").affectedRows
+    public func pruneExpired() async throws -> Int {
+        try await db.query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => \(Self.lifetime))").affectedRows
     }
 }

@@ -34,11 +34,11 @@ public struct LoginThrottle: DatabaseBound, Sendable {
     /// being held off; a nil from it is a failure, already recorded. On success the pair's failures
     /// are forgotten.
     public func attempt<T: Sendable>(username: String, address: String, _ verify: () async throws -> T?) async throws -> Outcome<T> {
-        let reservation: Reservation = try db.transaction { tx in
+        let reservation: Reservation = try await db.transaction { tx in
             // One reservation at a time per pair (the lock goes with the transaction).
-            try tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
-            if let wait = try on(tx).retryAfter(username: username, address: address) { return .wait(wait) }
-            return .made(at: try tx.query("""
+            try await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('login ' || lower(\(username)) || ' ' || \(address), 0))")
+            if let wait = try await on(tx).retryAfter(username: username, address: address) { return .wait(wait) }
+            return await .made(at: try tx.query("""
                 INSERT INTO login_failures (username_key, address) VALUES (lower(\(username)), \(address)) RETURNING failed_at::text
                 """).one().decode(0))
         }
@@ -50,13 +50,13 @@ public struct LoginThrottle: DatabaseBound, Sendable {
         guard let value = try await verify() else {
             // The hold counts from the failure's answer, not from its start: a password check that
             // outlasts the hold (argon2id on a busy machine) must not leave the next attempt free.
-            try db.query("""
+            try await db.query("""
                 UPDATE login_failures SET failed_at = clock_timestamp()
                 WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at = \(reservedAt)::timestamptz
                 """)
             return .failed
         }
-        try db.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
+        try await db.query("DELETE FROM login_failures WHERE username_key = lower(\(username)) AND address = \(address)")
         return .passed(value)
     }
 
@@ -67,8 +67,8 @@ public struct LoginThrottle: DatabaseBound, Sendable {
     }
 
     /// Seconds until another attempt is allowed, or nil if attempts are allowed now.
-    func retryAfter(username: String, address: String) throws -> Int? {
-        let row = try db.query("""
+    func retryAfter(username: String, address: String) async throws -> Int? {
+        let row = try await db.query("""
             SELECT count(*)::int, extract(epoch FROM max(failed_at) - now())
             FROM login_failures
             WHERE username_key = lower(\(username)) AND address = \(address) AND failed_at > now() - make_interval(secs => \(window))
@@ -82,7 +82,7 @@ public struct LoginThrottle: DatabaseBound, Sendable {
 
     /// Drops failures older than the window (run by the worker's housekeeping).
     @discardableResult
-    public func prune() throws -> Int {
-        try db.query("DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(window))").affectedRows
+    public func prune() async throws -> Int {
+        try await db.query("DELETE FROM login_failures WHERE failed_at < now() - make_interval(secs => \(window))").affectedRows
     }
 }

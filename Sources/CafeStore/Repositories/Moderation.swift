@@ -49,23 +49,23 @@ public struct Moderation: DatabaseBound, Sendable {
     static let reportsShown = 5
 
     /// One report per user per comment, and only of a comment the public can see.
-    public func report(_ comment: CommentID, by user: UserID, reason: String) throws -> ReportOutcome {
-        try db.transaction { tx in
-            let inserted = try tx.query("""
+    public func report(_ comment: CommentID, by user: UserID, reason: String) async throws -> ReportOutcome {
+        try await db.transaction { tx in
+            let inserted = try await tx.query("""
                 INSERT INTO comment_reports (comment_id, user_id, reason)
                 SELECT m.id, \(user.rawValue), \(reason) FROM comments m WHERE m.id = \(comment.rawValue)
                 ON CONFLICT (comment_id, user_id) DO NOTHING RETURNING created_at
                 """)
             if let row = inserted.first { return .reported(try row.decode(0)) }
-            return try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty ? .noSuchComment : .alreadyReported
+            return try await tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty ? .noSuchComment : .alreadyReported
         }
     }
 
     /// Visible comments with open reports, `limit` of them in `order`. A work queue: hiding or
     /// dismissing takes a comment off it, so the first page is the one that matters.
-    public func queue(_ order: QueueOrder, limit: Int) throws -> [Reported] {
+    public func queue(_ order: QueueOrder, limit: Int) async throws -> [Reported] {
         let ordering: SQL = order == .newest ? "r.latest DESC, m.id DESC" : "r.n DESC, r.latest DESC, m.id DESC"
-        let rows = try db.query("""
+        let rows = try await db.query("""
             SELECT \(CommentColumns.select), c.name AS cafe_name, r.n::int AS report_count, r.latest AS latest_report_at
             FROM (SELECT comment_id, count(*) AS n, max(created_at) AS latest FROM comment_reports
                   WHERE resolved_at IS NULL GROUP BY comment_id) r
@@ -75,7 +75,7 @@ public struct Moderation: DatabaseBound, Sendable {
         let ids = try rows.map { try $0.decode(0, as: Int64.self) }
         var reports: [Int64: [Report]] = [:]
         if !ids.isEmpty {
-            for row in try db.query("""
+            for row in try await db.query("""
                 SELECT x.id, l.username, l.reason, l.created_at
                 FROM unnest(\(PostgresTextArray(ids.map(String.init)))::bigint[]) AS x(id)
                 CROSS JOIN LATERAL (
@@ -96,10 +96,10 @@ public struct Moderation: DatabaseBound, Sendable {
     }
 
     /// Hides a visible comment and closes its open reports as `hidden`. False if no visible comment has that id.
-    public func hide(_ comment: CommentID) throws -> Bool {
-        try db.transaction { tx in
-            guard try HiddenComments.hide(where: "m.id = \(comment.rawValue)", cause: .moderation, tx) == 1 else { return false }
-            try tx.query("""
+    public func hide(_ comment: CommentID) async throws -> Bool {
+        try await db.transaction { tx in
+            guard try await HiddenComments.hide(where: "m.id = \(comment.rawValue)", cause: .moderation, tx) == 1 else { return false }
+            try await tx.query("""
                 UPDATE comment_reports SET resolved_at = now(), resolution = 'hidden'
                 WHERE comment_id = \(comment.rawValue) AND resolved_at IS NULL
                 """)
@@ -116,20 +116,20 @@ public struct Moderation: DatabaseBound, Sendable {
         case notHidden
     }
 
-    public func restore(_ comment: CommentID) throws -> RestoreOutcome {
-        try db.transaction { tx in
-            guard !(try tx.query("SELECT 1 FROM hidden_comments WHERE id = \(comment.rawValue) FOR UPDATE").isEmpty) else { return .notHidden }
-            if try HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 { return .visible }
-            let cause: String = try tx.query("SELECT cause FROM hidden_comments WHERE id = \(comment.rawValue)").one().decode(0)
+    public func restore(_ comment: CommentID) async throws -> RestoreOutcome {
+        try await db.transaction { tx in
+            guard await !(try tx.query("SELECT 1 FROM hidden_comments WHERE id = \(comment.rawValue) FOR UPDATE").isEmpty) else { return .notHidden }
+            if try await HiddenComments.restore(where: "h.id = \(comment.rawValue)", tx) == 1 { return .visible }
+            let cause: String = try await tx.query("SELECT cause FROM hidden_comments WHERE id = \(comment.rawValue)").one().decode(0)
             return cause == HiddenComments.Cause.block.rawValue ? .authorBlocked : .waitsForCafe
         }
     }
 
     /// Closes a comment's open reports as `dismissed`; how many. Nil if no visible comment has that id.
-    public func dismissReports(_ comment: CommentID) throws -> Int? {
-        try db.transaction { tx in
-            guard !(try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty) else { return nil }
-            return try tx.query("""
+    public func dismissReports(_ comment: CommentID) async throws -> Int? {
+        try await db.transaction { tx in
+            guard await !(try tx.query("SELECT 1 FROM comments WHERE id = \(comment.rawValue)").isEmpty) else { return nil }
+            return try await tx.query("""
                 UPDATE comment_reports SET resolved_at = now(), resolution = 'dismissed'
                 WHERE comment_id = \(comment.rawValue) AND resolved_at IS NULL
                 """).affectedRows
@@ -139,18 +139,18 @@ public struct Moderation: DatabaseBound, Sendable {
     /// Hides every visible comment of an author (a block's "hide their comments"); how many. Those
     /// already hidden with an archived cafe are the block's too from now on, so that restoring the
     /// cafe does not bring them back.
-    func hideAll(of user: UserID, _ tx: DatabaseClient) throws -> Int {
-        try tx.query("UPDATE hidden_comments SET cause = 'block' WHERE user_id = \(user.rawValue) AND cause = 'archive'")
-        return try HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
+    func hideAll(of user: UserID, _ tx: DatabaseClient) async throws -> Int {
+        try await tx.query("UPDATE hidden_comments SET cause = 'block' WHERE user_id = \(user.rawValue) AND cause = 'archive'")
+        return try await HiddenComments.hide(where: "m.user_id = \(user.rawValue)", cause: .block, tx)
     }
 
     /// Brings back the comments a block hid; how many are visible again.
-    func restoreBlocked(of user: UserID, _ tx: DatabaseClient) throws -> Int {
-        try HiddenComments.restore(where: "h.user_id = \(user.rawValue) AND h.cause = 'block'", tx)
+    func restoreBlocked(of user: UserID, _ tx: DatabaseClient) async throws -> Int {
+        try await HiddenComments.restore(where: "h.user_id = \(user.rawValue) AND h.cause = 'block'", tx)
     }
 
     /// An author's comments, newest first, hidden ones included and marked.
-    public func comments(of user: UserID, after: Keyset?, limit: Int) throws -> Page<AuthoredComment> {
+    public func comments(of user: UserID, after: Keyset?, limit: Int) async throws -> Page<AuthoredComment> {
         let position: SQL = after.map { "AND (m.created_at, m.id) < (\($0.createdAt)::timestamptz, \($0.id)::bigint)" } ?? ""
         func branch(_ table: SQL, cause: SQL) -> SQL {
             """
@@ -160,7 +160,7 @@ public struct Moderation: DatabaseBound, Sendable {
              ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1))
             """
         }
-        let rows = try db.query("""
+        let rows = try await db.query("""
             SELECT * FROM (\(branch("comments", cause: "NULL::text")) UNION ALL \(branch("hidden_comments", cause: "m.cause"))) a
             ORDER BY 8 DESC, 1 DESC LIMIT \(limit + 1)
             """)
@@ -171,8 +171,8 @@ public struct Moderation: DatabaseBound, Sendable {
     }
 
     /// Reports whose comment was deleted (not hidden): housekeeping.
-    func pruneReportsOfDeletedComments() throws -> Int {
-        try db.query("""
+    func pruneReportsOfDeletedComments() async throws -> Int {
+        try await db.query("""
             DELETE FROM comment_reports r
             WHERE NOT EXISTS (SELECT 1 FROM comments m WHERE m.id = r.comment_id)
               AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.id = r.comment_id)

@@ -80,10 +80,10 @@ public struct ParseImportStore: Sendable {
     }
 
     /// Which of these objectIds were imported before, and our ids for them.
-    public func imported(_ kind: ParseObjectKind, _ objectIDs: [String]) throws -> [String: Int64] {
+    public func imported(_ kind: ParseObjectKind, _ objectIDs: [String]) async throws -> [String: Int64] {
         guard !objectIDs.isEmpty else { return [:] }
         var found: [String: Int64] = [:]
-        for row in try pool.query("""
+        for row in try await pool.query("""
             SELECT object_id, id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = ANY(\(PostgresTextArray(objectIDs))::text[])
             """) {
             found[try row.decode(0)] = try row.decode(1)
@@ -92,12 +92,12 @@ public struct ParseImportStore: Sendable {
     }
 
     /// Accounts already here by the confusable skeleton of their names (`UsernameSpoofing`), for these names.
-    public func accounts(named usernames: [String]) throws -> [String: Int64] {
+    public func accounts(named usernames: [String]) async throws -> [String: Int64] {
         guard !usernames.isEmpty else { return [:] }
-        try UserRepository(pool: pool).fillSkeletons()
+        try await UserRepository(pool: pool).fillSkeletons()
         let skeletons = usernames.map { UsernameSpoofing.skeleton($0) ?? $0.lowercased() }
         var found: [String: Int64] = [:]
-        for row in try pool.query("""
+        for row in try await pool.query("""
             SELECT username_skeleton, id FROM users WHERE username_skeleton = ANY(\(PostgresTextArray(skeletons))::text[])
             """) {
             found[try row.decode("username_skeleton")] = try row.decode("id")
@@ -106,9 +106,9 @@ public struct ParseImportStore: Sendable {
     }
 
     /// One batch of accounts; our ids by objectId.
-    public func insert(users: [User]) throws -> [String: Int64] {
-        try pool.transaction { tx in
-            try Self.insert(.user, into: "users", users.map(\.objectID), [
+    public func insert(users: [User]) async throws -> [String: Int64] {
+        try await pool.transaction { tx in
+            try await Self.insert(.user, into: "users", users.map(\.objectID), [
                 ("username", "text", users.map(\.username)),
                 ("username_skeleton", "text", users.map { UsernameSpoofing.skeleton($0.username) ?? $0.username.lowercased() }),
                 ("password_hash", "text", users.map { $0.passwordHash ?? "!" }),   // "!" matches no password
@@ -122,10 +122,10 @@ public struct ParseImportStore: Sendable {
     }
 
     /// One batch of cafes with their photos (the aggregates start at zero; the worker counts).
-    public func insert(cafes: [Cafe]) throws -> [String: Int64] {
-        try pool.transaction { tx in
-            let photos = try store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
-            return try Self.insert(.cafe, into: "cafes", cafes.map(\.objectID), [
+    public func insert(cafes: [Cafe]) async throws -> [String: Int64] {
+        try await pool.transaction { tx in
+            let photos = try await store(cafes.compactMap { $0.photo.map { ($0, nil) } }, tx)
+            return try await Self.insert(.cafe, into: "cafes", cafes.map(\.objectID), [
                 ("name", "text", cafes.map(\.name)),
                 ("catch_copy", "text", cafes.map(\.catchCopy)),
                 ("introduction", "text", cafes.map(\.introduction)),
@@ -140,10 +140,10 @@ public struct ParseImportStore: Sendable {
     /// One batch of comments with their photos (owned by their authors). The outbox trigger queues
     /// each cafe for the worker, which computes its aggregates. A comment on a cafe an operator has
     /// archived since an earlier run is hidden with it, as the archive would have.
-    public func insert(comments: [Comment]) throws -> [String: Int64] {
-        try pool.transaction { tx in
-            let photos = try store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
-            let ids = try Self.insert(.comment, into: "comments", comments.map(\.objectID), [
+    public func insert(comments: [Comment]) async throws -> [String: Int64] {
+        try await pool.transaction { tx in
+            let photos = try await store(comments.compactMap { c in c.photo.map { ($0, c.author) } }, tx)
+            let ids = try await Self.insert(.comment, into: "comments", comments.map(\.objectID), [
                 ("cafe_id", "bigint", comments.map { String($0.cafe.rawValue) }),
                 ("user_id", "bigint", comments.map { String($0.author.rawValue) }),
                 ("detail", "text", comments.map(\.detail)),
@@ -152,7 +152,7 @@ public struct ParseImportStore: Sendable {
                 ("created_at", "timestamptz", comments.map { PostgresTimestamp.format($0.createdAt) }),
                 ("updated_at", "timestamptz", comments.map { PostgresTimestamp.format($0.updatedAt) }),
             ], tx)
-            try HiddenComments.hide(where: """
+            try await HiddenComments.hide(where: """
                 m.id = ANY(\(PostgresTextArray(ids.values.map(String.init)))::bigint[])
                 AND EXISTS (SELECT 1 FROM cafes c WHERE c.id = m.cafe_id AND c.archived_at IS NOT NULL)
                 """, cause: .archive, tx)
@@ -163,10 +163,10 @@ public struct ParseImportStore: Sendable {
     /// Inserts rows given column by column (each value bound in one array per column) with ids
     /// drawn from the table's own sequence, and records each row's Parse objectId: one statement.
     private static func insert(_ kind: ParseObjectKind, into table: String, _ objectIDs: [String],
-                               _ columns: [(name: String, type: String, values: [String?])], _ tx: DatabaseClient) throws -> [String: Int64] {
+                               _ columns: [(name: String, type: String, values: [String?])], _ tx: DatabaseClient) async throws -> [String: Int64] {
         let names = columns.map(\.name).joined(separator: ", ")
         let arrays: [SQL] = columns.map { "\(PostgresTextArray($0.values))::\(fixed: $0.type)[]" }
-        return try ids(try tx.query("""
+        return try await ids(try tx.query("""
             WITH new AS (
                 SELECT *, nextval(pg_get_serial_sequence(\(table), 'id')) AS id
                 FROM unnest(\(PostgresTextArray(objectIDs))::text[], \(arrays.joined(separator: ", "))) AS n(object_id, \(fixed: names))
@@ -181,11 +181,11 @@ public struct ParseImportStore: Sendable {
     /// The photos' file ids by name: stored once each (a second run, or a photo several rows
     /// show, finds the first), cleaned as an upload is; one that is no decodable image is left out
     /// (its row is imported without a photo).
-    private func store(_ photos: [(Photo, UserID?)], _ tx: DatabaseClient) throws -> [String: Int64] {
+    private func store(_ photos: [(Photo, UserID?)], _ tx: DatabaseClient) async throws -> [String: Int64] {
         var ids: [String: Int64] = [:]
         let names = Array(Set(photos.map(\.0.name)))
         guard !names.isEmpty else { return ids }
-        for row in try tx.query("""
+        for row in try await tx.query("""
             SELECT object_id, id FROM parse_object_ids WHERE kind = 'file' AND object_id = ANY(\(PostgresTextArray(names))::text[])
             """) {
             ids[try row.decode(0)] = try row.decode(1)
@@ -198,8 +198,8 @@ public struct ParseImportStore: Sendable {
                 if case .failed = refusal { throw refusal }
                 continue
             }
-            let key = try files.putObject(cleaned.bytes, contentType: cleaned.encoding.contentType, key: "photos/\(Tokens.random())")
-            let id: Int64 = try tx.query("""
+            let key = try await files.putObject(cleaned.bytes, contentType: cleaned.encoding.contentType, key: "photos/\(Tokens.random())")
+            let id: Int64 = try await tx.query("""
                 WITH f AS (
                     INSERT INTO files (owner_id, content_type, size, sha256, bytes, object_key, name, width, height, cleaned_at)
                     VALUES (\(owner?.rawValue), \(cleaned.encoding.contentType), \(cleaned.bytes.count), \(Tokens.sha256(cleaned.bytes))::bytea,
@@ -208,7 +208,7 @@ public struct ParseImportStore: Sendable {
                 )
                 INSERT INTO parse_object_ids (kind, object_id, id) SELECT 'file', \(photo.name), id FROM f RETURNING id
                 """).one().decode(0)
-            if let key { try ObjectNotes.owned(key, tx) }
+            if let key { try await ObjectNotes.owned(key, tx) }
             ids[photo.name] = id
         }
         return ids
@@ -221,10 +221,10 @@ public struct ParseImportStore: Sendable {
     }
 
     /// Each cafe's aggregates as the worker computed them, by objectId.
-    public func aggregates(ofCafes objectIDs: [String]) throws -> [String: (sum: Int, amount: Int)] {
+    public func aggregates(ofCafes objectIDs: [String]) async throws -> [String: (sum: Int, amount: Int)] {
         guard !objectIDs.isEmpty else { return [:] }
         var found: [String: (sum: Int, amount: Int)] = [:]
-        for row in try pool.query("""
+        for row in try await pool.query("""
             SELECT p.object_id, s.comment_sum, s.comment_amount FROM parse_object_ids p JOIN cafe_stats s ON s.cafe_id = p.id
             WHERE p.kind = 'cafe' AND p.object_id = ANY(\(PostgresTextArray(objectIDs))::text[])
             """) {

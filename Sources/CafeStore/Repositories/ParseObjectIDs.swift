@@ -20,21 +20,21 @@ public struct ParseObjectIDs: DatabaseBound, Sendable {
     public init(pool: ConnectionPool) { self.db = pool.client }
 
     /// Our id for an imported objectId, if it was imported.
-    public func resolve(_ kind: ParseObjectKind, _ objectID: String) throws -> Int64? {
+    public func resolve(_ kind: ParseObjectKind, _ objectID: String) async throws -> Int64? {
         guard ParseObjectKind.isImportedID(objectID) else { return nil }
-        return try db.query("SELECT id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = \(objectID)")
+        return try await db.query("SELECT id FROM parse_object_ids WHERE kind = \(kind.rawValue) AND object_id = \(objectID)")
             .first?.decode(0)
     }
 
     /// The imported objectIds of those of the ids (by kind) that have one: one statement.
-    public func objectIDs(_ ids: [ParseObjectKind: [Int64]]) throws -> [ParseObjectKind: [Int64: String]] {
+    public func objectIDs(_ ids: [ParseObjectKind: [Int64]]) async throws -> [ParseObjectKind: [Int64: String]] {
         let wanted = ids.filter { !$0.value.isEmpty }.sorted { $0.key.rawValue < $1.key.rawValue }
         guard !wanted.isEmpty else { return [:] }
         let conditions: [SQL] = wanted.map { kind, ids in
             "(kind = \(kind.rawValue) AND id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[]))"
         }
         var found: [ParseObjectKind: [Int64: String]] = [:]
-        for row in try db.query("SELECT kind, id, object_id FROM parse_object_ids WHERE \(conditions.joined(separator: " OR "))") {
+        for row in try await db.query("SELECT kind, id, object_id FROM parse_object_ids WHERE \(conditions.joined(separator: " OR "))") {
             guard let kind = ParseObjectKind(rawValue: try row.decode(0)) else { continue }
             found[kind, default: [:]][try row.decode(1)] = try row.decode(2)
         }

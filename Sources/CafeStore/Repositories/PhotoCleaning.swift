@@ -21,33 +21,33 @@ public struct PhotoCleaning: Sendable {
     }
 
     /// Photos still waiting to be cleaned.
-    public static func remaining(_ pool: ConnectionPool) throws -> Int {
-        try pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
+    public static func remaining(_ pool: ConnectionPool) async throws -> Int {
+        try await pool.query("SELECT count(*)::int AS n FROM files WHERE cleaned_at IS NULL").one().decode("n")
     }
 
-    public func remaining() throws -> Int { try Self.remaining(files.db.pool) }
+    public func remaining() async throws -> Int { try await Self.remaining(files.db.pool) }
 
     /// Cleans up to `batch` photos; the counts of this step and what is left.
-    public func step(batch: Int = 20) throws -> Progress {
+    public func step(batch: Int = 20) async throws -> Progress {
         var cleaned = 0, refused = 0
         for _ in 0..<batch {
-            guard let outcome = try clean(where: "true") else { break }
+            guard let outcome = try await clean(where: "true") else { break }
             if outcome { cleaned += 1 } else { refused += 1 }
         }
-        return Progress(remaining: try remaining(), cleaned: cleaned, refused: refused)
+        return await Progress(remaining: try remaining(), cleaned: cleaned, refused: refused)
     }
 
     /// Cleans the photo `id` if it still needs it.
-    public func clean(_ id: FileID) throws {
-        _ = try clean(where: "id = \(id.rawValue)")
+    public func clean(_ id: FileID) async throws {
+        _ = try await clean(where: "id = \(id.rawValue)")
     }
 
     /// Takes one uncleaned row and cleans its bytes outside any transaction; the result is written only
     /// if the row is still as it was read, so of two workers cleaning the same row at once one writes.
     /// True: one photo cleaned; false: one refused and deleted; nil: none left.
-    private func clean(where condition: SQL) throws -> Bool? {
+    private func clean(where condition: SQL) async throws -> Bool? {
         let db = files.db
-        guard let row = try db.query("""
+        guard let row = try await db.query("""
             SELECT id, bytes, object_key, encode(sha256, 'hex') AS sha256 FROM files
             WHERE cleaned_at IS NULL AND \(condition) ORDER BY id LIMIT 1
             """).first else { return nil }
@@ -64,18 +64,18 @@ public struct PhotoCleaning: Sendable {
             photo = nil
         }
         guard let photo else {
-            try db.query("DELETE FROM files WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)")
+            try await db.query("DELETE FROM files WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)")
             return false
         }
-        let key = try files.putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
-        try db.transaction { tx in
-            let updated = try tx.query("""
+        let key = try await files.putObject(photo.bytes, contentType: photo.encoding.contentType, key: "photos/\(Tokens.random())")
+        try await db.transaction { tx in
+            let updated = try await tx.query("""
                 UPDATE files SET content_type = \(photo.encoding.contentType), size = \(photo.bytes.count), sha256 = \(Tokens.sha256(photo.bytes))::bytea,
                        bytes = \(key == nil ? photo.bytes : nil)::bytea, object_key = \(key), width = \(photo.width), height = \(photo.height),
                        cleaned_at = now()
                 WHERE id = \(id.rawValue) AND cleaned_at IS NULL AND encode(sha256, 'hex') = \(sha)
                 """).affectedRows
-            if let key, updated == 1 { try ObjectNotes.owned(key, tx) }
+            if let key, updated == 1 { try await ObjectNotes.owned(key, tx) }
         }
         return true
     }

@@ -20,25 +20,25 @@ public struct PhotoMove: Sendable {
     }
 
     /// Rows still to move (photos and their sizes).
-    public func remaining() throws -> Int {
+    public func remaining() async throws -> Int {
         let column = direction == .toObjectStore ? "bytes" : "object_key"
-        return try pool.query("""
+        return try await pool.query("""
             SELECT ((SELECT count(*) FROM files WHERE \(fixed: column) IS NOT NULL) + (SELECT count(*) FROM file_sizes WHERE \(fixed: column) IS NOT NULL))::int AS n
             """).one().decode("n")
     }
 
     /// Moves up to `batch` rows; how many moved (0 when none are left).
-    public func step(batch: Int = 50) throws -> Int {
+    public func step(batch: Int = 50) async throws -> Int {
         var moved = 0
         for table in ["files", "file_sizes"] {
             let key = table == "files" ? "id::text" : "file_id::text || ':' || width || ':' || encoding"
             let column = direction == .toObjectStore ? "bytes" : "object_key"
-            let rows = try pool.query("""
+            let rows = try await pool.query("""
                 SELECT \(fixed: key) AS row_key, bytes, object_key, sha256, \(fixed: table == "files" ? "content_type" : "'image/' || encoding") AS content_type
                 FROM \(fixed: table) WHERE \(fixed: column) IS NOT NULL ORDER BY 1 LIMIT \(batch - moved)
                 """)
             for row in rows {
-                try move(table: table, rowKey: try row.decode("row_key"), bytes: try row.decode("bytes", as: [UInt8]?.self),
+                try await move(table: table, rowKey: try row.decode("row_key"), bytes: try row.decode("bytes", as: [UInt8]?.self),
                          objectKey: try row.decode("object_key", as: String?.self), sha256: try row.decode("sha256"),
                          contentType: try row.decode("content_type"))
                 moved += 1
@@ -47,21 +47,21 @@ public struct PhotoMove: Sendable {
         return moved
     }
 
-    private func move(table: String, rowKey: String, bytes: [UInt8]?, objectKey: String?, sha256: [UInt8], contentType: String) throws {
+    private func move(table: String, rowKey: String, bytes: [UInt8]?, objectKey: String?, sha256: [UInt8], contentType: String) async throws {
         let match: SQL = table == "files" ? "id = \(Int64(rowKey) ?? -1)" : "file_id::text || ':' || width || ':' || encoding = \(rowKey)"
         switch direction {
         case .toObjectStore:
             guard let bytes else { return }
             let key = "photos/\(Tokens.random())"
-            try bucket.putNoted(key, bytes, contentType: contentType, pool.client)
+            try await bucket.putNoted(key, bytes, contentType: contentType, pool.client)
             guard Tokens.sha256(try bucket.getPhoto(key)) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(key) does not read back as it was written")
             }
-            try pool.transaction { tx in
-                let updated = try tx.query("""
+            try await pool.transaction { tx in
+                let updated = try await tx.query("""
                     UPDATE \(fixed: table) SET object_key = \(key), bytes = NULL WHERE \(match) AND bytes IS NOT NULL AND sha256 = \(sha256)::bytea
                     """).affectedRows
-                if updated == 1 { try ObjectNotes.owned(key, tx) }
+                if updated == 1 { try await ObjectNotes.owned(key, tx) }
             }
         case .toPostgres:
             guard let objectKey else { return }
@@ -69,14 +69,14 @@ public struct PhotoMove: Sendable {
             guard Tokens.sha256(bytes) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(objectKey) does not match its row's digest; left where it is")
             }
-            try pool.transaction { tx in
-                let updated = try tx.query("""
+            try await pool.transaction { tx in
+                let updated = try await tx.query("""
                     UPDATE \(fixed: table) SET bytes = \(bytes)::bytea, object_key = NULL WHERE \(match) AND object_key = \(objectKey)
                     """).affectedRows
-                if updated == 1 { try ObjectNotes.orphaned(objectKey, tx) }
+                if updated == 1 { try await ObjectNotes.orphaned(objectKey, tx) }
             }
             // The object goes once its row no longer needs it; if the store refuses now, the sweep retries.
-            if (try? bucket.delete(objectKey)) != nil { try ObjectNotes.owned(objectKey, pool.client) }
+            if (try? bucket.delete(objectKey)) != nil { try await ObjectNotes.owned(objectKey, pool.client) }
         }
     }
 }

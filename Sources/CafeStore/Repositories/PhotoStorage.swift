@@ -15,21 +15,21 @@ public enum PhotoStorage: Sendable {
 enum ObjectNotes {
     /// Before `key` is put: due in a day, so an upload whose row never commits leaves a note the sweep
     /// acts on, and one still in progress is not swept.
-    static func pending(_ key: String, _ db: DatabaseClient) throws {
-        try db.query("""
+    static func pending(_ key: String, _ db: DatabaseClient) async throws {
+        try await db.query("""
             INSERT INTO object_deletions (object_key, due_at) VALUES (\(key), now() + interval '1 day')
             ON CONFLICT (object_key) DO UPDATE SET due_at = excluded.due_at
             """)
     }
 
     /// A row owns `key` now (in its transaction), or the object is gone: its note goes.
-    static func owned(_ key: String, _ tx: DatabaseClient) throws {
-        try tx.query("DELETE FROM object_deletions WHERE object_key = \(key)")
+    static func owned(_ key: String, _ tx: DatabaseClient) async throws {
+        try await tx.query("DELETE FROM object_deletions WHERE object_key = \(key)")
     }
 
     /// No row owns `key` any longer: due at once.
-    static func orphaned(_ key: String, _ tx: DatabaseClient) throws {
-        try tx.query("INSERT INTO object_deletions (object_key) VALUES (\(key)) ON CONFLICT DO NOTHING")
+    static func orphaned(_ key: String, _ tx: DatabaseClient) async throws {
+        try await tx.query("INSERT INTO object_deletions (object_key) VALUES (\(key)) ON CONFLICT DO NOTHING")
     }
 }
 
@@ -40,8 +40,8 @@ public struct PhotoStoreUnavailable: Error, CustomStringConvertible {
 
 extension S3Bucket {
     /// Puts an object after committing its note (`ObjectNotes.pending`): never an object the sweep cannot find.
-    func putNoted(_ key: String, _ bytes: [UInt8], contentType: String, _ db: DatabaseClient) throws {
-        try ObjectNotes.pending(key, db)
+    func putNoted(_ key: String, _ bytes: [UInt8], contentType: String, _ db: DatabaseClient) async throws {
+        try await ObjectNotes.pending(key, db)
         try putPhoto(key, bytes, contentType: contentType)
     }
 

@@ -18,9 +18,9 @@ public struct SessionRepository: DatabaseBound, Sendable {
     }
 
     /// Creates a session and returns its token.
-    public func create(for user: UserID) throws -> String {
+    public func create(for user: UserID) async throws -> String {
         let token = Tokens.random()
-        try db.query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (\(Tokens.sha256(token)), \(user.rawValue), now() + make_interval(secs => \(lifetime)))")
+        try await db.query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (\(Tokens.sha256(token)), \(user.rawValue), now() + make_interval(secs => \(lifetime)))")
         return token
     }
 
@@ -43,11 +43,11 @@ public struct SessionRepository: DatabaseBound, Sendable {
     /// The session behind a live (unexpired, unrevoked) token, unless an operator blocked its user.
     /// On the primary even inside a public read: a session created a moment ago may not have
     /// reached a standby. Answered from `cache` when it has the token.
-    public func session(forToken token: String) throws -> Session? {
+    public func session(forToken token: String) async throws -> Session? {
         guard Tokens.isWellFormed(token) else { return nil }
         let lookup = cache?.lookup(token) ?? .bypassed
         if case .hit(let session) = lookup { return session }
-        let found = try db.onPrimary.query("""
+        let found = try await db.onPrimary.query("""
                 SELECT \(UserColumns.select), s.last_write_lsn, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(Tokens.sha256(token)) AND s.expires_at > now() AND u.blocked_at IS NULL
                 """).first.map { row in
@@ -64,10 +64,10 @@ public struct SessionRepository: DatabaseBound, Sendable {
     /// lets the session's next reads reach a standby still catching up. One statement, one round
     /// trip: the setting is made for its own transaction by `set_config` in the statement itself,
     /// where `BEGIN`, `SET LOCAL`, the update and `COMMIT` took four.
-    public func noteWrite(token: String) throws -> WALPosition? {
+    public func noteWrite(token: String) async throws -> WALPosition? {
         guard Tokens.isWellFormed(token) else { return nil }
-        return try db.statement { conn in
-            try conn.query("""
+        return try await db.statement { conn in
+            try await conn.query("""
                 WITH unwaited AS (SELECT set_config('synchronous_commit', 'off', true))
                 UPDATE sessions SET last_write_lsn = pg_current_wal_insert_lsn() FROM unwaited
                 WHERE token_hash = \(Tokens.sha256(token)) RETURNING last_write_lsn
@@ -75,9 +75,9 @@ public struct SessionRepository: DatabaseBound, Sendable {
         }
     }
 
-    public func revoke(token: String) throws {
+    public func revoke(token: String) async throws {
         guard Tokens.isWellFormed(token) else { return }
-        try db.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
+        try await db.query("DELETE FROM sessions WHERE token_hash = \(Tokens.sha256(token))")
         cache?.forget(token: token)
     }
 }

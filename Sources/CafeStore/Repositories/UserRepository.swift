@@ -31,17 +31,17 @@ public struct UserRepository: DatabaseBound, Sendable {
     /// Inserts the account; `StoreError.usernameTaken` on a duplicate (regardless of case).
     /// Also when its confusable skeleton is another account's (`UsernameSpoofing`): a name that
     /// looks the same is taken too. Two sign-ups of look-alike names take turns on the skeleton's lock.
-    public func create(_ new: NewUser) throws -> User {
+    public func create(_ new: NewUser) async throws -> User {
         let skeleton = UsernameSpoofing.skeleton(new.username) ?? new.username.lowercased()
         do {
             // A statement of its own (a savepoint in a caller's transaction): a duplicate leaves that transaction usable.
-            return try db.statement { conn in
-                try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('username ' || \(skeleton), 0))")
-                guard try conn.query("SELECT 1 FROM users WHERE username_skeleton = \(skeleton) LIMIT 1").isEmpty else {
+            return try await db.statement { conn in
+                try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended('username ' || \(skeleton), 0))")
+                guard try await conn.query("SELECT 1 FROM users WHERE username_skeleton = \(skeleton) LIMIT 1").isEmpty else {
                     throw StoreError.usernameTaken
                 }
-                if let email = new.email { try Self.claim(email: email, for: nil, conn) }
-                return try UserColumns.decode(try conn.query("""
+                if let email = new.email { try await Self.claim(email: email, for: nil, conn) }
+                return try await UserColumns.decode(try conn.query("""
                 INSERT INTO users AS u (username, password_hash, email, age, is_admin, username_skeleton)
                 VALUES (\(new.username), \(new.passwordHash), \(new.email), \(new.age), \(new.isAdmin), \(skeleton))
                 RETURNING \(UserColumns.select)
@@ -56,10 +56,10 @@ public struct UserRepository: DatabaseBound, Sendable {
     /// advisory lock held to the end of the caller's transaction, so two sign-ups with one address cannot
     /// both pass. Addresses shared before this rule (an import) stay as they are; mail to one reaches one
     /// account (`MailDelivery`).
-    static func claim(email: String, for owner: UserID?, _ conn: DatabaseClient) throws {
-        try conn.query("SELECT pg_advisory_xact_lock(hashtextextended('email ' || lower(\(email)), 0))")
+    static func claim(email: String, for owner: UserID?, _ conn: DatabaseClient) async throws {
+        try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended('email ' || lower(\(email)), 0))")
         let other: SQL = owner.map { "AND id <> \($0.rawValue)" } ?? ""
-        guard try conn.query("SELECT 1 FROM users WHERE lower(email) = lower(\(email)) \(other) LIMIT 1").isEmpty else {
+        guard try await conn.query("SELECT 1 FROM users WHERE lower(email) = lower(\(email)) \(other) LIMIT 1").isEmpty else {
             throw StoreError.emailTaken
         }
     }
@@ -67,10 +67,10 @@ public struct UserRepository: DatabaseBound, Sendable {
     /// Gives every account without a skeleton its own (those made before migration 0021, or by
     /// SQL of another program), in batches; how many. Run by `cafe serve` and the import at start.
     @discardableResult
-    public func fillSkeletons(batch: Int = 1_000) throws -> Int {
+    public func fillSkeletons(batch: Int = 1_000) async throws -> Int {
         var filled = 0
         while true {
-            let rows = try db.query("SELECT id, username FROM users WHERE username_skeleton IS NULL ORDER BY id LIMIT \(batch)")
+            let rows = try await db.query("SELECT id, username FROM users WHERE username_skeleton IS NULL ORDER BY id LIMIT \(batch)")
             if rows.isEmpty { return filled }
             var ids: [String] = []
             var skeletons: [String?] = []
@@ -79,7 +79,7 @@ public struct UserRepository: DatabaseBound, Sendable {
                 let name: String = try row.decode("username")
                 skeletons.append(UsernameSpoofing.skeleton(name) ?? name.lowercased())
             }
-            try db.query("""
+            try await db.query("""
                 UPDATE users u SET username_skeleton = s.skeleton
                 FROM unnest(\(PostgresTextArray(ids))::bigint[], \(PostgresTextArray(skeletons))::text[]) AS s(id, skeleton)
                 WHERE u.id = s.id
@@ -89,20 +89,20 @@ public struct UserRepository: DatabaseBound, Sendable {
     }
 
     /// The user, their password hash and whether an operator blocked them, by case-insensitive username.
-    public func credentials(username: String) throws -> (user: User, passwordHash: String, blocked: Bool)? {
-        guard let row = try db.query("""
+    public func credentials(username: String) async throws -> (user: User, passwordHash: String, blocked: Bool)? {
+        guard let row = try await db.query("""
             SELECT \(UserColumns.select), u.password_hash, u.blocked_at IS NOT NULL AS blocked FROM users u WHERE lower(u.username) = lower(\(username))
             """).first else { return nil }
         return (try UserColumns.decode(row), try row.decode("password_hash"), try row.decode("blocked"))
     }
 
     /// Replaces a password hash, unless it changed meanwhile (two log-ins racing rehash once).
-    public func replacePasswordHash(_ id: UserID, old: String, new: String) throws {
-        try db.query("UPDATE users SET password_hash = \(new) WHERE id = \(id.rawValue) AND password_hash = \(old)")
+    public func replacePasswordHash(_ id: UserID, old: String, new: String) async throws {
+        try await db.query("UPDATE users SET password_hash = \(new) WHERE id = \(id.rawValue) AND password_hash = \(old)")
     }
 
-    public func find(_ id: UserID) throws -> User? {
-        try db.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
+    public func find(_ id: UserID) async throws -> User? {
+        try await db.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue)").first.map { try UserColumns.decode($0) }
     }
 
     /// What a person may change of their own account (`PATCH /v1/users/me`); nil leaves a field as it is.
@@ -122,15 +122,15 @@ public struct UserRepository: DatabaseBound, Sendable {
     /// Applies `changes`, in the caller's transaction. A new password ends every session but the
     /// one making the change (`keeping`, a token) and every reset link; a new address makes
     /// `emailVerified` false and ends every link mailed before. Nil for no such account.
-    public func update(_ id: UserID, _ changes: Changes, keeping token: String?) throws -> (before: User, after: User)? {
+    public func update(_ id: UserID, _ changes: Changes, keeping token: String?) async throws -> (before: User, after: User)? {
         defer { sessionCache?.forget(users: [id.rawValue]) }
-        return try db.transaction { tx in
-            guard let before = try tx.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map({ try UserColumns.decode($0) }) else {
+        return try await db.transaction { tx in
+            guard let before = try await tx.query("SELECT \(UserColumns.select) FROM users u WHERE u.id = \(id.rawValue) FOR UPDATE").first.map({ try UserColumns.decode($0) }) else {
                 return nil
             }
             let emailChanged = changes.email.map { $0?.lowercased() != before.email?.lowercased() } ?? false
-            if emailChanged, let email = changes.email.flatMap({ $0 }) { try Self.claim(email: email, for: id, tx) }
-            let after = try UserColumns.decode(try tx.query("""
+            if emailChanged, let email = changes.email.flatMap({ $0 }) { try await Self.claim(email: email, for: id, tx) }
+            let after = try await UserColumns.decode(try tx.query("""
                 UPDATE users u SET
                     email = CASE WHEN \(changes.email != nil)::bool THEN \(changes.email.flatMap { $0 })::text ELSE email END,
                     email_verified = email_verified AND NOT \(emailChanged)::bool,
@@ -141,19 +141,19 @@ public struct UserRepository: DatabaseBound, Sendable {
                 """).one())
             if changes.passwordHash != nil {
                 let kept: SQL = token.map { "AND token_hash <> \(Tokens.sha256($0))" } ?? ""
-                try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue) \(kept)")
-                try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
+                try await tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue) \(kept)")
+                try await tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
             }
             // A new address ends every link mailed to the old one, reset links included: whoever still reads the
             // old mailbox must not take the account back with one.
-            if emailChanged { try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue)") }
+            if emailChanged { try await tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue)") }
             return (before, after)
         }
     }
 
     /// The language mails to the account are written in, nil when it chose none.
-    public func language(_ id: UserID) throws -> Language? {
-        try db.query("SELECT language FROM users WHERE id = \(id.rawValue)").first
+    public func language(_ id: UserID) async throws -> Language? {
+        try await db.query("SELECT language FROM users WHERE id = \(id.rawValue)").first
             .flatMap { try $0.decode(0, as: String?.self) }.flatMap(Language.init(rawValue:))
     }
 
@@ -161,21 +161,21 @@ public struct UserRepository: DatabaseBound, Sendable {
     /// account ended, and the address it was mailed to verified (the mail reached it). Nil when the
     /// token is unknown, used or expired; `.blocked` when an operator blocked the account meanwhile.
     public enum Reset: Sendable, Equatable { case reset(User), blocked }
-    public func resetPassword(token: String, hash: String) throws -> Reset? {
-        let reset = try db.transaction { tx -> Reset? in
-            guard let (id, email) = try AccountTokens.consume(token, .passwordReset, tx) else { return nil }
+    public func resetPassword(token: String, hash: String) async throws -> Reset? {
+        let reset = try await db.transaction { tx -> Reset? in
+            guard let (id, email) = try await AccountTokens.consume(token, .passwordReset, tx) else { return nil }
             // The account must still have the address the link was mailed to.
-            guard let blocked = try tx.query("""
+            guard let blocked = try await tx.query("""
                 SELECT blocked_at IS NOT NULL FROM users WHERE id = \(id.rawValue) AND lower(email) = lower(\(email)) FOR UPDATE
                 """).first else { return nil }
             if try blocked.decode(0) { return .blocked }
-            let row = try tx.query("""
+            let row = try await tx.query("""
                 UPDATE users u SET password_hash = \(hash), updated_at = now(),
                     email_verified = email_verified OR coalesce(lower(u.email) = lower(\(email)), false)
                 WHERE u.id = \(id.rawValue) RETURNING \(UserColumns.select)
                 """).one()
-            try tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)")
-            try tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
+            try await tx.query("DELETE FROM sessions WHERE user_id = \(id.rawValue)")
+            try await tx.query("DELETE FROM account_tokens WHERE user_id = \(id.rawValue) AND purpose = 'password_reset'")
             return .reset(try UserColumns.decode(row))
         }
         if case .reset(let user) = reset { sessionCache?.forget(users: [user.id.rawValue]) }
@@ -184,10 +184,10 @@ public struct UserRepository: DatabaseBound, Sendable {
 
     /// A verification link used: `emailVerified` true if the account still has the address it was
     /// mailed to. Nil for an unknown, used or expired token, or an address changed since.
-    public func verifyEmail(token: String) throws -> User? {
-        let verified = try db.transaction { tx -> User? in
-            guard let (id, email) = try AccountTokens.consume(token, .emailVerification, tx) else { return nil }
-            return try tx.query("""
+    public func verifyEmail(token: String) async throws -> User? {
+        let verified = try await db.transaction { tx -> User? in
+            guard let (id, email) = try await AccountTokens.consume(token, .emailVerification, tx) else { return nil }
+            return try await tx.query("""
                 UPDATE users u SET email_verified = true, updated_at = now()
                 WHERE u.id = \(id.rawValue) AND lower(u.email) = lower(\(email)) RETURNING \(UserColumns.select)
                 """).first.map { try UserColumns.decode($0) }

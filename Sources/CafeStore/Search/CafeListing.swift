@@ -197,11 +197,11 @@ extension CafeRepository {
     /// first (common keywords fill a page within a few hundred rows) and look up only if the walk
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
-    public func list(_ listing: CafeListing) throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
-        let rows: QueryResult = try search.run(listing.keywords, on: db, walkable: true, limit: listing.limit,
+    public func list(_ listing: CafeListing) async throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
+        let rows: QueryResult = try await search.run(listing.keywords, on: db, walkable: true, limit: listing.limit,
                                                filled: { $0.count > listing.limit }) { conn, step, terms in
             let (sql, plannedPerCall) = listing.statement(for: step, terms)
-            return try plannedPerCall ? conn.queryPlannedPerCall(sql, format: .binary) : conn.query(sql, format: .binary)
+            return try await plannedPerCall ? conn.queryPlannedPerCall(sql, format: .binary) : conn.query(sql, format: .binary)
         }
         return try listing.page(of: rows)
     }

@@ -37,8 +37,8 @@ public struct GramBitmapBuilder: Sendable {
     /// grams in at least `GramFrequencies.rareBelow` of cafes are added (to be built), grams under
     /// `keepAbove` dropped. Without statistics (a table never analysed) nothing changes.
     @discardableResult
-    public func sync() throws -> (added: Int, removed: Int) {
-        let row = try pool.query("""
+    public func sync() async throws -> (added: Int, removed: Int) {
+        let row = try await pool.query("""
             WITH stats AS (
                 SELECT e.gram, e.frequency
                 FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs::text::float8[]) AS e(gram, frequency)
@@ -60,21 +60,21 @@ public struct GramBitmapBuilder: Sendable {
 
     /// Fences new grams and builds the next `chunksPerStep` chunks of those not ready. Nil when
     /// another worker holds the build, or writers held the fence's lock for over a second.
-    public func step() throws -> Progress? {
+    public func step() async throws -> Progress? {
         do {
-            try pool.transaction { tx in
-                guard try tx.query("SELECT 1 FROM search_bitmap_grams WHERE next_chunk < 0 LIMIT 1").first != nil else { return }
-                try tx.execute(script: "SET LOCAL lock_timeout = '1s'; LOCK TABLE cafes IN SHARE MODE")
-                try tx.query("UPDATE search_bitmap_grams SET next_chunk = 0 WHERE next_chunk < 0")
+            try await pool.transaction { tx in
+                guard try await tx.query("SELECT 1 FROM search_bitmap_grams WHERE next_chunk < 0 LIMIT 1").first != nil else { return }
+                try await tx.execute(script: "SET LOCAL lock_timeout = '1s'; LOCK TABLE cafes IN SHARE MODE")
+                try await tx.query("UPDATE search_bitmap_grams SET next_chunk = 0 WHERE next_chunk < 0")
             }
         } catch let error as PostgresError where error.sqlState == SQLState.lockNotAvailable {
             return nil
         }
-        return try pool.transaction { tx -> Progress? in
-            guard try tx.query("SELECT pg_try_advisory_xact_lock(hashtext('search_gram_bitmaps'))").one().decode(0, as: Bool.self) else { return nil }
-            let building = try tx.query("SELECT gram, next_chunk FROM search_bitmap_grams WHERE NOT ready AND next_chunk >= 0 ORDER BY gram")
+        return try await pool.transaction { tx -> Progress? in
+            guard try await tx.query("SELECT pg_try_advisory_xact_lock(hashtext('search_gram_bitmaps'))").one().decode(0, as: Bool.self) else { return nil }
+            let building = try await tx.query("SELECT gram, next_chunk FROM search_bitmap_grams WHERE NOT ready AND next_chunk >= 0 ORDER BY gram")
             guard !building.isEmpty else { return Progress(chunksLeft: 0, chunks: 0) }
-            let chunks: Int = try tx.query("SELECT coalesce(max(id), 0) / \(Int64(GramBitmaps.chunkBits)) + 1 FROM cafes").one().decode(0)
+            let chunks: Int = try await tx.query("SELECT coalesce(max(id), 0) / \(Int64(GramBitmaps.chunkBits)) + 1 FROM cafes").one().decode(0)
             var grams: [String] = []
             var from = Int.max
             for row in building {
@@ -83,17 +83,17 @@ public struct GramBitmapBuilder: Sendable {
             }
             let to = min(from + Self.chunksPerStep, chunks)
             let keys = GramKeys(grams)
-            try build(chunks: from..<max(from, to), keys: keys, grams: grams, on: tx)
-            try tx.query("UPDATE search_bitmap_grams SET next_chunk = greatest(next_chunk, \(to)) WHERE gram = ANY(\(PostgresTextArray(grams))::text[])")
-            try tx.query("UPDATE search_bitmap_grams SET ready = true WHERE NOT ready AND next_chunk >= \(chunks)")
+            try await build(chunks: from..<max(from, to), keys: keys, grams: grams, on: tx)
+            try await tx.query("UPDATE search_bitmap_grams SET next_chunk = greatest(next_chunk, \(to)) WHERE gram = ANY(\(PostgresTextArray(grams))::text[])")
+            try await tx.query("UPDATE search_bitmap_grams SET ready = true WHERE NOT ready AND next_chunk >= \(chunks)")
             return Progress(chunksLeft: chunks - to, chunks: chunks)
         }
     }
 
     /// `sync`, then `step` until every gram is ready (a bulk load's last step; tests).
-    public func buildAll(progress: (Progress) -> Void = { _ in }) throws {
-        try sync()
-        while let done = try step() {
+    public func buildAll(progress: (Progress) -> Void = { _ in }) async throws {
+        try await sync()
+        while let done = try await step() {
             progress(done)
             if done.chunksLeft <= 0 { return }
         }
@@ -101,7 +101,7 @@ public struct GramBitmapBuilder: Sendable {
 
     /// ORs the bits of the cafes in `chunks` into the bitmaps of `grams`, written gram by gram so
     /// that a gram's rows share pages (an AND then reads a few pages per gram, not one per row).
-    private func build(chunks: Range<Int>, keys: GramKeys, grams: [String], on tx: DatabaseClient) throws {
+    private func build(chunks: Range<Int>, keys: GramKeys, grams: [String], on tx: DatabaseClient) async throws {
         let rowBytes = GramBitmaps.chunkBits / 8
         let width = Int64(GramBitmaps.chunkBits)
         // Each chunk is read and cut on a connection and core of its own (any snapshot after the
@@ -113,7 +113,7 @@ public struct GramBitmapBuilder: Sendable {
                 let first = Int64(chunks.lowerBound + offset) * width
                 var present = [Bool](repeating: false, count: grams.count)
                 var bits = [UInt8](repeating: 0, count: grams.count * rowBytes)
-                let texts = try pool.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)")
+                let texts = try Blocking.run { try await pool.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)") }
                 for row in texts {
                     let position = Int(try row.decode(0, as: Int64.self) - first)
                     let text: String = try row.decode(1)
@@ -143,7 +143,7 @@ public struct GramBitmapBuilder: Sendable {
                 if !hex.isEmpty { hex.append(UInt8(ascii: ",")) }
                 if let bits = chunkBits[offset]?.bits { Self.appendHex(bits[(index * rowBytes)..<((index + 1) * rowBytes)], to: &hex) }
             }
-            try tx.query("""
+            try await tx.query("""
                 INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
                 SELECT t.gram, t.chunk, ('x' || t.hex)::bit(\(fixed: String(GramBitmaps.chunkBits)))
                 FROM unnest(\(PostgresTextArray(batch.map { grams[$0.0] }))::text[],

@@ -19,7 +19,7 @@ public final class GramStatistics: Sendable {
 
     /// The frequencies as of now: refreshed from PostgreSQL when older than five minutes, on a
     /// connection of its own (so take them before the search takes its connection).
-    public func frequencies() -> GramFrequencies { current() }
+    public func frequencies() async -> GramFrequencies { await current() }
 
     /// The frequencies if they need no refresh now, without blocking; nil when they do.
     func frequenciesIfFresh() -> GramFrequencies? {
@@ -28,11 +28,11 @@ public final class GramStatistics: Sendable {
         return GramFrequencies(cached.frequencies, loadedAt: cached.loadedAt)
     }
 
-    private func current() -> GramFrequencies {
+    private func current() async -> GramFrequencies {
         if let frequencies = frequenciesIfFresh() { return frequencies }
         let cached = snapshot.withLock { $0 }
         var fresh = Snapshot(frequencies: cached.frequencies, loadedAt: Date())
-        if let row = try? pool.query("""
+        if let row = try? await pool.query("""
             SELECT most_common_elems::text::text[], most_common_elem_freqs::text::float8[]::text[]
             FROM pg_stats WHERE tablename = 'cafes' AND attname = 'search_grams'
             """).first,

@@ -52,23 +52,23 @@ public struct SearchPlanner: Sendable {
     /// `filled` says whether a walk's answer is the whole page (else the search goes on); `walkable`
     /// whether the caller can walk its order at all. Each step is given the keywords' forms.
     func run<R>(_ keywords: [String], on db: DatabaseClient, walkable: Bool, limit: Int,
-                filled: (R) -> Bool, _ step: (Connection, SearchPlan.Step, SearchTerms) throws -> R) throws -> R {
-        guard !keywords.isEmpty else { return try db.withConnection { try step($0, .everything, .none) } }
+                filled: (R) -> Bool, _ step: (Connection, SearchPlan.Step, SearchTerms) async throws -> R) async throws -> R {
+        guard !keywords.isEmpty else { return try await db.withConnection { try await step($0, .everything, .none) } }
         // Before taking a connection: refreshing the statistics needs one of its own.
-        let frequencies = statistics.frequencies()
-        return try db.withConnection { conn in
-            let plan = SearchPlan(terms: try keywordForms.terms(keywords, on: conn), frequencies: frequencies)
-            let bitmaps = plan.asksBitmaps ? try GramBitmaps.candidates(conn, terms: plan.terms, preferred: plan.preferred) : .unknown
+        let frequencies = await statistics.frequencies()
+        return try await db.withConnection { conn in
+            let plan = await SearchPlan(terms: try keywordForms.terms(keywords, on: conn), frequencies: frequencies)
+            let bitmaps = await plan.asksBitmaps ? try GramBitmaps.candidates(conn, terms: plan.terms, preferred: plan.preferred) : .unknown
             let steps = plan.steps(bitmaps: bitmaps, walkable: walkable, limit: limit)
             if let cap = steps.walkFirst {
-                let walked = try step(conn, .walk(cap: cap), plan.terms)
+                let walked = try await step(conn, .walk(cap: cap), plan.terms)
                 if filled(walked) { return walked }
             }
             do {
-                return try step(conn, steps.answer, plan.terms)
+                return try await step(conn, steps.answer, plan.terms)
             } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
                 guard let instead = steps.pastLookupLimit else { throw error }
-                return try step(conn, instead, plan.terms)
+                return try await step(conn, instead, plan.terms)
             }
         }
     }

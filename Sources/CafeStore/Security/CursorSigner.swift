@@ -31,8 +31,20 @@ public final class CursorSigner: Sendable {
     /// Whether the key has been read (signing and checking then never ask the database).
     public var isKeyed: Bool { keyed.load() != nil }
 
-    /// Reads the key now, if it is not yet, so that no request has to.
-    public func load() throws { _ = try key() }
+    /// Reads the key, if it is not yet: once at start, before any request signs or checks a cursor.
+    public func load() async throws {
+        guard keyed.load() == nil else { return }
+        guard let row = try await pool.query("SELECT value FROM app_secrets WHERE name = 'cursor'").first else {
+            throw PostgresError(kind: .server, message: "no cursor key in app_secrets; run the migrations")
+        }
+        let key: [UInt8] = try row.decode(0)
+        // Migration 0003 makes 32 random bytes; SipHash reads the first 16.
+        guard key.count >= Self.keyLength else {
+            throw PostgresError(kind: .server, message: "the cursor key in app_secrets is \(key.count) bytes, fewer than \(Self.keyLength)")
+        }
+        // Two first loads may both read it; the first stored is the one every later use sees.
+        _ = keyed.storeIfNil(Key(bytes: key))
+    }
 
     /// `payload` followed by its MAC.
     public func sign(_ payload: [UInt8]) throws -> [UInt8] {
@@ -61,17 +73,9 @@ public final class CursorSigner: Sendable {
         init(bytes: [UInt8]) { self.bytes = bytes }
     }
 
+    /// The key `load` read; until it has, cursors cannot be signed or checked (503 `database_unavailable`).
     private func key() throws -> [UInt8] {
-        if let key = keyed.load() { return key.bytes }
-        guard let row = try pool.query("SELECT value FROM app_secrets WHERE name = 'cursor'").first else {
-            throw PostgresError(kind: .server, message: "no cursor key in app_secrets; run the migrations")
-        }
-        let key: [UInt8] = try row.decode(0)
-        // Migration 0003 makes 32 random bytes; SipHash reads the first 16.
-        guard key.count >= Self.keyLength else {
-            throw PostgresError(kind: .server, message: "the cursor key in app_secrets is \(key.count) bytes, fewer than \(Self.keyLength)")
-        }
-        // Two first uses may both read it; the first stored is the one every later use sees.
-        return keyed.storeIfNil(Key(bytes: key)).bytes
+        guard let key = keyed.load() else { throw PostgresError(kind: .unavailable, message: "the cursor key is not loaded yet") }
+        return key.bytes
     }
 }

@@ -45,7 +45,7 @@ public final class ReadReplicas: Sendable {
             var settings = primary.configuration
             settings.conninfo = conninfo
             settings.applicationName += "-read"
-            return Standby(name: "standby\(index + 1)", pool: ConnectionPool(settings, logger: logger))
+            return Standby(name: "standby\(index + 1)", pool: ConnectionPool(settings, readiness: primary.readiness, logger: logger))
         }
         monitor = ReplicaMonitor(primary: primary.configuration.conninfo, standbys: standbys, maxLag: configuration.maxLag,
                                  interval: configuration.checkInterval, logger: logger)
@@ -61,7 +61,7 @@ public final class ReadReplicas: Sendable {
 
     /// The standby a read at `floor` may use, or nil for the primary: round robin over the healthy
     /// ones known to have replayed `floor`; failing that, one healthy standby asked now.
-    func standby(for floor: WALPosition) -> Standby? {
+    func standby(for floor: WALPosition) async -> Standby? {
         let healthy = standbys.filter { $0.state.withLock { $0.healthy } }
         guard !healthy.isEmpty else { return nil }
         let start = nextStandby.add(1, ordering: .relaxed).oldValue & Int.max
@@ -69,7 +69,7 @@ public final class ReadReplicas: Sendable {
         if let caughtUp = ordered.first(where: { $0.state.withLock { $0.replayed } >= floor }) { return caughtUp }
         for candidate in ordered {
             // Unreachable, or no replay position (NULL: not a standby): skipped.
-            guard let position = try? candidate.pool.withConnection({ try $0.query("SELECT pg_last_wal_replay_lsn()").one().decode(0, as: WALPosition?.self) })
+            guard let position = try? await candidate.pool.withConnection({ try await $0.query("SELECT pg_last_wal_replay_lsn()").one().decode(0, as: WALPosition?.self) })
             else {
                 candidate.markDown("replay position unreadable", logger: logger)
                 continue
@@ -154,21 +154,21 @@ final class ReadScope: @unchecked Sendable {
     }
 
     /// Runs `operation` on the chosen pool; should the standby fail it, again on the primary.
-    func run<T>(_ operation: (ConnectionPool) throws -> T) throws -> T {
-        if case .undecided = target { target = replicas.standby(for: floor).map(Target.standby) ?? .primary }
+    func run<T>(_ operation: (ConnectionPool) async throws -> T) async throws -> T {
+        if case .undecided = target { target = await replicas.standby(for: floor).map(Target.standby) ?? .primary }
         guard case .standby(let standby) = target else {
             replicas.countPrimaryRead()
-            return try operation(replicas.primary)
+            return try await operation(replicas.primary)
         }
         do {
-            let result = try operation(standby.pool)
+            let result = try await operation(standby.pool)
             standby.reads.add(1, ordering: .relaxed)
             return result
         } catch let error as PostgresError where ReadReplicas.meansStandbyCannotAnswer(error) {
             replicas.noteFallback(from: standby, error)
             target = .primary
             replicas.countPrimaryRead()
-            return try operation(replicas.primary)
+            return try await operation(replicas.primary)
         }
     }
 }

@@ -41,12 +41,12 @@ final class ReplicaMonitor: @unchecked Sendable {
 
     func start() {
         started = true
-        check()
+        checkHere()
         let thread = Thread { [self] in
             cafe_name_thread("replica-monitor")
             while !stopped.withLock({ $0 }) {
                 Thread.sleep(forTimeInterval: interval)
-                check()
+                checkHere()
             }
             done.signal()
         }
@@ -59,9 +59,12 @@ final class ReplicaMonitor: @unchecked Sendable {
         done.wait()
     }
 
-    private func check() {
+    /// `check`, on this thread (the monitor's own: its connections wait in `poll`).
+    private func checkHere() { try? Blocking.run { await self.check() } }
+
+    private func check() async {
         var now = ProcessInfo.processInfo.systemUptime
-        if let position = primaryPosition() {
+        if let position = await primaryPosition() {
             // Back after an outage (a failover): the time no server took writes is not staleness, so
             // the noted positions move forward by it; a standby still following the old primary for a
             // moment is as stale as it was, and catches up with the new one from there.
@@ -81,7 +84,7 @@ final class ReplicaMonitor: @unchecked Sendable {
             now = last.at
         }
         for (index, standby) in standbys.enumerated() {
-            let (healthy, replayed, lag, reason) = examine(index, now: now)
+            let (healthy, replayed, lag, reason) = await examine(index, now: now)
             if let replayed { standby.sawReplay(replayed) }
             let was = standby.state.withLock { s in
                 defer { s.healthy = healthy; s.lag = lag }
@@ -95,12 +98,11 @@ final class ReplicaMonitor: @unchecked Sendable {
         }
     }
 
-    private func primaryPosition() -> WALPosition? {
+    private func primaryPosition() async -> WALPosition? {
         do {
-            let connection = try primaryConnection ?? Connection(conninfo: primaryConninfo, connectTimeoutSeconds: 2,
-                                                                 applicationName: "cafe-replica-monitor", queryTimeout: 2)
+            let connection = try await primaryConnection.orConnect(primaryConninfo)
             primaryConnection = connection
-            return try connection.query("SELECT pg_current_wal_lsn()").one().decode(0)
+            return try await connection.query("SELECT pg_current_wal_lsn()").one().decode(0)
         } catch {
             primaryConnection = nil
             logger.debug("replica monitor cannot read the primary's position", [("error", String(describing: error))])
@@ -108,13 +110,11 @@ final class ReplicaMonitor: @unchecked Sendable {
         }
     }
 
-    private func examine(_ index: Int, now: TimeInterval) -> (healthy: Bool, replayed: WALPosition?, lag: Double?, reason: String) {
+    private func examine(_ index: Int, now: TimeInterval) async -> (healthy: Bool, replayed: WALPosition?, lag: Double?, reason: String) {
         do {
-            let connection = try standbyConnections[index] ?? Connection(conninfo: standbys[index].pool.configuration.conninfo,
-                                                                         connectTimeoutSeconds: 2,
-                                                                         applicationName: "cafe-replica-monitor", queryTimeout: 2)
+            let connection = try await standbyConnections[index].orConnect(standbys[index].pool.configuration.conninfo)
             standbyConnections[index] = connection
-            let row = try connection.query("""
+            let row = try await connection.query("""
                 SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn(),
                        extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8
                 """).one()
@@ -138,5 +138,13 @@ final class ReplicaMonitor: @unchecked Sendable {
         guard let oldest = history.first else { return nil }
         guard let caughtUpTo = history.last(where: { $0.position <= replayed }) else { return max(now - oldest.at, lastCommitAge ?? 0) }
         return caughtUpTo.position == history.last?.position ? 0 : now - caughtUpTo.at
+    }
+}
+
+private extension Optional where Wrapped == Connection {
+    /// This connection, or a new one of the monitor's to `conninfo`.
+    func orConnect(_ conninfo: String) async throws -> Connection {
+        if let self { return self }
+        return try await Connection(conninfo: conninfo, connectTimeoutSeconds: 2, applicationName: "cafe-replica-monitor", queryTimeout: 2)
     }
 }

@@ -52,8 +52,8 @@ public struct WALPosition: Comparable, Hashable, Sendable, CustomStringConvertib
 
     /// The primary's insert position: at or past every commit made so far (also one that has not
     /// reached the disk yet, under `synchronous_commit = off`).
-    public static func current(_ connection: Connection) throws -> WALPosition {
-        try connection.query(SQL(fixed: currentStatement)).one().decode(0)
+    public static func current(_ connection: Connection) async throws -> WALPosition {
+        try await connection.query(SQL(fixed: currentStatement)).one().decode(0)
     }
 
     /// The statement that reads it (also sent after a commit by `CommitRecorder`'s pipeline).

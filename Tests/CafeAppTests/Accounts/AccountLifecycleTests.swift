@@ -23,7 +23,7 @@ final class AccountLifecycleTests: APITestCase {
         return r.json()["id"] as? String ?? ""
     }
 
-    func drain() throws { try OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain() }
+    func drain() throws { try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain() } }
 
     func testAPasswordChangeNeedsTheCurrentOneAndEndsEveryOtherSession() throws {
         let (_, token) = try signUp("changer")

@@ -170,7 +170,7 @@ final class MailedLinksTests: APITestCase {
                 defer { group.leave() }
                 let delivery = MailDelivery(pool: pool, transport: transport, settings: settings, logger: Logger(label: "t", minimum: .error))
                 for _ in 0..<40 {
-                    _ = try? delivery.run()
+                    _ = try? Blocking.run { try await delivery.run() }
                     usleep(20_000)
                 }
             }.start()

@@ -2,6 +2,7 @@ import CafeApp
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 /// `cafe import-parse` on exports made to hurt: each bad row is skipped and
@@ -25,8 +26,10 @@ final class HostileExportTests: ParseTestCase {
     }
 
     private func runImport() throws -> String {
-        try Service.importParse(app.configuration, directory: directory, dryRun: false, batchSize: 100,
-                                logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        try Blocking.run { [self] in
+            try await Service.importParse(app.configuration, directory: directory, dryRun: false, batchSize: 100,
+                                          logger: Logger(label: "t", minimum: .error)) { _, _ in }
+        }
     }
 
     private func users(_ extra: String = "") throws {

@@ -1,6 +1,7 @@
 import CafeStore
 import CafeTestSupport
 import Foundation
+import PostgresKit
 import XCTest
 
 /// Usernames that cannot pass for another, through ICU's UTS 39 mechanisms.
@@ -32,7 +33,7 @@ final class UsernameSpoofingTests: APITestCase {
 
     func testAccountsMadeBeforeTheRuleGetSkeletonsAndBlockLookAlikes() throws {
         try pool.query("INSERT INTO users (username, password_hash) VALUES ('oldtimer', '!')")
-        XCTAssertEqual(try UserRepository(pool: pool).fillSkeletons(), 1)
+        XCTAssertEqual(try Blocking.run { [self] in try await UserRepository(pool: pool).fillSkeletons() }, 1)
         assertProblem(try signUpStatus("o1dtimer"), 409, "username_taken")
     }
 

@@ -24,8 +24,8 @@ final class AppOnOwnCluster {
         database = try Database.open(config, applicationName: label, forAPI: true,
                                      logger: Logger(label: "t", minimum: .error))
         app = try Application(configuration: config, database: database)
-        _ = try app.migrate()
-        try app.start()
+        _ = try Blocking.run { [self] in try await app.migrate() }
+        try Blocking.run { [self] in try await app.start() }
     }
 
     /// Starts the cluster again after `database.embedded!.stop()`.

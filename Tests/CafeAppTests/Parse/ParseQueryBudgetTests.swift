@@ -74,7 +74,7 @@ final class ParseQueryBudgetTests: ParseTestCase {
     func testAnAnonymousQueryOverItsTimeIsRefusedAndALoggedInOneIsNot() throws {
         let (_, session) = try parseSignUp("budgeted")
         // Holding a lock the query needs makes it wait: time it cannot use.
-        let blocker = try Connection(conninfo: db.conninfo)
+        let blocker = try Connection.opened(conninfo: db.conninfo)
         try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
         let started = Date()
         assertRefused(try find("CafeMaster", [("limit", "1")]), mentioning: ["QUERY_ANONYMOUS_TIMEOUT", "log in"])
@@ -88,7 +88,7 @@ final class ParseQueryBudgetTests: ParseTestCase {
     /// runs, another is refused at once (503 `overloaded`); light queries are not held up.
     func testHeavyQueriesTakeTurnsAndLightOnesDoNot() throws {
         let (_, session) = try parseSignUp("heavy")
-        let blocker = try Connection(conninfo: db.conninfo)
+        let blocker = try Connection.opened(conninfo: db.conninfo)
         try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
         let port = app.server.port
         let first = DispatchSemaphore(value: 0)
@@ -122,7 +122,7 @@ final class ParseQueryBudgetTests: ParseTestCase {
     func testHeavyQueriesGetAShareOfTheTime() throws {
         let (_, session) = try parseSignUp("heavy-share")
         XCTAssertEqual(try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session).status, 200, "within the burst")
-        let blocker = try Connection(conninfo: db.conninfo)
+        let blocker = try Connection.opened(conninfo: db.conninfo)
         try blocker.execute(script: "BEGIN; LOCK TABLE cafes IN ACCESS EXCLUSIVE MODE")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.6) { _ = try? blocker.execute(script: "ROLLBACK") }
         XCTAssertEqual(try find("CafeMaster", [("count", "1"), ("limit", "0")], session: session).status, 200, "waits out the lock: 0.6 s of heavy time")

@@ -2,6 +2,7 @@ import Aggregation
 import CafeTestSupport
 import Foundation
 import JSONLogging
+import PostgresKit
 import XCTest
 
 /// Requests as the Parse SDKs send them: application id, installation id, client version and a
@@ -52,6 +53,6 @@ class ParseTestCase: APITestCase {
     /// Runs aggregation passes until the outbox is empty.
     func drainOutbox() throws {
         let jobs = AggregationWorker.jobs(pool: pool, interval: 1, reconcileInterval: 3600, logger: Logger(label: "t", minimum: .error))
-        try jobs.first { $0.name == "aggregation pass" }!.run { false }
+        try Blocking.run { try await jobs.first { $0.name == "aggregation pass" }!.run { false } }
     }
 }

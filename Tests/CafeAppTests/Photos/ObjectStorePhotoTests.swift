@@ -5,6 +5,7 @@ import Foundation
 import PhotoCodec
 import JSONLogging
 import ObjectStorage
+import PostgresKit
 import XCTest
 
 /// The photo checks again with `PHOTO_STORE=s3://…` on a real SeaweedFS (started by the suite),
@@ -76,13 +77,13 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         let config = Configuration(environment: ["DATABASE_URL": db.conninfo, "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
                                                  "LOG_LEVEL": "error"].merging(store.environment) { $1 })
         let logger = Logger(label: "t", minimum: .error)
-        XCTAssertEqual(try Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in }, 6)
+        XCTAssertEqual(try Blocking.run { try await Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in } }, 6)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE bytes IS NULL").one().decode(0, as: Int.self), 0)
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0, "the source copies dropped")
         XCTAssertEqual(try served(), before)
-        XCTAssertEqual(try Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in }, 0, "nothing left: resumable, idempotent")
+        XCTAssertEqual(try Blocking.run { try await Service.movePhotos(config, to: "postgres", logger: logger) { _, _ in } }, 0, "nothing left: resumable, idempotent")
 
-        XCTAssertEqual(try Service.movePhotos(config, to: "s3://\(store.bucket)/cafe", logger: logger) { _, _ in }, 6)
+        XCTAssertEqual(try Blocking.run { [self] in try await Service.movePhotos(config, to: "s3://\(store.bucket)/cafe", logger: logger) { _, _ in } }, 6)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM files WHERE bytes IS NOT NULL").one().decode(0, as: Int.self), 0)
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 6)
         XCTAssertEqual(try served(), before)
@@ -98,7 +99,7 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 2, "the photo and its size")
         try pool.query("UPDATE files SET created_at = now() - interval '2 days'")
         let files = FileRepository(pool: pool, storage: app.configuration.photoStorage(), codec: InProcessPhotoCodec())
-        XCTAssertEqual(try files.deleteOrphans(olderThan: 3600), 1)
+        XCTAssertEqual(try Blocking.run { try await files.deleteOrphans(olderThan: 3600) }, 1)
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 0)
     }

@@ -183,6 +183,6 @@ import Synchronization
 
 enum PhotoCleaningJob {
     static func run(_ pool: ConnectionPool) throws -> PhotoCleaning.Progress {
-        try PhotoCleaning(files: FileRepository(pool: pool, codec: InProcessPhotoCodec())).step()
+        try Blocking.run { try await PhotoCleaning(files: FileRepository(pool: pool, codec: InProcessPhotoCodec())).step() }
     }
 }
