@@ -241,6 +241,7 @@ public struct FileRepository: DatabaseBound, Sendable {
 
     /// Resizes the cleaned photo and keeps the result; two requests making the same size at once both
     /// make it, and the first row stays (the encoder is deterministic, so both made the same bytes).
+    @_optimize(none)   // the release compiler (Swift 6.3.1) crashed splitting it into its coroutine parts
     func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) async throws {
         guard case .found(let source) = try await original(id, viewer: .operator), let bytes = source.bytes else { return }
         let made = try codec.resize(bytes, width: width, to: encoding)

@@ -181,6 +181,7 @@ public struct ParseImportStore: Sendable {
     /// The photos' file ids by name: stored once each (a second run, or a photo several rows
     /// show, finds the first), cleaned as an upload is; one that is no decodable image is left out
     /// (its row is imported without a photo).
+    @_optimize(none)   // see `FileRepository.makeSize`
     private func store(_ photos: [(Photo, UserID?)], _ tx: DatabaseClient) async throws -> [String: Int64] {
         var ids: [String: Int64] = [:]
         let names = Array(Set(photos.map(\.0.name)))

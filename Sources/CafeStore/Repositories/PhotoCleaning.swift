@@ -45,6 +45,7 @@ public struct PhotoCleaning: Sendable {
     /// Takes one uncleaned row and cleans its bytes outside any transaction; the result is written only
     /// if the row is still as it was read, so of two workers cleaning the same row at once one writes.
     /// True: one photo cleaned; false: one refused and deleted; nil: none left.
+    @_optimize(none)   // see `FileRepository.makeSize`
     private func clean(where condition: SQL) async throws -> Bool? {
         let db = files.db
         guard let row = try await db.query("""
