@@ -28,9 +28,16 @@ public final class Readiness: @unchecked Sendable {
         let deadline: UInt64?
     }
 
+    private struct State {
+        var waiters: [Int32: Waiter] = [:]
+        /// When the thread's `epoll_wait` times out (monotonic nanoseconds; `.max`: never): a waiter with an
+        /// earlier deadline wakes it, any other needs no wake-up.
+        var sleepsUntil = UInt64.max
+    }
+
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let waiters = Mutex<[Int32: Waiter]>([:])
+    private let state = Mutex(State())
 
     /// Starts the thread that waits; it lives as long as the process (an idle one costs nothing).
     public init(name: String = "db-readiness") {
@@ -50,15 +57,18 @@ public final class Readiness: @unchecked Sendable {
     /// Suspends until `fd` is ready for `events` (true) or `deadline` (monotonic nanoseconds) passed (false).
     public func wait(for fd: Int32, _ events: Events, until deadline: UInt64?) async -> Bool {
         await withCheckedContinuation { continuation in
-            waiters.withLock { $0[fd] = Waiter(continuation: continuation, deadline: deadline) }
+            let sooner = state.withLock { state -> Bool in
+                state.waiters[fd] = Waiter(continuation: continuation, deadline: deadline)
+                return deadline.map { $0 < state.sleepsUntil } ?? false
+            }
             var event = epoll_event(events: events.rawValue | EPOLLONESHOT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue,
                                     data: epoll_data_t(fd: fd))
             if epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) != 0 && epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) != 0 {
                 // Not a descriptor epoll can watch: ready now, so the caller's next call says what it is.
-                if let waiter = waiters.withLock({ $0.removeValue(forKey: fd) }) { waiter.continuation.resume(returning: true) }
+                if let waiter = state.withLock({ $0.waiters.removeValue(forKey: fd) }) { waiter.continuation.resume(returning: true) }
                 return
             }
-            if deadline != nil { wake() }   // the thread may need to sleep less
+            if sooner { wake() }   // the thread must sleep less
         }
     }
 
@@ -77,7 +87,7 @@ public final class Readiness: @unchecked Sendable {
                 if fd == wakeFD {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
-                } else if let waiter = waiters.withLock({ $0.removeValue(forKey: fd) }) {
+                } else if let waiter = state.withLock({ $0.waiters.removeValue(forKey: fd) }) {
                     ready.append(waiter)
                 }
             }
@@ -86,19 +96,26 @@ public final class Readiness: @unchecked Sendable {
         }
     }
 
-    /// Milliseconds until the nearest deadline (-1: none).
+    /// Milliseconds until the nearest deadline (-1: none), noted as when the thread wakes.
     private func timeout() -> Int32 {
-        guard let nearest = waiters.withLock({ $0.values.compactMap(\.deadline).min() }) else { return -1 }
-        let now = MonotonicClock.nanoseconds()
-        return nearest <= now ? 0 : Int32(min((nearest - now + 999_999) / 1_000_000, 60_000))
+        state.withLock { state in
+            guard let nearest = state.waiters.values.compactMap(\.deadline).min() else {
+                state.sleepsUntil = .max
+                return -1
+            }
+            let now = MonotonicClock.nanoseconds()
+            let milliseconds = nearest <= now ? 0 : min((nearest - now + 999_999) / 1_000_000, 60_000)
+            state.sleepsUntil = now + milliseconds * 1_000_000
+            return Int32(milliseconds)
+        }
     }
 
     private func expired() -> [Waiter] {
         let now = MonotonicClock.nanoseconds()
-        return waiters.withLock { waiters in
-            let due = waiters.filter { $0.value.deadline.map { $0 <= now } ?? false }
+        return state.withLock { state in
+            let due = state.waiters.filter { $0.value.deadline.map { $0 <= now } ?? false }
             for fd in due.keys {
-                waiters[fd] = nil
+                state.waiters[fd] = nil
                 epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
             }
             return Array(due.values)
