@@ -124,26 +124,28 @@ public final class ConnectionPool: Sendable {
     /// Without waiting: `.some(idle)` an idle connection, `.some(nil)` a place to open one; nil when all
     /// are in use. Taking one never suspends the task (a tool's, which `Blocking.run` drives, stays on its thread).
     private func takeNow() throws -> Connection?? {
-        try state.withLock { state -> Connection?? in
-            if state.closed { throw Self.closedError }
-            if let idle = state.idle.popLast() { return .some(idle) }
-            guard state.open < configuration.maxConnections else { return nil }
-            state.open += 1
-            return .some(nil)
-        }
+        try state.withLock { try take(&$0) }
+    }
+
+    /// `takeNow`'s choice, under the lock.
+    private func take(_ state: inout State) throws -> Connection?? {
+        if state.closed { throw Self.closedError }
+        if let idle = state.idle.popLast() { return .some(idle) }
+        guard state.open < configuration.maxConnections else { return nil }
+        state.open += 1
+        return .some(nil)
     }
 
     /// The next connection given back (or the place of one closed), or `poolTimeout` past `acquireTimeout`.
     private func waitForRelease() async throws -> Connection? {
         try await withCheckedThrowingContinuation { continuation in
-            enum Decision { case take(Connection?), fail, wait(UInt64) }
+            enum Decision { case take(Connection?), fail(any Error), wait(UInt64) }
             let decision = state.withLock { state -> Decision in
-                if state.closed { return .fail }
-                // Given back between `takeNow` and here.
-                if let idle = state.idle.popLast() { return .take(idle) }
-                if state.open < configuration.maxConnections {
-                    state.open += 1
-                    return .take(nil)
+                do {
+                    // Given back between `takeNow` and here.
+                    if let taken = try take(&state) { return .take(taken) }
+                } catch {
+                    return .fail(error)
                 }
                 state.nextWaiter += 1
                 state.waiting.append((state.nextWaiter, continuation))
@@ -151,7 +153,7 @@ public final class ConnectionPool: Sendable {
             }
             switch decision {
             case .take(let connection): continuation.resume(returning: connection)
-            case .fail: continuation.resume(throwing: Self.closedError)
+            case .fail(let error): continuation.resume(throwing: error)
             case .wait(let id): expire(id, after: configuration.acquireTimeout)
             }
         }
@@ -183,8 +185,7 @@ public final class ConnectionPool: Sendable {
     /// waiter, or idle.
     private func giveBack(_ connection: Connection?) {
         let waiter = state.withLock { state -> CheckedContinuation<Connection?, any Error>? in
-            if let connection, state.closed {
-                _ = connection
+            if connection != nil, state.closed {
                 state.open -= 1
                 return nil
             }
