@@ -47,8 +47,8 @@ extension DatabaseClient {
         return try Blocking.run { try await self.statement(work) }
     }
 
-    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) throws -> QueryResult {
-        try Blocking.run { try await self.commit(sql, groupedOn: groupCommit) }
+    public func commit(_ sql: SQL) throws -> QueryResult {
+        try Blocking.run { try await self.commit(sql) }
     }
 
     public func withStatementTimeout<T>(_ timeout: Double?, _ body: @escaping (DatabaseClient) throws -> T) throws -> T {
@@ -119,8 +119,8 @@ extension Migrator {
 }
 
 extension StatementLoop {
-    public func commit(_ sql: SQL, recordingIn recorder: CommitRecorder?) throws -> QueryResult {
-        try Blocking.run { try await self.commit(sql, recordingIn: recorder) }
+    public func run(_ sql: SQL, recordingIn recorder: CommitRecorder? = nil) throws -> QueryResult {
+        try Blocking.run { try await self.run(RenderedSQL(sql), recordingIn: recorder) }
     }
 }
 

@@ -121,14 +121,7 @@ public final class Connection: @unchecked Sendable {
     /// the log position after its commit (`CommitRecorder`).
     @discardableResult
     public func query(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
-        let (text, values) = sql.rendered
-        let name = try await preparedName(for: text, parameterCount: values.count)
-        let binds = try Self.checked(values)
-        return try await exchange(followedBy: committing(recorder)) {
-            withBoundParameters(binds) { values, lengths, formats in
-                PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, format.rawValue)
-            }
-        }
+        try await query(RenderedSQL(sql, format: format), recordingCommitIn: recorder)
     }
 
     /// Like `query`, but planned afresh for these parameter values every time (an unnamed statement).
@@ -136,11 +129,22 @@ public final class Connection: @unchecked Sendable {
     /// lookup, a common one a walk in sort order — where a cached generic plan would serve one badly.
     @discardableResult
     public func queryPlannedPerCall(_ sql: SQL, format: ResultFormat = .text, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
-        let (text, values) = sql.rendered
-        let binds = try Self.checked(values)
+        try await query(RenderedSQL(sql, format: format, plannedPerCall: true), recordingCommitIn: recorder)
+    }
+
+    /// A statement rendered already: prepared on its first use (while fewer than the limit are), or
+    /// unnamed when it is planned per call.
+    @discardableResult
+    public func query(_ statement: RenderedSQL, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
+        let name = statement.plannedPerCall ? nil : try await preparedName(for: statement.text, parameterCount: statement.binds.count)
+        let binds = try Self.checked(statement.binds)
         return try await exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
-                PQsendQueryParams(handle, text, Int32(binds.count), nil, values, lengths, formats, format.rawValue)
+                if let name {
+                    PQsendQueryPrepared(handle, name, Int32(binds.count), values, lengths, formats, statement.format.rawValue)
+                } else {
+                    PQsendQueryParams(handle, statement.text, Int32(binds.count), nil, values, lengths, formats, statement.format.rawValue)
+                }
             }
         }
     }

@@ -2,7 +2,9 @@ import Foundation
 
 /// How one piece of work reaches PostgreSQL: a value handed to what does the work, never ambient.
 /// It says
-/// - which pool its statements use (`pool`: the primary's, or the heavy queries' own);
+/// - which pool its statements use (`pool`: the primary's, or the heavy queries' own), and the
+///   statement loops that answer its single reads (`read`) and group its single writes (`commit`),
+///   when the API has them (`DB_LOOP_CONNECTIONS`, `DB_COMMIT_CONNECTIONS`);
 /// - for a public read, where its reads run (`reading(from:atLeast:)`: a standby that has replayed far
 ///   enough, chosen at the first statement and kept, else the primary);
 /// - the open transaction every statement joins (`transaction(_:)` hands its body a client bound to it,
@@ -14,6 +16,10 @@ import Foundation
 /// `ConnectionPool.client`, the primary with nothing else.
 public struct DatabaseClient: Sendable {
     public let pool: ConnectionPool
+    /// Answers `read`s outside a transaction, pipelined with other requests' (see `StatementLoop`); nil: the pool.
+    let readLoop: StatementLoop?
+    /// Commits `commit`s outside a transaction together with other requests' (`StatementLoop.Purpose.commits`); nil: each by itself.
+    let commitLoop: StatementLoop?
     /// A public read's choice of server; nil: the primary.
     let reads: ReadScope?
     /// The transaction this client is bound to; nil: each use takes a connection of its own.
@@ -21,12 +27,16 @@ public struct DatabaseClient: Sendable {
     /// Where the log positions after this client's commits go.
     public let recorder: CommitRecorder?
 
-    public init(_ pool: ConnectionPool) {
-        self.init(pool: pool, reads: nil, connection: nil, recorder: nil)
+    /// The primary through `pool`; its single reads on `readLoop` and single writes on `commitLoop` when given.
+    public init(_ pool: ConnectionPool, readLoop: StatementLoop? = nil, commitLoop: StatementLoop? = nil) {
+        self.init(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: nil, connection: nil, recorder: nil)
     }
 
-    init(pool: ConnectionPool, reads: ReadScope?, connection: Connection?, recorder: CommitRecorder?) {
+    private init(pool: ConnectionPool, readLoop: StatementLoop?, commitLoop: StatementLoop?, reads: ReadScope?, connection: Connection?,
+                 recorder: CommitRecorder?) {
         self.pool = pool
+        self.readLoop = readLoop
+        self.commitLoop = commitLoop
         self.reads = reads
         self.connection = connection
         self.recorder = recorder
@@ -34,28 +44,29 @@ public struct DatabaseClient: Sendable {
 
     /// This client, its commits' log positions going to `recorder`.
     public func recording(_ recorder: CommitRecorder) -> DatabaseClient {
-        DatabaseClient(pool: pool, reads: reads, connection: connection, recorder: recorder)
+        DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: reads, connection: connection, recorder: recorder)
     }
 
     /// This client as a public read that must reflect every commit up to `floor`: on a standby that has
     /// replayed that far, else on the primary. A client already reading, or bound to a transaction, stays as it is.
     public func reading(from replicas: ReadReplicas, atLeast floor: WALPosition) -> DatabaseClient {
         guard reads == nil, connection == nil else { return self }
-        return DatabaseClient(pool: pool, reads: ReadScope(replicas: replicas, floor: floor), connection: nil, recorder: recorder)
+        return DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: ReadScope(replicas: replicas, floor: floor),
+                              connection: nil, recorder: recorder)
     }
 
     /// This client on the primary even for a public read: for what must see the latest commit (a
     /// session created a moment ago, a log-in's throttle).
     public var onPrimary: DatabaseClient {
         guard reads != nil else { return self }
-        return DatabaseClient(pool: pool, reads: nil, connection: nil, recorder: recorder)
+        return DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: nil, connection: nil, recorder: recorder)
     }
 
-    /// This client's reads and recorder on another pool of the primary (the heavy queries' own); on its
-    /// own pool, this client as it is.
+    /// This client's reads and recorder on another pool of the primary (the heavy queries' own), every
+    /// statement on its connections (no loop); on its own pool, this client as it is.
     public func using(_ other: ConnectionPool) -> DatabaseClient {
         guard other !== pool else { return self }
-        return DatabaseClient(pool: other, reads: reads, connection: nil, recorder: recorder)
+        return DatabaseClient(pool: other, readLoop: nil, commitLoop: nil, reads: reads, connection: nil, recorder: recorder)
     }
 
     /// Whether a statement of the transaction this client is bound to has failed (only a rollback helps).
@@ -72,6 +83,19 @@ public struct DatabaseClient: Sendable {
     @discardableResult
     public func query(_ sql: SQL, format: ResultFormat = .text) async throws -> QueryResult {
         try await withConnection { try await $0.query(sql, format: format, recordingCommitIn: recorder) }
+    }
+
+    /// One statement that changes nothing: on the read loop when this client has one and is in no
+    /// transaction (the task holds neither a thread nor a connection while it waits), else as `query`
+    /// sends it. What a request reads by itself goes through here.
+    public func read(_ statement: RenderedSQL) async throws -> QueryResult {
+        if let readLoop, connection == nil, reads == nil { return try await readLoop.run(statement) }
+        return try await withConnection { try await $0.query(statement) }
+    }
+
+    /// `read` of `sql`.
+    public func read(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false) async throws -> QueryResult {
+        try await read(RenderedSQL(sql, format: format, plannedPerCall: plannedPerCall))
     }
 
     /// `query`, planned afresh for these values every time (see `Connection.queryPlannedPerCall`).
@@ -105,11 +129,16 @@ public struct DatabaseClient: Sendable {
         return try await body(self)
     }
 
-    /// `sql`, one write that commits by itself: in the next batch of `groupCommit` (a `StatementLoop` for
-    /// `.commits`) when there is one and this client is in no transaction; otherwise as `statement` sends
-    /// it (a savepoint inside a transaction, which a caller opens knowingly: its writes then commit with it).
-    public func commit(_ sql: SQL, groupedOn groupCommit: StatementLoop?) async throws -> QueryResult {
-        if let groupCommit, connection == nil, reads == nil { return try await groupCommit.commit(sql, recordingIn: recorder) }
+    /// `sql`, one write that commits by itself: in the next batch of the commit loop when this client
+    /// has one and is in no transaction; otherwise as `statement` sends it (a savepoint inside a
+    /// transaction, which a caller opens knowingly: its writes then commit with it).
+    public func commit(_ sql: SQL) async throws -> QueryResult {
+        if let commitLoop, connection == nil, reads == nil {
+            guard commitLoop.configuration.purpose == .commits else {
+                throw PostgresError(kind: .unavailable, message: "a statement loop for reads commits no writes")
+            }
+            return try await commitLoop.run(RenderedSQL(sql), recordingIn: recorder)
+        }
         return try await statement { try await $0.query(sql) }
     }
 
@@ -124,7 +153,7 @@ public struct DatabaseClient: Sendable {
     }
 
     private func bound(to transaction: Connection) -> DatabaseClient {
-        DatabaseClient(pool: pool, reads: reads, connection: transaction, recorder: recorder)
+        DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: reads, connection: transaction, recorder: recorder)
     }
 }
 

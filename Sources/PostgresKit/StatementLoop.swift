@@ -11,8 +11,8 @@ import Synchronization
 /// Single statements that need no transaction (a page's one read), answered without a thread waiting
 /// for each: one thread owns a few connections in libpq's pipeline mode and an epoll set. Whatever is
 /// waiting when a connection is free goes out together behind one sync point, and each answer is handed
-/// to its statement's completion as it is read. The caller — a request's task awaiting `LoopRead.rows` —
-/// holds no thread meanwhile.
+/// to its statement's completion as it is read. The caller — a request's task awaiting `run` (through
+/// `DatabaseClient.read` or `commit`) — holds no thread meanwhile.
 ///
 /// Why (docs/performance.md, "The request path: lanes and the statement loop"): a thread per waiting statement costs a wake-up per
 /// statement, which on a machine with dear context switches was as much of a page as the rendering;
@@ -69,10 +69,7 @@ public final class StatementLoop: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<QueryResult, any Error>) -> Void
 
     struct Job {
-        let text: String
-        let binds: [PostgresBind]
-        let format: ResultFormat
-        let plannedPerCall: Bool
+        let statement: RenderedSQL
         /// `.commits`: where the log position after the batch's commit goes (the submitting thread's).
         var recorder: CommitRecorder? = nil
         let completion: Completion
@@ -154,25 +151,17 @@ public final class StatementLoop: @unchecked Sendable {
     /// Statements answered (rows or an error) since start.
     public var completed: Int { completions.load(ordering: .relaxed) }
 
-    /// Queues `sql`; `completion` is called once, on the loop's thread, with its rows or its error.
+    /// Queues `statement`; `completion` is called once, on the loop's thread, with its rows or its error.
     /// False, without calling it, when `waitingLimit` statements are already waiting or the loop stopped.
-    /// `plannedPerCall`: sent unnamed, planned for its values every time (`Connection.queryPlannedPerCall`).
-    public func submit(_ sql: SQL, format: ResultFormat = .text, plannedPerCall: Bool = false, _ completion: @escaping Completion) -> Bool {
-        submit(sql.rendered, format: format, plannedPerCall: plannedPerCall, completion)
-    }
-
-    /// `submit` of a statement rendered already (`SQL.rendered`), as a read kept for reuse sends it.
-    func submit(_ rendered: (text: String, binds: [PostgresBind]), format: ResultFormat, plannedPerCall: Bool,
-                recorder: CommitRecorder? = nil, _ completion: @escaping Completion) -> Bool {
+    /// `recorder` (`.commits`): where the log position after the batch's commit goes.
+    public func submit(_ statement: RenderedSQL, recordingIn recorder: CommitRecorder? = nil, _ completion: @escaping Completion) -> Bool {
         guard outstanding.add(1, ordering: .relaxed).newValue <= configuration.waitingLimit else {
             outstanding.subtract(1, ordering: .relaxed)
             return false
         }
-        let (text, binds) = rendered
         let accepted = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
-            inbox.jobs.append(Job(text: text, binds: binds, format: format, plannedPerCall: plannedPerCall, recorder: recorder,
-                                  completion: completion))
+            inbox.jobs.append(Job(statement: statement, recorder: recorder, completion: completion))
             return true
         }
         guard accepted else {
@@ -181,6 +170,24 @@ public final class StatementLoop: @unchecked Sendable {
         }
         if sleeping.load(ordering: .sequentiallyConsistent) { wake() }
         return true
+    }
+
+    /// A statement the loop refused at once: `waitingLimit` statements are waiting already, or it stopped.
+    public struct Full: Error {}
+
+    /// Runs `statement` and awaits its answer; the task holds no thread meanwhile. On a loop for
+    /// `.reads` that is its rows as soon as they are read; on one for `.commits` (a write that commits
+    /// by itself) its rows once its batch has committed, `recorder` getting the log position after that
+    /// commit. A loop that refuses it (too many waiting, or stopped) fails it with `Full`.
+    ///
+    /// Why the commits are grouped (docs/performance.md, "Writes: the group commit"): a post is one
+    /// INSERT, and a backend committing each on its own — a transaction's start and end, a wake-up, and
+    /// with durable commits a flush of the log — spent more on that than on the INSERT; eight in one
+    /// transaction cost PostgreSQL a fifth.
+    public func run(_ statement: RenderedSQL, recordingIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
+        try await withCheckedThrowingContinuation { answer in
+            if !submit(statement, recordingIn: recorder, { answer.resume(with: $0) }) { answer.resume(throwing: Full()) }
+        }
     }
 
     private func wake() {
@@ -409,13 +416,13 @@ extension StatementLoop {
     /// connection keeps fewer than `preparedStatementLimit`; unnamed past that). Every statement
     /// handed to this call is expected, sent or not: `drop` fails the ones the connection carried.
     private func send(_ job: Job, on link: Link) -> Bool {
-        let key = StatementText(job.text)
-        var name = job.plannedPerCall ? nil : link.prepared[key]
-        if name == nil && !job.plannedPerCall && link.prepared.count < configuration.pool.preparedStatementLimit {
+        let key = StatementText(job.statement.text)
+        var name = job.statement.plannedPerCall ? nil : link.prepared[key]
+        if name == nil && !job.statement.plannedPerCall && link.prepared.count < configuration.pool.preparedStatementLimit {
             let fresh = "l\(link.nextName)"
             link.nextName += 1
-            link.expected.append(.preparation(text: job.text))
-            guard PQsendPrepare(link.handle, fresh, job.text, Int32(job.binds.count), nil) == 1 else {
+            link.expected.append(.preparation(text: job.statement.text))
+            guard PQsendPrepare(link.handle, fresh, job.statement.text, Int32(job.statement.binds.count), nil) == 1 else {
                 link.expected.append(.statement(job))
                 return false
             }
@@ -423,11 +430,11 @@ extension StatementLoop {
             name = fresh
         }
         link.expected.append(.statement(job))
-        return withBoundParameters(job.binds) { values, lengths, formats in
+        return withBoundParameters(job.statement.binds) { values, lengths, formats in
             if let name {
-                PQsendQueryPrepared(link.handle, name, Int32(job.binds.count), values, lengths, formats, job.format.rawValue)
+                PQsendQueryPrepared(link.handle, name, Int32(job.statement.binds.count), values, lengths, formats, job.statement.format.rawValue)
             } else {
-                PQsendQueryParams(link.handle, job.text, Int32(job.binds.count), nil, values, lengths, formats, job.format.rawValue)
+                PQsendQueryParams(link.handle, job.statement.text, Int32(job.statement.binds.count), nil, values, lengths, formats, job.statement.format.rawValue)
             }
         } == 1
     }

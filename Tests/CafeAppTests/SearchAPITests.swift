@@ -35,9 +35,9 @@ final class SearchAPITests: APITestCase {
         try add("Other", introduction: "ホットドッグ")
         let forms = KeywordFormCache(capacity: 10)
         func ids(_ keywords: [String], _ hints: [String?], cap: Int) throws -> Int {
-            try pool.withConnection { conn in
-                let terms = try Blocking.run { try await forms.terms(keywords, on: conn) }
-                return try conn.query("SELECT cardinality(\(CafeListing.lookedUpIDs(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns, cap: cap)))::int").one().decode(0)
+            do {
+                let terms = try Blocking.run { [client = pool.client] in try await forms.terms(keywords, on: client) }
+                return try pool.query("SELECT cardinality(\(CafeListing.lookedUpIDs(grams: terms.lookupGrams(hints: hints), patterns: terms.patterns, cap: cap)))::int").one().decode(0)
             }
         }
         for hints in [["トサ"], ["ホッ"], ["not one of its grams"], [nil], []] as [[String?]] {
@@ -198,7 +198,7 @@ final class SearchAPITests: APITestCase {
     func testWalkingTheOrdersGivesTheSameAnswerAndFollowsEdits() throws {
         var matching = try seedMatcha()
         try pool.query("ANALYZE cafes")
-        let matcha = SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(["抹茶"], on: argument) } })
+        let matcha = SearchTerms(forms: try Blocking.run { [client = pool.client] in try await KeywordFormCache.ask(["抹茶"], on: client) })
         XCTAssertGreaterThanOrEqual(try Blocking.run { [self] in await GramStatistics(pool: pool).frequencies() }.rarest(matcha)[0].frequency, GramFrequencies.rareBelow, "the walk is what this test is about")
         try assertPagesThrough("抹茶", expected: matching)
         try assertPagesThrough("抹茶 ラテ", expected: matching)

@@ -50,7 +50,7 @@ final class FieldQuerySearchTests: XCTestCase {
 
     /// The forms PostgreSQL makes of these keywords.
     func terms(_ keywords: [String]) throws -> SearchTerms {
-        SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } })
+        SearchTerms(forms: try Blocking.run { [client = pool.client] in try await KeywordFormCache.ask(keywords, on: client) })
     }
 
     /// The lookup's narrowing for `cores` (their forms asked of PostgreSQL) with these hints.
@@ -89,7 +89,7 @@ final class FieldQuerySearchTests: XCTestCase {
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
         let coreTerms = try terms(cores)
-        guard case .ids(let ids) = try pool.withConnection({ try Blocking.run({ [argument = $0] in try await GramBitmaps.candidates(argument, terms: coreTerms, preferred: Blocking.run { [self] in try await statistics.frequencies().lookup(coreTerms).preferred }) }) }) else {
+        guard case .ids(let ids) = try Blocking.run({ [client = pool.client, statistics] in try await GramBitmaps.candidates(client, terms: coreTerms, preferred: statistics.frequencies().lookup(coreTerms).preferred) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)

@@ -65,7 +65,7 @@ final class GramBitmapsTests: XCTestCase {
         let grams: [String] = try pool.query("SELECT gram FROM search_bitmap_grams WHERE ready").map { try $0.decode(0) }
         XCTAssertGreaterThan(grams.count, 100)
         let samples = ["渋谷", "\u{301}", "x\u{301}", "ガ", "한", "☕", "🍰", "\u{200D}", "👩", "coffee", "\t", "\n"]
-        for gram in try pool.withConnection({ try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(samples, on: argument) } }).flatMap(\.grams) {
+        for gram in try Blocking.run { [client = pool.client] in try await KeywordFormCache.ask(samples, on: client) }.flatMap(\.grams) {
             XCTAssertTrue(grams.contains(gram) || gram.unicodeScalars.count > 2, "\(gram.unicodeScalars.map { String($0.value, radix: 16) }) has a bitmap")
         }
         XCTAssertEqual(try pool.query("SELECT count(DISTINCT chunk) FROM search_gram_bitmaps").one().decode(0, as: Int.self), 2)
@@ -99,9 +99,9 @@ final class GramBitmapsTests: XCTestCase {
                 SELECT c.id FROM cafes c JOIN cafe_stats s ON s.cafe_id = c.id
                 WHERE c.search_text LIKE ALL (SELECT cafe_like_pattern(lower(normalize(k, NFKC))) FROM unnest(\(PostgresTextArray(keywords))::text[]) k)
                 """).map { try $0.decode(0) }
-            let candidates = try pool.withConnection {
-                let terms = SearchTerms(forms: try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) })
-                return try Blocking.run { [argument = $0] in try await GramBitmaps.candidates(argument, terms: terms, preferred: Blocking.run { try await statistics.frequencies().lookup(terms).preferred }) }
+            let candidates = try Blocking.run { [client = pool.client] in
+                let terms = SearchTerms(forms: try await KeywordFormCache.ask(keywords, on: client))
+                return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred)
             }
             switch candidates {
             case .ids(let ids):

@@ -22,7 +22,7 @@ final class GramStatisticsTests: XCTestCase {
             """)
         try pool.query("VACUUM ANALYZE cafes")
         let frequencies = try Blocking.run { await GramStatistics(pool: pool).frequencies() }
-        func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } }) }
+        func terms(_ keywords: [String]) throws -> SearchTerms { SearchTerms(forms: try Blocking.run { [client = pool.client] in try await KeywordFormCache.ask(keywords, on: client) }) }
         XCTAssertTrue(try XCTUnwrap(frequencies.rarest(terms(["4321"])).first).frequency >= GramFrequencies.rareBelow, "each pair is common")
         XCTAssertEqual(frequencies.lookup(try terms(["4321"])).hints, [""], "a number: all its grams")
         XCTAssertFalse(frequencies.lookup(try terms(["4321"])).anyRare, "the walk still goes first")

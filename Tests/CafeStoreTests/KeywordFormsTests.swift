@@ -24,7 +24,7 @@ final class KeywordFormsTests: XCTestCase {
     }
 
     func forms(_ keywords: [String]) throws -> [KeywordForm] {
-        try pool.withConnection { try Blocking.run { [argument = $0] in try await KeywordFormCache.ask(keywords, on: argument) } }
+        try Blocking.run { [client = pool.client] in try await KeywordFormCache.ask(keywords, on: client) }
     }
 
     func testFormsAreWhatPostgreSQLBuiltTheSearchTextWith() throws {
@@ -67,9 +67,10 @@ final class KeywordFormsTests: XCTestCase {
 
     func testTheCacheStaysWithinItsCapacityAndKeepsTheKeywordsInUse() throws {
         let cache = KeywordFormCache(capacity: 8)
-        try pool.withConnection { conn in
+        do {
+            let client = pool.client
             for i in 0..<200 {
-                let terms = try Blocking.run { try await cache.terms(["珈琲", "keyword \(i)"], on: conn) }
+                let terms = try Blocking.run { try await cache.terms(["珈琲", "keyword \(i)"], on: client) }
                 XCTAssertEqual(terms.patterns, ["%珈琲%", "%keyword \(i)%"])
                 XCTAssertLessThanOrEqual(cache.count, 8)
             }
@@ -80,10 +81,11 @@ final class KeywordFormsTests: XCTestCase {
 
         let none = KeywordFormCache(capacity: 0)
         let one = KeywordFormCache(capacity: 1)
-        try pool.withConnection { conn in
+        do {
+            let client = pool.client
             for keyword in ["a", "b", "c"] {
-                XCTAssertEqual(try Blocking.run { try await none.terms([keyword], on: conn).patterns }, ["%\(keyword)%"])
-                XCTAssertEqual(try Blocking.run { try await one.terms([keyword], on: conn).patterns }, ["%\(keyword)%"])
+                XCTAssertEqual(try Blocking.run { try await none.terms([keyword], on: client).patterns }, ["%\(keyword)%"])
+                XCTAssertEqual(try Blocking.run { try await one.terms([keyword], on: client).patterns }, ["%\(keyword)%"])
             }
         }
         XCTAssertEqual(none.count, 0)
@@ -92,7 +94,7 @@ final class KeywordFormsTests: XCTestCase {
         XCTAssertTrue(cache.isKept("珈琲"))
         XCTAssertFalse(KeywordFormCache(capacity: 2).isKept("e\u{301}"))
         let decomposed = KeywordFormCache(capacity: 2)
-        _ = try pool.withConnection { connection in try Blocking.run { try await decomposed.terms(["e\u{301}"], on: connection) } }
+        _ = try Blocking.run { [client = pool.client] in try await decomposed.terms(["e\u{301}"], on: client) }
         XCTAssertFalse(decomposed.isKept("\u{E9}"), "kept by its bytes, not by Swift's canonical equivalence")
     }
 
@@ -101,23 +103,27 @@ final class KeywordFormsTests: XCTestCase {
     func testReadsOnManyThreadsWhileKeywordsComeAndGo() throws {
         let cache = KeywordFormCache(capacity: 16)
         let kept = ["珈琲", "紅茶", "cafe", "蕎麦"]
-        _ = try pool.withConnection { try Blocking.run { [argument = $0] in try await cache.terms(kept, on: argument) } }
+        _ = try Blocking.run { [client = pool.client] in try await cache.terms(kept, on: client) }
         final class Counts: Sendable { let stop = Atomic(false), wrong = Atomic(0), found = Atomic(0) }
         let counts = Counts()
+        // Read without PostgreSQL: a keyword no longer kept fails there, and is not counted.
+        let gone = ConnectionPool(.init(conninfo: "host=127.0.0.1 port=1 dbname=gone", maxConnections: 1, acquireTimeout: 1, connectTimeoutSeconds: 1))
+        defer { gone.close() }
         let readers = (0..<8).map { r in
             Thread {
                 while !counts.stop.load(ordering: .relaxed) {
                     let keyword = kept[r % kept.count]
-                    guard let terms = cache.keptTerms([keyword]) else { continue }
+                    guard let terms = try? Blocking.run({ try await cache.terms([keyword], on: gone.client) }) else { continue }
                     counts.found.add(1, ordering: .relaxed)
                     if terms.patterns != ["%\(keyword.lowercased())%"] { counts.wrong.add(1, ordering: .relaxed) }
                 }
             }
         }
         readers.forEach { $0.start() }
-        try pool.withConnection { conn in
+        do {
+            let client = pool.client
             for i in 0..<300 {
-                _ = try Blocking.run { try await cache.terms(["keyword \(i)", kept[i % kept.count]], on: conn) }
+                _ = try Blocking.run { try await cache.terms(["keyword \(i)", kept[i % kept.count]], on: client) }
                 XCTAssertLessThanOrEqual(cache.count, 16)
             }
         }
@@ -128,20 +134,19 @@ final class KeywordFormsTests: XCTestCase {
         XCTAssertTrue(kept.allSatisfy(cache.isKept), "searched all along: kept")
     }
 
-    /// A keyword kept is answered without PostgreSQL: on a connection whose server is gone, a search
-    /// of kept keywords still gets its forms, and one of a new keyword fails.
+    /// A keyword kept is answered without PostgreSQL: through a pool whose server cannot be reached, a
+    /// search of kept keywords still gets its forms, and one of a new keyword fails.
     func testAKeptKeywordAsksNothing() throws {
         let cache = KeywordFormCache(capacity: 100)
-        let conn = try Connection.opened(conninfo: db.conninfo)
-        XCTAssertEqual(try Blocking.run { try await cache.terms(["ジャズ", "渋谷"], on: conn).patterns }, ["%ジャズ%", "%渋谷%"])
-        let pid: Int = try conn.query("SELECT pg_backend_pid()").one().decode(0)
-        try pool.query("SELECT pg_terminate_backend(\(pid))")
-        XCTAssertEqual(try Blocking.run { try await cache.terms(["渋谷", "ジャズ"], on: conn).patterns }, ["%渋谷%", "%ジャズ%"])
-        XCTAssertThrowsError(try Blocking.run { try await cache.terms(["ジャズ", "京都"], on: conn) })
+        XCTAssertEqual(try Blocking.run { [client = pool.client] in try await cache.terms(["ジャズ", "渋谷"], on: client).patterns }, ["%ジャズ%", "%渋谷%"])
+        let gone = ConnectionPool(.init(conninfo: "host=127.0.0.1 port=1 dbname=gone", maxConnections: 1, acquireTimeout: 1, connectTimeoutSeconds: 1))
+        defer { gone.close() }
+        XCTAssertEqual(try Blocking.run { try await cache.terms(["渋谷", "ジャズ"], on: gone.client).patterns }, ["%渋谷%", "%ジャズ%"])
+        XCTAssertThrowsError(try Blocking.run { try await cache.terms(["ジャズ", "京都"], on: gone.client) })
         XCTAssertFalse(cache.isKept("京都"))
     }
 
-    /// Eight threads searching at once, each on its own connection, through one small cache: every
+    /// Eight threads searching at once through one small cache: every
     /// answer is the keyword's own form, and the cache never holds more than its capacity.
     func testConcurrentSearchesShareOneBoundedCache() throws {
         let cache = KeywordFormCache(capacity: 6)
@@ -150,13 +155,12 @@ final class KeywordFormsTests: XCTestCase {
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             do {
-                try pool.withConnection { conn in
-                    for i in 0..<60 {
-                        let keywords = ["ｺｰﾋｰ", "w\(worker) k\(i % 9)"]
-                        let patterns = try Blocking.run { try await cache.terms(keywords, on: conn).patterns }
-                        if patterns != ["%コーヒー%", "%w\(worker) k\(i % 9)%"] { failures.withLock { $0.append("\(keywords): \(patterns)") } }
-                        if cache.count > 6 { failures.withLock { $0.append("\(cache.count) kept") } }
-                    }
+                let client = pool.client
+                for i in 0..<60 {
+                    let keywords = ["ｺｰﾋｰ", "w\(worker) k\(i % 9)"]
+                    let patterns = try Blocking.run { try await cache.terms(keywords, on: client).patterns }
+                    if patterns != ["%コーヒー%", "%w\(worker) k\(i % 9)%"] { failures.withLock { $0.append("\(keywords): \(patterns)") } }
+                    if cache.count > 6 { failures.withLock { $0.append("\(cache.count) kept") } }
                 }
             } catch {
                 failures.withLock { $0.append("\(error)") }

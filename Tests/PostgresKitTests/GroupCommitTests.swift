@@ -19,7 +19,7 @@ final class GroupCommitTests: StatementLoopTestCase {
     /// `commit` on a thread of its own; the answer comes back through `result(within:)`.
     private func commitInBackground(_ sql: SQL, on loop: StatementLoop) -> BackgroundCommit {
         let pending = BackgroundCommit()
-        Thread { pending.finish(Result { try loop.commit(sql, recordingIn: nil) }) }.start()
+        Thread { pending.finish(Result { try loop.run(sql, recordingIn: nil) }) }.start()
         return pending
     }
 
@@ -51,7 +51,7 @@ final class GroupCommitTests: StatementLoopTestCase {
                 let id = thread * each + n
                 let recorder = CommitRecorder()
                 do {
-                    let answer = try loop.commit("INSERT INTO posts VALUES (\(id), \("post \(id)")) RETURNING id", recordingIn: recorder)
+                    let answer = try loop.run("INSERT INTO posts VALUES (\(id), \("post \(id)")) RETURNING id", recordingIn: recorder)
                     guard try answer.one().decode(0, as: Int.self) == id, let position = recorder.position, position > before else {
                         failures.add(1, ordering: .relaxed)
                         continue
@@ -96,7 +96,7 @@ final class GroupCommitTests: StatementLoopTestCase {
 
     func testAWriteCutOffWithItsBackendFailsUncommittedAndTheLoopReconnects() throws {
         let loop = try startGroupCommit()
-        XCTAssertEqual(try loop.commit("INSERT INTO posts VALUES (1, 'before') RETURNING id", recordingIn: nil).count, 1)
+        XCTAssertEqual(try loop.run("INSERT INTO posts VALUES (1, 'before') RETURNING id", recordingIn: nil).count, 1)
         let cut = commitInBackground("INSERT INTO posts SELECT 2, 'cut' FROM pg_sleep(1) RETURNING id", on: loop)
         Thread.sleep(forTimeInterval: 0.3)
         let killed = try pool.query("""
@@ -108,7 +108,7 @@ final class GroupCommitTests: StatementLoopTestCase {
         // Not sent again on the fresh connection: whether it committed was not known to the loop.
         var after: Result<QueryResult, any Error> = .failure(PostgresError(kind: .unavailable, message: "not tried"))
         for _ in 0..<50 {
-            after = Result { try loop.commit("INSERT INTO posts VALUES (3, 'after') RETURNING id", recordingIn: nil) }
+            after = Result { try loop.run("INSERT INTO posts VALUES (3, 'after') RETURNING id", recordingIn: nil) }
             if case .success = after { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -119,18 +119,19 @@ final class GroupCommitTests: StatementLoopTestCase {
     func testInsideATransactionAWriteJoinsItInsteadOfTheGroup() throws {
         let loop = try startGroupCommit()
         struct Undo: Error {}
-        XCTAssertThrowsError(try pool.transaction { tx in
-            _ = try tx.commit("INSERT INTO posts VALUES (1, 'undone') RETURNING id", groupedOn: loop)
+        let db = DatabaseClient(pool, commitLoop: loop)
+        XCTAssertThrowsError(try db.transaction { tx in
+            _ = try tx.commit("INSERT INTO posts VALUES (1, 'undone') RETURNING id")
             throw Undo()
         })
-        XCTAssertEqual(try pool.client.commit("INSERT INTO posts VALUES (2, 'kept') RETURNING id", groupedOn: loop).count, 1)
+        XCTAssertEqual(try db.commit("INSERT INTO posts VALUES (2, 'kept') RETURNING id").count, 1)
         XCTAssertEqual(try rows(), ["2:kept"])
         XCTAssertEqual(loop.completed, 1, "the write outside the transaction went to the loop, the one inside did not")
     }
 
     func testALoopForReadsCommitsNothing() throws {
         let reads = try startLoop(purpose: .reads, connections: 1)
-        XCTAssertThrowsError(try reads.commit("INSERT INTO posts VALUES (1, 'no') RETURNING id", recordingIn: nil))
+        XCTAssertThrowsError(try DatabaseClient(pool, commitLoop: reads).commit("INSERT INTO posts VALUES (1, 'no') RETURNING id"))
         XCTAssertEqual(try rows(), [])
     }
 }

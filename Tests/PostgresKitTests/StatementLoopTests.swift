@@ -17,7 +17,7 @@ final class StatementLoopTests: StatementLoopTestCase {
     /// Submits without waiting.
     private func submit(_ sql: SQL, on loop: StatementLoop) -> PendingAnswer {
         let pending = PendingAnswer()
-        XCTAssertTrue(loop.submit(sql, pending.complete))
+        XCTAssertTrue(loop.submit(RenderedSQL(sql), pending.complete))
         return pending
     }
 
@@ -30,7 +30,7 @@ final class StatementLoopTests: StatementLoopTestCase {
         DispatchQueue.concurrentPerform(iterations: 4) { part in
             for i in stride(from: part, to: count, by: 4) {
                 let divisor = i % 7 == 0 ? 0 : 1
-                let accepted = loop.submit("SELECT (\(i)::int / \(divisor)::int) * 2") { result in
+                let accepted = loop.submit(RenderedSQL("SELECT (\(i)::int / \(divisor)::int) * 2")) { result in
                     answers.withLock { $0[i] = result.map { (try? $0.first?.decode(0, as: Int.self)) ?? -1 }
                         .mapError { $0 as? PostgresError ?? PostgresError(kind: .decoding, message: "\($0)") } }
                     done.signal()
@@ -117,9 +117,9 @@ final class StatementLoopTests: StatementLoopTestCase {
     func testPastTheWaitingLimitSubmitRefuses() throws {
         let loop = try startLoop(connections: 1, waitingLimit: 2)
         let done = DispatchSemaphore(value: 0)
-        XCTAssertTrue(loop.submit("SELECT pg_sleep(0.5)") { _ in done.signal() })
-        XCTAssertTrue(loop.submit("SELECT pg_sleep(0.5)") { _ in done.signal() })
-        XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("a refused statement was answered") })
+        XCTAssertTrue(loop.submit(RenderedSQL("SELECT pg_sleep(0.5)")) { _ in done.signal() })
+        XCTAssertTrue(loop.submit(RenderedSQL("SELECT pg_sleep(0.5)")) { _ in done.signal() })
+        XCTAssertFalse(loop.submit(RenderedSQL("SELECT 1")) { _ in XCTFail("a refused statement was answered") })
         XCTAssertEqual(loop.waiting, 2)
         for _ in 0..<2 { XCTAssertEqual(done.wait(timeout: .now() + 10), .success) }
         XCTAssertEqual(loop.waiting, 0)
@@ -160,31 +160,7 @@ final class StatementLoopTests: StatementLoopTestCase {
         loop.stop()
         guard case .failure(let error as PostgresError) = try pending.result(within: 5) else { return XCTFail("answered after stop") }
         XCTAssertEqual(error.kind, .unavailable)
-        XCTAssertFalse(loop.submit("SELECT 1") { _ in XCTFail("answered after stop") })
-    }
-
-    func testAReadPastALimitAnswersWithItsOtherStatement() async throws {
-        let loop = try startLoop()
-        try await pool.query("""
-            CREATE FUNCTION too_many() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '54000'; END $$
-            """)
-        let instead = try await loop.rows(LoopRead("SELECT too_many()").pastLimit(LoopRead("SELECT 99")))
-        XCTAssertEqual(try instead.first?.decode(0, as: Int.self), 99)
-        // Another error is the answer, and so is a limit with nothing to answer instead.
-        await XCTAssertFails(with: "22012") { try await loop.rows(LoopRead("SELECT 1/0").pastLimit(LoopRead("SELECT 99"))) }
-        await XCTAssertFails(with: "54000") { try await loop.rows(LoopRead("SELECT too_many()")) }
-    }
-
-    /// Fails the test unless `read` fails with SQLSTATE `state`.
-    private func XCTAssertFails(with state: String, _ read: () async throws -> QueryResult, line: UInt = #line) async {
-        do {
-            _ = try await read()
-            XCTFail("answered", line: line)
-        } catch let error as PostgresError {
-            XCTAssertEqual(error.sqlState, state, line: line)
-        } catch {
-            XCTFail("\(error)", line: line)
-        }
+        XCTAssertFalse(loop.submit(RenderedSQL("SELECT 1")) { _ in XCTFail("answered after stop") })
     }
 
     /// The loop's thread carries its name where an operator looks for it (`top -H`, `perf`).

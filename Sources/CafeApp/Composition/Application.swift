@@ -62,7 +62,7 @@ public final class Application: Sendable {
                                       batch: configuration.databaseLoopBatch, waitingLimit: configuration.databaseLoopWaiting),
                                 logger: Logger(label: "db.commits", minimum: configuration.logLevel))
             : nil
-        let comments = CommentRepository(pool: pool, groupCommit: groupCommit)
+        let comments = CommentRepository(pool: pool)
         let deletion = CommentDeletion(comments: comments, audit: audit)
         let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
                                    limits: configuration.photoLimits, quotas: configuration.uploadQuotas)
@@ -153,13 +153,12 @@ public final class Application: Sendable {
         let parseFileDownloads = RouteGroup(routes: parseFiles.downloadRoutes, middleware: [SessionTokens.parse] + cachedPages + [authentication, publicReads],
                                             renderError: problems,
                                             lanes: [.query: RouteCost(lane: queries)])
-        let loopReads = LoopReads(loop: statementLoop, lane: queries)
         let v1Routes = AccountsController(accounts: accounts, auth: auth, links: links).routes
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
             + AccountSettingsController(accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
-            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, loopReads: loopReads).routes
-            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion, loopReads: loopReads).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
+            + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(auth: auth, audit: audit).routes
             + AdminUsersController(auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,
@@ -178,7 +177,7 @@ public final class Application: Sendable {
         let objectIDs = ParseObjectIDs(pool: pool)
         let parseClasses = ParseClassesController(parse: parse, administration: administration, deletion: deletion, files: files,
                                                   objectIDs: objectIDs,
-                                                  budget: configuration.queryBudget, regular: .init(pool: pool, search: search, groupCommit: groupCommit), heavy: .init(pool: heavyQueries, search: search),
+                                                  budget: configuration.queryBudget, regular: .init(pool: pool, search: search), heavy: .init(pool: heavyQueries, search: search),
                                                   heavyLane: heavyLane)
         let routerReference = RouterReference()
         let parseBatch = ParseBatchController(parse: parse, maxRequests: configuration.parseBatchMax, router: routerReference)
@@ -194,7 +193,8 @@ public final class Application: Sendable {
                                   lanes: [.hashing: json(hashing), .upload: upload])
         router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes),
-                        newContext: { [pool] _ in CafeContext(db: pool.client) })
+                        newContext: { [pool, statementLoop, groupCommit] _ in
+                            CafeContext(db: DatabaseClient(pool, readLoop: statementLoop, commitLoop: groupCommit)) })
         routerReference.set(router)
         let front = FrontDoor(router: router, metrics: requestMetrics, around: [CORSPolicy(allowedOrigins: configuration.corsOrigins)])
         server = HTTPServer(.init(host: configuration.host, port: configuration.port, threads: configuration.httpThreads,

@@ -34,12 +34,13 @@ public struct Configuration: Sendable {
     public var queryThreads: Int
     public var queryQueue: Int
     /// `DB_LOOP_CONNECTIONS` (default 2; 0: none): connections of the statement loop, which answers the
-    /// anonymous pages whose one read needs no round trip to plan (the listing, a rare keyword's search,
-    /// comment pages) without a thread waiting (`StatementLoop`). Not with read replicas, whose reads stay on the lanes.
+    /// statements a request reads by itself (`DatabaseClient.read`: listings, searches, comment pages,
+    /// `/parse` queries) pipelined with other requests' (`StatementLoop`); without it the pool's connections
+    /// answer them. Not with read replicas, whose reads go to the standbys (`PublicReads`).
     /// `DB_LOOP_BATCH` (default 32): statements it sends behind one sync point at most;
     /// `DB_LOOP_WAITING` (default 1024): statements waiting on it at most, past which 503 `overloaded`.
     public var databaseLoopConnections: Int
-    /// `DB_COMMIT_CONNECTIONS` (default 2; 0: none, each post commits by itself on its lane): connections
+    /// `DB_COMMIT_CONNECTIONS` (default 2; 0: none, each post commits by itself): connections
     /// of the loop that commits posts (without a photo) several in one transaction, one commit and one
     /// flush of PostgreSQL's log for a batch (`StatementLoop.Purpose.commits`); with read replicas too.
     /// `DB_LOOP_BATCH` and `DB_LOOP_WAITING` bound it as they bound the statement loop.
@@ -97,7 +98,7 @@ public struct Configuration: Sendable {
     public var sessionCacheSeconds: TimeInterval
     /// `SEARCH_KEYWORD_CACHE` (default 10,000; 0 keeps none): search keywords whose forms, as
     /// PostgreSQL normalises them, each request process keeps (`KeywordFormCache`), and as many
-    /// listings' first-page statements for the statement loop (`FirstPageReads`).
+    /// listings' first-page statements, planned and rendered (`FirstPageReads`).
     public var searchKeywordCache: Int
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
     /// that the least recently used is deallocated.

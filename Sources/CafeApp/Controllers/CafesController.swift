@@ -9,7 +9,6 @@ struct CafesController: Sendable {
     let administration: CafeAdministration
     let auth: Authenticator
     let cursors: PageCursors
-    let loopReads: LoopReads
 
     var routes: [Endpoint<CafeContext>] {
         [
@@ -22,12 +21,9 @@ struct CafesController: Sendable {
         ]
     }
 
-    /// Read on the statement loop when its one statement can be chosen without a round trip
-    /// (`CafeRepository.loopRead`), else on the query lane (`CafeRepository.list`).
     func list(_ request: Request, _ context: CafeContext) async throws -> Response {
         let listing = try listing(request)
-        return try await loopReads.answer(cafes.loopRead(listing), render: { try render(listing.page(of: $0), listing.sort) },
-                                          otherwise: { try await render(cafes.on(context.db).list(listing), listing.sort) })
+        return try render(await cafes.on(context.db).list(listing), listing.sort)
     }
 
     private func listing(_ request: Request) throws -> CafeListing {

@@ -10,7 +10,6 @@ struct CommentsController: Sendable {
     let auth: Authenticator
     let cursors: PageCursors
     let deletion: CommentDeletion
-    let loopReads: LoopReads
 
     var routes: [Endpoint<CafeContext>] {
         [
@@ -46,20 +45,11 @@ struct CommentsController: Sendable {
                  limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
     }
 
-    /// Read on the statement loop when there is one (the cafe checked in a second read there for an
-    /// empty first page), else on the query lane.
     private func list(_ request: Request, _ context: CafeContext, withImage: Bool) async throws -> Response {
         let page = try cafePage(request, withImage: withImage)
-        if let loop = loopReads.loop {
-            let rows = try await loop.rows(comments.listRead(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit))
-            if page.needsCafeCheck(empty: rows.isEmpty), try await loop.rows(cafes.existsRead(page.cafe)).isEmpty { throw Problem.notFound("No such cafe.") }
-            return try render(CommentRepository.page(of: rows, limit: page.limit))
-        }
-        return try await loopReads.onLane {
-            let rows = try await comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
-            if page.needsCafeCheck(empty: rows.items.isEmpty), await !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
-            return try render(rows)
-        }
+        let rows = try await comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+        if page.needsCafeCheck(empty: rows.items.isEmpty), await !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
+        return try render(rows)
     }
 
     /// A page of comments; everyone's recent ones say which cafe each is about.
@@ -70,13 +60,9 @@ struct CommentsController: Sendable {
     }
 
     /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
-    /// Read on the statement loop when there is one, else on the query lane.
     func recent(_ request: Request, _ context: CafeContext) async throws -> Response {
         let page = try recentPage(request)
-        return try await loopReads.answer(comments.recentRead(withImage: page.withImage, after: page.after, limit: page.limit),
-                                          render: { try render(CommentRepository.recentPage(of: $0, limit: page.limit), withCafeName: true) },
-                                          otherwise: { try await render(comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit),
-                                                                  withCafeName: true) })
+        return try render(await comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit), withCafeName: true)
     }
 
     private func recentPage(_ request: Request) throws -> (withImage: Bool, after: Keyset?, limit: Int) {

@@ -28,9 +28,9 @@ struct ParseClassesController: Sendable {
         var cafes: CafeRepository
         var comments: CommentRepository
 
-        init(pool: ConnectionPool, search: SearchPlanner, groupCommit: StatementLoop? = nil) {
+        init(pool: ConnectionPool, search: SearchPlanner) {
             cafes = CafeRepository(pool: pool, search: search)
-            comments = CommentRepository(pool: pool, groupCommit: groupCommit)
+            comments = CommentRepository(pool: pool)
         }
 
         /// These stores on a request's client, moved to their own pool.

@@ -16,7 +16,7 @@ struct CafeAdministration: DatabaseBound, Sendable {
 
     func create(_ new: CafeRepository.NewCafe, by actor: AuditActor) async throws -> Cafe {
         try await db.transaction { tx in
-            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
+            let (cafes, audit) = (cafes.on(tx), audit.on(tx))
             let cafe = try await cafes.create(new)
             try await audit.record(actor: actor, action: "cafe.create", objectType: "cafe", objectID: cafe.id.description,
                              changes: Self.changes(from: nil, to: cafe))
@@ -26,7 +26,7 @@ struct CafeAdministration: DatabaseBound, Sendable {
 
     func update(_ id: CafeID, _ changes: CafeRepository.CafeChanges, by actor: AuditActor) async throws -> Cafe {
         try await db.transaction { tx in
-            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
+            let (cafes, audit) = (cafes.on(tx), audit.on(tx))
             let before = try await cafes.find(id)
             let cafe = try await cafes.update(id, changes)
             try await audit.record(actor: actor, action: "cafe.update", objectType: "cafe", objectID: id.description,
@@ -47,7 +47,7 @@ struct CafeAdministration: DatabaseBound, Sendable {
 
     private func setArchived(_ id: CafeID, _ archived: Bool, by actor: AuditActor) async throws -> (before: CafeArchive.Entry, after: CafeArchive.Entry)? {
         try await db.transaction { tx in
-            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
+            let (archive, audit) = (archive.on(tx), audit.on(tx))
             guard let change = try await archived ? archive.archive(id) : archive.restore(id) else { return nil }
             if (change.before.archivedAt == nil) != (change.after.archivedAt == nil) {
                 try await audit.record(actor: actor, action: archived ? "cafe.archive" : "cafe.restore", objectType: "cafe",
@@ -61,7 +61,7 @@ struct CafeAdministration: DatabaseBound, Sendable {
     /// Deletes an archived cafe for good, with what the operator confirmed would go.
     func delete(_ id: CafeID, confirmed: CafeArchive.Contents, by actor: AuditActor) async throws -> CafeArchive.DeleteOutcome {
         try await db.transaction { tx in
-            let (cafes, archive, audit) = (cafes.on(tx), archive.on(tx), audit.on(tx))
+            let (archive, audit) = (archive.on(tx), audit.on(tx))
             let before = try await archive.find(id)
             let outcome = try await archive.delete(id, confirmed: confirmed)
             if case .deleted(let contents) = outcome {

@@ -52,13 +52,8 @@ public struct CafeRepository: DatabaseBound, Sendable {
 
     /// Whether the cafe is listed (exists and is not archived).
     public func exists(_ id: CafeID) async throws -> Bool {
-        await !(try db.query(Self.listed(id)).isEmpty)
+        await !(try db.read("SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)").isEmpty)
     }
-
-    /// `exists` for the `StatementLoop`: a row if the cafe is listed, none otherwise.
-    public func existsRead(_ id: CafeID) -> LoopRead { LoopRead(Self.listed(id)) }
-
-    private static func listed(_ id: CafeID) -> SQL { "SELECT 1 FROM cafe_stats WHERE cafe_id = \(id.rawValue)" }
 
     public func create(_ new: NewCafe) async throws -> Cafe {
         try await db.transaction { tx in

@@ -6,12 +6,8 @@ import PostgresKit
 /// transaction (a trigger in migration 0001), so the worker never misses a change.
 public struct CommentRepository: DatabaseBound, Sendable {
     public var db: DatabaseClient
-    /// Where a post without a photo commits, together with others (`StatementLoop.Purpose.commits`); nil: by itself.
-    let groupCommit: StatementLoop?
-
-    public init(pool: ConnectionPool, groupCommit: StatementLoop? = nil) {
+    public init(pool: ConnectionPool) {
         self.db = pool.client
-        self.groupCommit = groupCommit
     }
 
     public func find(_ id: CommentID) async throws -> Comment? {
@@ -25,16 +21,11 @@ public struct CommentRepository: DatabaseBound, Sendable {
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
     /// `withImage`: only those that show a photo (the cafe's photos).
     public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) async throws -> RowPage<CommentRow> {
-        try await Self.page(of: db.query(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+        try await Self.page(of: db.read(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
-    /// `list`'s read for the `StatementLoop`; its rows make the same page (`page(of:limit:)`).
-    public func listRead(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) -> LoopRead {
-        LoopRead(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary)
-    }
-
-    /// A page of `list` (or `listRead`) from its rows.
-    public static func page(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
+    /// A page of `list` from its rows.
+    static func page(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
         try keyedPage(of: rows, columns: CommentRow.expected, limit: limit)
     }
 
@@ -62,16 +53,11 @@ public struct CommentRepository: DatabaseBound, Sendable {
     /// Everyone's comments, newest first, with their cafe's name; only those with a photo when
     /// `withImage` (the photo wall).
     public func recent(withImage: Bool, after: Keyset?, limit: Int) async throws -> RowPage<CommentRow> {
-        try await Self.recentPage(of: db.query(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
+        try await Self.recentPage(of: db.read(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
     }
 
-    /// `recent`'s read for the `StatementLoop`; its rows make the same page (`recentPage(of:limit:)`).
-    public func recentRead(withImage: Bool, after: Keyset?, limit: Int) -> LoopRead {
-        LoopRead(Self.recentStatement(withImage: withImage, after: after, limit: limit), format: .binary)
-    }
-
-    /// A page of `recent` (or `recentRead`) from its rows.
-    public static func recentPage(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
+    /// A page of `recent` from its rows.
+    static func recentPage(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
         try keyedPage(of: rows, columns: recentColumns, limit: limit)
     }
 
@@ -93,7 +79,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
     /// `StoreError.notFound` if the cafe does not exist or is archived; `.invalidReference` if the image is not the author's.
     public func create(cafe: CafeID, author: UserID, detail: String, star: Star, imageID: FileID?) async throws -> Comment {
         // The comment comes back whole from the INSERT itself (one round trip instead of BEGIN,
-        // INSERT, SELECT, COMMIT), committed with other posts' (`groupCommit`); only a photo, whose
+        // INSERT, SELECT, COMMIT), committed with other posts' (`DatabaseClient.commit`); only a photo, whose
         // owner is checked first, needs a transaction of its own.
         // Only a listed cafe takes comments. The key-share lock is the one the foreign key takes
         // anyway; archiving waits for it and a post waiting on an archive finds the cafe archived.
@@ -113,7 +99,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
                     return try await tx.query(insert)
                 }
             } else {
-                rows = try await db.commit(insert, groupedOn: groupCommit)
+                rows = try await db.commit(insert)
             }
             guard let row = rows.first else { throw StoreError.notFound }
             return try CommentColumns.decode(row)

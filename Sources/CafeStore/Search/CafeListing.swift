@@ -198,31 +198,15 @@ extension CafeRepository {
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing) async throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
-        let rows: QueryResult = try await search.run(listing.keywords, on: db, walkable: true, limit: listing.limit,
-                                               filled: { $0.count > listing.limit }) { conn, step, terms in
-            let (sql, plannedPerCall) = listing.statement(for: step, terms)
-            return try await plannedPerCall ? conn.queryPlannedPerCall(sql, format: .binary) : conn.query(sql, format: .binary)
-        }
+        let rows = try await search.run(listing.keywords, on: db, walkable: true, limit: listing.limit, firstPage: search.firstPages.key(listing),
+                                        filled: { $0.count > listing.limit }) { step, terms in listing.statement(for: step, terms) }
         return try listing.page(of: rows)
-    }
-
-    /// The read of `list` for the `StatementLoop`, when choosing its statement needs no round trip
-    /// (`SearchPlanner.loopRead`: no keyword, or rare ones already known); nil when only `list` can
-    /// answer. Its rows make the same page (`CafeListing.page(of:)`).
-    public func loopRead(_ listing: CafeListing) -> LoopRead? {
-        search.loopRead(for: listing) { steps, terms in
-            let (sql, plannedPerCall) = listing.statement(for: steps.answer, terms)
-            let read = LoopRead(sql, format: .binary, plannedPerCall: plannedPerCall)
-            guard let instead = steps.pastLookupLimit else { return read }
-            let (other, otherPlannedPerCall) = listing.statement(for: instead, terms)
-            return read.pastLimit(LoopRead(other, format: .binary, plannedPerCall: otherPlannedPerCall))
-        }
     }
 }
 
 extension CafeListing {
-    /// The statement of one step of the search ladder, and whether it is planned for its values.
-    func statement(for step: SearchPlan.Step, _ terms: SearchTerms) -> (SQL, plannedPerCall: Bool) {
+    /// The statement of one step of the search ladder, rendered.
+    func statement(for step: SearchPlan.Step, _ terms: SearchTerms) -> RenderedSQL {
         let statement: CafeListing.Statement = switch step {
         case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
         case .candidates(let ids): .candidates(ids)
@@ -237,9 +221,9 @@ extension CafeListing {
         case .walk(cap: nil) where !keywords.isEmpty, .candidates:
             // Planned for its values: a generic plan of the candidates, not knowing how many
             // there are, walked the whole popularity index filtering by them (64 ms, not 10).
-            return (sql(statement, terms), true)
+            return RenderedSQL(sql(statement, terms), format: .binary, plannedPerCall: true)
         default:
-            return (sql(statement, terms), false)
+            return RenderedSQL(sql(statement, terms), format: .binary)
         }
     }
 

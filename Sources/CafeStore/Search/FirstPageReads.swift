@@ -2,8 +2,8 @@ import CafeDomain
 import Foundation
 import PostgresKit
 
-/// The statement loop's reads of listings' first pages asked for lately, planned and rendered once
-/// (`CafeRepository.loopRead`): a listing's statement is a function of the listing, its keywords'
+/// The answering statements of listings' first pages asked for lately, planned and rendered once
+/// (`SearchPlanner.run`'s `firstPage`): a listing's statement is a function of the listing, its keywords'
 /// forms and the gram statistics alone, and making it — ranking the keywords' grams, writing a
 /// lookup of a kilobyte and rendering its placeholders — was a quarter of a rare search's
 /// instructions (docs/performance.md, "Statements"). The rows are read from PostgreSQL every
@@ -32,8 +32,24 @@ final class FirstPageReads: Sendable {
         }
     }
 
+    /// A first page's answering statement, and the one that answers instead when it passes one of
+    /// PostgreSQL's limits (SQLSTATE 54000: a lookup of too many grams).
+    struct Answer: Sendable {
+        let statement: RenderedSQL
+        let pastLimit: RenderedSQL?
+
+        func rows(on db: DatabaseClient) async throws -> QueryResult {
+            do {
+                return try await db.read(statement)
+            } catch let error as PostgresError where error.sqlState == SQLState.programLimitExceeded {
+                guard let pastLimit else { throw error }
+                return try await db.read(pastLimit)
+            }
+        }
+    }
+
     private struct Planned {
-        let read: LoopRead
+        let answer: Answer
         /// The statistics it was planned with (`GramFrequencies.loadedAt`).
         let statistics: Date
     }
@@ -50,14 +66,14 @@ final class FirstPageReads: Sendable {
     /// First pages kept now.
     var count: Int { kept.read { $0.count } }
 
-    /// The read kept for `key` if it was planned with the statistics of `statistics`.
-    func read(_ key: Key, statistics: Date) -> LoopRead? {
-        if let planned = kept.read({ $0.newer[key] }) { return planned.statistics == statistics ? planned.read : nil }
+    /// The answer kept for `key` if it was planned with the statistics of `statistics`.
+    func answer(_ key: Key, statistics: Date) -> Answer? {
+        if let planned = kept.read({ $0.newer[key] }) { return planned.statistics == statistics ? planned.answer : nil }
         guard let planned = kept.write({ $0.take(key, capacity: capacity) }) else { return nil }
-        return planned.statistics == statistics ? planned.read : nil
+        return planned.statistics == statistics ? planned.answer : nil
     }
 
-    func keep(_ key: Key, _ read: LoopRead, statistics: Date) {
-        kept.write { $0.keep(key, Planned(read: read, statistics: statistics), capacity: capacity) }
+    func keep(_ key: Key, _ answer: Answer, statistics: Date) {
+        kept.write { $0.keep(key, Planned(answer: answer, statistics: statistics), capacity: capacity) }
     }
 }

@@ -26,8 +26,8 @@ public enum GramBitmaps {
 
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
     /// grams to AND, rarest first (`GramFrequencies.lookup`).
-    static func candidates(_ conn: Connection, terms: SearchTerms, preferred: [String]) async throws -> SearchPlan.Bitmaps {
-        let rows = try await conn.query("""
+    static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String]) async throws -> SearchPlan.Bitmaps {
+        let rows = try await db.read("""
             WITH used AS (
                 SELECT b.gram FROM search_bitmap_grams b
                 WHERE b.ready AND b.gram = ANY(\(PostgresTextArray(terms.forms.flatMap(\.grams)))::text[])

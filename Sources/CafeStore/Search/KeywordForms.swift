@@ -29,25 +29,18 @@ public final class KeywordFormCache: Sendable {
         return generations.read { $0.contains(key) }
     }
 
-    /// The forms of `keywords`, asking PostgreSQL on `conn` for those not kept.
-    public func terms(_ keywords: [String], on conn: Connection) async throws -> SearchTerms {
+    /// The forms of `keywords`, asking PostgreSQL through `db` for those not kept.
+    public func terms(_ keywords: [String], on db: DatabaseClient) async throws -> SearchTerms {
         guard !keywords.isEmpty else { return .none }
         let keys = keywords.map { Array($0.utf8) }
         var forms = kept(keys)
         let missing = keywords.indices.filter { forms[$0] == nil }
         guard !missing.isEmpty else { return SearchTerms(forms: forms.compactMap { $0 }) }
-        let asked = try await Self.ask(missing.map { keywords[$0] }, on: conn)
+        let asked = try await Self.ask(missing.map { keywords[$0] }, on: db)
         for (index, form) in zip(missing, asked) { forms[index] = form }
         generations.write { kept in
             for (index, form) in zip(missing, asked) { kept.keep(keys[index], form, capacity: capacity) }
         }
-        return SearchTerms(forms: forms.compactMap { $0 })
-    }
-
-    /// The forms of `keywords` if every one is kept, without asking PostgreSQL; nil otherwise.
-    func keptTerms(_ keywords: [String]) -> SearchTerms? {
-        let forms = kept(keywords.map { Array($0.utf8) })
-        guard forms.allSatisfy({ $0 != nil }) else { return nil }
         return SearchTerms(forms: forms.compactMap { $0 })
     }
 
@@ -61,8 +54,8 @@ public final class KeywordFormCache: Sendable {
     }
 
     /// One statement for all of `keywords`, their forms in the same order.
-    static func ask(_ keywords: [String], on conn: Connection) async throws -> [KeywordForm] {
-        let rows = try await conn.query("""
+    static func ask(_ keywords: [String], on db: DatabaseClient) async throws -> [KeywordForm] {
+        let rows = try await db.read("""
             SELECT cafe_like_pattern(x.n),
                    cafe_keyword_grams(x.n)
             FROM unnest(\(PostgresTextArray(keywords))::text[]) WITH ORDINALITY AS k(keyword, i),

@@ -46,15 +46,15 @@ extension CafeRepository {
     /// where they fill a page. Every path returns the same rows.
     public func find(_ query: RecordQuery<CafeField>) async throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        let result: QueryResult = try await search.run(sql.indexableCores, on: db, walkable: sql.orderIsIndexed, limit: query.limit,
-                                                 filled: { $0.count == query.limit }) { conn, step, terms in
+        let result = try await search.run(sql.indexableCores, on: db, walkable: sql.orderIsIndexed, limit: query.limit,
+                                          filled: { $0.count == query.limit }) { step, terms in
             let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
             case .everything: .none
             case .candidates(let ids): .candidates(ids)
             case .walk(let cap): .window(table: "cafes c", cap: cap)
             case .lookup(let grams): .lookup(grams: grams, patterns: terms.patterns)
             }
-            return try await conn.queryPlannedPerCall(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing))
+            return RenderedSQL(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing), plannedPerCall: true)
         }
         return try result.map(CafeColumns.decode)
     }
@@ -64,32 +64,31 @@ extension CafeRepository {
     /// just where counts are largest.
     public func count(_ query: RecordQuery<CafeField>) async throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        return try await db.withConnection { conn in
-            try await conn.queryPlannedPerCall(sql.count(from: CafeColumns.from, narrowing: sql.indexableCores.isEmpty ? .none : .grams))
-        }.one().decode(0)
+        return try await db.read(sql.count(from: CafeColumns.from, narrowing: sql.indexableCores.isEmpty ? .none : .grams), plannedPerCall: true)
+            .one().decode(0)
     }
 
     /// How many cafes the planner expects the query's conditions to leave (nothing is read).
     public func estimatedRows(_ query: RecordQuery<CafeField>) async throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "c.id").estimate(from: CafeColumns.from)
-        return try await db.withConnection { try await $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
+        return try await db.read(sql, plannedPerCall: true).one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CafeField>.planRows) ?? Int.max
     }
 }
 
 extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) async throws -> [Comment] {
         let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
-        return try await db.withConnection { try await $0.queryPlannedPerCall(sql) }.map(CommentColumns.decode)
+        return try await db.read(sql, plannedPerCall: true).map(CommentColumns.decode)
     }
 
     /// How many comments the planner expects the query's conditions to leave (nothing is read).
     public func estimatedRows(_ query: RecordQuery<CommentField>) async throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "m.id").estimate(from: CommentColumns.from)
-        return try await db.withConnection { try await $0.queryPlannedPerCall(sql) }.one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CommentField>.planRows) ?? Int.max
+        return try await db.read(sql, plannedPerCall: true).one().decode(0, as: String?.self).flatMap(RecordQuerySQL<CommentField>.planRows) ?? Int.max
     }
 
     public func count(_ query: RecordQuery<CommentField>) async throws -> Int {
         let sql = RecordQuerySQL(query, idColumn: "m.id").count(from: CommentColumns.from)
-        return try await db.withConnection { try await $0.queryPlannedPerCall(sql) }.one().decode(0)
+        return try await db.read(sql, plannedPerCall: true).one().decode(0)
     }
 }

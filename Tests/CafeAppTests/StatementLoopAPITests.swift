@@ -3,10 +3,10 @@ import Foundation
 import Synchronization
 import XCTest
 
-/// Anonymous listings, rare searches and comment pages answered from the statement loop (`DB_LOOP_CONNECTIONS`):
-/// the same bytes as the lanes give, through the same middleware (CORS, metrics, the page cache),
-/// and bounded by `DB_LOOP_WAITING`.
-final class LoopReadsAPITests: APITestCase {
+/// Listings, searches and comment pages read on the statement loop (`DB_LOOP_CONNECTIONS`, see
+/// `DatabaseClient.read`): anonymous or not, the same bytes, through the same middleware (CORS, metrics),
+/// bounded by `DB_LOOP_WAITING`; without a loop the pool reads them, the same.
+final class StatementLoopAPITests: APITestCase {
     override var extraEnvironment: [String: String] { ["CORS_ORIGINS": "https://app.example"] }
 
     /// `cafe_db_loop_statements_total`, or nil when the metric is absent (no loop).
@@ -25,25 +25,25 @@ final class LoopReadsAPITests: APITestCase {
         return try signUp("reader").token
     }
 
-    func testAnonymousPagesComeFromTheLoopAsTheLanesWouldWriteThem() throws {
+    func testListingsAreReadOnTheLoopTheSameForEveryone() throws {
         let token = try seed()
         let targets = ["/v1/cafes", "/v1/cafes?limit=3", "/v1/cafes?q=%E8%95%8E%E9%BA%A6", "/v1/cafes?q=%E8%95%8E%E9%BA%A6&limit=1"]
-        // With a session the lanes answer (the session is looked up); that also keeps the keyword's forms.
-        let fromLanes = try targets.map { try call("GET", $0, token: token) }
+        // With a session first: that also keeps the keyword's forms, so each page below is one statement.
+        let withSession = try targets.map { try call("GET", $0, token: token) }
         let before = try XCTUnwrap(try loopStatements())
-        let fromLoop = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
-        XCTAssertEqual(try loopStatements(), before + targets.count, "every anonymous page read on the loop")
-        for (target, (lane, loop)) in zip(targets, zip(fromLanes, fromLoop)) {
-            XCTAssertEqual(lane.status, 200, target)
-            XCTAssertEqual(loop.status, 200, target)
-            XCTAssertEqual(loop.body, lane.body, "\(target): the same bytes")
-            XCTAssertEqual(loop.headers["content-type"], lane.headers["content-type"])
-            XCTAssertEqual(loop.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
+        let anonymous = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
+        XCTAssertEqual(try loopStatements(), before + targets.count, "every page read on the loop")
+        for (target, (session, anonymous)) in zip(targets, zip(withSession, anonymous)) {
+            XCTAssertEqual(session.status, 200, target)
+            XCTAssertEqual(anonymous.status, 200, target)
+            XCTAssertEqual(anonymous.body, session.body, "\(target): the same bytes")
+            XCTAssertEqual(anonymous.headers["content-type"], session.headers["content-type"])
+            XCTAssertEqual(anonymous.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
         }
-        XCTAssertEqual((fromLoop[2].json()["items"] as? [Any])?.count, 2, "the two cafes with 蕎麦")
+        XCTAssertEqual((anonymous[2].json()["items"] as? [Any])?.count, 2, "the two cafes with 蕎麦")
 
-        // Following the next cursor of a loop page, on the loop.
-        let next = try XCTUnwrap(fromLoop[1].json()["nextCursor"] as? String)
+        // Following the next cursor of a page.
+        let next = try XCTUnwrap(anonymous[1].json()["nextCursor"] as? String)
         let second = try call("GET", "/v1/cafes?limit=3&cursor=\(next)")
         XCTAssertEqual(second.status, 200)
         XCTAssertEqual(second.body, try call("GET", "/v1/cafes?limit=3&cursor=\(next)", token: token).body)
@@ -54,7 +54,7 @@ final class LoopReadsAPITests: APITestCase {
                                     2 * targets.count + 2)
     }
 
-    func testAnonymousCommentPagesComeFromTheLoopAsTheLanesWouldWriteThem() throws {
+    func testCommentPagesAreReadOnTheLoopTheSameForEveryone() throws {
         let admin = try adminToken()
         let busy = try XCTUnwrap(try createCafe("Busy", token: admin)["id"] as? String)
         let quiet = try XCTUnwrap(try createCafe("Quiet", token: admin)["id"] as? String)
@@ -69,26 +69,26 @@ final class LoopReadsAPITests: APITestCase {
         let targets = ["/v1/cafes/\(busy)/comments", "/v1/cafes/\(busy)/comments?limit=2", "/v1/cafes/\(busy)/photos",
                        "/v1/comments", "/v1/comments?withImage=true", "/v1/comments?limit=2",
                        "/v1/cafes/\(quiet)/comments", "/v1/cafes/\(quiet)/photos", "/v1/cafes/987654/comments", "/v1/cafes/987654/photos"]
-        let fromLanes = try targets.map { try call("GET", $0, token: user) }
+        let withSession = try targets.map { try call("GET", $0, token: user) }
         let before = try XCTUnwrap(try loopStatements())
-        let fromLoop = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
+        let anonymous = try targets.map { try call("GET", $0, headers: ["Origin": "https://app.example"]) }
         // Each page is one statement; an empty first page asks once more whether the cafe is there.
-        XCTAssertEqual(try loopStatements(), before + targets.count + 4, "every anonymous page read on the loop")
-        for (target, (lane, loop)) in zip(targets, zip(fromLanes, fromLoop)) {
-            XCTAssertEqual(loop.status, lane.status, target)
-            XCTAssertEqual(loop.body, lane.body, "\(target): the same bytes")
-            XCTAssertEqual(loop.headers["content-type"], lane.headers["content-type"], target)
-            XCTAssertEqual(loop.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
+        XCTAssertEqual(try loopStatements(), before + targets.count + 4, "every page read on the loop")
+        for (target, (session, anonymous)) in zip(targets, zip(withSession, anonymous)) {
+            XCTAssertEqual(anonymous.status, session.status, target)
+            XCTAssertEqual(anonymous.body, session.body, "\(target): the same bytes")
+            XCTAssertEqual(anonymous.headers["content-type"], session.headers["content-type"], target)
+            XCTAssertEqual(anonymous.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
         }
-        XCTAssertEqual((fromLoop[0].json()["items"] as? [Any])?.count, 5)
-        XCTAssertEqual((fromLoop[2].json()["items"] as? [[String: Any]])?.map { $0["detail"] as? String }, [#"本日の珈琲 3 "quoted""#])
-        XCTAssertEqual((fromLoop[4].json()["items"] as? [[String: Any]])?.first?["cafeName"] as? String, "Busy")
-        XCTAssertEqual((fromLoop[6].json()["items"] as? [Any])?.count, 0, "a cafe without comments: an empty page")
-        XCTAssertEqual((fromLoop[7].json()["items"] as? [Any])?.count, 0)
-        assertProblem(fromLoop[8], 404, "not_found")
-        assertProblem(fromLoop[9], 404, "not_found")
+        XCTAssertEqual((anonymous[0].json()["items"] as? [Any])?.count, 5)
+        XCTAssertEqual((anonymous[2].json()["items"] as? [[String: Any]])?.map { $0["detail"] as? String }, [#"本日の珈琲 3 "quoted""#])
+        XCTAssertEqual((anonymous[4].json()["items"] as? [[String: Any]])?.first?["cafeName"] as? String, "Busy")
+        XCTAssertEqual((anonymous[6].json()["items"] as? [Any])?.count, 0, "a cafe without comments: an empty page")
+        XCTAssertEqual((anonymous[7].json()["items"] as? [Any])?.count, 0)
+        assertProblem(anonymous[8], 404, "not_found")
+        assertProblem(anonymous[9], 404, "not_found")
 
-        // Following a loop page's next cursor, on the loop, to the end.
+        // Following a page's next cursor to the end.
         for target in [targets[1], targets[5]] {
             var cursor = try XCTUnwrap(try call("GET", target).json()["nextCursor"] as? String)
             var seen = 2
@@ -137,7 +137,7 @@ final class LoopReadsAPITests: APITestCase {
         XCTAssertGreaterThan(counted[200] ?? 0, 0, "\(counted)")
     }
 
-    func testWithoutTheLoopTheLanesAnswerEverything() throws {
+    func testWithoutTheLoopThePoolAnswersEverything() throws {
         app.shutdown()
         try startApplication(extra: ["DB_LOOP_CONNECTIONS": "0"])
         _ = try seed()
