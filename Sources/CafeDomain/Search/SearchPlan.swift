@@ -1,6 +1,5 @@
 /// How one keyword search is tried — the one place the steps are chosen, for `/v1`'s listings and
-/// `/parse`'s field queries alike, whether the search runs on a connection of its own or as one
-/// statement of the statement loop. Every step returns the same rows — they differ only in cost — so
+/// `/parse`'s field queries alike (`SearchPlanner.run` sends each step as one read). Every step returns the same rows — they differ only in cost — so
 /// results never depend on the statistics.
 ///
 /// The ladder: no keyword — everything, in the order's index. Common keywords whose combination may
