@@ -62,9 +62,9 @@ public final class Connection: @unchecked Sendable {
             polling = PQconnectPoll(conn)
         }
         guard PQstatus(conn) == CONNECTION_OK, readiness == nil || PQsetnonblocking(conn, 1) == 0 else {
-            let message = String(cString: PQerrorMessage(conn)).trimmingTrailingNewlines()
+            let error = PostgresError(connectionFailed: conn)
             PQfinish(conn)
-            throw PostgresError(kind: .unavailable, message: message)
+            throw error
         }
         handle = conn
     }
@@ -321,10 +321,10 @@ public final class Connection: @unchecked Sendable {
         while true {
             let left = PQflush(handle)
             if left == 0 { return }
-            guard left > 0 else { throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()) }
+            guard left > 0 else { throw PostgresError(connectionFailed: handle) }
             guard await ready([.readable, .writable], until: deadline) else { throw timedOut() }
             guard PQconsumeInput(handle) == 1 else {
-                throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+                throw PostgresError(connectionFailed: handle)
             }
         }
     }
@@ -456,7 +456,7 @@ public final class Connection: @unchecked Sendable {
 
     private func check(_ result: OpaquePointer?) throws -> QueryResult {
         guard let result else {
-            throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+            throw PostgresError(connectionFailed: handle)
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:

@@ -22,7 +22,7 @@ extension Connection {
         if ready < 0 && errno != EINTR { throw PostgresError(kind: .unavailable, message: "poll failed on the listening connection") }
         if ready > 0 {
             guard PQconsumeInput(handle) == 1, !isBroken else {
-                throw PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+                throw PostgresError(connectionFailed: handle)
             }
             found = drainNotifications()
         }

@@ -36,6 +36,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// The error a failed result reports (which the caller still clears); `broken`: the connection
     /// it came on has failed, so whatever the server said, the database is unavailable to it.
+    /// The connection `handle` failed (its socket, or libpq itself): libpq's last message for it.
+    init(connectionFailed handle: OpaquePointer) {
+        self.init(kind: .unavailable, message: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+    }
+
     init(failed result: OpaquePointer, broken: Bool) {
         func field(_ code: UInt8) -> String? { PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
         let sqlState = field(UInt8(ascii: "C"))

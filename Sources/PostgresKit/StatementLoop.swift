@@ -617,7 +617,7 @@ extension StatementLoop {
     /// a second failure is final), and it is reopened in the background. Writes are not sent again:
     /// whether they committed is not known (`settle`).
     private func drop(_ link: Link, _ state: inout LoopState) {
-        let error = PostgresError(kind: .unavailable, message: String(cString: PQerrorMessage(link.handle)).trimmingTrailingNewlines())
+        let error = PostgresError(connectionFailed: link.handle)
         state.lastFailure = error
         if configuration.purpose == .commits {
             settle(link, error)
