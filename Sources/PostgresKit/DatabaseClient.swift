@@ -15,58 +15,65 @@ import Foundation
 /// keep a client and are bound to a request's with `DatabaseBound.on(_:)`. Tools that run alone use
 /// `ConnectionPool.client`, the primary with nothing else.
 public struct DatabaseClient: Sendable {
-    public let pool: ConnectionPool
+    // Each narrowing below is this client with one or two of these changed (`with`).
+    public private(set) var pool: ConnectionPool
     /// Answers `read`s outside a transaction, pipelined with other requests' (see `StatementLoop`); nil: the pool.
-    let readLoop: StatementLoop?
+    private(set) var readLoop: StatementLoop?
     /// Commits `commit`s outside a transaction together with other requests' (`StatementLoop.Purpose.commits`); nil: each by itself.
-    let commitLoop: StatementLoop?
+    private(set) var commitLoop: StatementLoop?
     /// A public read's choice of server; nil: the primary.
-    let reads: ReadScope?
+    private(set) var reads: ReadScope? = nil
     /// The transaction this client is bound to; nil: each use takes a connection of its own.
-    let connection: Connection?
+    private(set) var connection: Connection? = nil
     /// Where the log positions after this client's commits go.
-    public let recorder: CommitRecorder?
+    public private(set) var recorder: CommitRecorder? = nil
 
     /// The primary through `pool`; its single reads on `readLoop` and single writes on `commitLoop` when given.
     public init(_ pool: ConnectionPool, readLoop: StatementLoop? = nil, commitLoop: StatementLoop? = nil) {
-        self.init(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: nil, connection: nil, recorder: nil)
-    }
-
-    private init(pool: ConnectionPool, readLoop: StatementLoop?, commitLoop: StatementLoop?, reads: ReadScope?, connection: Connection?,
-                 recorder: CommitRecorder?) {
         self.pool = pool
         self.readLoop = readLoop
         self.commitLoop = commitLoop
-        self.reads = reads
-        self.connection = connection
-        self.recorder = recorder
+    }
+
+    /// This client, changed by `change`.
+    private func with(_ change: (inout DatabaseClient) -> Void) -> DatabaseClient {
+        var changed = self
+        change(&changed)
+        return changed
     }
 
     /// This client, its commits' log positions going to `recorder`.
     public func recording(_ recorder: CommitRecorder) -> DatabaseClient {
-        DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: reads, connection: connection, recorder: recorder)
+        with { $0.recorder = recorder }
     }
 
     /// This client as a public read that must reflect every commit up to `floor`: on a standby that has
     /// replayed that far, else on the primary. A client already reading, or bound to a transaction, stays as it is.
     public func reading(from replicas: ReadReplicas, atLeast floor: WALPosition) -> DatabaseClient {
         guard reads == nil, connection == nil else { return self }
-        return DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: ReadScope(replicas: replicas, floor: floor),
-                              connection: nil, recorder: recorder)
+        return with { $0.reads = ReadScope(replicas: replicas, floor: floor) }
     }
 
     /// This client on the primary even for a public read: for what must see the latest commit (a
     /// session created a moment ago, a log-in's throttle).
     public var onPrimary: DatabaseClient {
         guard reads != nil else { return self }
-        return DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: nil, connection: nil, recorder: recorder)
+        return with {
+            $0.reads = nil
+            $0.connection = nil
+        }
     }
 
     /// This client's reads and recorder on another pool of the primary (the heavy queries' own), every
     /// statement on its connections (no loop); on its own pool, this client as it is.
     public func using(_ other: ConnectionPool) -> DatabaseClient {
         guard other !== pool else { return self }
-        return DatabaseClient(pool: other, readLoop: nil, commitLoop: nil, reads: reads, connection: nil, recorder: recorder)
+        return with {
+            $0.pool = other
+            $0.readLoop = nil
+            $0.commitLoop = nil
+            $0.connection = nil
+        }
     }
 
     /// Whether a statement of the transaction this client is bound to has failed (only a rollback helps).
@@ -153,7 +160,7 @@ public struct DatabaseClient: Sendable {
     }
 
     private func bound(to transaction: Connection) -> DatabaseClient {
-        DatabaseClient(pool: pool, readLoop: readLoop, commitLoop: commitLoop, reads: reads, connection: transaction, recorder: recorder)
+        with { $0.connection = transaction }
     }
 }
 
