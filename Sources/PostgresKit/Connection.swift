@@ -137,7 +137,7 @@ public final class Connection: @unchecked Sendable {
     @discardableResult
     public func query(_ statement: RenderedSQL, recordingCommitIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
         let name = statement.plannedPerCall ? nil : try await preparedName(for: statement.text, parameterCount: statement.binds.count)
-        let binds = try Self.checked(statement.binds)
+        let binds = try statement.checkedBinds()
         return try await exchange(followedBy: committing(recorder)) {
             withBoundParameters(binds) { values, lengths, formats in
                 if let name {
@@ -424,15 +424,6 @@ public final class Connection: @unchecked Sendable {
                 _ = try? await execute(script: "ROLLBACK TO SAVEPOINT \(name)")
             }
         }
-    }
-
-    /// Text parameters travel as C strings: a NUL would silently cut the value short. Refuse it
-    /// (PostgreSQL's text type cannot hold NUL anyway) with the error the server gives for it.
-    private static func checked(_ binds: [PostgresBind]) throws -> [PostgresBind] {
-        for case .text(let s) in binds where s.utf8.contains(0) {
-            throw PostgresError(kind: .server, sqlState: SQLState.characterNotInRepertoire, message: "invalid byte sequence for encoding \"UTF8\": 0x00")
-        }
-        return binds
     }
 
     private func preparedName(for sql: String, parameterCount: Int) async throws -> String {

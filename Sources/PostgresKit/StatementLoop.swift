@@ -178,14 +178,16 @@ public final class StatementLoop: @unchecked Sendable {
     /// Runs `statement` and awaits its answer; the task holds no thread meanwhile. On a loop for
     /// `.reads` that is its rows as soon as they are read; on one for `.commits` (a write that commits
     /// by itself) its rows once its batch has committed, `recorder` getting the log position after that
-    /// commit. A loop that refuses it (too many waiting, or stopped) fails it with `Full`.
+    /// commit. A loop that refuses it (too many waiting, or stopped) fails it with `Full`; a text value
+    /// holding a NUL fails it with 22021, as on a connection.
     ///
     /// Why the commits are grouped (docs/performance.md, "Writes: the group commit"): a post is one
     /// INSERT, and a backend committing each on its own — a transaction's start and end, a wake-up, and
     /// with durable commits a flush of the log — spent more on that than on the INSERT; eight in one
     /// transaction cost PostgreSQL a fifth.
     public func run(_ statement: RenderedSQL, recordingIn recorder: CommitRecorder? = nil) async throws -> QueryResult {
-        try await withCheckedThrowingContinuation { answer in
+        _ = try statement.checkedBinds()
+        return try await withCheckedThrowingContinuation { answer in
             if !submit(statement, recordingIn: recorder, { answer.resume(with: $0) }) { answer.resume(throwing: Full()) }
         }
     }

@@ -44,16 +44,21 @@ final class HostileInputTests: APITestCase {
     }
 
     /// A NUL in a GET `where` reached PostgreSQL (22021) and a year-0000 date failed its range
-    /// check (22008): both were 500s. They are Parse's validation errors now.
+    /// check (22008): both were 500s. They are Parse's validation errors now, anonymous (in a
+    /// transaction with a statement timeout) and with a session (each read on the statement loop),
+    /// where a NUL must not cut the value short instead.
     func testParseQueriesThatPostgreSQLWouldRefuseAre400() throws {
-        let parse = ["X-Parse-Application-Id": "cafe"]
+        let anonymous = ["X-Parse-Application-Id": "cafe"]
+        let session = anonymous.merging(["X-Parse-Session-Token": try signUp("nul-reader").token]) { $1 }
         for condition in [#"{"CafeName":"a\u0000b"}"#, #"{"publishDate":{"$gt":"\u0000"}}"#,
                           #"{"createdAt":{"$gt":{"__type":"Date","iso":"0000-01-01T00:00:00Z"}}}"#,
                           #"{"updatedAt":{"$lt":{"__type":"Date","iso":"0000-12-31T23:59:59.999Z"}}}"#] {
             let encoded = condition.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            let r = try call("GET", "/parse/classes/CafeMaster?where=\(encoded)", headers: parse)
-            XCTAssertEqual(r.status, 400, "\(condition): \(r.text)")
-            XCTAssertNotNil(r.json()["code"] as? Int, r.text)
+            for headers in [anonymous, session] {
+                let r = try call("GET", "/parse/classes/CafeMaster?where=\(encoded)", headers: headers)
+                XCTAssertEqual(r.status, 400, "\(condition), session \(headers.count > 1): \(r.text)")
+                XCTAssertNotNil(r.json()["code"] as? Int, r.text)
+            }
         }
         try assertStillServing()
     }

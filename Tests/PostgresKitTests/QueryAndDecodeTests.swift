@@ -388,5 +388,13 @@ final class NULParameterTests: XCTestCase {
             XCTAssertEqual(($0 as? PostgresError)?.sqlState, "22021")
         }
         XCTAssertEqual(try pool.query("SELECT \("fine")::text").first!.decode(0, as: String.self), "fine")
+        // The statement loop (`DatabaseClient.read`) refuses it the same way.
+        let loop = try StatementLoop(.init(pool: .init(conninfo: db.conninfo, applicationName: "nul-loop")))
+        loop.start()
+        defer { loop.stop() }
+        XCTAssertThrowsError(try loop.run("SELECT \("before\u{0}after")::text")) {
+            XCTAssertEqual(($0 as? PostgresError)?.sqlState, "22021")
+        }
+        XCTAssertEqual(try loop.run("SELECT \("fine")::text").first!.decode(0, as: String.self), "fine")
     }
 }
