@@ -50,7 +50,7 @@ let package = Package(
         // Helper processes of the `cafe` executable, and the messages to them (photos, password hashes).
         .target(name: "HelperProcesses", dependencies: ["CSystem", "IOReadiness"], swiftSettings: release),
         .target(name: "PhotoCodec", dependencies: ["CPhotoCodec", "CafeDomain", "CSystem", "HelperProcesses", "IOReadiness"], swiftSettings: release),
-        .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium"], swiftSettings: release),
+        .target(name: "ObjectStorage", dependencies: ["CObjectRequest", "CSodium", "IOReadiness"], swiftSettings: release),
         // Mail over SMTP (libcurl): the message's text and its one-at-a-time transport.
         .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
         .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "CSystem", "HelperProcesses", "IOReadiness", "JSONLogging"], swiftSettings: release),

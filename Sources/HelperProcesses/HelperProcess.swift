@@ -46,12 +46,6 @@ public final class HelperProcess: Sendable {
         close(fromChild)
     }
 
-    /// Writes all of `bytes` to its stdin; false when it is gone.
-    public func send(_ bytes: [UInt8]) -> Bool { HelperFrames.write(toChild, bytes) }
-
-    /// Exactly `count` bytes of its stdout, or nil when it ended or `deadline` (monotonic seconds) passed.
-    public func receive(count: Int, deadline: Double) -> [UInt8]? { HelperFrames.read(fromChild, count: count, deadline: deadline) }
-
     /// Writes all of `bytes` to its stdin, awaiting room in the pipe on `readiness`; false when it is
     /// gone or `deadline` (monotonic seconds) passed. The task holds no thread while it waits.
     public func send(_ bytes: [UInt8], until deadline: Double, on readiness: Readiness) async -> Bool {

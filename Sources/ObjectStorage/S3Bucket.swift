@@ -1,5 +1,6 @@
 import CObjectRequest
 import CSodium
+import IOReadiness
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,37 +77,42 @@ public final class S3Bucket: Sendable {
     let maxObjectBytes: Int
     /// Idle libcurl handles, each with its open connections.
     private let idle = Mutex<[Client]>([])
+    /// libcurl's easy interface holds a thread while a request runs: the requests run on these, and
+    /// their callers await them.
+    private let calls: BlockingCallThreads
 
-    public init(_ location: S3Location, timeout: Double, maxObjectBytes: Int) {
+    /// At most `connections` requests at once (`PHOTO_STORE_CONNECTIONS`), the others awaiting their turn.
+    public init(_ location: S3Location, timeout: Double, maxObjectBytes: Int, connections: Int) {
         self.location = location
         timeoutMilliseconds = max(1, Int(timeout * 1000))
         self.maxObjectBytes = maxObjectBytes
+        calls = BlockingCallThreads(name: "object-store", threads: connections)
     }
 
     deinit {
         for client in idle.withLock({ $0 }) { cafe_object_client_free(client.handle) }
     }
 
-    public func put(_ key: String, _ bytes: [UInt8], contentType: String) throws(ObjectStoreError) {
-        let answer = try request("PUT", key, body: bytes, headers: ["Content-Type: \(contentType)"])
+    public func put(_ key: String, _ bytes: [UInt8], contentType: String) async throws(ObjectStoreError) {
+        let answer = try await request("PUT", key, body: bytes, headers: ["Content-Type: \(contentType)"])
         guard (200..<300).contains(answer.status) else { throw refusal("PUT", key, answer) }
     }
 
     /// The object's bytes; nil when the store has no such key.
-    public func get(_ key: String) throws(ObjectStoreError) -> [UInt8]? {
-        let answer = try request("GET", key, body: [], headers: [])
+    public func get(_ key: String) async throws(ObjectStoreError) -> [UInt8]? {
+        let answer = try await request("GET", key, body: [], headers: [])
         if answer.status == 404 { return nil }
         guard (200..<300).contains(answer.status), !answer.truncated else { throw refusal("GET", key, answer) }
         return answer.body
     }
 
     /// Removes the object; a key that is not there is no error (S3 answers 204 either way).
-    public func delete(_ key: String) throws(ObjectStoreError) {
-        let answer = try request("DELETE", key, body: [], headers: [])
+    public func delete(_ key: String) async throws(ObjectStoreError) {
+        let answer = try await request("DELETE", key, body: [], headers: [])
         guard (200..<300).contains(answer.status) || answer.status == 404 else { throw refusal("DELETE", key, answer) }
     }
 
-    private struct Answer {
+    private struct Answer: Sendable {
         let status: Int
         let body: [UInt8]
         let truncated: Bool
@@ -117,9 +123,13 @@ public final class S3Bucket: Sendable {
         let handle: OpaquePointer
     }
 
-    private func request(_ method: String, _ key: String, body: [UInt8], headers: [String]) throws(ObjectStoreError) -> Answer {
+    private func request(_ method: String, _ key: String, body: [UInt8], headers: [String]) async throws(ObjectStoreError) -> Answer {
+        try await calls.run { self.blockingRequest(method, key, body: body, headers: headers) }.get()
+    }
+
+    private func blockingRequest(_ method: String, _ key: String, body: [UInt8], headers: [String]) -> Result<Answer, ObjectStoreError> {
         guard let client = idle.withLock({ $0.popLast() }) ?? cafe_object_client_new().map(Client.init) else {
-            throw ObjectStoreError(description: "libcurl could not start a request")
+            return .failure(ObjectStoreError(description: "libcurl could not start a request"))
         }
         // curl 7.88 signs a body only when its digest is given; for no body, the empty string's.
         let lines = headers + ["x-amz-content-sha256: \(Self.sha256Hex(body))"]
@@ -135,10 +145,10 @@ public final class S3Bucket: Sendable {
         defer { cafe_object_result_free(&result) }
         guard code == 0 else {
             let message = withUnsafeBytes(of: result.error) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-            throw ObjectStoreError(description: "\(method) \(location.description)/\(key): \(message)")
+            return .failure(ObjectStoreError(description: "\(method) \(location.description)/\(key): \(message)"))
         }
         let bytes = result.body.map { Array(UnsafeBufferPointer(start: $0, count: result.body_length)) } ?? []
-        return Answer(status: result.status, body: bytes, truncated: result.truncated != 0)
+        return .success(Answer(status: result.status, body: bytes, truncated: result.truncated != 0))
     }
 
     private func refusal(_ method: String, _ key: String, _ answer: Answer) -> ObjectStoreError {

@@ -113,7 +113,6 @@ public enum PhotoCodecServer {
     /// `niceness`: see `PhotoCodecProcesses`.
     public static func serve(niceness: Int32) -> Int32 {
         _ = cafe_become_niced_helper(niceness)
-        let codec = InProcessPhotoCodec()
         while true {
             guard let header = HelperFrames.read(0, count: CodecRequest.headerSize) else { return 0 }
             guard let (request, length) = CodecRequest.parse(header), let bytes = HelperFrames.read(0, count: length) else { return 65 }
@@ -123,12 +122,12 @@ public enum PhotoCodecServer {
                 guard let format = ImageFormat.allCases.first(where: { $0.codecFormat == request.format }) else { return 65 }
                 outcome = Result { () throws(PhotoRefusal) in
                     // The scans were counted by the service before it sent the photo (`PhotoCodecProcesses.clean`).
-                    try codec.clean(bytes, format: format, limits: PhotoLimits(maxPixels: Int(request.maxPixels), maxSide: Int(request.maxSide),
+                    try PhotoCodec.clean(bytes, format: format, limits: PhotoLimits(maxPixels: Int(request.maxPixels), maxSide: Int(request.maxSide),
                                                                                 quality: Int(request.quality), maxJPEGScans: .max))
                 }
             case .resize:
                 guard let encoding = PhotoEncoding(code: request.encoding) else { return 65 }
-                outcome = Result { () throws(PhotoRefusal) in try codec.resize(bytes, width: Int(request.width), to: encoding) }
+                outcome = Result { () throws(PhotoRefusal) in try PhotoCodec.resize(bytes, width: Int(request.width), to: encoding) }
             }
             guard HelperFrames.write(1, CodecAnswer(outcome).frame) else { return 0 }
         }

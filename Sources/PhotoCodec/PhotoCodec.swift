@@ -65,8 +65,8 @@ public enum PhotoRefusal: Error, Equatable, Sendable {
     case failed(String)
 }
 
-/// libvips, in the only ways this service uses it. Every call is synchronous and costs CPU: callers
-/// run it on the photo lane, which bounds how many run at once.
+/// libvips, in the only ways this service uses it. Every call is synchronous and costs CPU: the
+/// service runs it only in its helper processes (`PhotoCodecServer`), which `PhotoCodecProcesses` bounds.
 public enum PhotoCodec {
     /// The widths a client may ask for (`GET /v1/files/{id}?w=`).
     public static let widths = [160, 320, 640, 1280]

@@ -56,18 +56,23 @@ final class CostControlTests: APITestCase {
     }
 
     /// A user's uploads of the last 24 hours may not pass the quota; the check and the insert are
-    /// one step, so parallel uploads cannot pass it together.
+    /// one step, so parallel uploads cannot pass it together (those that overlap another's decoding
+    /// are refused as `upload_in_progress` before any check).
     func testTheDailyUploadQuota() throws {
         let (_, token) = try signUp("uploader")
         let photo = Self.photo   // two fit in the quota (counted in bytes received), a third does not
         let port = app.server.port
-        let statuses = Mutex<[Int]>([])
+        let replies = Mutex<[(Int, String?)]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             let client = try? RawHTTPClient(port: port)
-            let status = (try? client?.request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/png"], body: photo))??.status ?? 0
-            statuses.withLock { $0.append(status) }
+            let reply = (try? client?.request("POST", "/v1/files", headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/png"], body: photo)) ?? nil
+            replies.withLock { $0.append((reply?.status ?? 0, reply?.json()["code"] as? String)) }
         }
-        XCTAssertEqual(statuses.withLock { $0 }.sorted(), [201, 201, 429, 429])
+        var stored = replies.withLock { $0 }.filter { $0.0 == 201 }.count
+        XCTAssertEqual(replies.withLock { $0 }.filter { $0.0 != 201 }.map(\.0), Array(repeating: 429, count: 4 - stored))
+        XCTAssertTrue(replies.withLock { $0 }.allSatisfy { $0.0 == 201 || ["upload_in_progress", "upload_quota_exceeded"].contains($0.1) })
+        while stored < 3, try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo).status == 201 { stored += 1 }
+        XCTAssertEqual(stored, 2)
         let refused = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: photo)
         assertProblem(refused, 429, "upload_quota_exceeded")
         XCTAssertTrue((refused.json()["detail"] as? String ?? "").contains("UPLOAD_QUOTA_BYTES"))

@@ -64,7 +64,7 @@ public final class Application: Sendable {
             : nil
         let comments = CommentRepository(pool: pool)
         let deletion = CommentDeletion(comments: comments, audit: audit)
-        let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(),
+        let files = FileRepository(pool: pool, storage: configuration.photoStorage(), codec: try configuration.photoCodec(readiness: readiness),
                                    limits: configuration.photoLimits, quotas: configuration.uploadQuotas)
         // Helper processes hash, HASH_THREADS at once; a log-in awaits its helper's pipe, holding no thread
         // (see `PasswordHashingProcesses`).
@@ -244,15 +244,18 @@ extension Configuration {
     /// Where photo bytes go (`PHOTO_STORE`), with its client made.
     public func photoStorage() -> PhotoStorage {
         guard let photoStore else { return .postgres }
-        return .s3(S3Bucket(photoStore, timeout: photoStoreTimeout, maxObjectBytes: max(photoMaxBytes, 64 << 20)))
+        return .s3(S3Bucket(photoStore, timeout: photoStoreTimeout, maxObjectBytes: max(photoMaxBytes, 64 << 20),
+                            connections: photoStoreConnections))
     }
 
-    /// Photos are decoded by helper processes of this `cafe` executable (see `PhotoCodecProcesses`).
-    public func photoCodec() throws -> PhotoCodecProcesses {
+    /// Photos are decoded by helper processes of this `cafe` executable (see `PhotoCodecProcesses`),
+    /// whose pipes are awaited on `readiness`.
+    public func photoCodec(readiness: Readiness) throws -> PhotoCodecProcesses {
         guard let executable = HelperExecutable.cafe() else {
             throw ConfigurationError(message: "cannot find the cafe executable that decodes photos (/proc/self/exe, or a cafe beside it)")
         }
-        return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes, niceness: photoNiceness)
+        return PhotoCodecProcesses(executable: executable, timeout: photoDecodeTimeout, memoryLimit: photoDecoderMemoryBytes, niceness: photoNiceness,
+                                   concurrency: photoThreads, readiness: readiness)
     }
 
     /// The SMTP server mail goes to (`SMTP_URL`); nil: mail is kept, not sent.
@@ -260,8 +263,9 @@ extension Configuration {
         smtpURL.map { SMTPTransport(url: $0, requireTLS: smtpRequireTLS, caFile: smtpCAFile, timeout: smtpTimeout) }
     }
 
-    /// The photos of this configuration's store, codec and limits (quota aside: for the worker, the demo, imports).
+    /// The photos of this configuration's store, codec and limits (quota aside: for the worker, the demo,
+    /// imports), the codec's pipes awaited on a `Readiness` of their own.
     public func photoRepository(_ pool: ConnectionPool) throws -> FileRepository {
-        FileRepository(pool: pool, storage: photoStorage(), codec: try photoCodec(), limits: photoLimits)
+        FileRepository(pool: pool, storage: photoStorage(), codec: try photoCodec(readiness: Readiness(name: "photo-pipes")), limits: photoLimits)
     }
 }

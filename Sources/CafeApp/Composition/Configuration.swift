@@ -68,8 +68,9 @@ public struct Configuration: Sendable {
     /// `PHOTO_MAX_PIXELS` (default 50,000,000), `PHOTO_MAX_SIDE` (default 2560): what an upload may
     /// claim in its header, and the long side it is stored at most (see `PhotoLimits`).
     public var photoLimits: PhotoLimits
-    /// `PHOTO_THREADS` (default: half the cores, at least 1) decode, clean and resize photos;
-    /// `PHOTO_QUEUE` (default 16) more may wait; past that, 503 `overloaded` at once.
+    /// `PHOTO_THREADS` (default: half the cores, at least 1): photo helpers that decode, clean and resize
+    /// at once (`PhotoCodecProcesses`); uploads admitted beyond them await a helper, holding no thread, and
+    /// `PHOTO_QUEUE` (default 16) bounds how many: past that, 503 `overloaded` at once.
     public var photoThreads: Int
     public var photoQueue: Int
     /// `PHOTO_DECODE_TIMEOUT` (default 30): seconds a helper may take over one photo before it is
@@ -84,6 +85,9 @@ public struct Configuration: Sendable {
     public var awsEnvironment: [String: String]
     /// `PHOTO_STORE_TIMEOUT` (default 10): seconds an object-store request may take before 503.
     public var photoStoreTimeout: Double
+    /// `PHOTO_STORE_CONNECTIONS` (default 8): object-store requests at once per process, each on a thread
+    /// of its own (libcurl's easy interface blocks one while it runs); the others await their turn.
+    public var photoStoreConnections: Int
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB) and `UPLOAD_QUOTA_PER_ADDRESS_BYTES` (default 400 MiB; 0 turns
     /// either off): bytes an account, and a client address, may upload in 24 hours (`UploadQuotas`).
     public var uploadQuotas: UploadQuotas
@@ -265,6 +269,7 @@ public struct Configuration: Sendable {
         photoDecodeTimeout = env.seconds("PHOTO_DECODE_TIMEOUT", 30, 0.001...3600)
         photoDecoderMemoryBytes = env.int("PHOTO_DECODER_MEMORY_MB", 2048, 64...1_048_576) * 1024 * 1024
         photoStoreTimeout = env.seconds("PHOTO_STORE_TIMEOUT", 10, 0.1...3600)
+        photoStoreConnections = env.int("PHOTO_STORE_CONNECTIONS", 8, 1...1024)
         awsEnvironment = environment.filter { $0.key.hasPrefix("AWS_") }
         switch env.string("PHOTO_STORE") ?? "postgres" {
         case "postgres":

@@ -116,7 +116,8 @@ extension Service {
         }
         return try await withDatabase(config, "cafe-photos", logger) { database in
             _ = try await database.migrate(config.migrator(logger: logger))
-            let move = PhotoMove(pool: database.pool, bucket: S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20),
+            let move = PhotoMove(pool: database.pool, bucket: S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20,
+                                                                  connections: config.photoStoreConnections),
                                  direction: direction)
             let total = try await move.remaining()
             var done = 0

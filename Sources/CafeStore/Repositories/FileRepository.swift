@@ -96,10 +96,11 @@ public struct FileRepository: DatabaseBound, Sendable {
 
     /// The bytes to answer with from a row `unlessKnown` read: nil when the client holds them, else the
     /// row's own (PostgreSQL) or its object's (`keyColumn`, the object store).
-    private func payload(_ row: Row, sha: String, bytesColumn: String, keyColumn: String, known: [String]) throws -> [UInt8]? {
+    private func payload(_ row: Row, sha: String, bytesColumn: String, keyColumn: String, known: [String]) async throws -> [UInt8]? {
         guard !known.contains(sha), !known.contains("*") else { return nil }
         if let bytes = try row.decode(bytesColumn, as: [UInt8]?.self) { return bytes }
-        return try row.decode(keyColumn, as: String?.self).map(readObject)
+        guard let key = try row.decode(keyColumn, as: String?.self) else { return nil }
+        return try await readObject(key)
     }
 
     /// Decodes, cleans and stores an upload (`format` is what its bytes are) of `owner`, sent from the
@@ -112,9 +113,14 @@ public struct FileRepository: DatabaseBound, Sendable {
     public func create(owner: UserID, from address: String?, upload: [UInt8], format: ImageFormat, name: String? = nil) async throws -> StoredPhoto {
         // An uploader whose quota is spent already is refused before any decoding is spent on the upload.
         for (holder, quota) in quotas.holders(owner, address) { try await checkQuota(holder, quota: quota, adding: 1, { try await db.query($0) }) }
-        // One upload of an owner decoded at a time (the decoding holds a photo thread; the awaits around it do not).
+        // One upload of an owner decoded at a time (the decoding takes a photo helper).
         guard decoding.owners.withLock({ $0.insert(owner.rawValue).inserted }) else { throw StoreError.uploadInProgress }
-        let cleaned = Result { () throws(PhotoRefusal) -> EncodedPhoto in try codec.clean(upload, format: format, limits: limits) }
+        let cleaned: Result<EncodedPhoto, PhotoRefusal>
+        do throws(PhotoRefusal) {
+            cleaned = .success(try await codec.clean(upload, format: format, limits: limits))
+        } catch {
+            cleaned = .failure(error)
+        }
         _ = decoding.owners.withLock { $0.remove(owner.rawValue) }
         let photo: EncodedPhoto
         do {
@@ -206,7 +212,7 @@ public struct FileRepository: DatabaseBound, Sendable {
         let sha = try row.decode("sha256", as: String.self)
         return .found(PhotoAnswer(contentType: try row.decode("content_type"), width: try row.decode("width"), height: try row.decode("height"),
                                   sha256Hex: sha, isPublic: try row.decode("public"),
-                                  bytes: try payload(row, sha: sha, bytesColumn: "bytes", keyColumn: "object_key", known: knownDigests)))
+                                  bytes: try await payload(row, sha: sha, bytesColumn: "bytes", keyColumn: "object_key", known: knownDigests)))
     }
 
     /// `requested` pixels wide (at most the photo's own width), WebP or the photo's own encoding (JPEG
@@ -236,7 +242,7 @@ public struct FileRepository: DatabaseBound, Sendable {
         }
         return .found(PhotoAnswer(contentType: encoding.contentType, width: width, height: try row.decode("size_height"), sha256Hex: sha,
                                   isPublic: try row.decode("public"),
-                                  bytes: try payload(row, sha: sha, bytesColumn: "size_bytes", keyColumn: "size_key", known: knownDigests)))
+                                  bytes: try await payload(row, sha: sha, bytesColumn: "size_bytes", keyColumn: "size_key", known: knownDigests)))
     }
 
     /// Resizes the cleaned photo and keeps the result; two requests making the same size at once both
@@ -244,7 +250,7 @@ public struct FileRepository: DatabaseBound, Sendable {
     @_optimize(none)   // the release compiler (Swift 6.3.1) crashed splitting it into its coroutine parts
     func makeSize(_ id: FileID, width: Int, encoding: PhotoEncoding) async throws {
         guard case .found(let source) = try await original(id, viewer: .operator), let bytes = source.bytes else { return }
-        let made = try codec.resize(bytes, width: width, to: encoding)
+        let made = try await codec.resize(bytes, width: width, to: encoding)
         let digest = Tokens.sha256(made.bytes)
         let key = try await putObject(made.bytes, contentType: encoding.contentType, key: "photos/\(Tokens.random())-w\(width).\(encoding.rawValue)")
         try await db.transaction { tx in
@@ -258,11 +264,11 @@ public struct FileRepository: DatabaseBound, Sendable {
         }
     }
 
-    func readObject(_ key: String) throws -> [UInt8] {
+    func readObject(_ key: String) async throws -> [UInt8] {
         guard case .s3(let bucket) = storage else {
             throw PhotoStoreUnavailable(description: "photo bytes are in the object store (\(key)) but PHOTO_STORE is postgres")
         }
-        return try bucket.getPhoto(key)
+        return try await bucket.getPhoto(key)
     }
 
     /// The client-given names (nil if none) of these files, for the ones that exist.
@@ -306,7 +312,7 @@ public struct FileRepository: DatabaseBound, Sendable {
             let keys = try await db.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
                 .map { try $0.decode("object_key", as: String.self) }
             for key in keys {
-                do { try bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
+                do { try await bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
                 // Only if no row has taken the key meanwhile (a put re-noted and committed).
                 try await db.query("""
                     DELETE FROM object_deletions d WHERE d.object_key = \(key) AND d.due_at <= now()

@@ -194,7 +194,7 @@ public struct ParseImportStore: Sendable {
         for (photo, owner) in photos where ids[photo.name] == nil {
             let cleaned: EncodedPhoto
             do {
-                cleaned = try files.codec.clean(try photo.load(), format: photo.format, limits: files.limits)
+                cleaned = try await files.codec.clean(try photo.load(), format: photo.format, limits: files.limits)
             } catch let refusal as PhotoRefusal {
                 if case .failed = refusal { throw refusal }
                 continue

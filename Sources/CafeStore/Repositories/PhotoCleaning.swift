@@ -55,11 +55,11 @@ public struct PhotoCleaning: Sendable {
         let id = FileID(rawValue: try row.decode("id"))
         let sha = try row.decode("sha256", as: String.self)
         let upload: [UInt8]
-        if let bytes = try row.decode("bytes", as: [UInt8]?.self) { upload = bytes } else { upload = try files.readObject(try row.decode("object_key")) }
+        if let bytes = try row.decode("bytes", as: [UInt8]?.self) { upload = bytes } else { upload = try await files.readObject(try row.decode("object_key")) }
         let photo: EncodedPhoto?
         do {
             guard let format = ImageFormat.detect(upload) else { throw PhotoRefusal.undecodable("no image format") }
-            photo = try files.codec.clean(upload, format: format, limits: files.limits)
+            photo = try await files.codec.clean(upload, format: format, limits: files.limits)
         } catch let refusal as PhotoRefusal {
             if case .failed = refusal { throw refusal }
             photo = nil

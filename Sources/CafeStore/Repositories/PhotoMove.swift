@@ -54,7 +54,7 @@ public struct PhotoMove: Sendable {
             guard let bytes else { return }
             let key = "photos/\(Tokens.random())"
             try await bucket.putNoted(key, bytes, contentType: contentType, pool.client)
-            guard Tokens.sha256(try bucket.getPhoto(key)) == sha256 else {
+            guard Tokens.sha256(try await bucket.getPhoto(key)) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(key) does not read back as it was written")
             }
             try await pool.transaction { tx in
@@ -65,7 +65,7 @@ public struct PhotoMove: Sendable {
             }
         case .toPostgres:
             guard let objectKey else { return }
-            let bytes = try bucket.getPhoto(objectKey)
+            let bytes = try await bucket.getPhoto(objectKey)
             guard Tokens.sha256(bytes) == sha256 else {
                 throw PhotoStoreUnavailable(description: "\(bucket.location)/\(objectKey) does not match its row's digest; left where it is")
             }
@@ -76,7 +76,7 @@ public struct PhotoMove: Sendable {
                 if updated == 1 { try await ObjectNotes.orphaned(objectKey, tx) }
             }
             // The object goes once its row no longer needs it; if the store refuses now, the sweep retries.
-            if (try? bucket.delete(objectKey)) != nil { try await ObjectNotes.owned(objectKey, pool.client) }
+            if (try? await bucket.delete(objectKey)) != nil { try await ObjectNotes.owned(objectKey, pool.client) }
         }
     }
 }

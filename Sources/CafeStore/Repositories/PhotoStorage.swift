@@ -42,17 +42,17 @@ extension S3Bucket {
     /// Puts an object after committing its note (`ObjectNotes.pending`): never an object the sweep cannot find.
     func putNoted(_ key: String, _ bytes: [UInt8], contentType: String, _ db: DatabaseClient) async throws {
         try await ObjectNotes.pending(key, db)
-        try putPhoto(key, bytes, contentType: contentType)
+        try await putPhoto(key, bytes, contentType: contentType)
     }
 
     /// Every call the repositories make, with the store's failure turned into this module's.
-    func putPhoto(_ key: String, _ bytes: [UInt8], contentType: String) throws(PhotoStoreUnavailable) {
-        do { try put(key, bytes, contentType: contentType) } catch { throw PhotoStoreUnavailable(description: error.description) }
+    func putPhoto(_ key: String, _ bytes: [UInt8], contentType: String) async throws(PhotoStoreUnavailable) {
+        do { try await put(key, bytes, contentType: contentType) } catch { throw PhotoStoreUnavailable(description: error.description) }
     }
 
-    func getPhoto(_ key: String) throws(PhotoStoreUnavailable) -> [UInt8] {
+    func getPhoto(_ key: String) async throws(PhotoStoreUnavailable) -> [UInt8] {
         let bytes: [UInt8]?
-        do { bytes = try get(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
+        do { bytes = try await get(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
         guard let bytes else { throw PhotoStoreUnavailable(description: "\(location)/\(key) is missing") }
         return bytes
     }

@@ -58,6 +58,41 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 2, "a note per attempted object, for the sweep")
     }
 
+    /// `PHOTO_STORE_CONNECTIONS` bounds the requests a process makes of the store at once: against a
+    /// store that never answers, with one connection the second of two requests waits out the first's
+    /// timeout before its own; with two, both time out together.
+    func testTheStoreConnectionsBoundTheRequestsAtOnce() throws {
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
+        listen(silent, 16)
+        let environment = store.environment.merging(["AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"]) { $1 }
+        func slowest(connections: Int) throws -> Double {
+            let config = Configuration(environment: environment.merging(["PHOTO_STORE_TIMEOUT": "0.6", "PHOTO_STORE_CONNECTIONS": String(connections)]) { $1 })
+            XCTAssertEqual(config.photoStoreConnections, connections)
+            guard case .s3(let bucket) = config.photoStorage() else { throw XCTSkip("no object store configured") }
+            let started = Date()
+            return try Blocking.run {
+                try await withThrowingTaskGroup(of: Double.self) { group in
+                    for n in 0..<2 {
+                        group.addTask {
+                            do { _ = try await bucket.get("photos/none-\(n)") } catch {}
+                            return Date().timeIntervalSince(started)
+                        }
+                    }
+                    return try await group.reduce(0) { max($0, $1) }
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(try slowest(connections: 1), 1.1)
+        XCTAssertLessThan(try slowest(connections: 2), 1.1)
+    }
+
     /// `cafe photos move` to PostgreSQL and back: every photo and size comes through, digests checked.
     func testMovingThereAndBackLosesNothing() throws {
         let admin = try adminToken()
