@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "PhotoCodecTests", dependencies: ["PhotoCodec", "CafeDomain", "CafeTestSupport"], swiftSettings: language),
         .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
-        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "CafeTestSupport"], swiftSettings: language),
+        .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "IOReadiness", "CafeTestSupport"], swiftSettings: language),
         .testTarget(name: "CafeAppTests", dependencies: ["CZlib", "CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"], swiftSettings: language),
     ],
     swiftLanguageModes: [.v6]

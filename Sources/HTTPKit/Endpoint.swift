@@ -91,10 +91,10 @@ public final class RouteTraits: Sendable {
         case upload
         /// The query lane, in a group whose routes are otherwise cheap.
         case query
-        /// No lane: its work never blocks — it awaits its reads on the statement loop and hands anything
-        /// that blocks to a lane itself (`WorkLane.run`) — so its task runs on the thread that reads its
-        /// connection (`RequestRun`), and an answer needs no other thread but the loop's.
-        case readingThread
+        /// No lane: a public page read in one statement on the statement loop, which bounds how many
+        /// wait for it (`DATABASE_LOOP_WAITING`); anything costly it finds it hands to a lane itself
+        /// (`WorkLane.run`).
+        case statementLoop
     }
 
     public struct Page: Sendable {

@@ -12,10 +12,10 @@ import IOReadiness
 /// is routed as soon as its headers are in (`Responder.route`) and read whole, up to its route's
 /// body limit. Its group's middleware checks it before and after its body (rate limits, the page
 /// cache) on the thread that read it, so a refusal or a stored page never waits for anything. Every
-/// other request is answered by a task of its own with the connection suspended, so the reading
-/// thread's other connections never wait behind it: on its route's `WorkLane` (the task's executor),
-/// where blocking work (libpq) runs, never on Swift's cooperative pool; a route that never blocks on
-/// the thread that read it (`RequestRun`).
+/// other request is answered by a task of its own that runs on the thread that read it (`RequestRun`),
+/// never on Swift's cooperative pool; while it awaits (a statement, a helper), its connection is
+/// suspended and the thread goes on with its other connections. A route's `WorkLane` bounds how many
+/// of its kind are in flight.
 /// Unchecked `Sendable`: its mutable state is the daemon handle, under `state`'s mutex, and atomics.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -77,7 +77,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     public let configuration: Configuration
     let responder: any Responder
-    public let lanes: [WorkLane]
     let logger: Logger
     let inFlight = Atomic<Int>(0)
     /// Set by `shutdown()`: requests that start from now on are refused.
@@ -95,11 +94,9 @@ public final class HTTPServer: @unchecked Sendable {
         var port: UInt16 = 0
     }
 
-    public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"), lanes: [WorkLane] = [],
-                responder: any Responder) {
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "http"), responder: any Responder) {
         self.configuration = configuration
         self.logger = logger
-        self.lanes = lanes
         self.responder = responder
         connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                       writeTimeoutSeconds: configuration.responseWriteTimeoutSeconds)
@@ -134,7 +131,6 @@ public final class HTTPServer: @unchecked Sendable {
             throw ServerError(message: "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(errno)))")
         }
         connections.start()
-        lanes.forEach { $0.start() }
         let bound = cafe_mhd_bound_port(daemon)
         state.withLock { $0 = DaemonState(daemon: daemon, port: bound) }
         logger.info("listening", [("host", configuration.host), ("port", String(bound)), ("threads", String(configuration.threads))])
@@ -172,7 +168,6 @@ public final class HTTPServer: @unchecked Sendable {
         }
         MHD_stop_daemon(daemon)
         connections.stop()
-        lanes.forEach { $0.stop() }
         logger.info("stopped", abandoned > 0 ? [("abandoned_requests", String(abandoned))] : [])
     }
 
@@ -506,9 +501,9 @@ extension HTTPServer {
         return nil
     }
 
-    /// Answers the request in a task of its own: on its route's lane (the task's executor, see `WorkLane`),
-    /// or for a route whose work never blocks on this very thread, in libmicrohttpd's calls for the
-    /// connection (`RequestRun`). A full lane refuses it at once.
+    /// Answers the request in a task of its own that runs in libmicrohttpd's calls for the connection
+    /// (`RequestRun`): on this very thread until it first waits, and on it again whenever what it awaited
+    /// is ready. A route's full lane (see `WorkLane`) refuses it at once.
     fileprivate func start(_ request: Request, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
         let lane = state.routing?.cost.lane
         if let lane, !lane.admit() {
@@ -518,15 +513,10 @@ extension HTTPServer {
         state.request = request
         let run = RequestRun(connection: connection, suspensions: suspensions)
         state.run = run
-        @Sendable func answer() async {
+        Task.immediate(executorPreference: run) {
             let answer = logged(await responder.respond(to: request), request, state)
             lane?.leave()
             run.finish(with: answer)
-        }
-        if let lane {
-            Task(executorPreference: lane) { await answer() }
-        } else {
-            Task.immediate(executorPreference: run) { await answer() }   // runs here until it first waits
         }
         return proceed(state, on: connection)
     }

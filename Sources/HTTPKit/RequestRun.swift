@@ -2,16 +2,13 @@ import CMicroHTTPD
 import Dispatch
 import Synchronization
 
-/// One request's task as the connection that waits for it sees it, and — for a route whose work never
-/// blocks (`RouteTraits.Lane.readingThread`) — the task's executor: its jobs run on the thread that
-/// reads the connection, in libmicrohttpd's calls for it. Such a task starts at once on that thread
-/// (`Task.immediate`): one that does not await anything is answered within the call that read it, with no
-/// other thread involved; one that awaits (its read on the statement loop) has its connection suspended
-/// meanwhile, and the job that resumes it wakes the connection, whose thread runs it: the answer is
-/// rendered and sent there. That is how an event loop runs tasks (SwiftNIO's `EventLoop` as a
-/// `TaskExecutor`), with libmicrohttpd's threads as the loops.
-///
-/// A route with a lane runs its task there (`WorkLane`); the run only carries its answer back.
+/// One request's task as the connection that waits for it sees it, and the task's executor: its jobs
+/// run on the thread that reads the connection, in libmicrohttpd's calls for it. The task starts at once
+/// on that thread (`Task.immediate`): one that does not await anything is answered within the call that
+/// read it, with no other thread involved; one that awaits (a statement, a helper's pipe) has its
+/// connection suspended meanwhile, and the job that resumes it wakes the connection, whose thread runs
+/// it: the answer is rendered and sent there. That is how an event loop runs tasks (SwiftNIO's
+/// `EventLoop` as a `TaskExecutor`), with libmicrohttpd's threads as the loops.
 final class RequestRun: TaskExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []

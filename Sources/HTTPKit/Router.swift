@@ -35,7 +35,7 @@ public final class Router<Context: RequestContext>: Sendable {
                 }
                 precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
                 let cost = endpoint.traits.lane.map { lane -> RouteCost in
-                    if lane == .readingThread { return RouteCost(lane: nil, maxBodyBytes: group.cost.maxBodyBytes) }
+                    if lane == .statementLoop { return RouteCost(lane: nil, maxBodyBytes: group.cost.maxBodyBytes) }
                     guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) runs on \(lane), which its group has not") }
                     return cost
                 } ?? group.cost
@@ -254,10 +254,11 @@ public protocol Responder: Sendable {
     func refuse(_ request: Request, with problem: Problem) -> Response
 }
 
-/// What serving a route may cost the server: where it runs and how large a body it reads.
+/// What serving a route may cost the server: the lane that bounds how many are in flight, and how
+/// large a body it reads.
 public struct RouteCost: Sendable {
-    /// The lane whose threads run its requests' tasks, for work that blocks (a query, a password hash);
-    /// nil: the thread that read the request (`RequestRun`), for work that never blocks.
+    /// The lane that admits its requests (a query, a password hash, a photo); nil: none, for a route
+    /// bounded otherwise (the statement loop's own waiting limit) or cheap.
     public var lane: WorkLane?
     /// The largest request body read (larger: 413 before reading); nil: the server's `maxBodyBytes`.
     public var maxBodyBytes: Int?

@@ -14,7 +14,7 @@ final class AbusiveClientTests: XCTestCase {
     func start(connectionLimit: Int = 4096, perAddress: Int = 0, readTimeout: Int = 2, writeTimeout: Int = 120) throws {
         let logger = Logger(label: "test", minimum: .error)
         let problems = Problem.renderer(logger: logger)
-        let uploads = WorkLane(.init(name: "upload", threads: 2, queueLimit: 16))
+        let uploads = WorkLane(.init(name: "upload", limit: 18))
         let big = ResponseBody([UInt8](repeating: UInt8(ascii: "x"), count: 16 << 20))
         let group = RouteGroup<TestContext>(routes: [
             Endpoint("GET", "/hello", { _, _ in Response.json { w in w.object { w.field("hello", "world") } } }),
@@ -26,7 +26,7 @@ final class AbusiveClientTests: XCTestCase {
         server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 2, connectionLimit: connectionLimit, connectionsPerAddress: perAddress,
                                   idleTimeoutSeconds: 30, requestReadTimeoutSeconds: readTimeout, responseWriteTimeoutSeconds: writeTimeout,
                                   maxBodyBytes: 4 << 20),
-                            logger: logger, lanes: [uploads], responder: FrontDoor(router: router))
+                            logger: logger, responder: FrontDoor(router: router))
         try server.start()
     }
 

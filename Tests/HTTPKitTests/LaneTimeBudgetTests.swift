@@ -7,9 +7,7 @@ import XCTest
 /// meet the bound.
 final class LaneTimeBudgetTests: XCTestCase {
     func testALongJobSpendsTheBudgetAndTheShareRefillsIt() throws {
-        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0, timeBudget: .init(share: 0.25, burst: 0.1)))
-        lane.start()
-        defer { lane.stop() }
+        let lane = WorkLane(.init(name: "heavy", limit: 1, timeBudget: .init(share: 0.25, burst: 0.1)))
 
         XCTAssertEqual(try waitFor { try await lane.run { usleep(400_000); return 1 } }, 1, "within the burst: runs")
         // 0.1 s of credit, plus 0.1 s earned while it ran, minus 0.4 s spent: 0.2 s in debt,
@@ -24,31 +22,25 @@ final class LaneTimeBudgetTests: XCTestCase {
     }
 
     func testShortJobsWellUnderTheShareAreNeverRefused() throws {
-        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0, timeBudget: .init(share: 0.25, burst: 0.05)))
-        lane.start()
-        defer { lane.stop() }
+        let lane = WorkLane(.init(name: "heavy", limit: 1, timeBudget: .init(share: 0.25, burst: 0.05)))
         for i in 0..<20 {
             XCTAssertEqual(try waitFor { try await lane.run { usleep(2_000); return i } }, i)
             usleep(20_000)   // 2 ms of work in every 22: under a quarter
         }
     }
 
-    func testWithoutABudgetALaneIsBoundedOnlyByItsThreadsAndQueue() throws {
-        let lane = WorkLane(.init(name: "query", threads: 1, queueLimit: 0))
-        lane.start()
-        defer { lane.stop() }
+    func testWithoutABudgetALaneIsBoundedOnlyByItsLimit() throws {
+        let lane = WorkLane(.init(name: "query", limit: 1))
         XCTAssertEqual(try waitFor { try await lane.run { usleep(200_000); return 1 } }, 1)
         XCTAssertEqual(try waitFor { try await lane.run { 2 } }, 2)
     }
 }
 
 /// A job frees its place as soon as its answer is ready: a caller who asks again the moment it has
-/// its answer is never refused by its own previous request, even on a lane with no queue.
+/// its answer is never refused by its own previous request, even on a lane of one.
 final class LanePlaceTests: XCTestCase {
     func testASequentialCallerIsNeverRefusedByItsOwnPreviousJob() throws {
-        let lane = WorkLane(.init(name: "heavy", threads: 1, queueLimit: 0))
-        lane.start()
-        defer { lane.stop() }
+        let lane = WorkLane(.init(name: "heavy", limit: 1))
         var refused = 0
         for i in 0..<2_000 where try waitFor({ try await lane.run { i } }) == nil { refused += 1 }
         XCTAssertEqual(refused, 0)

@@ -1,33 +1,63 @@
 import CafeTestSupport
 import Foundation
 import HTTPKit
+import IOReadiness
 import JSONLogging
+import Synchronization
 import XCTest
 
-/// Costly routes run on their lane with the connection suspended: the thread that reads
-/// connections goes on answering the others, and a full lane refuses at once.
+/// A costly route's requests await with their connections suspended: the one thread that reads
+/// connections goes on answering the others meanwhile, and a full lane refuses at once.
 final class WorkLaneTests: XCTestCase {
     var server: HTTPServer!
-    let release = DispatchSemaphore(value: 0)
+    let gate = Gate()
     let started = DispatchSemaphore(value: 0)
-    let lane = WorkLane(.init(name: "query", threads: 1, queueLimit: 1))
+    let lane = WorkLane(.init(name: "query", limit: 2))
 
     override func setUpWithError() throws {
-        let (release, started) = (release, started)
+        let (gate, started) = (gate, started)
         let logger = Logger(label: "test", minimum: .error)
         let problems = Problem.renderer(logger: logger)
         let cheap = RouteGroup<TestContext>(routes: [Endpoint("GET", "/healthz", { _, _ in Response.json { w in w.object { w.field("ok", true) } } })], renderError: problems)
         let costly = RouteGroup<TestContext>(routes: [Endpoint("GET", "/slow/{n}", { req, _ in
             started.signal()
-            release.wait()
+            await gate.pass()   // as a statement is awaited: no thread held
             let n = try req.pathParameter("n")
             return Response.json { w in w.object { w.field("n", n) } }
         })], middleware: [RefusedByHeader()], renderError: problems, cost: RouteCost(lane: lane))
         let router = Router<TestContext>(groups: [cheap, costly], unmatched: problems)
         // One connection-reading thread: every connection shares it, as keep-alive clients do.
-        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger, lanes: [lane],
+        server = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1, shutdownGracePeriod: 0.5), logger: logger,
                             responder: FrontDoor(router: router))
         try server.start()
+    }
+
+    /// Lets awaiting requests through one at a time, as answers from the database would.
+    final class Gate: Sendable {
+        private struct State {
+            var passes = 0
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+        private let state = Mutex(State())
+
+        func pass() async {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    guard state.passes == 0 else { state.passes -= 1; return true }
+                    state.waiting.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+
+        func open() {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiting.isEmpty else { state.passes += 1; return nil }
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
     }
 
     /// Refuses a request that carries `x-refuse`, as a rate limit would.
@@ -42,33 +72,27 @@ final class WorkLaneTests: XCTestCase {
     }
 
     override func tearDown() {
-        for _ in 0..<4 { release.signal() }
+        for _ in 0..<4 { gate.open() }
         server?.shutdown()
     }
 
-    /// A lane's threads carry its name where an operator looks for them (`top -H`, `perf`), cut to
-    /// the kernel's 15 bytes with the thread's number kept.
-    func testLaneThreadsAreNamedForTheKernel() throws {
-        let long = WorkLane(.init(name: "password-hashing", threads: 2, queueLimit: 1))
-        let logger = Logger(label: "test", minimum: .error)
-        let other = HTTPServer(.init(host: "127.0.0.1", port: 0, threads: 1), logger: logger, lanes: [long],
-                               responder: FrontDoor(router: Router<TestContext>(groups: [], unmatched: Problem.renderer(logger: logger))))
-        try other.start()
-        defer { other.shutdown() }
+    /// The threads that make blocking calls carry their name where an operator looks for them (`top -H`,
+    /// `perf`), cut to the kernel's 15 bytes with the thread's number kept; so does the server's watch.
+    func testThreadsAreNamedForTheKernel() throws {
+        _ = BlockingCallThreads(name: "object-store-calls", threads: 2)
+        let expected: Set = ["conn-watch", "object-store-0", "object-store-1"]
         // Each thread names itself once it runs: wait for the last of them.
-        let expected: Set = ["query-0", "conn-watch", "password-has-0", "password-has-1"]
         let deadline = Date().addingTimeInterval(5)
         while !expected.isSubset(of: kernelThreadNames()) && Date() < deadline { usleep(10_000) }
         let names = kernelThreadNames()
-        XCTAssertTrue(names.contains("query-0"), "\(names)")
         XCTAssertTrue(names.contains("conn-watch"), "the server's slow-client watch: \(names)")
-        XCTAssertTrue(names.contains("password-has-0") && names.contains("password-has-1"), "\(names)")
+        XCTAssertTrue(names.contains("object-store-0") && names.contains("object-store-1"), "\(names)")
     }
 
-    /// A request still on its lane when the grace period ends is answered 503 `shutting_down` and
-    /// its connection closed; the server stops (libmicrohttpd would abort with a connection still
-    /// suspended), and the lane finishing afterwards does not touch the connection.
-    func testShutdownAbandonsARequestStillOnItsLane() throws {
+    /// A request still awaiting when the grace period ends is answered 503 `shutting_down` and its
+    /// connection closed; the server stops (libmicrohttpd would abort with a connection still
+    /// suspended), and the request finishing afterwards does not touch the connection.
+    func testShutdownAbandonsARequestStillAwaiting() throws {
         let client = try RawHTTPClient(port: server.port)
         try client.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
@@ -79,63 +103,59 @@ final class WorkLaneTests: XCTestCase {
         XCTAssertEqual(answer.status, 503)
         XCTAssertEqual(answer.json()["code"] as? String, "shutting_down")
         XCTAssertTrue(client.isClosedByPeer(within: 2), "the abandoned connection is closed")
-        release.signal()            // the lane finishes after the daemon is gone
-        usleep(200_000)
-        XCTAssertEqual(lane.load.running, 0)
+        gate.open()            // the request finishes after the daemon is gone
+        let deadline = Date().addingTimeInterval(5)
+        while lane.inFlight > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(lane.inFlight, 0)
     }
 
-    func testACheapRequestIsAnsweredWhileACostlyOneRunsAndAFullLaneRefusesAtOnce() throws {
+    /// Two requests await on the only reading thread, a health check is answered meanwhile, and the
+    /// lane's limit (2) refuses a third at once.
+    func testCheapRequestsAreAnsweredWhileCostlyOnesAwaitAndAFullLaneRefusesAtOnce() throws {
         let first = try RawHTTPClient(port: server.port)
         try first.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
         XCTAssertEqual(started.wait(timeout: .now() + 5), .success, "the costly request runs")
-
-        // The only reading thread is free: the health check does not wait for the costly request.
-        let health = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/healthz")
-        XCTAssertEqual(health.status, 200)
-
-        // One thread busy, one place in the queue: the second waits, the third is refused at once.
         let second = try RawHTTPClient(port: server.port)
         try second.send("GET /slow/2 HTTP/1.1\r\nHost: t\r\n\r\n")
-        let deadline = Date().addingTimeInterval(5)
-        while lane.load.waiting < 1 && Date() < deadline { usleep(1_000) }
-        XCTAssertEqual(lane.load.waiting, 1)
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success, "so does the second, on the same thread")
+        XCTAssertEqual(lane.inFlight, 2)
+
+        // The only reading thread is free: the health check does not wait for the costly requests.
+        let health = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/healthz")
+        XCTAssertEqual(health.status, 200)
         let refused = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/slow/3")
         XCTAssertEqual(refused.status, 503)
         XCTAssertEqual(refused.headers["retry-after"], "1")
         XCTAssertEqual(refused.json()["code"] as? String, "overloaded")
 
-        release.signal()
-        let answer = try first.readResponse()
-        XCTAssertEqual(answer.status, 200)
-        XCTAssertEqual(answer.json()["n"] as? String, "1")
-        XCTAssertFalse((answer.headers["x-request-id"] ?? "").isEmpty)
-        release.signal()
-        XCTAssertEqual(try second.readResponse().json()["n"] as? String, "2")
+        gate.open()
+        gate.open()
+        let answers = [try first.readResponse(), try second.readResponse()]
+        XCTAssertEqual(answers.map(\.status), [200, 200])
+        XCTAssertEqual(Set(answers.compactMap { $0.json()["n"] as? String }), ["1", "2"])
+        XCTAssertFalse((answers[0].headers["x-request-id"] ?? "").isEmpty)
         // The resumed connection is kept alive and serves the next request.
         XCTAssertEqual(try first.request("GET", "/healthz").status, 200)
+        XCTAssertEqual(lane.inFlight, 0)
     }
 
-    /// A middleware's `admit` runs on the reading thread: with the lane's thread busy and its queue full,
-    /// a request it refuses still gets its own answer at once (not the lane's 503), and takes no
-    /// place in the queue.
+    /// A middleware's `admit` runs before the lane: with the lane full, a request it refuses still gets
+    /// its own answer at once (not the lane's 503), and takes no place in the lane.
     func testAnAdmissionRefusalNeverWaitsForTheLane() throws {
-        let first = try RawHTTPClient(port: server.port)
-        try first.send("GET /slow/1 HTTP/1.1\r\nHost: t\r\n\r\n")
-        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
-        let second = try RawHTTPClient(port: server.port)
-        try second.send("GET /slow/2 HTTP/1.1\r\nHost: t\r\n\r\n")
-        let deadline = Date().addingTimeInterval(5)
-        while lane.load.waiting < 1 && Date() < deadline { usleep(1_000) }
-
+        let clients = try (1...2).map { n -> RawHTTPClient in
+            let client = try RawHTTPClient(port: server.port)
+            try client.send("GET /slow/\(n) HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+            return client
+        }
         let refused = try RawHTTPClient(port: server.port, timeoutSeconds: 2).request("GET", "/slow/3", headers: ["X-Refuse": "1"])
         XCTAssertEqual(refused.status, 429)
         XCTAssertEqual(refused.json()["code"] as? String, "rate_limited")
-        XCTAssertEqual(lane.load.waiting, 1, "the refusal took no place in the queue")
+        XCTAssertEqual(lane.inFlight, 2, "the refusal took no place in the lane")
 
-        release.signal()
-        XCTAssertEqual(try first.readResponse().status, 200)
-        release.signal()
-        XCTAssertEqual(try second.readResponse().status, 200)
+        gate.open()
+        gate.open()
+        for client in clients { XCTAssertEqual(try client.readResponse().status, 200) }
     }
 
     /// A held refusal waits out its hold without a thread: the only reading thread answers other

@@ -100,14 +100,15 @@ public final class Application: Sendable {
         let requestMetrics = RequestMetrics()
         let serverReference = ServerReference()
         let problems = ErrorMapping.problems(logger: logger)
-        // Costly work runs on lanes, off the threads that read connections (see `WorkLane`).
-        let queries = WorkLane(.init(name: "query", threads: configuration.queryThreads, queueLimit: configuration.queryQueue))
-        let hashing = WorkLane(.init(name: "password-hashing", threads: configuration.hashThreads, queueLimit: configuration.hashQueue,
-                                     niceness: configuration.hashNiceness))
+        // Each kind of costly request is bounded by a lane of its own: past it, 503 at once (see `WorkLane`).
+        let queries = WorkLane(.init(name: "query", limit: configuration.queryThreads + configuration.queryQueue))
+        let hashing = WorkLane(.init(name: "password-hashing", limit: configuration.hashThreads + configuration.hashQueue))
         // JSON bodies are small; only photo uploads may be large (MAX_JSON_BODY_BYTES, MAX_BODY_BYTES).
         let json = { (lane: WorkLane) in RouteCost(lane: lane, maxBodyBytes: configuration.maxJSONBodyBytes) }
-        // Photos are decoded on a lane of their own, so uploads never hold the threads reads need.
-        let photoLane = WorkLane(.init(name: "photo", threads: configuration.photoThreads, queueLimit: configuration.photoQueue))
+        let photoLane = WorkLane(.init(name: "photo", limit: configuration.photoThreads + configuration.photoQueue))
+        let heavyLane = WorkLane(.init(name: "heavy-query", limit: configuration.queryBudget.heavyConcurrency + configuration.queryBudget.heavyQueue,
+                                       timeBudget: configuration.queryBudget.heavyShare > 0
+                                           ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let upload = RouteCost(lane: photoLane, maxBodyBytes: configuration.maxBodyBytes)
         let photos = PhotoServing(files: files, lane: photoLane, maxBytes: configuration.photoMaxBytes, cacheSeconds: configuration.photoCacheSeconds,
                                   work: OneAtATime(patience: configuration.photoDecodeTimeout + 5))
@@ -135,7 +136,7 @@ public final class Application: Sendable {
         let commitPositions = CommitPositions(sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
-                                                            server: serverReference,
+                                                            server: serverReference, lanes: [queries, hashing, heavyLane, photoLane],
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
@@ -170,10 +171,6 @@ public final class Application: Sendable {
                                 + [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(keys: IdempotencyRepository(pool: pool))],
                             sessionRequired: Authenticator.unauthorized,
                             renderError: problems, cost: json(queries), lanes: [.hashing: json(hashing), .upload: upload])
-        let heavyLane = WorkLane(.init(name: "heavy-query", threads: configuration.queryBudget.heavyConcurrency,
-                                       queueLimit: configuration.queryBudget.heavyQueue,
-                                       timeBudget: configuration.queryBudget.heavyShare > 0
-                                           ? .init(share: configuration.queryBudget.heavyShare, burst: configuration.queryBudget.heavyBurst) : nil))
         let objectIDs = ParseObjectIDs(pool: pool)
         let parseClasses = ParseClassesController(parse: parse, administration: administration, deletion: deletion, files: files,
                                                   objectIDs: objectIDs,
@@ -206,7 +203,7 @@ public final class Application: Sendable {
                                   maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes, listenSocket: configuration.listenSocket,
                                   trustedProxies: configuration.trustedProxies, bodiesInFlightBytes: configuration.bodiesInFlightBytes,
                                   bodiesInFlightPerClientBytes: configuration.bodiesInFlightPerClientBytes),
-                            logger: logger, lanes: [queries, hashing, heavyLane, photoLane], responder: front)
+                            logger: logger, responder: front)
         serverReference.set(server)
     }
 

@@ -26,11 +26,12 @@ public struct Configuration: Sendable {
     public var host: String
     public var port: UInt16
     public var logLevel: LogLevel
-    /// `HTTP_THREADS` (default 8): libmicrohttpd threads, which read requests, answer the cheap ones
-    /// (health, metrics, static files) and send every answer.
+    /// `HTTP_THREADS` (default 8): libmicrohttpd threads, which read requests, run every request's task
+    /// (`RequestRun`: a task awaiting a statement or a helper holds none of them) and send every answer.
     public var httpThreads: Int
-    /// `QUERY_THREADS` (default 8) answer requests that query the database, `QUERY_QUEUE` (default
-    /// 256) more may wait for one; past that, 503 `overloaded` at once.
+    /// `QUERY_THREADS` + `QUERY_QUEUE` (default 8 + 256): requests that query the database in flight
+    /// at once (the query lane, `WorkLane`); past that, 503 `overloaded` at once. The two are added: a
+    /// request holds no thread while it awaits the database, so there is no pool of threads to size.
     public var queryThreads: Int
     public var queryQueue: Int
     /// `DB_LOOP_CONNECTIONS` (default 2; 0: none): connections of the statement loop, which answers the
@@ -48,13 +49,13 @@ public struct Configuration: Sendable {
     public var databaseLoopBatch: Int
     public var databaseLoopWaiting: Int
     /// `HASH_THREADS` (default: half the cores, at least 1: argon2id is memory-hard, and a burst of
-    /// log-ins on every core slowed the cheap requests beside it threefold) answer requests that hash a password (sign-up, log-in),
-    /// and as many helpers hash at once (the requests await them, holding no thread);
-    /// `HASH_QUEUE` (default 32) more may wait; past that, 503 `overloaded` at once.
+    /// log-ins on every core slowed the cheap requests beside it threefold): helpers that hash a
+    /// password (sign-up, log-in) at once, the requests awaiting them holding no thread;
+    /// `HASH_QUEUE` (default 32) more may await one; past that, 503 `overloaded` at once.
     public var hashThreads: Int
     public var hashQueue: Int
-    /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing threads. A log-in
-    /// may wait a little; the cheap requests beside a flood of them should not.
+    /// `HASH_NICE` (default 10; 0 normal priority): the CPU niceness of the hashing helpers (see
+    /// `PasswordHashingProcesses`). A log-in may wait a little; the cheap requests beside a flood of them should not.
     public var hashNiceness: Int32
     /// `PHOTO_NICE` (default 10; 0 normal priority): the niceness of the photo helpers, in the serving
     /// process's scheduling group (see `PhotoCodecProcesses`).

@@ -13,7 +13,7 @@ struct CafesController: Sendable {
     var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/cafes", list).publicRead().cached(shows: ["cafes"], parameters: ["q", "sort", "minStar", "limit", "cursor"])
-                .lane(.readingThread),
+                .lane(.statementLoop),
             Endpoint("POST", "/v1/cafes", create).changes("cafes"),
             Endpoint("GET", "/v1/cafes/{id}", show).publicRead().cached(shows: ["cafes"]),
             Endpoint("PATCH", "/v1/cafes/{id}", update).changes("cafes"),

@@ -14,11 +14,11 @@ struct CommentsController: Sendable {
     var routes: [Endpoint<CafeContext>] {
         [
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"])
-                .lane(.readingThread),
+                .lane(.statementLoop),
             Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
-                .lane(.readingThread),
+                .lane(.statementLoop),
             Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
-                .lane(.readingThread),
+                .lane(.statementLoop),
             Endpoint("POST", "/v1/cafes/{id}/comments", create).posts().changes("comments"),
             Endpoint("PATCH", "/v1/comments/{id}", update).posts().changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}", delete).changes("comments"),

@@ -3,7 +3,7 @@ import CafeStore
 import HTTPKit
 import PhotoCodec
 
-/// Photo upload and download. An upload is decoded and cleaned (`PhotoCodec`) on the photo lane;
+/// Photo upload and download. An upload is decoded and cleaned by a photo helper (`PhotoCodecProcesses`);
 /// what is served is never the uploaded bytes. `?w=` asks for a smaller size (160, 320, 640, 1280),
 /// WebP when `Accept` names it. A photo is served to anyone only while a listed cafe or a visible
 /// comment shows it, else to its owner and the admins alone (404 to everyone else).
@@ -54,7 +54,7 @@ struct FilesController: Sendable {
 /// Serving a photo or one of its sizes, for `/v1/files` and `/parse/files` alike.
 struct PhotoServing: Sendable {
     let files: FileRepository
-    /// Where sizes are made and old photos cleaned on first request: the upload's bounded lane.
+    /// What bounds the sizes made and old photos cleaned on first request: the uploads' lane.
     let lane: WorkLane
     let maxBytes: Int
     /// `PHOTO_CACHE_SECONDS`: how long a browser or CDN may keep a public photo.

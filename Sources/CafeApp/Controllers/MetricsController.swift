@@ -19,6 +19,7 @@ struct MetricsController: Sendable {
     let statementLoop: StatementLoop?
     let groupCommit: StatementLoop?
     let server: ServerReference
+    let lanes: [WorkLane]
     let token: String?
 
     var routes: [Endpoint<CafeContext>] { [Endpoint("GET", "/metrics", metrics)] }
@@ -64,11 +65,10 @@ struct MetricsController: Sendable {
             Prometheus.gauge("cafe_http_connections_open", "Open HTTP connections.", [("", Double(server.openConnections))], into: &out)
             Prometheus.gauge("cafe_http_slow_connections_cut_total", "Connections cut for sending a request or reading an answer too slowly.",
                              type: "counter", [("", Double(server.slowConnectionsCut))], into: &out)
-            let lanes = server.lanes.map { ($0.configuration.name, $0.load) }
-            Prometheus.gauge("cafe_lane_requests", "Requests on each work lane: waiting for a thread, or running (on one, or awaiting the database).",
-                             lanes.flatMap { [("lane=\"\($0.0)\",state=\"running\"", Double($0.1.running)),
-                                              ("lane=\"\($0.0)\",state=\"waiting\"", Double($0.1.waiting))] }, into: &out)
         }
+        Prometheus.gauge("cafe_lane_requests", "Requests in flight on each lane (admitted, not yet answered), and each lane's limit.",
+                         lanes.flatMap { [("lane=\"\($0.configuration.name)\",state=\"in_flight\"", Double($0.inFlight)),
+                                          ("lane=\"\($0.configuration.name)\",state=\"limit\"", Double($0.configuration.limit))] }, into: &out)
         if let replicas {
             let targets = replicas.statistics
             Prometheus.gauge("cafe_db_reads_total", "Public reads answered by each database (since this process started).", type: "counter",

@@ -114,7 +114,6 @@ struct ParseClassesController: Sendable {
     private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext, _ answer: @escaping (QueryStores) async throws -> Response) async throws -> Response {
         guard isHeavy else { return try await withinTime(anonymous: anonymous, regular.on(context.db), answer) }
         let stores = heavy.on(context.db)
-        // On the lane's thread the request reads where its client reads (a standby, with its floor).
         guard let response = try await heavyLane.run({ try await withinTime(anonymous: anonymous, stores, answer) }) else {
             var refusal = Problem.unavailable("overloaded", "Counts and pages past the first 1,000 records take turns (QUERY_HEAVY_CONCURRENCY at once) "
                                               + "and a share of the time (QUERY_HEAVY_SHARE); none is free now, retry.", retryAfter: 1)

@@ -4,8 +4,8 @@ import Synchronization
 import XCTest
 
 /// A public photo's size is made once however many requests ask for it together and however they are
-/// authenticated: with one photo thread and no queue, a burst of logged-in requests (which the page cache
-/// does not merge) for a size not made yet all get it, none is refused for want of a thread.
+/// authenticated: with a photo lane of one, a burst of logged-in requests (which the page cache does not
+/// merge) for a size not made yet all get it, none is refused for want of a place.
 final class PhotoWorkOnceTests: APITestCase {
     override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "1", "PHOTO_QUEUE": "0"] }
 
@@ -37,10 +37,10 @@ final class PhotoWorkOnceTests: APITestCase {
 }
 
 /// One decode at a time per account: a second upload while the first is decoded is 429 with `Retry-After`,
-/// and another account's upload meanwhile goes through; so one account cannot hold every photo thread.
+/// and another account's upload meanwhile goes through; so one account cannot hold every photo helper.
 final class UploadPerAccountTests: APITestCase {
-    /// A thread for each of the three uploads, so that none waits in the lane's queue (where it would only
-    /// meet the rule once a thread is free, after the decode it should have met).
+    /// A helper for each of the three uploads, so that none awaits one (where it would only meet the rule
+    /// once a helper is free, after the decode it should have met).
     override var extraEnvironment: [String: String] { ["PHOTO_THREADS": "3"] }
 
     func testOneUploadOfAnAccountIsDecodedAtATime() throws {
