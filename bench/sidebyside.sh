@@ -83,6 +83,7 @@ compare "trivial JSON endpoint" "/healthz"
 compare "list newest 20" "/v1/cafes?limit=20"
 compare "search, rare 2-char keyword" "/v1/cafes?q=%E8%95%8E%E9%BA%A6"
 compare "comments of a cafe (100)" "/v1/cafes/$busiest/comments?limit=100"
+compare "one cafe" "/v1/cafes/$busiest"
 
 # One session per database posts through each server.
 write_post_lua "$work/post.lua" "$(sign_up "$base" sidebyside)" "$cafes"

@@ -125,7 +125,7 @@ public final class Application: Sendable {
             : ReadReplicas(.init(standbys: configuration.databaseReadURLs, maxLag: configuration.maxReplicaLag), primary: pool,
                            logger: Logger(label: "db.replicas", minimum: configuration.logLevel))
         self.replicas = replicas
-        // With standbys, public reads go to them through `PublicReads` on the lanes; the loop reads the primary.
+        // With standbys, public reads go to them through `PublicReads`; the loop reads the primary.
         statementLoop = configuration.databaseLoopConnections > 0 && replicas == nil
             ? try StatementLoop(.init(pool: pool.configuration, connections: configuration.databaseLoopConnections,
                                       batch: configuration.databaseLoopBatch, waitingLimit: configuration.databaseLoopWaiting),

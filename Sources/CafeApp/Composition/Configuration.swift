@@ -108,7 +108,7 @@ public struct Configuration: Sendable {
     /// `DB_PREPARED_STATEMENTS` (default 256): prepared statements each connection keeps; past
     /// that the least recently used is deallocated.
     public var preparedStatementLimit: Int
-    /// `DB_POOL_SIZE`: connections per process (default: one per query and hashing thread, plus two).
+    /// `DB_POOL_SIZE`: connections per process (default: `QUERY_THREADS` + `HASH_THREADS` + 2).
     public var databasePoolSize: Int
     /// `DB_ACQUIRE_TIMEOUT`: seconds a request waits for a free connection before 503.
     public var databaseAcquireTimeout: TimeInterval

@@ -46,7 +46,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
     }
 
     public func find(_ id: CafeID) async throws -> Cafe? {
-        try await db.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
+        try await db.read("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
             .first.map(CafeColumns.decode)
     }
 

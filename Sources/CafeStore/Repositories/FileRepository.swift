@@ -61,7 +61,7 @@ public struct FileRepository: DatabaseBound, Sendable {
     /// Bytes an account, and a client address, may upload in 24 hours.
     let quotas: UploadQuotas
     /// The accounts whose upload is being decoded now: one at a time each, so that one account cannot hold
-    /// every photo thread (a copy of this repository shares it).
+    /// every photo helper (a copy of this repository shares it).
     private let decoding = Decoding()
 
     private final class Decoding: Sendable {

@@ -6,8 +6,8 @@ import Synchronization
 /// `crypto_shorthash_siphashx24`), keyed by the first 16 of the 32 random bytes kept in `app_secrets`,
 /// so every replica accepts every replica's cursors and a client cannot forge or alter one. The key is
 /// read once, on first use, and read after that with one atomic load: every page with a next cursor
-/// signs one, on every lane at once, and a lock here (Swift's `Mutex` is a priority-inheriting futex on
-/// Linux) put lane threads to sleep behind each other (docs/performance.md, "Writing pages").
+/// signs one, on every thread at once, and a lock here (Swift's `Mutex` is a priority-inheriting futex on
+/// Linux) put those threads to sleep behind each other (docs/performance.md, "Writing pages").
 ///
 /// SipHash is a pseudorandom function made for short inputs — a cursor is under 100 bytes — so its
 /// output under a secret key is a MAC; it replaced HMAC-SHA-256, whose two SHA-256 blocks cost 8.7k of
