@@ -31,16 +31,8 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
     func testAnOutageDuringAnUploadIsA503WithNothingHalfWritten() throws {
         app.shutdown()
         // A socket that accepts connections and never answers, then nothing listening at all.
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (silent, port) = Self.silentListener()
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
-        listen(silent, 16)
-        let port = UInt16(bigEndian: address.sin_port)
         for (n, endpoint) in ["http://127.0.0.1:\(port)", "http://127.0.0.1:\(TestObjectStore.freePort())"].enumerated() {
             try startApplication(extra: ["AWS_ENDPOINT_URL_S3": endpoint, "PHOTO_STORE_TIMEOUT": "1"])
             let (_, token) = try signUp("outage\(n)")
@@ -62,16 +54,9 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
     /// store that never answers, with one connection the second of two requests waits out the first's
     /// timeout before its own; with two, both time out together.
     func testTheStoreConnectionsBoundTheRequestsAtOnce() throws {
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (silent, port) = Self.silentListener()
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
-        listen(silent, 16)
-        let environment = store.environment.merging(["AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"]) { $1 }
+        let environment = store.environment.merging(["AWS_ENDPOINT_URL_S3": "http://127.0.0.1:\(port)"]) { $1 }
         func slowest(connections: Int) throws -> Double {
             let config = Configuration(environment: environment.merging(["PHOTO_STORE_TIMEOUT": "0.6", "PHOTO_STORE_CONNECTIONS": String(connections)]) { $1 })
             XCTAssertEqual(config.photoStoreConnections, connections)
@@ -91,6 +76,19 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         }
         XCTAssertGreaterThanOrEqual(try slowest(connections: 1), 1.1)
         XCTAssertLessThan(try slowest(connections: 2), 1.1)
+    }
+
+    /// A loopback socket that accepts connections (into its backlog) and never answers, and its port.
+    static func silentListener() -> (Int32, UInt16) {
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
+        listen(silent, 16)
+        return (silent, UInt16(bigEndian: address.sin_port))
     }
 
     /// `cafe photos move` to PostgreSQL and back: every photo and size comes through, digests checked.
