@@ -67,7 +67,7 @@ public struct Endpoint<Context: RequestContext>: Sendable {
     /// (an upload's 25 MiB never reaches memory for someone who may not upload).
     public func requiresSession() -> Endpoint { with { $0.requiresSession = true } }
 
-    /// Where it runs and how large a body it takes, when not as its group's other routes.
+    /// The lane that admits it and how large a body it takes, when not as its group's other routes.
     public func lane(_ lane: RouteTraits.Lane) -> Endpoint { with { $0.lane = lane } }
 
     /// A `POST` that only reads when `reads` says so of its body (a Parse query with `_method: GET`).
@@ -92,7 +92,7 @@ public final class RouteTraits: Sendable {
         /// The query lane, in a group whose routes are otherwise cheap.
         case query
         /// No lane: a public page read in one statement on the statement loop, which bounds how many
-        /// wait for it (`DATABASE_LOOP_WAITING`); anything costly it finds it hands to a lane itself
+        /// wait for it (`DB_LOOP_WAITING`); anything costly it finds it hands to a lane itself
         /// (`WorkLane.run`).
         case statementLoop
     }

@@ -36,7 +36,7 @@ public final class Router<Context: RequestContext>: Sendable {
                 precondition(!built.contains { $0.method == method && $0.segments == segments }, "duplicate route \(method) \(pattern)")
                 let cost = endpoint.traits.lane.map { lane -> RouteCost in
                     if lane == .statementLoop { return RouteCost(lane: nil, maxBodyBytes: group.cost.maxBodyBytes) }
-                    guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) runs on \(lane), which its group has not") }
+                    guard let cost = group.lanes[lane] else { preconditionFailure("\(method) \(pattern) is admitted by the \(lane) lane, which its group has not") }
                     return cost
                 } ?? group.cost
                 built.append(Route(method: method, pattern: pattern, segments: segments, group: g, cost: cost, traits: RouteTraits(endpoint.traits)))
