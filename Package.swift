@@ -55,8 +55,9 @@ let package = Package(
         .target(name: "Mail", dependencies: ["CMailTransfer"], swiftSettings: release),
         .target(name: "CafeStore", dependencies: ["CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "CSodium", "CCrypt", "CUsernameSpoof", "CSystem", "HelperProcesses", "IOReadiness", "JSONLogging"], swiftSettings: release),
         .target(name: "Aggregation", dependencies: ["PostgresKit", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "CafeApp", dependencies: ["HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "JSONLogging"], swiftSettings: release),
-        .executableTarget(name: "cafe", dependencies: ["HelperProcesses", "CafeDomain", "CafeApp", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
+        .target(name: "Backups", dependencies: ["DatabaseSetup", "ObjectStorage", "PostgresKit", "JSONLogging"], swiftSettings: release),
+        .target(name: "CafeApp", dependencies: ["HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "PhotoCodec", "ObjectStorage", "Mail", "DatabaseSetup", "CSystem", "HTTPKit", "CafeStore", "Aggregation", "Backups", "JSONLogging"], swiftSettings: release),
+        .executableTarget(name: "cafe", dependencies: ["HelperProcesses", "CafeDomain", "CafeApp", "Backups", "ObjectStorage", "PhotoCodec", "CafeStore", "Aggregation", "DatabaseSetup", "JSONLogging"], swiftSettings: release),
 
         // Shared by the test targets: the throwaway cluster and a raw-socket HTTP client. Not linked into `cafe`.
         .target(name: "CafeTestSupport", dependencies: ["PostgresKit", "DatabaseSetup", "JSONLogging", "CSystem"], swiftSettings: language),
@@ -68,7 +69,7 @@ let package = Package(
         .testTarget(name: "CafeStoreTests", dependencies: ["CafeStore", "HelperProcesses", "IOReadiness", "CafeDomain", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
         .testTarget(name: "AggregationTests", dependencies: ["Aggregation", "PostgresKit", "DatabaseSetup", "CafeTestSupport", "JSONLogging"], swiftSettings: language),
         .testTarget(name: "HTTPKitTests", dependencies: ["HTTPKit", "IOReadiness", "CafeTestSupport"], swiftSettings: language),
-        .testTarget(name: "CafeAppTests", dependencies: ["CZlib", "CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "CafeTestSupport", "cafe"], swiftSettings: language),
+        .testTarget(name: "CafeAppTests", dependencies: ["CZlib", "CafeDomain", "CafeApp", "PhotoCodec", "ObjectStorage", "CafeStore", "Aggregation", "PostgresKit", "HTTPKit", "Backups", "CafeTestSupport", "cafe"], swiftSettings: language),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,7 +18,7 @@ public struct JobLog: Sendable {
             """)
     }
 
-    static let workerName: String = {
+    public static let workerName: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
         let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

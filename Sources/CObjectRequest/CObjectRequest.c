@@ -67,7 +67,7 @@ static size_t write_body(char *data, size_t size, size_t count, void *context) {
 
 int cafe_object_request(cafe_object_client *client, const char *method, const char *url,
                         const char *const *headers, size_t header_count, const void *body, size_t body_length,
-                        const char *sigv4, const char *credentials, long timeout_ms, size_t max_body,
+                        const char *sigv4, const char *credentials, const char *ca_file, long timeout_ms, size_t max_body,
                         cafe_object_result *result) {
     memset(result, 0, sizeof *result);
     CURL *curl = client->curl;
@@ -86,6 +86,7 @@ int cafe_object_request(cafe_object_client *client, const char *method, const ch
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
     curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4);
     curl_easy_setopt(curl, CURLOPT_USERPWD, credentials);
+    if (ca_file != NULL) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &down);
     if (strcmp(method, "PUT") == 0) {

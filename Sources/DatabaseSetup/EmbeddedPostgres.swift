@@ -152,10 +152,6 @@ public final class EmbeddedPostgres: @unchecked Sendable {
                 try? FileManager.default.removeItem(at: dir)
                 throw launchError("pg_basebackup failed with status \(status); see \(logFile.path)")
             }
-            // The primary's socket lives in its directory, so the copy holds its lock file.
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] where entry.hasPrefix(".s.PGSQL.") {
-                try? FileManager.default.removeItem(at: dir.appendingPathComponent(entry))
-            }
             return
         }
         logger.info("initialising embedded PostgreSQL", [("dir", dir.path)])
@@ -166,9 +162,14 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         guard status == 0 else { throw launchError("initdb failed with status \(status); see \(logFile.path)") }
     }
 
+    /// Whether a server runs on `dataDirectory` (its `postmaster.pid` names a live process).
+    public static func isRunning(_ dataDirectory: URL) -> Bool { runningPID(dataDirectory) != nil }
+
+    private func runningPID() -> pid_t? { Self.runningPID(options.dataDirectory) }
+
     /// The PID in `postmaster.pid` if that process is alive.
-    private func runningPID() -> pid_t? {
-        guard let text = try? String(contentsOf: options.dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+    private static func runningPID(_ dataDirectory: URL) -> pid_t? {
+        guard let text = try? String(contentsOf: dataDirectory.appendingPathComponent("postmaster.pid"), encoding: .utf8),
               let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)) else { return nil }
         return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
     }
@@ -176,6 +177,11 @@ public final class EmbeddedPostgres: @unchecked Sendable {
     private func launch() throws {
         let bin = try Self.binDirectory()
         let dir = options.dataDirectory.path
+        // The socket lives in the directory: a copy of it (a standby's, a restored backup's) holds the
+        // source server's socket lock, which would stop this one while that one runs.
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where entry.hasPrefix(".s.PGSQL.") {
+            try? FileManager.default.removeItem(atPath: dir + "/" + entry)
+        }
         var args = ["-D", dir, "-k", dir, "-p", String(Self.port),
                     "-c", "listen_addresses=", "-c", "unix_socket_permissions=0700",
                     "-c", "max_connections=200", "-c", "logging_collector=off",
@@ -216,6 +222,43 @@ public final class EmbeddedPostgres: @unchecked Sendable {
         throw launchError("PostgreSQL did not accept connections within \(Int(options.startTimeout)) s; see \(logFile.path)")
     }
 
+    /// Waits until a server started on a restored backup has replayed its archive and been promoted;
+    /// `progress` gets the replay's position every second. Throws with the server's last words when it
+    /// stopped instead (a recovery target past the end of the archive, a missing WAL file).
+    public func waitUntilRecovered(progress: (String) -> Void = { _ in }) async throws {
+        let deadline = Date().addingTimeInterval(24 * 3600)
+        var shown = Date.distantPast
+        while Date() < deadline {
+            if let pid = ownedPID {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid {
+                    ownedPID = nil
+                    throw PostgresError(kind: .server, message: "recovery stopped: \(lastLogLines(matching: ["FATAL", "last completed transaction"]).joined(separator: "; "))")
+                }
+            }
+            if let connection = try? await Connection(conninfo: conninfo(database: "postgres")),
+               let row = try? await connection.query("SELECT pg_is_in_recovery() AS recovering, pg_last_wal_replay_lsn()::text AS lsn").first {
+                if (try? row.decode("recovering", as: Bool.self)) == false { return }
+                if -shown.timeIntervalSinceNow >= 1, let lsn = try? row.decode("lsn", as: String?.self) {
+                    progress(lsn)
+                    shown = Date()
+                }
+            }
+            usleep(100_000)
+        }
+        throw launchError("recovery did not end within a day; see \(logFile.path)")
+    }
+
+    /// The log's last lines that hold one of `markers`, their time stamps dropped.
+    public func lastLogLines(matching markers: [String], count: Int = 3) -> [String] {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        let lines = text.split(separator: "\n").suffix(400).filter { line in markers.contains { line.contains($0) } }
+        return lines.suffix(count).map { line in
+            guard let start = line.range(of: "] ") else { return String(line) }
+            return String(line[start.upperBound...])
+        }
+    }
+
     private func waitForExit(_ pid: pid_t, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         var status: Int32 = 0
@@ -229,16 +272,11 @@ public final class EmbeddedPostgres: @unchecked Sendable {
 
     /// Runs a PostgreSQL program as the server account, output appended to the log file.
     private func run(_ path: String, _ arguments: [String], dieWithParent: Bool, waitForExit: Bool) throws -> Int32 {
-        let log = open(logFile.path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o644)
-        defer { if log >= 0 { close(log) } }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let pid = cafe_spawn(path, argv, account.uid, account.gid, log, dieWithParent ? 1 : 0)
-        guard pid > 0 else { throw launchError("cannot start \(path): \(String(cString: strerror(errno)))") }
-        guard waitForExit else { return pid }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        do {
+            return try account.run(path, arguments, output: logFile, dieWithParent: dieWithParent, waitForExit: waitForExit)
+        } catch let error as PostgresError {
+            throw launchError(error.message)
+        }
     }
 
     private func launchError(_ message: String) -> PostgresError {
@@ -278,12 +316,13 @@ public final class EmbeddedPostgres: @unchecked Sendable {
     }
 }
 
-/// The account the server runs as: ourselves, or `postgres` when we are root.
-struct ServerAccount: Sendable {
+/// The account the server runs as: ourselves, or `postgres` when we are root. The programs that
+/// read or write its files (pgBackRest) run as it too, so that the files stay its own.
+public struct ServerAccount: Sendable {
     let uid: Int32   // -1: keep the current one
     let gid: Int32
 
-    static func current() throws -> ServerAccount {
+    public static func current() throws -> ServerAccount {
         guard geteuid() == 0 else { return ServerAccount(uid: -1, gid: -1) }
         guard let pw = getpwnam("postgres") else {
             throw PostgresError(kind: .unavailable,
@@ -292,8 +331,38 @@ struct ServerAccount: Sendable {
         return ServerAccount(uid: Int32(pw.pointee.pw_uid), gid: Int32(pw.pointee.pw_gid))
     }
 
+    /// Runs `path` as this account, its output appended to `output`; the exit status (128 + signal when
+    /// killed), or the PID when not `waitForExit`.
+    public func run(_ path: String, _ arguments: [String], output: URL, dieWithParent: Bool = false, waitForExit: Bool = true) throws -> Int32 {
+        let log = open(output.path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o644)
+        defer { if log >= 0 { close(log) } }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let pid = cafe_spawn(path, argv, uid, gid, log, dieWithParent ? 1 : 0)
+        guard pid > 0 else { throw PostgresError(kind: .unavailable, message: "cannot start \(path): \(String(cString: strerror(errno)))") }
+        guard waitForExit else { return pid }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Makes `dir` (and its missing parents) this account's, mode 0700 for `dir` itself.
+    public func makeDirectory(_ dir: URL) throws {
+        try FileManager.default.createDirectory(at: dir.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try takeOwnership(of: dir)
+    }
+
+    /// Hands `file` to this account (a file it must read, such as pgBackRest's configuration).
+    public func own(_ file: URL) throws {
+        guard uid >= 0 else { return }
+        guard chown(file.path, uid_t(uid), gid_t(gid)) == 0 else {
+            throw PostgresError(kind: .unavailable, message: "cannot hand \(file.path) to the postgres account: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// Hands the data directory to the server account and checks it can reach it.
-    func takeOwnership(of dir: URL) throws {
+    public func takeOwnership(of dir: URL) throws {
         guard uid >= 0 else { return }
         guard chown(dir.path, uid_t(uid), gid_t(gid)) == 0 else {
             throw PostgresError(kind: .unavailable, message: "cannot hand \(dir.path) to the postgres account: \(String(cString: strerror(errno)))")

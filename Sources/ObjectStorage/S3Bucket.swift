@@ -8,7 +8,8 @@ import Synchronization
 
 /// Where photos go when they leave the database: `PHOTO_STORE=s3://BUCKET[/PREFIX]` on any
 /// S3-compatible store, with the AWS tools' own variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
-/// `AWS_REGION`, `AWS_ENDPOINT_URL_S3`). With an endpoint (MinIO, SeaweedFS, Ceph, R2…) objects are
+/// `AWS_REGION`, `AWS_ENDPOINT_URL_S3`, and `AWS_CA_BUNDLE` for a store whose TLS certificate is signed by
+/// an authority of its own). With an endpoint (MinIO, SeaweedFS, Ceph, R2…) objects are
 /// addressed path-style (`ENDPOINT/BUCKET/KEY`), which they all serve; without one, AWS's virtual-hosted
 /// `https://BUCKET.s3.REGION.amazonaws.com/KEY`.
 public struct S3Location: Sendable, Equatable, CustomStringConvertible {
@@ -16,8 +17,10 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     public let prefix: String
     public let region: String
     public let endpoint: String?
-    let accessKey: String
-    let secretKey: String
+    /// `AWS_CA_BUNDLE`: the certificates a TLS endpoint is checked against (nil: the system's).
+    public let caBundle: String?
+    public let accessKey: String
+    public let secretKey: String
 
     /// `url` is `s3://BUCKET[/PREFIX]`; nil with why when it or the credentials are not usable.
     public static func parse(_ url: String, environment: [String: String]) -> Result<S3Location, S3ConfigurationError> {
@@ -45,7 +48,7 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
             return .failure(.init("AWS_REGION or AWS_ACCESS_KEY_ID holds characters no S3 region or key has"))
         }
         return .success(S3Location(bucket: bucket, prefix: prefix, region: region, endpoint: endpoint.map { $0.trimmingSlashes },
-                                   accessKey: key, secretKey: secret))
+                                   caBundle: environment["AWS_CA_BUNDLE"].flatMap { $0.isEmpty ? nil : $0 }, accessKey: key, secretKey: secret))
     }
 
     /// The URL this store is named by, without credentials.
@@ -106,6 +109,14 @@ public final class S3Bucket: Sendable {
         return answer.body
     }
 
+    /// Whether the store holds `key` (a HEAD request).
+    public func exists(_ key: String) async throws(ObjectStoreError) -> Bool {
+        let answer = try await request("HEAD", key, body: [], headers: [])
+        if answer.status == 404 { return false }
+        guard (200..<300).contains(answer.status) else { throw refusal("HEAD", key, answer) }
+        return true
+    }
+
     /// Removes the object; a key that is not there is no error (S3 answers 204 either way).
     public func delete(_ key: String) async throws(ObjectStoreError) {
         let answer = try await request("DELETE", key, body: [], headers: [])
@@ -137,7 +148,7 @@ public final class S3Bucket: Sendable {
         let code = withCStrings(lines) { pointers in
             body.withUnsafeBytes { raw in
                 cafe_object_request(client.handle, method, location.url(key), pointers, pointers.count, raw.baseAddress, raw.count,
-                                    "aws:amz:\(location.region):s3", "\(location.accessKey):\(location.secretKey)",
+                                    "aws:amz:\(location.region):s3", "\(location.accessKey):\(location.secretKey)", location.caBundle,
                                     timeoutMilliseconds, maxObjectBytes, &result)
             }
         }

@@ -26,6 +26,8 @@ enum Commands {
           photos    Move every photo between PostgreSQL and an S3-compatible store (move --to)
           admin     Administrative tasks (create-user)
           database  Run the embedded PostgreSQL alone (a primary, or a streaming standby of one)
+          backup    Take a backup now, list the backups, check the repository (pgBackRest)
+          restore   Restore the database to a time or to the end of the archive, photos checked
 
         Run `cafe <command> --help` for a command's options.
         Environment: DATABASE_URL (unset: embedded PostgreSQL in CAFE_DATA_DIR, default .cafe/pgdata),

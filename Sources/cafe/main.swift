@@ -41,6 +41,8 @@ do {
     case "import-parse": status = try Commands.importParse(arguments, config: config, logger: logger)
     case "photos": status = try Commands.photos(arguments, config: config, logger: logger)
     case "database": status = try Commands.database(arguments, config: config, logger: logger)
+    case "backup": status = try Commands.backup(arguments, config: config, logger: logger)
+    case "restore": status = try Commands.restore(arguments, config: config, logger: logger)
     case "admin": status = try Commands.admin(arguments, config: config, logger: logger)
     case "--help", "-h", "help": print(Commands.usage); status = 0
     default:

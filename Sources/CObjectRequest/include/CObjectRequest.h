@@ -21,10 +21,10 @@ typedef struct {
 } cafe_object_result;
 
 /// `sigv4` is curl's provider string ("aws:amz:REGION:s3"), `credentials` "KEY:SECRET"; `headers` are
-/// whole "Name: value" lines. Returns 0 when an answer came (any status), else libcurl's error code.
+/// whole "Name: value" lines; `ca_file` (or NULL: the system's) the certificates a TLS store is checked against. Returns 0 when an answer came (any status), else libcurl's error code.
 int cafe_object_request(cafe_object_client *client, const char *method, const char *url,
                         const char *const *headers, size_t header_count, const void *body, size_t body_length,
-                        const char *sigv4, const char *credentials, long timeout_ms, size_t max_body,
+                        const char *sigv4, const char *credentials, const char *ca_file, long timeout_ms, size_t max_body,
                         cafe_object_result *result);
 
 void cafe_object_result_free(cafe_object_result *result);

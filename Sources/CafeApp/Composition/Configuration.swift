@@ -1,3 +1,4 @@
+import Backups
 import CafeStore
 import DatabaseSetup
 import Foundation
@@ -190,6 +191,10 @@ public struct Configuration: Sendable {
     public var mail: MailDelivery.Settings
     /// `MAIL_RETENTION_DAYS` (default 7): how long a finished message (its address, its state) is kept.
     public var mailRetention: TimeInterval
+    /// `BACKUP_REPO` (default: `backups/` beside the embedded cluster; off with `DATABASE_URL`, whose
+    /// archiving is its deployment's), `BACKUP_RETENTION_DAYS` (default 14), `BACKUP_MAX_LOSS` (default 60 s):
+    /// pgBackRest's continuous archiving and the worker's scheduled backups (see `BackupSchedule`).
+    public var backup: BackupSettings
     /// `RATE_LIMIT_MAILS` (default 5): requests a minute per client address to routes that send mail.
     public var mailsPerMinute: Int
     /// `REQUIRE_VERIFIED_EMAIL=1`: an account whose address is not verified may log in and read, not post.
@@ -330,6 +335,15 @@ public struct Configuration: Sendable {
                                      retryMax: env.seconds("MAIL_RETRY_MAX_SECONDS", 300, 1...86_400))
         mailRetention = env.seconds("MAIL_RETENTION_DAYS", 7, 0...3650) * 86_400
         mailsPerMinute = env.int("RATE_LIMIT_MAILS", 5, 0...large)
+        let backupDefault = databaseURL == nil ? dataDirectory.deletingLastPathComponent().appendingPathComponent("backups") : nil
+        switch BackupSettings.repository(env.string("BACKUP_REPO"), defaultDirectory: backupDefault, environment: environment) {
+        case .success(let repository):
+            backup = BackupSettings(repository: repository, retentionDays: env.int("BACKUP_RETENTION_DAYS", 14, 1...3650),
+                                    maxLoss: env.seconds("BACKUP_MAX_LOSS", 60, 1...86_400))
+        case .failure(let error):
+            backup = BackupSettings(repository: .off)
+            env.refuse(error.description)
+        }
         requireVerifiedEmail = env.flag("REQUIRE_VERIFIED_EMAIL", false)
         publicURL = env.string("PUBLIC_URL").map { String($0.trimming(["/"])) }
         if let url = publicURL, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.contains(where: \.isWhitespace) {
@@ -338,6 +352,15 @@ public struct Configuration: Sendable {
         let hosts = env.list("ALLOWED_HOSTS")
         allowedHostList = hosts.isEmpty ? nil : hosts
         invalid = env.invalid
+    }
+
+    /// With backups on, how long a photo object outlives the last row that named it (`BACKUP_RETENTION_DAYS`).
+    public var objectRetention: TimeInterval? { backup.isOn ? Double(backup.retentionDays) * 86_400 : nil }
+
+    /// pgBackRest configured for the embedded cluster; nil when backups are off or the database is another's.
+    public func pgBackRest() throws -> PgBackRest? {
+        guard backup.isOn, databaseURL == nil else { return nil }
+        return try PgBackRest.configure(backup, dataDirectory: dataDirectory)
     }
 
     /// Refuses a configuration with a value that cannot be used, naming the variable.

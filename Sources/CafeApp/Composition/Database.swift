@@ -35,7 +35,10 @@ public final class Database: Sendable {
                 logger.info("embedded database in \(config.dataDirectory.path)", [("dir", config.dataDirectory.path), ("reason", note),
                                                                                ("override", "CAFE_DATA_DIR")])
             }
-            let server = try await EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability),
+            // With backups on, every WAL segment goes to the repository (a server already running keeps its settings).
+            let archiving = try config.pgBackRest()?.archiveSettings(maxLoss: config.backup.maxLoss) ?? [:]
+            let server = try await EmbeddedPostgres.start(.init(dataDirectory: config.dataDirectory, durability: config.embeddedDurability,
+                                                                settings: archiving),
                                                     logger: logger.with("component", "embedded-postgres"))
             embedded = server
             conninfo = server.conninfo()

@@ -26,6 +26,7 @@ public enum Service {
             _ = try Blocking.run { try await database.migrate(try config.migrator(logger: Logger(label: "db.migrate", minimum: config.logLevel))) }
         }
         if config.seedDemo { try Blocking.run { try await seedDemoIfEmpty(database.pool, config: config, logger: logger) } }
+        if database.embedded != nil { announceBackups(config, logger: logger) }
         // Accounts made before usernames had skeletons (migration 0021), or by SQL of another program.
         // (With --no-migrate before 0021 there is no such column yet: nothing to fill.)
         do {
@@ -66,6 +67,22 @@ public enum Service {
             logger.info("serving", [("url", "http://\(shown):\(cafe_socket_port(socket))/")])
             wait()
             logger.info("shutting down")
+        }
+    }
+
+    /// Says in the start-up log whether backups are on, and makes the repository's stanza so that the
+    /// first WAL segment finds it (a failure is logged: writes go on, and the worker's backups retry).
+    static func announceBackups(_ config: Configuration, logger: Logger) {
+        guard config.backup.isOn else {
+            logger.warning("backups are off (BACKUP_REPO=off): no WAL is archived and a mistake cannot be undone")
+            return
+        }
+        logger.info("backups on", [("repository", config.backup.repository.description), ("retention_days", String(config.backup.retentionDays)),
+                                   ("max_loss_s", String(Int(config.backup.maxLoss))), ("schedule", "full weekly, differential daily")])
+        do {
+            try config.pgBackRest()?.createStanza()
+        } catch {
+            logger.error("the backup repository cannot be used; WAL waits in pg_wal until it can", [("error", String(describing: error))])
         }
     }
 

@@ -88,7 +88,7 @@ extension Service {
         }
     }
 
-    private static func withDatabase<T>(_ config: Configuration, _ applicationName: String, _ logger: Logger,
+    static func withDatabase<T>(_ config: Configuration, _ applicationName: String, _ logger: Logger,
                                         _ body: (Database) async throws -> T) async throws -> T {
         let database = try await Database.open(config, applicationName: applicationName, logger: logger)
         defer { database.close() }
@@ -116,18 +116,20 @@ extension Service {
         }
         return try await withDatabase(config, "cafe-photos", logger) { database in
             _ = try await database.migrate(config.migrator(logger: logger))
-            let move = PhotoMove(pool: database.pool, bucket: S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20,
-                                                                  connections: config.photoStoreConnections),
-                                 direction: direction)
+            let store = S3Bucket(bucket, timeout: config.photoStoreTimeout, maxObjectBytes: 64 << 20, connections: config.photoStoreConnections)
+            let move = PhotoMove(pool: database.pool, bucket: store, direction: direction)
             let total = try await move.remaining()
             var done = 0
             progress(0, total)
             while true {
                 let moved = try await move.step()
-                if moved == 0 { return done }
+                if moved == 0 { break }
                 done += moved
                 progress(done, total)
             }
+            // The copies left behind go now, or, with backups on, once no backup can restore a row naming them.
+            try await FileRepository.deleteDueObjects(in: store, database.pool.client, keepingRestorable: config.objectRetention)
+            return done
         }
     }
 

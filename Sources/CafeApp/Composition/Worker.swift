@@ -1,4 +1,5 @@
 import Aggregation
+import Backups
 import CafeStore
 import JSONLogging
 import Foundation
@@ -12,13 +13,23 @@ import Synchronization
 public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
         let files = try configuration.photoRepository(pool)
-        let housekeeping = Housekeeping(pool: pool, files: files, mailRetention: configuration.mailRetention, logger: logger)
+        let housekeeping = Housekeeping(pool: pool, files: files, mailRetention: configuration.mailRetention,
+                                        objectRetention: configuration.objectRetention, logger: logger)
         let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)
                           + [.init(name: "housekeeping", every: 600) { _ in try await housekeeping.run() },
                              searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)],
-                          apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) }], logger: logger)
+                          apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) }]
+                              + (try backups(configuration, pool: pool, logger: logger).map { [$0] } ?? []), logger: logger)
+    }
+
+    /// The scheduled backups (`BackupSchedule`), checked every minute on a thread of their own: a full
+    /// backup takes minutes, which the aggregation passes do not wait for.
+    static func backups(_ configuration: Configuration, pool: ConnectionPool, logger: Logger) throws -> WorkerLoop.Job? {
+        guard let backRest = try configuration.pgBackRest() else { return nil }
+        let schedule = BackupSchedule(backRest: backRest, pool: pool, worker: JobLog.workerName, logger: logger)
+        return .init(name: "backups", every: 60) { _ in try await schedule.check() }
     }
 
     /// Photos stored before uploads were cleaned are re-encoded (`PhotoCleaning`), 20 every 2 s while

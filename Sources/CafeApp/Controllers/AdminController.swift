@@ -1,4 +1,5 @@
 import Aggregation
+import Backups
 import CafeStore
 import HTTPKit
 import PostgresKit
@@ -56,6 +57,8 @@ struct AdminController: Sendable {
         _ = try auth.admin(context)
         let status = try await AggregationStatus.read(context.db.pool)
         let photosToClean = try await PhotoCleaning.remaining(context.db.pool)
+        let backups = try await BackupRuns.recent(context.db.onPrimary)
+        let archive = try await ArchiveStatus.read(context.db.onPrimary)
         return .json { w in
             w.object {
                 w.field("outboxRows", status.outboxRows)
@@ -77,6 +80,34 @@ struct AdminController: Sendable {
                             w.field("error", run.error)
                         }
                     }
+                }
+                // pgBackRest's backups, newest first, and WAL archiving (null while it is off).
+                w.key("backups")
+                w.array {
+                    for run in backups {
+                        w.object {
+                            w.field("id", String(run.id))
+                            w.field("kind", run.kind)
+                            w.field("worker", run.worker)
+                            w.field("startedAt", run.startedAt)
+                            w.field("finishedAt", run.finishedAt)
+                            w.field("label", run.label)
+                            w.field("databaseBytes", run.databaseBytes.map(Int.init))
+                            w.field("repositoryBytes", run.repositoryBytes.map(Int.init))
+                            w.field("error", run.error)
+                        }
+                    }
+                }
+                w.key("archive")
+                if let archive {
+                    w.object {
+                        w.field("failing", archive.failing)
+                        w.field("failures", Int(archive.failures))
+                        w.field("lagSeconds", archive.lagSeconds.rounded())
+                        w.field("lastArchivedWal", archive.lastArchivedWAL)
+                    }
+                } else {
+                    w.null()
                 }
             }
         }

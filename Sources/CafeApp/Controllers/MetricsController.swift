@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Aggregation
+import Backups
 import CafeStore
 import Foundation
 import HTTPKit
@@ -96,9 +97,25 @@ struct MetricsController: Sendable {
                              [("", outbox.lagSeconds)], into: &out)
             Prometheus.gauge("cafe_worker_runs", "Aggregation passes that did work and reconciles, by result, over the last 7 days.",
                              runs.map { ("kind=\"\($0.kind)\",result=\"\($0.failed ? "error" : "ok")\"", Double($0.count)) }, into: &out)
+            try await backupMetrics(into: &out)
         } catch {
             Prometheus.gauge("cafe_database_up", "1 if the database answered this scrape.", [("", 0)], into: &out)
         }
+    }
+
+    /// The age of the last good backup (none before the first), and WAL archiving as the server sees it
+    /// (none while archiving is off).
+    private func backupMetrics(into out: inout String) async throws {
+        if let age = try await BackupRuns.lastSuccessAge(pool.client) {
+            Prometheus.gauge("cafe_backup_last_success_age_seconds", "Seconds since the last backup that succeeded.", [("", age)], into: &out)
+        }
+        guard let archive = try await ArchiveStatus.read(pool.client) else { return }
+        Prometheus.gauge("cafe_backup_archive_lag_seconds", "Age of the oldest WAL segment waiting for the backup repository (0 when none waits).",
+                         [("", archive.lagSeconds)], into: &out)
+        Prometheus.gauge("cafe_backup_archive_failing", "1 while archive_command fails (the last attempt failed, none succeeded since).",
+                         [("", archive.failing ? 1 : 0)], into: &out)
+        Prometheus.gauge("cafe_backup_archive_failures_total", "archive_command failures since the server's statistics were reset.",
+                         type: "counter", [("", Double(archive.failures))], into: &out)
     }
 
     private func processMetrics(into out: inout String) {

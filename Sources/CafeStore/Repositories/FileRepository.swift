@@ -1,6 +1,7 @@
 import CafeDomain
 import Foundation
 import PhotoCodec
+import ObjectStorage
 import PostgresKit
 import Synchronization
 
@@ -283,9 +284,10 @@ public struct FileRepository: DatabaseBound, Sendable {
 
     /// Deletes files that no cafe or comment (hidden ones included) references and that are older than `grace`
     /// (an upload is referenced shortly after it is made; a replaced or abandoned one goes away), then
-    /// the objects no row owns any longer (`object_deletions`), whichever store is configured now.
+    /// the objects no row owns any longer (`object_deletions`), whichever store is configured now, as
+    /// `deleteDueObjects` keeps them.
     @discardableResult
-    public func deleteOrphans(olderThan grace: TimeInterval) async throws -> Int {
+    public func deleteOrphans(olderThan grace: TimeInterval, keepingRestorable retention: TimeInterval? = nil) async throws -> Int {
         let files = try await db.query("""
             DELETE FROM files f
             WHERE f.created_at < now() - make_interval(secs => \(grace))
@@ -293,15 +295,25 @@ public struct FileRepository: DatabaseBound, Sendable {
               AND NOT EXISTS (SELECT 1 FROM comments m WHERE m.image_id = f.id)
               AND NOT EXISTS (SELECT 1 FROM hidden_comments h WHERE h.image_id = f.id)
             """).affectedRows
-        try await deleteDueObjects()
+        try await deleteDueObjects(keepingRestorable: retention)
         return files
     }
 
     /// Deletes the objects whose deletion is due, a batch at a time; a note is removed only once its
     /// object is gone, so a store that is down keeps them for the next sweep.
+    ///
+    /// With backups on (`retention`: `BACKUP_RETENTION_DAYS` in seconds), an object is deleted only once
+    /// no restorable point can name it: its row went at least `retention` ago, and before the earliest
+    /// point the backup repository can restore to (the last backup's `window_start`), so that a restored
+    /// database finds every photo it names.
     @discardableResult
-    public func deleteDueObjects(batch: Int = 500) async throws -> Int {
+    public func deleteDueObjects(batch: Int = 500, keepingRestorable retention: TimeInterval? = nil) async throws -> Int {
         guard case .s3(let bucket) = storage else { return 0 }
+        return try await Self.deleteDueObjects(in: bucket, db, batch: batch, keepingRestorable: retention)
+    }
+
+    public static func deleteDueObjects(in bucket: S3Bucket, _ db: DatabaseClient, batch: Int = 500,
+                                        keepingRestorable retention: TimeInterval?) async throws -> Int {
         var deleted = 0
         while true {
             // A key some row owns is never deleted (a note left by an insert that later committed is dropped).
@@ -309,13 +321,17 @@ public struct FileRepository: DatabaseBound, Sendable {
                 DELETE FROM object_deletions d WHERE EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                    OR EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
                 """)
-            let keys = try await db.query("SELECT object_key FROM object_deletions WHERE due_at <= now() ORDER BY due_at LIMIT \(batch)")
+            let due: SQL = retention.map { """
+                due_at <= now() - make_interval(secs => \($0)) AND due_at < coalesce((SELECT window_start FROM backup_runs
+                    WHERE error IS NULL AND window_start IS NOT NULL ORDER BY finished_at DESC LIMIT 1), 'infinity')
+                """ } ?? "due_at <= now()"
+            let keys = try await db.query("SELECT object_key FROM object_deletions WHERE \(due) ORDER BY due_at LIMIT \(batch)")
                 .map { try $0.decode("object_key", as: String.self) }
             for key in keys {
                 do { try await bucket.delete(key) } catch { throw PhotoStoreUnavailable(description: error.description) }
                 // Only if no row has taken the key meanwhile (a put re-noted and committed).
                 try await db.query("""
-                    DELETE FROM object_deletions d WHERE d.object_key = \(key) AND d.due_at <= now()
+                    DELETE FROM object_deletions d WHERE d.object_key = \(key) AND \(due)
                       AND NOT EXISTS (SELECT 1 FROM files WHERE object_key = d.object_key)
                       AND NOT EXISTS (SELECT 1 FROM file_sizes WHERE object_key = d.object_key)
                     """)

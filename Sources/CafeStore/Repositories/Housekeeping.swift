@@ -3,7 +3,7 @@ import JSONLogging
 import PostgresKit
 
 /// Periodic clean-up run by the worker: photos no cafe or comment uses (after a grace period, so
-/// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week,
+/// a fresh upload has time to be attached), expired sessions, old login failures, job runs older than a week (backup runs: 90 days),
 /// idempotency keys past their 24 hours, reports of comments that were deleted, finished mail past
 /// `MAIL_RETENTION_DAYS`, expired mail tokens, and refused uploads the upload quotas no longer count.
 public struct Housekeeping: Sendable {
@@ -12,21 +12,26 @@ public struct Housekeeping: Sendable {
     let orphanGrace: TimeInterval
     /// How long finished mail is kept (`MAIL_RETENTION_DAYS`).
     let mailRetention: TimeInterval
+    /// With backups on, how long a photo object outlives its row (see `FileRepository.deleteDueObjects`).
+    let objectRetention: TimeInterval?
     let logger: Logger
 
-    public init(pool: ConnectionPool, files: FileRepository, orphanGrace: TimeInterval = 24 * 3600, mailRetention: TimeInterval = 7 * 86_400, logger: Logger) {
+    public init(pool: ConnectionPool, files: FileRepository, orphanGrace: TimeInterval = 24 * 3600, mailRetention: TimeInterval = 7 * 86_400,
+                objectRetention: TimeInterval? = nil, logger: Logger) {
         self.pool = pool
         self.files = files
         self.orphanGrace = orphanGrace
         self.mailRetention = mailRetention
+        self.objectRetention = objectRetention
         self.logger = logger
     }
 
     public func run() async throws {
-        let files = try await files.deleteOrphans(olderThan: orphanGrace)
+        let files = try await files.deleteOrphans(olderThan: orphanGrace, keepingRestorable: objectRetention)
         let sessions = try await pool.query("DELETE FROM sessions WHERE expires_at < now()").affectedRows
         let failures = try await LoginThrottle(pool: pool).prune()
         let runs = try await pool.query("DELETE FROM job_runs WHERE started_at < now() - interval '7 days'").affectedRows
+            + pool.query("DELETE FROM backup_runs WHERE started_at < now() - interval '90 days'").affectedRows
         let keys = try await IdempotencyRepository(pool: pool).pruneExpired()
         let reports = try await Moderation(pool: pool).pruneReportsOfDeletedComments()
         let mail = try await MailOutbox(pool: pool).prune(retention: mailRetention)

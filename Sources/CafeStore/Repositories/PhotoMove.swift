@@ -73,10 +73,9 @@ public struct PhotoMove: Sendable {
                 let updated = try await tx.query("""
                     UPDATE \(fixed: table) SET bytes = \(bytes)::bytea, object_key = NULL WHERE \(match) AND object_key = \(objectKey)
                     """).affectedRows
+                // The object goes by the sweep, which keeps it while a backup can restore a row naming it.
                 if updated == 1 { try await ObjectNotes.orphaned(objectKey, tx) }
             }
-            // The object goes once its row no longer needs it; if the store refuses now, the sweep retries.
-            if (try? await bucket.delete(objectKey)) != nil { try await ObjectNotes.owned(objectKey, pool.client) }
         }
     }
 }

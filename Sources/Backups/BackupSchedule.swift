@@ -1,0 +1,72 @@
+import Foundation
+import JSONLogging
+import PostgresKit
+
+/// The worker's backups: a full backup when the repository holds none of the last 7 days, else a
+/// differential, once a day across every worker (each day is claimed in `backup_runs`); a failed one is
+/// retried every `retryAfter` seconds. `check` runs every minute or so; it also logs, once per call
+/// while it lasts, that `archive_command` fails (PostgreSQL keeps the WAL and retries on its own).
+public struct BackupSchedule: Sendable {
+    let backRest: PgBackRest
+    let runs: BackupRuns
+    let pool: ConnectionPool
+    let logger: Logger
+    let retryAfter: TimeInterval
+
+    public init(backRest: PgBackRest, pool: ConnectionPool, worker: String, logger: Logger, retryAfter: TimeInterval = 600) {
+        self.backRest = backRest
+        self.runs = BackupRuns(pool: pool, worker: worker)
+        self.pool = pool
+        self.logger = logger
+        self.retryAfter = retryAfter
+    }
+
+    static let fullEvery: TimeInterval = 7 * 86_400
+
+    public func check(now: Date = Date()) async throws {
+        try await watchArchive()
+        if let failed = try await runs.lastFailure(), now.timeIntervalSince(failed) < retryAfter { return }
+        let day = Int64(now.timeIntervalSince1970 / 86_400)
+        guard let id = try await runs.claim(period: day, kind: .diff) else { return }
+        _ = try await take(run: id)
+    }
+
+    /// `cafe backup now`: a backup of the kind the schedule would take next (or `kind`), recorded as one of its runs.
+    public func now(kind: BackupKind? = nil) async throws -> BackupInfo.Backup {
+        let id = try await runs.open(kind: kind ?? .diff)
+        return try await take(run: id, kind: kind)
+    }
+
+    private func take(run id: Int64, kind asked: BackupKind? = nil) async throws -> BackupInfo.Backup {
+        do {
+            try backRest.createStanza()
+            let before = try backRest.info()
+            let lastFull = before.backups.last { $0.kind == "full" }
+            let kind = asked ?? (lastFull.map { Date().timeIntervalSince($0.stopped) < Self.fullEvery } == true ? .diff : .full)
+            try await runs.setKind(id, kind)
+            logger.info("backup started", [("kind", kind.rawValue)])
+            try backRest.backup(kind)
+            let after = try backRest.info()
+            guard let backup = after.lastBackup, backup.label != before.lastBackup?.label else {
+                throw BackupError("pgbackrest backup ended without a new backup in the repository")
+            }
+            try await runs.finish(id, backup: backup, windowStart: after.windowStart)
+            logger.info("backup finished", [("kind", kind.rawValue), ("label", backup.label), ("database_bytes", String(backup.databaseBytes)),
+                                            ("repository_bytes", String(backup.repositoryBytes)),
+                                            ("seconds", String(format: "%.1f", backup.stopped.timeIntervalSince(backup.started)))])
+            return backup
+        } catch {
+            logger.error("backup failed", [("error", String(describing: error))])
+            try? await runs.fail(id, error)
+            throw error
+        }
+    }
+
+    /// Logs while the archive fails: writes go on, the WAL piles up in `pg_wal` until it is fixed.
+    private func watchArchive() async throws {
+        guard let status = try await ArchiveStatus.read(pool.client), status.failing else { return }
+        logger.error("WAL archiving is failing: writes go on, but the WAL waits in pg_wal until archive_command works again",
+                     [("failed_wal", status.lastFailedWAL ?? ""), ("last_archived_wal", status.lastArchivedWAL ?? ""),
+                      ("failures", String(status.failures)), ("waiting_seconds", String(format: "%.0f", status.lagSeconds))])
+    }
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DatabaseSetup
+import Foundation
+import PostgresKit
+
+/// pgBackRest (Debian `pgbackrest`) run for the embedded cluster: every command reads one configuration
+/// file, written from `BackupSettings` beside the cluster, and runs as the server's account, so that
+/// the repository, the lock files and the restored directories stay that account's (PostgreSQL runs
+/// `archive-push` as it too). The stanza is always `cafe`.
+public struct PgBackRest: Sendable {
+    public static let stanza = "cafe"
+    public static let program = "/usr/bin/pgbackrest"
+
+    /// `pgbackrest/` beside the data directory: the configuration file, the lock files and each command's output.
+    public let home: URL
+    public var configFile: URL { home.appendingPathComponent("pgbackrest.conf") }
+    let account: ServerAccount
+
+    /// Writes the configuration for `settings` and the cluster in `dataDirectory` (atomically: processes
+    /// starting at once read one whole file). The file holds the S3 keys: mode 0600, the server account's.
+    public static func configure(_ settings: BackupSettings, dataDirectory: URL) throws -> PgBackRest {
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw BackupError("pgBackRest is not installed: apt-get install -y pgbackrest (make run and make test install it), or set BACKUP_REPO=off")
+        }
+        let account = try ServerAccount.current()
+        let home = dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest")
+        try account.makeDirectory(home)
+        try account.makeDirectory(home.appendingPathComponent("lock"))
+        if case .directory(let repository) = settings.repository { try account.makeDirectory(repository) }
+        let backRest = PgBackRest(home: home, account: account)
+        let temporary = home.appendingPathComponent("pgbackrest.conf.\(getpid())")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(configuration(settings, dataDirectory: dataDirectory).utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw BackupError("cannot write \(temporary.path)")
+        }
+        try account.own(temporary)
+        guard rename(temporary.path, backRest.configFile.path) == 0 else { throw BackupError("cannot write \(backRest.configFile.path)") }
+        return backRest
+    }
+
+    /// The file's text. Time-based retention keeps the full backups (and their differentials and WAL)
+    /// that any point of the last `retentionDays` needs. lz4: a tenth of gzip's CPU for a slightly
+    /// larger repository; two processes, this machine's cores.
+    static func configuration(_ settings: BackupSettings, dataDirectory: URL) -> String {
+        var global = [
+            "repo1-retention-full-type=time", "repo1-retention-full=\(settings.retentionDays)",
+            "compress-type=lz4", "process-max=2", "start-fast=y", "log-level-file=off",
+            "log-level-console=warn", "log-level-stderr=off",
+            "lock-path=\(dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest/lock").path)",
+        ]
+        switch settings.repository {
+        case .off: break
+        case .directory(let url): global.append("repo1-path=\(url.path)")
+        case .s3(let location):
+            global += ["repo1-type=s3", "repo1-s3-bucket=\(location.bucket)", "repo1-path=/\(location.prefix)",
+                       "repo1-s3-region=\(location.region)", "repo1-s3-key=\(location.accessKey)", "repo1-s3-key-secret=\(location.secretKey)"]
+            if let endpoint = location.endpoint.flatMap(URLComponents.init(string:)), let host = endpoint.host {
+                // An endpoint of its own (MinIO, SeaweedFS): path-style, on its port.
+                global += ["repo1-s3-endpoint=\(host)", "repo1-s3-uri-style=path"]
+                if let port = endpoint.port { global.append("repo1-storage-port=\(port)") }
+            } else {
+                global.append("repo1-s3-endpoint=s3.\(location.region).amazonaws.com")
+            }
+            if let ca = location.caBundle { global.append("repo1-storage-ca-file=\(ca)") }
+        }
+        let database = ["pg1-path=\(dataDirectory.path)", "pg1-socket-path=\(dataDirectory.path)", "pg1-port=5432", "pg1-user=cafe"]
+        return "[global]\n" + global.joined(separator: "\n") + "\n\n[\(stanza)]\n" + database.joined(separator: "\n") + "\n"
+    }
+
+    /// What PostgreSQL runs for each finished WAL segment.
+    public var archiveCommand: String {
+        "'\(Self.program)' '--config=\(configFile.path)' --stanza=\(Self.stanza) archive-push %p"
+    }
+
+    /// The server settings that archive through this configuration: every segment pushed within `maxLoss`.
+    public func archiveSettings(maxLoss: Double) -> [String: String] {
+        ["archive_mode": "on", "archive_command": archiveCommand, "archive_timeout": String(max(1, Int(maxLoss)))]
+    }
+
+    /// Runs `pgbackrest COMMAND ARGUMENTS`; its standard output on success, else a `BackupError` with
+    /// what it printed.
+    @discardableResult
+    public func run(_ command: String, _ arguments: [String] = []) throws -> String {
+        let output = home.appendingPathComponent("output.\(getpid()).\(UInt32.random(in: 0...UInt32.max))")
+        defer { try? FileManager.default.removeItem(at: output) }
+        // Created by us, so that we can read it whichever account writes it.
+        FileManager.default.createFile(atPath: output.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        try account.own(output)
+        let status = try account.run(Self.program, ["--config=\(configFile.path)", "--stanza=\(Self.stanza)", "--log-level-stderr=off"] + arguments + [command],
+                                     output: output)
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let message = text.split(separator: "\n").filter { $0.hasPrefix("ERROR") || $0.hasPrefix("WARN") }.joined(separator: "; ")
+            throw BackupError("pgbackrest \(command) failed (status \(status)): \(message.isEmpty ? text : message)")
+        }
+        return text
+    }
+
+    /// Makes the stanza, or checks that it matches this cluster; harmless when done already.
+    public func createStanza() throws { try run("stanza-create") }
+
+    public func info() throws -> BackupInfo {
+        let text = try run("info", ["--output=json", "--log-level-console=error"])
+        // Warnings come before the JSON on the same stream.
+        guard let start = text.firstIndex(of: "[") else { throw BackupError("pgbackrest info printed no JSON: \(text)") }
+        return try BackupInfo.decode(Data(text[start...].utf8))
+    }
+
+    /// A full or differential backup (from the primary); the expiry of what retention no longer needs follows it.
+    public func backup(_ kind: BackupKind) throws { try run("backup", ["--type=\(kind.rawValue)"]) }
+
+    /// Checks that the repository is reachable and that a WAL switch arrives in it.
+    public func check() throws { try run("check") }
+
+    /// Restores into `directory` (empty or absent), recovering to `target` and promoting at the end.
+    public func restore(into directory: URL, to target: RecoveryTarget) throws {
+        var arguments = ["--pg1-path=\(directory.path)"]
+        switch target {
+        case .latest: break
+        case .time(let date): arguments += ["--type=time", "--target=\(RecoveryTarget.postgresText(date))", "--target-action=promote"]
+        }
+        try run("restore", arguments)
+    }
+
+    /// Pushes one WAL or timeline history file as the server's own `archive_command` would.
+    public func archivePush(_ file: URL) throws { try run("archive-push", [file.path]) }
+}
+
+public enum BackupKind: String, Sendable {
+    case full, diff
+}
+
+public struct BackupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
