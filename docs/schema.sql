@@ -273,6 +273,30 @@ ALTER TABLE public.audit_log ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE public.backup_runs (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    period bigint,
+    worker text NOT NULL,
+    started_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    finished_at timestamp with time zone,
+    label text,
+    database_bytes bigint,
+    repository_bytes bigint,
+    window_start timestamp with time zone,
+    error text,
+    CONSTRAINT backup_runs_kind_check CHECK ((kind = ANY (ARRAY['full'::text, 'diff'::text])))
+);
+
+ALTER TABLE public.backup_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.backup_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.cafe_stats (
     cafe_id bigint NOT NULL,
     comment_sum integer DEFAULT 0 NOT NULL,
@@ -624,6 +648,9 @@ ALTER TABLE ONLY public.audit_changes
 ALTER TABLE ONLY public.audit_log
     ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.backup_runs
+    ADD CONSTRAINT backup_runs_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id);
 
@@ -698,6 +725,10 @@ CREATE INDEX account_tokens_expiry_idx ON public.account_tokens USING btree (exp
 CREATE INDEX account_tokens_mail ON public.account_tokens USING btree (mail_id) WHERE (mail_id IS NOT NULL);
 
 CREATE INDEX account_tokens_user_idx ON public.account_tokens USING btree (user_id, purpose);
+
+CREATE UNIQUE INDEX backup_runs_period_idx ON public.backup_runs USING btree (period) WHERE (period IS NOT NULL);
+
+CREATE INDEX backup_runs_started_idx ON public.backup_runs USING btree (started_at);
 
 CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at, cafe_id);
 

@@ -1,6 +1,7 @@
 import Foundation
 import JSONLogging
 import PostgresKit
+import Synchronization
 
 /// The worker's backups: a full backup when the repository holds none of the last 7 days, else a
 /// differential, once a day across every worker (each day is claimed in `backup_runs`); a failed one is
@@ -12,6 +13,7 @@ public struct BackupSchedule: Sendable {
     let pool: ConnectionPool
     let logger: Logger
     let retryAfter: TimeInterval
+    private let stanzaMade = Shared(false)
 
     public init(backRest: PgBackRest, pool: ConnectionPool, worker: String, logger: Logger, retryAfter: TimeInterval = 600) {
         self.backRest = backRest
@@ -23,12 +25,17 @@ public struct BackupSchedule: Sendable {
 
     static let fullEvery: TimeInterval = 7 * 86_400
 
-    public func check(now: Date = Date()) async throws {
+    public func check(now: Date = Date(), stopping: () -> Bool = { false }) async throws {
         try await watchArchive()
+        if !stanzaMade.withLock({ $0 }) {
+            // Until the stanza exists, every archived segment fails: made at the first check.
+            try backRest.createStanza(stopping: stopping)
+            stanzaMade.withLock { $0 = true }
+        }
         if let failed = try await runs.lastFailure(), now.timeIntervalSince(failed) < retryAfter { return }
         let day = Int64(now.timeIntervalSince1970 / 86_400)
         guard let id = try await runs.claim(period: day, kind: .diff) else { return }
-        _ = try await take(run: id)
+        _ = try await take(run: id, stopping: stopping)
     }
 
     /// `cafe backup now`: a backup of the kind the schedule would take next (or `kind`), recorded as one of its runs.
@@ -37,7 +44,7 @@ public struct BackupSchedule: Sendable {
         return try await take(run: id, kind: kind)
     }
 
-    private func take(run id: Int64, kind asked: BackupKind? = nil) async throws -> BackupInfo.Backup {
+    private func take(run id: Int64, kind asked: BackupKind? = nil, stopping: () -> Bool = { false }) async throws -> BackupInfo.Backup {
         do {
             try backRest.createStanza()
             let before = try backRest.info()
@@ -45,7 +52,7 @@ public struct BackupSchedule: Sendable {
             let kind = asked ?? (lastFull.map { Date().timeIntervalSince($0.stopped) < Self.fullEvery } == true ? .diff : .full)
             try await runs.setKind(id, kind)
             logger.info("backup started", [("kind", kind.rawValue)])
-            try backRest.backup(kind)
+            try backRest.backup(kind, stopping: stopping)
             let after = try backRest.info()
             guard let backup = after.lastBackup, backup.label != before.lastBackup?.label else {
                 throw BackupError("pgbackrest backup ended without a new backup in the repository")
@@ -69,4 +76,11 @@ public struct BackupSchedule: Sendable {
                      [("failed_wal", status.lastFailedWAL ?? ""), ("last_archived_wal", status.lastArchivedWAL ?? ""),
                       ("failures", String(status.failures)), ("waiting_seconds", String(format: "%.0f", status.lagSeconds))])
     }
+}
+
+/// A value the copies of a struct share.
+final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
 }

@@ -18,8 +18,7 @@ public struct PgBackRest: Sendable {
     public var configFile: URL { home.appendingPathComponent("pgbackrest.conf") }
     let account: ServerAccount
 
-    /// Writes the configuration for `settings` and the cluster in `dataDirectory` (atomically: processes
-    /// starting at once read one whole file). The file holds the S3 keys: mode 0600, the server account's.
+    /// Writes the configuration for `settings` and the cluster in `dataDirectory`. The file holds the S3 keys.
     public static func configure(_ settings: BackupSettings, dataDirectory: URL) throws -> PgBackRest {
         guard FileManager.default.isExecutableFile(atPath: program) else {
             throw BackupError("pgBackRest is not installed: apt-get install -y pgbackrest (make run and make test install it), or set BACKUP_REPO=off")
@@ -30,14 +29,26 @@ public struct PgBackRest: Sendable {
         try account.makeDirectory(home.appendingPathComponent("lock"))
         if case .directory(let repository) = settings.repository { try account.makeDirectory(repository) }
         let backRest = PgBackRest(home: home, account: account)
-        let temporary = home.appendingPathComponent("pgbackrest.conf.\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(configuration(settings, dataDirectory: dataDirectory).utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        var settings = settings
+        if case .s3(let location) = settings.repository, let bundle = location.caBundle {
+            // PostgreSQL's account reads it for every archived segment: a copy of its own, wherever the original is.
+            let copy = home.appendingPathComponent("ca-bundle.pem")
+            guard let bytes = FileManager.default.contents(atPath: bundle) else { throw BackupError("AWS_CA_BUNDLE \(bundle) cannot be read") }
+            try backRest.write(bytes, to: copy)
+            settings.repository = .s3(location.withCABundle(copy.path))
+        }
+        try backRest.write(Data(configuration(settings, dataDirectory: dataDirectory).utf8), to: backRest.configFile)
+        return backRest
+    }
+
+    /// Writes `file` whole or not at all (processes starting at once read one whole file), mode 0600, the server account's.
+    func write(_ bytes: Data, to file: URL) throws {
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(getpid())")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
             throw BackupError("cannot write \(temporary.path)")
         }
         try account.own(temporary)
-        guard rename(temporary.path, backRest.configFile.path) == 0 else { throw BackupError("cannot write \(backRest.configFile.path)") }
-        return backRest
+        guard rename(temporary.path, file.path) == 0 else { throw BackupError("cannot write \(file.path)") }
     }
 
     /// The file's text. Time-based retention keeps the full backups (and their differentials and WAL)
@@ -81,15 +92,26 @@ public struct PgBackRest: Sendable {
 
     /// Runs `pgbackrest COMMAND ARGUMENTS`; its standard output on success, else a `BackupError` with
     /// what it printed.
+    /// Once `stopping` turns true (the worker stops), pgBackRest is sent SIGTERM: it stops at once, and the
+    /// next backup resumes what it had copied.
     @discardableResult
-    public func run(_ command: String, _ arguments: [String] = []) throws -> String {
+    public func run(_ command: String, _ arguments: [String] = [], stopping: () -> Bool = { false }) throws -> String {
         let output = home.appendingPathComponent("output.\(getpid()).\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: output) }
         // Created by us, so that we can read it whichever account writes it.
         FileManager.default.createFile(atPath: output.path, contents: nil, attributes: [.posixPermissions: 0o600])
         try account.own(output)
-        let status = try account.run(Self.program, ["--config=\(configFile.path)", "--stanza=\(Self.stanza)", "--log-level-stderr=off"] + arguments + [command],
-                                     output: output)
+        let pid = try account.run(Self.program, ["--config=\(configFile.path)", "--stanza=\(Self.stanza)", "--log-level-stderr=off"] + arguments + [command],
+                                  output: output, dieWithParent: true, waitForExit: false)
+        var raw: Int32 = 0
+        var signalled = false
+        while true {
+            let done = waitpid(pid, &raw, WNOHANG)
+            if done == pid || (done < 0 && errno != EINTR) { break }
+            if !signalled, stopping() { kill(pid, SIGTERM); signalled = true }
+            usleep(50_000)
+        }
+        let status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         guard status == 0 else {
             let message = text.split(separator: "\n").filter { $0.hasPrefix("ERROR") || $0.hasPrefix("WARN") }.joined(separator: "; ")
@@ -99,7 +121,7 @@ public struct PgBackRest: Sendable {
     }
 
     /// Makes the stanza, or checks that it matches this cluster; harmless when done already.
-    public func createStanza() throws { try run("stanza-create") }
+    public func createStanza(stopping: () -> Bool = { false }) throws { try run("stanza-create", stopping: stopping) }
 
     public func info() throws -> BackupInfo {
         let text = try run("info", ["--output=json", "--log-level-console=error"])
@@ -109,7 +131,9 @@ public struct PgBackRest: Sendable {
     }
 
     /// A full or differential backup (from the primary); the expiry of what retention no longer needs follows it.
-    public func backup(_ kind: BackupKind) throws { try run("backup", ["--type=\(kind.rawValue)"]) }
+    public func backup(_ kind: BackupKind, stopping: () -> Bool = { false }) throws {
+        try run("backup", ["--type=\(kind.rawValue)"], stopping: stopping)
+    }
 
     /// Checks that the repository is reachable and that a WAL switch arrives in it.
     public func check() throws { try run("check") }

@@ -14,7 +14,24 @@ public enum TestObjectStore {
 
     public struct Server: Sendable {
         public let endpoint: String
+        /// The same store over TLS at `https://localhost:…`, its certificate signed by `certificateAuthority` (a file made for the run).
+        public let tlsEndpoint: String
+        public let certificateAuthority: String
         let pid: pid_t
+    }
+
+    /// A certificate authority and a certificate it signs for localhost, made with openssl in `directory`
+    /// (pgBackRest 2.45 matches a certificate by host name, never by IP address).
+    static func makeCertificates(in directory: URL) -> (ca: String, certificate: String, key: String) {
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        let openssl = "/usr/bin/openssl"
+        _ = toolOutput(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=cafe test CA",
+                                 "-keyout", path("ca.key"), "-out", path("ca.pem")])
+        _ = toolOutput(openssl, ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", path("s3.key"), "-out", path("s3.csr")])
+        try? Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: directory.appendingPathComponent("s3.ext"))
+        _ = toolOutput(openssl, ["x509", "-req", "-in", path("s3.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+                                 "-days", "2", "-extfile", path("s3.ext"), "-out", path("s3.pem")])
+        return (path("ca.pem"), path("s3.pem"), path("s3.key"))
     }
 
     public static let server: Server = {
@@ -23,7 +40,8 @@ public enum TestObjectStore {
         let config = #"{"identities":[{"name":"cafe","credentials":[{"accessKey":"\#(accessKey)","secretKey":"\#(secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
         let configFile = root.appendingPathComponent("s3.json")
         try? Data(config.utf8).write(to: configFile)
-        let ports = (0..<11).map { _ in freePort() }
+        let ports = (0..<12).map { _ in freePort() }
+        let tls = makeCertificates(in: root)
         // On PATH, or in the scripts directory of the python3 that `make test` installed it with.
         let scripts = run(["python3", "-c", "import sysconfig; print(sysconfig.get_path('scripts'))"], tool: "/usr/bin/env")
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -33,6 +51,7 @@ public enum TestObjectStore {
                          "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
                          "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])", "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])",
                          "-s3.port.iceberg=\(ports[8])", "-s3.port.lance=\(ports[10])", "-metricsPort=\(ports[9])", "-s3.config=\(configFile.path)",
+                         "-s3.port.https=\(ports[11])", "-s3.cert.file=\(tls.certificate)", "-s3.key.file=\(tls.key)",
                          "-master.volumeSizeLimitMB=32", "-volume.max=300", "-master.telemetry=false"]
         // Its output to a log; it gets SIGINT if this test process dies, however it dies (no SeaweedFS left behind).
         let log = open(root.appendingPathComponent("weed.log").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -54,7 +73,7 @@ public enum TestObjectStore {
                     "\(endpoint)/ready-check/object"]) == "200" { break }
             usleep(200_000)
         }
-        return Server(endpoint: endpoint, pid: pid)
+        return Server(endpoint: endpoint, tlsEndpoint: "https://localhost:\(ports[11])", certificateAuthority: tls.ca, pid: pid)
     }()
 
     private static let started = Mutex(false)
@@ -68,6 +87,18 @@ public enum TestObjectStore {
         precondition(status == "200", "SeaweedFS did not make bucket \(bucket): HTTP \(status)")
         return (bucket, ["PHOTO_STORE": "s3://\(bucket)/cafe", "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
                          "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": server.endpoint])
+    }
+
+    /// `freshBucket`'s environment with the store reached over TLS (`AWS_CA_BUNDLE` trusting its authority):
+    /// pgBackRest speaks only HTTPS to S3.
+    public static func freshTLSBucket() -> (bucket: String, environment: [String: String]) {
+        let (bucket, environment) = freshBucket()
+        return (bucket, environment.merging(["AWS_ENDPOINT_URL_S3": server.tlsEndpoint, "AWS_CA_BUNDLE": server.certificateAuthority]) { $1 })
+    }
+
+    /// Deletes `key` from the bucket behind the service's back.
+    public static func deleteObject(_ bucket: String, _ key: String) {
+        _ = curl(["-X", "DELETE", "\(server.endpoint)/\(bucket)/\(key)"])
     }
 
     /// How many objects the bucket holds (S3 ListObjectsV2's KeyCount).

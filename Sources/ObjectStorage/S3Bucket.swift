@@ -51,6 +51,11 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
                                    caBundle: environment["AWS_CA_BUNDLE"].flatMap { $0.isEmpty ? nil : $0 }, accessKey: key, secretKey: secret))
     }
 
+    /// The same store, its TLS certificate checked against `file`.
+    public func withCABundle(_ file: String) -> S3Location {
+        S3Location(bucket: bucket, prefix: prefix, region: region, endpoint: endpoint, caBundle: file, accessKey: accessKey, secretKey: secretKey)
+    }
+
     /// The URL this store is named by, without credentials.
     public var description: String { "s3://\(bucket)" + (prefix.isEmpty ? "" : "/\(prefix)") }
 

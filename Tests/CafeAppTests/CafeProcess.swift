@@ -27,6 +27,7 @@ final class CafeProcess: Sendable {
         env["RATE_LIMIT_WRITES"] = "0"   // every test client is 127.0.0.1
         env["RATE_LIMIT_READS"] = "0"
         env["RATE_LIMIT_LOGINS"] = "0"
+        env["BACKUP_REPO"] = "off"   // BackupProcessTests run them; elsewhere a first full backup at every start is only cost
         return env.merging(extra) { $1 }
     }
 

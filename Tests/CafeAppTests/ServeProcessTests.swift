@@ -124,7 +124,7 @@ final class ServeProcessTests: XCTestCase {
     }
 
     func testEverySubcommandHasHelpAndBadUsageIsRejected() throws {
-        for command in ["serve", "worker", "migrate", "seed", "admin"] {
+        for command in ["serve", "worker", "migrate", "seed", "admin", "backup", "restore"] {
             let (status, output) = try CafeProcess.run([command, "--help"], environment: environment)
             XCTAssertEqual(status, 0, command)
             XCTAssertTrue(output.contains("Usage: cafe \(command)"), output)

@@ -75,7 +75,7 @@ extension Service {
             let window = "the restore window is \(RecoveryTarget.isoText(first)) – now (\(RecoveryTarget.isoText(now)))"
             guard time >= first, time <= now else { throw RestoreRefused("\(RecoveryTarget.isoText(time)) is outside what can be restored: \(window)") }
             backup = info.backups.last { $0.stopped <= time } ?? info.backups[0]
-            try await archiveACommitAfter(time, live: live, progress: progress)
+            try await archiveACommitAfter(time, config, backRest: backRest, logger: logger, progress: progress)
         }
         let stamp = RecoveryTarget.isoText(Date()).replacingOccurrences(of: ":", with: "")
         let restored = (directory ?? live.deletingLastPathComponent().appendingPathComponent("restored-\(stamp)")).standardizedFileURL
@@ -143,11 +143,17 @@ extension Service {
     }
 
     /// Recovery to a time stops at the first commit after it, so one must be in the archive: on the
-    /// running service's database, a commit now and a WAL switch, awaited until archived.
-    static func archiveACommitAfter(_ time: Date, live: URL, progress: (String) -> Void) async throws {
-        guard EmbeddedPostgres.isRunning(live) else { return }
-        progress("archiving the current WAL")
-        let connection = try await Connection(conninfo: "host='\(live.path)' port=5432 user='cafe' dbname='postgres'")
+    /// service's database (started for this if it is stopped, as it is for `--switch`), a commit now and a
+    /// WAL switch, awaited until archived. Without that database (a new machine), the archive is what it is.
+    static func archiveACommitAfter(_ time: Date, _ config: Configuration, backRest: PgBackRest, logger: Logger,
+                                    progress: (String) -> Void) async throws {
+        let live = config.dataDirectory
+        guard FileManager.default.fileExists(atPath: live.appendingPathComponent("PG_VERSION").path) else { return }
+        progress("archiving the current WAL of \(live.path)")
+        let server = try await EmbeddedPostgres.start(.init(dataDirectory: live, settings: backRest.archiveSettings(maxLoss: config.backup.maxLoss)),
+                                                      logger: logger.with("component", "embedded-postgres"))
+        defer { server.stop() }
+        let connection = try await Connection(conninfo: server.conninfo(database: "postgres"))
         _ = try await connection.query("SELECT txid_current()")
         let segment: String = try await connection.query("SELECT pg_walfile_name(pg_switch_wal()) AS segment").one().decode("segment")
         let deadline = Date().addingTimeInterval(60)

@@ -70,8 +70,9 @@ public enum Service {
         }
     }
 
-    /// Says in the start-up log whether backups are on, and makes the repository's stanza so that the
-    /// first WAL segment finds it (a failure is logged: writes go on, and the worker's backups retry).
+    /// Says in the start-up log whether backups are on (the worker's `BackupSchedule` makes the
+    /// repository's stanza on its first check, off the start's path: a store that does not answer must not
+    /// hold the service back).
     static func announceBackups(_ config: Configuration, logger: Logger) {
         guard config.backup.isOn else {
             logger.warning("backups are off (BACKUP_REPO=off): no WAL is archived and a mistake cannot be undone")
@@ -79,11 +80,6 @@ public enum Service {
         }
         logger.info("backups on", [("repository", config.backup.repository.description), ("retention_days", String(config.backup.retentionDays)),
                                    ("max_loss_s", String(Int(config.backup.maxLoss))), ("schedule", "full weekly, differential daily")])
-        do {
-            try config.pgBackRest()?.createStanza()
-        } catch {
-            logger.error("the backup repository cannot be used; WAL waits in pg_wal until it can", [("error", String(describing: error))])
-        }
     }
 
     /// The request process: HTTP on the inherited socket (`Configuration.listenSocket`) until

@@ -29,7 +29,7 @@ public enum Worker {
     static func backups(_ configuration: Configuration, pool: ConnectionPool, logger: Logger) throws -> WorkerLoop.Job? {
         guard let backRest = try configuration.pgBackRest() else { return nil }
         let schedule = BackupSchedule(backRest: backRest, pool: pool, worker: JobLog.workerName, logger: logger)
-        return .init(name: "backups", every: 60) { _ in try await schedule.check() }
+        return .init(name: "backups", every: 60) { stopping in try await schedule.check(stopping: stopping) }
     }
 
     /// Photos stored before uploads were cleaned are re-encoded (`PhotoCleaning`), 20 every 2 s while

@@ -136,4 +136,24 @@ final class ObjectStorePhotoTests: PhotoPipelineChecks {
         XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0)
         XCTAssertEqual(try pool.query("SELECT count(*)::int FROM object_deletions").one().decode(0, as: Int.self), 0)
     }
+    /// With backups on, an object outlives its row by `BACKUP_RETENTION_DAYS`, and longer while the backup
+    /// repository can restore to a point before the row went (the last backup's `window_start`).
+    func testWithBackupsOnAnObjectOutlivesItsRowWhileABackupCanNameIt() throws {
+        let (_, token) = try signUp("keeper")
+        _ = try XCTUnwrap(try upload(Self.phonePhoto, token: token)["id"] as? String)
+        try pool.query("UPDATE files SET created_at = now() - interval '2 days'")
+        let files = FileRepository(pool: pool, storage: app.configuration.photoStorage(), codec: InProcessPhotoCodec())
+        let fortnight: TimeInterval = 14 * 86_400
+        XCTAssertEqual(try Blocking.run { try await files.deleteOrphans(olderThan: 3600, keepingRestorable: fortnight) }, 1, "the row goes")
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1, "its object stays: a restore of the last 14 days names it")
+
+        try pool.query("UPDATE object_deletions SET due_at = now() - interval '15 days'")
+        try pool.query("INSERT INTO backup_runs (kind, worker, finished_at, window_start) VALUES ('full', 't', now(), now() - interval '20 days')")
+        XCTAssertEqual(try Blocking.run { try await files.deleteDueObjects(keepingRestorable: fortnight) }, 0)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 1, "the repository still reaches back before the row went")
+
+        try pool.query("UPDATE backup_runs SET window_start = now() - interval '10 days'")
+        XCTAssertEqual(try Blocking.run { try await files.deleteDueObjects(keepingRestorable: fortnight) }, 1)
+        XCTAssertEqual(TestObjectStore.objectCount(store.bucket), 0, "no restorable point names it any more")
+    }
 }
