@@ -214,11 +214,14 @@ class Drill:
         finally:
             restored.stop()
         missing_line = next((line for line in output.splitlines() if line.startswith("photos:")), "photos: ?")
-        passed = not lost and busy_now >= busy_before and busy_now > 0 and table and drift == 0 and not unserved
+        # The busy cafe's comments of before T are back (counted in `lost` too); those of after T went with the mistake.
+        busy_acknowledged = sum(1 for a in before if a[2] == busy)
+        passed = not lost and busy_now >= busy_acknowledged and busy_now > 0 and table and drift == 0 and not unserved
         print(f"  repository:                      {repository or 'a directory beside the cluster'}")
         print(f"  writes acknowledged before T:    {len(before)} ({sum(1 for a in before if a[3])} with a photo), lost: {len(lost)}")
         print(f"  writes acknowledged after T:     {len(after)} (undone with the mistake, as asked)")
-        print(f"  the busy cafe's comments:        {busy_before} before the mistake, {busy_now} after the restore")
+        print(f"  the busy cafe's comments:        {busy_before} when they were deleted, {busy_now} after the restore "
+              f"(its {busy_acknowledged} acknowledged before T among them)")
         print(f"  the dropped table:               {'back' if table else 'MISSING'}")
         print(f"  aggregates drifted:              {drift}")
         print(f"  photos served:                   {len(photos) - len(unserved)} of {len(photos)}; restore said: {missing_line}")

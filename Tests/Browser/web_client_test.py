@@ -469,6 +469,9 @@ class Story:
         self.one("#reconcile").click()
         self.wait(lambda d: self.one("#admin-notice").text == "Reconcile requested.", "the request acknowledged")
         self.wait(lambda d: reconciles() > before, "a new reconcile run shown (the page refreshes itself)")
+        # The server runs with backups at their defaults: its first full backup, and the archive working.
+        self.wait(lambda d: self.one("#backup-runs").text.startswith("full"), "the first backup shown")
+        self.wait(lambda d: self.one("#jobs-archive").text == "working", "WAL archiving shown as working")
         self.screenshot("console-jobs.png", height=900)
 
     def console_audit(self):

@@ -37,6 +37,9 @@ addTexts({
     'admin.jobs.worker': 'ワーカー', 'admin.jobs.started': '開始', 'admin.jobs.duration': '所要時間', 'admin.jobs.outboxRows': '未処理の変更',
     'admin.jobs.cafes': '更新したカフェ', 'admin.jobs.drift': 'ずれ', 'admin.jobs.error': 'エラー', 'admin.jobs.lag': '遅れ', 'admin.jobs.photosToClean': '再エンコード待ちの写真',
     'admin.jobs.lastPass': '最後の集計', 'admin.jobs.lastReconcile': '最後の再集計',
+    'admin.jobs.backups': 'バックアップ', 'admin.jobs.lastBackup': '最後のバックアップ', 'admin.jobs.archive': 'WAL のアーカイブ',
+    'admin.jobs.archiveOk': '正常', 'admin.jobs.archiveFailing': '失敗中', 'admin.jobs.archiveOff': 'オフ', 'admin.jobs.label': 'ラベル',
+    'admin.jobs.size': 'データベース', 'admin.jobs.added': 'リポジトリへの追加', 'admin.jobs.noBackups': 'バックアップはまだありません。',
     'admin.audit.at': '日時', 'admin.audit.actor': '操作者', 'admin.audit.action': '操作', 'admin.audit.object': '対象', 'admin.audit.changes': '変更内容',
   },
   en: {
@@ -74,6 +77,9 @@ addTexts({
     'admin.jobs.worker': 'Worker', 'admin.jobs.started': 'Started', 'admin.jobs.duration': 'Took', 'admin.jobs.outboxRows': 'Pending changes',
     'admin.jobs.cafes': 'Cafes updated', 'admin.jobs.drift': 'Drift', 'admin.jobs.error': 'Error', 'admin.jobs.lag': 'Lag', 'admin.jobs.photosToClean': 'Photos to re-encode',
     'admin.jobs.lastPass': 'Last pass', 'admin.jobs.lastReconcile': 'Last reconcile',
+    'admin.jobs.backups': 'Backups', 'admin.jobs.lastBackup': 'Last good backup', 'admin.jobs.archive': 'WAL archive',
+    'admin.jobs.archiveOk': 'working', 'admin.jobs.archiveFailing': 'FAILING', 'admin.jobs.archiveOff': 'off', 'admin.jobs.label': 'Label',
+    'admin.jobs.size': 'Database', 'admin.jobs.added': 'Added to the repository', 'admin.jobs.noBackups': 'No backup yet.',
     'admin.audit.at': 'When', 'admin.audit.actor': 'Who', 'admin.audit.action': 'What', 'admin.audit.object': 'Object', 'admin.audit.changes': 'Changes',
   },
 });
