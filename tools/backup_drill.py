@@ -209,7 +209,8 @@ class Drill:
                 time.sleep(0.2)
             drift = int(restored.sql("""SELECT count(*) FROM cafe_stats s LEFT JOIN (SELECT cafe_id, count(*) n, sum(star) t FROM comments
                                         GROUP BY cafe_id) a ON a.cafe_id = s.cafe_id WHERE s.comment_sum <> coalesce(a.n, 0) OR s.comment_amount <> coalesce(a.t, 0)"""))
-            photos = restored.sql("SELECT id FROM files").split()
+            # The photos anyone may see: those a comment or a cafe shows (an upload whose comment came after T is its owner's alone).
+            photos = restored.sql("SELECT image_id FROM comments WHERE image_id IS NOT NULL UNION SELECT image_id FROM cafes WHERE image_id IS NOT NULL").split()
             unserved = [p for p in photos if request(restored.port, "GET", f"/v1/files/{p}")[0] != 200]
         finally:
             restored.stop()

@@ -9,7 +9,8 @@ import Synchronization
 /// The background worker as `cafe worker` runs it, and `cafe serve` in-process on the embedded
 /// database: aggregation passes every `AGGREGATION_INTERVAL`, the full reconcile every
 /// `RECONCILE_INTERVAL` (once per period across all workers, see `AggregationWorker`), housekeeping
-/// every 10 minutes, and the mail outbox's delivery (`MailDelivery`) every half second on a thread of its own. On a pool of its own, without the API's statement timeout.
+/// every 10 minutes, the mail outbox's delivery (`MailDelivery`) every half second on a thread of its own, and, with
+/// backups on, the backup schedule's check every minute on another (`BackupSchedule`). On a pool of its own, without the API's statement timeout.
 public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
         let files = try configuration.photoRepository(pool)
