@@ -20,6 +20,9 @@ public struct BackupInfo: Sendable {
     /// pgBackRest's own word on the stanza ("ok", or what is wrong).
     public let status: String
 
+    /// `12.3 MB`: a backup's size as the commands say it.
+    public static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+
     /// The earliest point a restore can reach: the end of the oldest backup.
     public var windowStart: Date? { backups.first?.stopped }
     public var lastBackup: Backup? { backups.last }

@@ -7,13 +7,14 @@ import Synchronization
 /// differential, once a day across every worker (each day is claimed in `backup_runs`); a failed one is
 /// retried every `retryAfter` seconds. `check` runs every minute or so; it also logs, once per call
 /// while it lasts, that `archive_command` fails (PostgreSQL keeps the WAL and retries on its own).
-public struct BackupSchedule: Sendable {
+public final class BackupSchedule: Sendable {
     let backRest: PgBackRest
     let runs: BackupRuns
     let pool: ConnectionPool
     let logger: Logger
     let retryAfter: TimeInterval
-    private let stanzaMade = Shared(false)
+    /// The stanza was made by this schedule's first check.
+    private let stanzaMade = Mutex(false)
 
     public init(backRest: PgBackRest, pool: ConnectionPool, worker: String, logger: Logger, retryAfter: TimeInterval = 600) {
         self.backRest = backRest
@@ -76,11 +77,4 @@ public struct BackupSchedule: Sendable {
                      [("failed_wal", status.lastFailedWAL ?? ""), ("last_archived_wal", status.lastArchivedWAL ?? ""),
                       ("failures", String(status.failures)), ("waiting_seconds", String(format: "%.0f", status.lagSeconds))])
     }
-}
-
-/// A value the copies of a struct share.
-final class Shared<Value: Sendable>: Sendable {
-    private let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
 }

@@ -101,17 +101,8 @@ public struct PgBackRest: Sendable {
         // Created by us, so that we can read it whichever account writes it.
         FileManager.default.createFile(atPath: output.path, contents: nil, attributes: [.posixPermissions: 0o600])
         try account.own(output)
-        let pid = try account.run(Self.program, ["--config=\(configFile.path)", "--stanza=\(Self.stanza)", "--log-level-stderr=off"] + arguments + [command],
-                                  output: output, dieWithParent: true, waitForExit: false)
-        var raw: Int32 = 0
-        var signalled = false
-        while true {
-            let done = waitpid(pid, &raw, WNOHANG)
-            if done == pid || (done < 0 && errno != EINTR) { break }
-            if !signalled, stopping() { kill(pid, SIGTERM); signalled = true }
-            usleep(50_000)
-        }
-        let status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        let status = try account.run(Self.program, ["--config=\(configFile.path)", "--stanza=\(Self.stanza)", "--log-level-stderr=off"] + arguments + [command],
+                                     output: output, dieWithParent: true, stopping: stopping)
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         guard status == 0 else {
             let message = text.split(separator: "\n").filter { $0.hasPrefix("ERROR") || $0.hasPrefix("WARN") }.joined(separator: "; ")

@@ -228,6 +228,7 @@ public final class EmbeddedPostgres: @unchecked Sendable {
     public func waitUntilRecovered(progress: (String) -> Void = { _ in }) async throws {
         let deadline = Date().addingTimeInterval(24 * 3600)
         var shown = Date.distantPast
+        var connection: Connection?
         while Date() < deadline {
             if let pid = ownedPID {
                 var status: Int32 = 0
@@ -236,13 +237,15 @@ public final class EmbeddedPostgres: @unchecked Sendable {
                     throw PostgresError(kind: .server, message: "recovery stopped: \(lastLogLines(matching: ["FATAL", "last completed transaction"]).joined(separator: "; "))")
                 }
             }
-            if let connection = try? await Connection(conninfo: conninfo(database: "postgres")),
-               let row = try? await connection.query("SELECT pg_is_in_recovery() AS recovering, pg_last_wal_replay_lsn()::text AS lsn").first {
+            if connection == nil { connection = try? await Connection(conninfo: conninfo(database: "postgres")) }
+            if let open = connection, let row = try? await open.query("SELECT pg_is_in_recovery() AS recovering, pg_last_wal_replay_lsn()::text AS lsn").first {
                 if (try? row.decode("recovering", as: Bool.self)) == false { return }
                 if -shown.timeIntervalSinceNow >= 1, let lsn = try? row.decode("lsn", as: String?.self) {
                     progress(lsn)
                     shown = Date()
                 }
+            } else {
+                connection = nil   // refused or dropped while the server starts: a new one next time
             }
             usleep(100_000)
         }
@@ -332,8 +335,10 @@ public struct ServerAccount: Sendable {
     }
 
     /// Runs `path` as this account, its output appended to `output`; the exit status (128 + signal when
-    /// killed), or the PID when not `waitForExit`.
-    public func run(_ path: String, _ arguments: [String], output: URL, dieWithParent: Bool = false, waitForExit: Bool = true) throws -> Int32 {
+    /// killed), or the PID when not `waitForExit`. Once `stopping` turns true the program is sent SIGTERM
+    /// (and still waited for).
+    public func run(_ path: String, _ arguments: [String], output: URL, dieWithParent: Bool = false, waitForExit: Bool = true,
+                    stopping: () -> Bool = { false }) throws -> Int32 {
         let log = open(output.path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o644)
         defer { if log >= 0 { close(log) } }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
@@ -342,7 +347,13 @@ public struct ServerAccount: Sendable {
         guard pid > 0 else { throw PostgresError(kind: .unavailable, message: "cannot start \(path): \(String(cString: strerror(errno)))") }
         guard waitForExit else { return pid }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var signalled = false
+        while true {
+            let done = waitpid(pid, &status, WNOHANG)
+            if done == pid || (done < 0 && errno != EINTR) { break }
+            if !signalled, stopping() { kill(pid, SIGTERM); signalled = true }
+            usleep(20_000)
+        }
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 

@@ -30,14 +30,14 @@ extension Commands {
             let kind: BackupKind? = args.has("full") ? .full : args.has("diff") ? .diff : nil
             step("taking a backup")
             let backup = try Blocking.run { try await Service.backupNow(config, kind: kind, logger: logger) }
-            print("\(backup.label)  \(backup.kind)  \(megabytes(backup.databaseBytes)) of database, \(megabytes(backup.repositoryBytes)) added to the repository, "
+            print("\(backup.label)  \(backup.kind)  \(BackupInfo.megabytes(backup.databaseBytes)) of database, \(BackupInfo.megabytes(backup.repositoryBytes)) added to the repository, "
                   + String(format: "%.0f s", backup.stopped.timeIntervalSince(backup.started)))
         case ["list"]:
             let info = try Service.backupList(config)
             print("repository: \(config.backup.repository)  (\(info.status))")
             for backup in info.backups {
                 print("\(backup.label)  \(backup.kind.padding(toLength: 4, withPad: " ", startingAt: 0))  \(RecoveryTarget.isoText(backup.started)) – "
-                      + "\(RecoveryTarget.isoText(backup.stopped))  \(megabytes(backup.databaseBytes)), \(megabytes(backup.repositoryBytes)) in the repository")
+                      + "\(RecoveryTarget.isoText(backup.stopped))  \(BackupInfo.megabytes(backup.databaseBytes)), \(BackupInfo.megabytes(backup.repositoryBytes)) in the repository")
             }
             if let start = info.windowStart {
                 print("a restore can reach any time from \(RecoveryTarget.isoText(start)) to the last archived WAL"
@@ -119,6 +119,4 @@ extension Commands {
         guard isatty(STDERR_FILENO) == 1 else { return }
         FileHandle.standardError.write(Data("… \(line)\n".utf8))
     }
-
-    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
 }

@@ -65,17 +65,20 @@ extension Service {
         }
         progress("reading the repository (\(config.backup.repository))")
         let info = try backRest.info()
-        guard let first = info.windowStart else { throw RestoreRefused("the repository \(config.backup.repository) holds no backup yet (cafe backup now takes one)") }
+        guard let oldest = info.backups.first, let newest = info.backups.last else {
+            throw RestoreRefused("the repository \(config.backup.repository) holds no backup yet (cafe backup now takes one)")
+        }
+        let first = oldest.stopped
         let backup: BackupInfo.Backup
         switch target {
         case .latest:
-            backup = info.lastBackup!
+            backup = newest
         case .time(let time):
             let now = Date()
             let window = "the restore window is \(RecoveryTarget.isoText(first)) – now (\(RecoveryTarget.isoText(now)))"
             guard time >= first, time <= now else { throw RestoreRefused("\(RecoveryTarget.isoText(time)) is outside what can be restored: \(window)") }
-            backup = info.backups.last { $0.stopped <= time } ?? info.backups[0]
-            try await archiveACommitAfter(time, config, backRest: backRest, logger: logger, progress: progress)
+            backup = info.backups.last { $0.stopped <= time } ?? oldest
+            try await archiveACommitNow(config, backRest: backRest, logger: logger, progress: progress)
         }
         let stamp = RecoveryTarget.isoText(Date()).replacingOccurrences(of: ":", with: "")
         let restored = (directory ?? live.deletingLastPathComponent().appendingPathComponent("restored-\(stamp)")).standardizedFileURL
@@ -84,7 +87,7 @@ extension Service {
         }
         let account = try ServerAccount.current()
         try account.makeDirectory(restored)
-        progress("restoring backup \(backup.label) (\(backup.kind), \(Self.megabytes(backup.databaseBytes))) into \(restored.path)")
+        progress("restoring backup \(backup.label) (\(backup.kind), \(BackupInfo.megabytes(backup.databaseBytes))) into \(restored.path)")
         try backRest.restore(into: restored, to: target)
 
         progress("replaying the archive to \(target.description)")
@@ -145,7 +148,7 @@ extension Service {
     /// Recovery to a time stops at the first commit after it, so one must be in the archive: on the
     /// service's database (started for this if it is stopped, as it is for `--switch`), a commit now and a
     /// WAL switch, awaited until archived. Without that database (a new machine), the archive is what it is.
-    static func archiveACommitAfter(_ time: Date, _ config: Configuration, backRest: PgBackRest, logger: Logger,
+    static func archiveACommitNow(_ config: Configuration, backRest: PgBackRest, logger: Logger,
                                     progress: (String) -> Void) async throws {
         let live = config.dataDirectory
         guard FileManager.default.fileExists(atPath: live.appendingPathComponent("PG_VERSION").path) else { return }
@@ -187,8 +190,6 @@ extension Service {
         }
         return (keys.count, missing.sorted())
     }
-
-    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
 }
 
 /// A restore that cannot be done as asked, with what can.
