@@ -2,7 +2,8 @@
 # `make cluster`: the service past one database server, on one machine — three PostgreSQL nodes under
 # Patroni (one primary, a synchronous standby, a second standby; automatic failover), two `cafe serve`
 # that write to whichever node is primary and read from the standbys (DATABASE_READ_URLS), two
-# `cafe worker`, and nginx in front.
+# `cafe worker`, and nginx in front. pgBackRest archives the primary's WAL and keeps the backups the
+# workers take from a standby (BACKUP_REPO: default backups/ in CLUSTER_DIR, s3://BUCKET[/PREFIX], or off).
 # Prints the URL; Ctrl-C stops everything. CLUSTER_DIR holds the data and the logs (kept between
 # runs), CLUSTER_PORT the load balancer's port (the API processes take the two after it), CAFE_BIN the
 # binary (the release build; ClusterLoginTests runs this script on its debug build).
@@ -98,6 +99,47 @@ start etcd etcd "${AS_DB[@]}" etcd --name cafe-etcd --data-dir "$DIR/etcd/data" 
     --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
     --initial-cluster "cafe-etcd=http://127.0.0.1:$((ETCD_PORT + 1))"
 wait_for "$DIR/etcd.log" 'ready to serve client requests'
+# Continuous archiving and backups (docs/operations.md, "Backups and restore"): one pgBackRest
+# configuration for the three nodes, written by the service (`cafe backup configure`). Whichever node is
+# primary archives its WAL (archive_command; archive_timeout = BACKUP_MAX_LOSS); a standby fetches from the
+# archive what streaming no longer has (restore_command); a node with an empty data directory (new,
+# or rejoining after its disk was lost) is built from the repository's newest backup and the archive
+# (create_replica_methods), pg_basebackup from the primary only when the repository has none yet. The
+# workers take the scheduled backups (BACKUP_CONFIG), reading the files from a standby.
+BACKUP_REPO=${BACKUP_REPO:-$DIR/backups}
+backup_conf=""
+if [ "$BACKUP_REPO" != off ]; then
+    backup_nodes=()
+    for n in 1 2 3; do backup_nodes+=("$DIR/node$n/data:$((NODE_PORT + n)):$DIR/node$n"); done
+    backup_conf=$(env -u DATABASE_URL -u BACKUP_CONFIG BACKUP_REPO="$BACKUP_REPO" "$BIN" backup configure \
+        --output "$DIR/pgbackrest/pgbackrest.conf" "${backup_nodes[@]}")
+fi
+# backup_replica NODE_DIR, backup_parameters NODE_DIR: the node's lines of patroni.yml's `postgresql:`
+# and of its `parameters:` (none when off). pgBackRest makes a relative WAL path absolute with pg1-path:
+# each node's commands name its own directory.
+backup_command() { echo "/usr/bin/pgbackrest --config=$backup_conf --stanza=cafe --pg1-path=$1/data"; }
+backup_replica() {
+    [ -n "$backup_conf" ] || return 0
+    cat <<YML
+  create_replica_methods: [pgbackrest, basebackup]
+  pgbackrest:
+    command: '$(backup_command "$1") --delta --type=standby restore'
+    keep_data: true
+    no_params: true
+  basebackup:
+    checkpoint: fast
+  recovery_conf:
+    restore_command: '$(backup_command "$1") archive-get %f "%p"'
+YML
+}
+backup_parameters() {
+    [ -n "$backup_conf" ] || return 0
+    cat <<YML
+    archive_mode: "on"
+    archive_command: '$(backup_command "$1") archive-push %p'
+    archive_timeout: ${BACKUP_MAX_LOSS:-60}
+YML
+}
 hosts=""; ports=""
 for n in 1 2 3; do
     node=$DIR/node$n
@@ -140,8 +182,10 @@ postgresql:
     replication: {username: postgres}
     superuser: {username: postgres}
     rewind: {username: postgres}
+$(backup_replica "$node")
   parameters:
     unix_socket_directories: $node
+$(backup_parameters "$node")
 YML
     db_owner "$node"
     echo "node$n…"
@@ -176,6 +220,16 @@ STANDBY=""
 for n in 1 2 3; do STANDBY+="${STANDBY:+,}host=127.0.0.1 port=$((NODE_PORT + n)) dbname=cafe user=postgres connect_timeout=2"; done
 
 export DATABASE_URL=$PRIMARY DATABASE_READ_URLS=$STANDBY
+# With DATABASE_URL the service reads the deployment's pgBackRest configuration, not BACKUP_REPO. The
+# stanza is made before anything writes (until it exists, every archived segment fails); `check` also
+# sees a WAL switch arrive in the repository.
+if [ -n "$backup_conf" ]; then
+    unset BACKUP_REPO; export BACKUP_CONFIG=$backup_conf
+    echo "backup repository…"
+    "$BIN" backup check >"$DIR/backup-check.log" 2>&1 || { echo "the backup repository refused the cluster:" >&2; tail -5 "$DIR/backup-check.log" >&2; exit 1; }
+else
+    export BACKUP_REPO=off
+fi
 # The load balancer is the only trusted proxy: its X-Forwarded-For names each client, so rate limits
 # and log-in hold-offs count clients, not the balancer.
 export TRUSTED_PROXIES=127.0.0.1
@@ -201,6 +255,7 @@ cat <<DONE
     database $PRIMARY
     nodes    Patroni: curl http://127.0.0.1:$((REST_PORT + 1))/cluster (node$leader was elected first)
     reads    the standbys among the nodes (see cafe_db_reads_total on each API's /metrics)
+    backups  ${backup_conf:-off}${backup_conf:+ (pgBackRest; BACKUP_CONFIG=$backup_conf cafe backup list)}
     api      http://127.0.0.1:$((PORT + 1))/  http://127.0.0.1:$((PORT + 2))/   workers: 2
     logs     $DIR/*.log
 $(grep -m2 -E 'username: |password: ' "$DIR/api1.log" | sed 's/^ */    demo admin /' || true)

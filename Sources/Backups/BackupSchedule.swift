@@ -29,9 +29,11 @@ public final class BackupSchedule: Sendable {
     public func check(now: Date = Date(), stopping: () -> Bool = { false }) async throws {
         try await watchArchive()
         if !stanzaMade.withLock({ $0 }) {
-            // Until the stanza exists, every archived segment fails: made at the first check.
-            try backRest.createStanza(stopping: stopping)
-            stanzaMade.withLock { $0 = true }
+            // Until the stanza exists, every archived segment fails: made at the first check (or
+            // the next, while another worker holds its lock). Looked at first: making it takes the
+            // backup lock, which would fail another worker's backup.
+            let made = try backRest.info().stanzaExists || backRest.createStanza(stopping: stopping)
+            stanzaMade.withLock { $0 = made }
         }
         if let failed = try await runs.lastFailure(), now.timeIntervalSince(failed) < retryAfter { return }
         let day = Int64(now.timeIntervalSince1970 / 86_400)
@@ -47,8 +49,11 @@ public final class BackupSchedule: Sendable {
 
     private func take(run id: Int64, kind asked: BackupKind? = nil, stopping: () -> Bool = { false }) async throws -> BackupInfo.Backup {
         do {
-            try backRest.createStanza()
-            let before = try backRest.info()
+            var before = try backRest.info()
+            if !before.stanzaExists {
+                try backRest.createStanza()
+                before = try backRest.info()
+            }
             let lastFull = before.backups.last { $0.kind == "full" }
             let kind = asked ?? (lastFull.map { Date().timeIntervalSince($0.stopped) < Self.fullEvery } == true ? .diff : .full)
             try await runs.setKind(id, kind)

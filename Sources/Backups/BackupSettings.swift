@@ -10,12 +10,16 @@ public struct BackupSettings: Sendable, Equatable {
         case directory(URL)
         /// `s3://BUCKET[/PREFIX]`, with the photo store's AWS variables; `caBundle` is `AWS_CA_BUNDLE`.
         case s3(S3Location)
+        /// `BACKUP_CONFIG`: the repository a deployment's own pgBackRest configuration file names
+        /// (`make cluster`'s, written by `cafe backup configure`).
+        case configured(URL)
 
         public var description: String {
             switch self {
             case .off: "off"
             case .directory(let url): url.path
             case .s3(let location): location.description
+            case .configured(let file): "the one \(file.path) names"
             }
         }
     }
@@ -37,10 +41,21 @@ public struct BackupSettings: Sendable, Equatable {
     public var isOn: Bool { repository != .off }
 
     /// `BACKUP_REPO`'s value: `off`, an absolute directory, or `s3://BUCKET[/PREFIX]`; unset, `defaultDirectory`
-    /// (beside the embedded cluster), or off when there is none (an external `DATABASE_URL`, whose
-    /// archiving is its deployment's). Nil with why when it cannot be used.
-    public static func repository(_ value: String?, defaultDirectory: URL?, environment: [String: String]) -> Result<Repository, BackupSettingsError> {
-        guard let value else { return .success(defaultDirectory.map { .directory($0) } ?? .off) }
+    /// (beside the embedded cluster). With a database of its own deployment (`external`, `DATABASE_URL`),
+    /// `BACKUP_CONFIG` names its pgBackRest configuration instead, and without it backups are off.
+    /// The error says why a value cannot be used.
+    public static func repository(_ value: String?, configFile: String?, external: Bool, defaultDirectory: URL,
+                                  environment: [String: String]) -> Result<Repository, BackupSettingsError> {
+        if external, let value, value != "off" {
+            return .failure(.init(description: "BACKUP_REPO is the embedded database's repository; with DATABASE_URL, name the deployment's pgBackRest configuration in BACKUP_CONFIG (cafe backup configure writes one)"))
+        }
+        if let configFile {
+            guard external else { return .failure(.init(description: "BACKUP_CONFIG is for a database of its own deployment (DATABASE_URL); the embedded database's is written from BACKUP_REPO")) }
+            guard configFile.hasPrefix("/") else { return .failure(.init(description: "BACKUP_CONFIG: \"\(configFile)\" is not an absolute path")) }
+            return .success(value == "off" ? .off : .configured(URL(fileURLWithPath: configFile)))
+        }
+        if external { return .success(.off) }
+        guard let value else { return .success(.directory(defaultDirectory)) }
         if value == "off" { return .success(.off) }
         if value.hasPrefix("s3://") {
             switch S3Location.parse(value, environment: environment) {

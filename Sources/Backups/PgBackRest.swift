@@ -5,30 +5,49 @@ import DatabaseSetup
 import Foundation
 import PostgresKit
 
-/// pgBackRest (Debian `pgbackrest`) run for the embedded cluster: every command reads one configuration
-/// file, written from `BackupSettings` beside the cluster, and runs as the server's account, so that
-/// the repository, the lock files and the restored directories stay that account's (PostgreSQL runs
-/// `archive-push` as it too). The stanza is always `cafe`.
+/// pgBackRest (Debian `pgbackrest`): every command reads one configuration file and runs as the
+/// server's account, so that the repository, the lock files and the restored directories stay that
+/// account's (PostgreSQL runs `archive-push` as it too). The stanza is always `cafe`. The embedded
+/// cluster's file is written from `BackupSettings` beside it; a deployment of its own (`make cluster`)
+/// writes one for its nodes with `cafe backup configure` and names it in `BACKUP_CONFIG`.
 public struct PgBackRest: Sendable {
     public static let stanza = "cafe"
     public static let program = "/usr/bin/pgbackrest"
 
-    /// `pgbackrest/` beside the data directory: the configuration file, the lock files and each command's output.
-    public let home: URL
-    public var configFile: URL { home.appendingPathComponent("pgbackrest.conf") }
+    /// A PostgreSQL server pgBackRest backs up: its data directory, port and socket directory.
+    public struct Node: Sendable {
+        public let dataDirectory: URL
+        public let port: Int
+        public let socketDirectory: URL
+        public init(dataDirectory: URL, port: Int, socketDirectory: URL) {
+            self.dataDirectory = dataDirectory
+            self.port = port
+            self.socketDirectory = socketDirectory
+        }
+    }
+
+    public let configFile: URL
+    /// The configuration file's directory: its lock files and each command's output.
+    public var home: URL { configFile.deletingLastPathComponent() }
+    /// The database role pgBackRest connects as (`pg1-user`), and the superuser of a restored copy.
+    public let user: String
     let account: ServerAccount
 
-    /// Writes the configuration for `settings` and the cluster in `dataDirectory`. The file holds the S3 keys.
+    /// The embedded cluster's configuration, in `pgbackrest/` beside its data directory.
     public static func configure(_ settings: BackupSettings, dataDirectory: URL) throws -> PgBackRest {
-        guard FileManager.default.isExecutableFile(atPath: program) else {
-            throw BackupError("pgBackRest is not installed: apt-get install -y pgbackrest (make run and make test install it), or set BACKUP_REPO=off")
-        }
-        let account = try ServerAccount.current()
-        let home = dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest")
+        try configure(settings, nodes: [Node(dataDirectory: dataDirectory, port: 5432, socketDirectory: dataDirectory)], user: "cafe",
+                      configFile: dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest/pgbackrest.conf"))
+    }
+
+    /// Writes the configuration for `settings` and `nodes` (several: a primary and its standbys, backed
+    /// up from a standby) to `configFile`, with a `lock` directory beside it. The file holds the S3 keys.
+    public static func configure(_ settings: BackupSettings, nodes: [Node], user: String, configFile: URL) throws -> PgBackRest {
+        let account = try installed()
+        let home = configFile.deletingLastPathComponent()
         try account.makeDirectory(home)
         try account.makeDirectory(home.appendingPathComponent("lock"))
         if case .directory(let repository) = settings.repository { try account.makeDirectory(repository) }
-        let backRest = PgBackRest(home: home, account: account)
+        let backRest = PgBackRest(configFile: configFile, user: user, account: account)
         var settings = settings
         if case .s3(let location) = settings.repository, let bundle = location.caBundle {
             // PostgreSQL's account reads it for every archived segment: a copy of its own, wherever the original is.
@@ -37,8 +56,28 @@ public struct PgBackRest: Sendable {
             try backRest.write(bytes, to: copy)
             settings.repository = .s3(location.withCABundle(copy.path))
         }
-        try backRest.write(Data(configuration(settings, dataDirectory: dataDirectory).utf8), to: backRest.configFile)
+        try backRest.write(Data(configuration(settings, nodes: nodes, user: user, lockPath: home.appendingPathComponent("lock")).utf8), to: configFile)
         return backRest
+    }
+
+    /// A configuration file written before (`BACKUP_CONFIG`); its `pg1-user` is the role, else pgBackRest's default.
+    public static func existing(_ configFile: URL) throws -> PgBackRest {
+        let account = try installed()
+        guard let text = try? String(contentsOf: configFile, encoding: .utf8) else {
+            throw BackupError("BACKUP_CONFIG \(configFile.path) cannot be read (cafe backup configure writes it)")
+        }
+        let user = text.split(separator: "\n").lazy.compactMap { line -> String? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 && parts[0].trimmingCharacters(in: .whitespaces) == "pg1-user" ? parts[1].trimmingCharacters(in: .whitespaces) : nil
+        }.first
+        return PgBackRest(configFile: configFile, user: user ?? "postgres", account: account)
+    }
+
+    private static func installed() throws -> ServerAccount {
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw BackupError("pgBackRest is not installed: apt-get install -y pgbackrest (make run and make test install it), or set BACKUP_REPO=off")
+        }
+        return try ServerAccount.current()
     }
 
     /// Writes `file` whole or not at all (processes starting at once read one whole file), mode 0600, the server account's.
@@ -54,15 +93,17 @@ public struct PgBackRest: Sendable {
     /// The file's text. Time-based retention keeps the full backups (and their differentials and WAL)
     /// that any point of the last `retentionDays` needs. lz4: a tenth of gzip's CPU for a slightly
     /// larger repository; two processes, this machine's cores.
-    static func configuration(_ settings: BackupSettings, dataDirectory: URL) -> String {
+    /// With several nodes, backups are read from a standby (`backup-standby`), so that the primary's
+    /// disks serve the service alone; pgBackRest still asks the primary to start and stop each backup.
+    static func configuration(_ settings: BackupSettings, nodes: [Node], user: String, lockPath: URL) -> String {
         var global = [
             "repo1-retention-full-type=time", "repo1-retention-full=\(settings.retentionDays)",
             "compress-type=lz4", "process-max=2", "start-fast=y", "log-level-file=off",
-            "log-level-console=warn", "log-level-stderr=off",
-            "lock-path=\(dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest/lock").path)",
+            "log-level-console=warn", "log-level-stderr=off", "lock-path=\(lockPath.path)",
         ]
+        if nodes.count > 1 { global.append("backup-standby=y") }
         switch settings.repository {
-        case .off: break
+        case .off, .configured: break
         case .directory(let url): global.append("repo1-path=\(url.path)")
         case .s3(let location):
             global += ["repo1-type=s3", "repo1-s3-bucket=\(location.bucket)", "repo1-path=/\(location.prefix)",
@@ -76,7 +117,10 @@ public struct PgBackRest: Sendable {
             }
             if let ca = location.caBundle { global.append("repo1-storage-ca-file=\(ca)") }
         }
-        let database = ["pg1-path=\(dataDirectory.path)", "pg1-socket-path=\(dataDirectory.path)", "pg1-port=5432", "pg1-user=cafe"]
+        let database = nodes.enumerated().flatMap { index, node in
+            ["pg\(index + 1)-path=\(node.dataDirectory.path)", "pg\(index + 1)-socket-path=\(node.socketDirectory.path)",
+             "pg\(index + 1)-port=\(node.port)", "pg\(index + 1)-user=\(user)"]
+        }
         return "[global]\n" + global.joined(separator: "\n") + "\n\n[\(stanza)]\n" + database.joined(separator: "\n") + "\n"
     }
 
@@ -106,13 +150,25 @@ public struct PgBackRest: Sendable {
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         guard status == 0 else {
             let message = text.split(separator: "\n").filter { $0.hasPrefix("ERROR") || $0.hasPrefix("WARN") }.joined(separator: "; ")
-            throw BackupError("pgbackrest \(command) failed (status \(status)): \(message.isEmpty ? text : message)")
+            throw BackupError("pgbackrest \(command) failed (status \(status)): \(message.isEmpty ? text : message)", status: status)
         }
         return text
     }
 
-    /// Makes the stanza, or checks that it matches this cluster; harmless when done already.
-    public func createStanza(stopping: () -> Bool = { false }) throws { try run("stanza-create", stopping: stopping) }
+    /// Makes the stanza, or checks that it matches this cluster; harmless when done already. False when
+    /// another pgBackRest process holds the stanza's lock (another worker making it, a backup running).
+    @discardableResult
+    public func createStanza(stopping: () -> Bool = { false }) throws -> Bool {
+        do {
+            try run("stanza-create", stopping: stopping)
+            return true
+        } catch let error as BackupError where error.status == Self.lockHeld {
+            return false
+        }
+    }
+
+    /// pgBackRest's exit status for a lock another process holds (LockAcquireError).
+    static let lockHeld: Int32 = 50
 
     public func info() throws -> BackupInfo {
         let text = try run("info", ["--output=json", "--log-level-console=error"])
@@ -149,5 +205,10 @@ public enum BackupKind: String, Sendable {
 
 public struct BackupError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// pgBackRest's exit status, when it is what failed.
+    public let status: Int32?
+    public init(_ description: String, status: Int32? = nil) {
+        self.description = description
+        self.status = status
+    }
 }

@@ -11,19 +11,25 @@ import PostgresKit
 extension Commands {
     static let backupHelp = """
         Usage: cafe backup now [--full | --diff] | list | check
+               cafe backup configure --output FILE [--user ROLE] DATA_DIR:PORT:SOCKET_DIR…
 
-          now     take a backup at once: full when the repository has none of the last 7 days, else
-                  differential (--full, --diff choose); the worker takes one a day by itself
-          list    the backups in the repository, oldest first, and the window a restore can reach
-          check   the repository is reachable and takes a WAL switch
+          now        take a backup at once: full when the repository has none of the last 7 days, else
+                     differential (--full, --diff choose); the worker takes one a day by itself
+          list       the backups in the repository, oldest first, and the window a restore can reach
+          check      the repository is reachable and takes a WAL switch
+          configure  write a pgBackRest configuration (stanza cafe) for a deployment's own nodes (a primary
+                     and its standbys: backups are read from a standby) and BACKUP_REPO, for its
+                     archive_command and for BACKUP_CONFIG; ROLE is the superuser (default postgres)
 
         Environment: BACKUP_REPO (a directory, default backups/ beside the embedded cluster, or
-        s3://BUCKET[/PREFIX] with the AWS variables; off), BACKUP_RETENTION_DAYS (14), BACKUP_MAX_LOSS (60 s).
+        s3://BUCKET[/PREFIX] with the AWS variables; off), with DATABASE_URL BACKUP_CONFIG instead,
+        BACKUP_RETENTION_DAYS (14), BACKUP_MAX_LOSS (60 s).
         """
 
     static func backup(_ raw: [String], config: Configuration, logger: Logger) throws -> Int32 {
-        let args = try Arguments(raw, valued: [], boolean: ["full", "diff", "help"])
+        let args = try Arguments(raw, valued: ["output", "user"], boolean: ["full", "diff", "help"])
         if args.has("help") { print(backupHelp); return 0 }
+        if args.positional.first == "configure" { return try configure(args, config: config) }
         switch args.positional {
         case ["now"]:
             guard !(args.has("full") && args.has("diff")) else { throw Arguments.Invalid(description: "--full or --diff, not both") }
@@ -53,6 +59,25 @@ extension Commands {
             print(backupHelp)
             return 64
         }
+        return 0
+    }
+
+    /// `cafe backup configure`: BACKUP_REPO is named, never defaulted to the embedded cluster's.
+    static func configure(_ args: Arguments, config: Configuration) throws -> Int32 {
+        guard let output = args["output"], output.hasPrefix("/") else { throw Arguments.Invalid(description: "--output FILE: an absolute path") }
+        guard ProcessInfo.processInfo.environment["BACKUP_REPO"] != nil, config.backup.isOn else {
+            throw Arguments.Invalid(description: "cafe backup configure writes BACKUP_REPO's repository: set it (a directory or s3://BUCKET[/PREFIX])")
+        }
+        let nodes = try args.positional.dropFirst().map { text -> PgBackRest.Node in
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].hasPrefix("/"), parts[2].hasPrefix("/"), let port = Int(parts[1]), (1...65_535).contains(port) else {
+                throw Arguments.Invalid(description: "\(text): a node is DATA_DIR:PORT:SOCKET_DIR, both directories absolute")
+            }
+            return PgBackRest.Node(dataDirectory: URL(fileURLWithPath: String(parts[0])), port: port, socketDirectory: URL(fileURLWithPath: String(parts[2])))
+        }
+        guard !nodes.isEmpty else { throw Arguments.Invalid(description: "name at least one node: DATA_DIR:PORT:SOCKET_DIR") }
+        let backRest = try PgBackRest.configure(config.backup, nodes: nodes, user: args["user"] ?? "postgres", configFile: URL(fileURLWithPath: output))
+        print(backRest.configFile.path)
         return 0
     }
 

@@ -9,13 +9,14 @@ import JSONLogging
 import ObjectStorage
 import PostgresKit
 
-/// `cafe backup` and `cafe restore`: pgBackRest on the embedded cluster, as the service configures it.
+/// `cafe backup` and `cafe restore`: pgBackRest on the embedded cluster or on the deployment's
+/// (`BACKUP_CONFIG`), as the service configures it.
 extension Service {
     static func backRest(_ config: Configuration) throws -> PgBackRest {
-        guard config.databaseURL == nil else {
-            throw ConfigurationError(message: "cafe backup and cafe restore act on the embedded database; with DATABASE_URL, backups are its deployment's (docs/operations.md)")
+        guard let backRest = try config.pgBackRest() else {
+            throw ConfigurationError(message: config.databaseURL == nil ? "backups are off (BACKUP_REPO=off)"
+                                     : "backups are off: with DATABASE_URL, BACKUP_CONFIG names the deployment's pgBackRest configuration")
         }
-        guard let backRest = try config.pgBackRest() else { throw ConfigurationError(message: "backups are off (BACKUP_REPO=off)") }
         return backRest
     }
 
@@ -60,6 +61,9 @@ extension Service {
                                logger: Logger, progress: @escaping (String) -> Void) async throws -> RestoreOutcome {
         let backRest = try backRest(config)
         let live = config.dataDirectory
+        if switchOver, config.databaseURL != nil {
+            throw RestoreRefused("--switch replaces the embedded database; a cluster's database is replaced by bootstrapping it from the repository (docs/operations.md, \"Backups and restore\")")
+        }
         if switchOver, EmbeddedPostgres.isRunning(live) {
             throw RestoreRefused("the service's database is running in \(live.path): stop cafe serve (and every cafe command) before --switch")
         }
@@ -93,8 +97,12 @@ extension Service {
         progress("replaying the archive to \(target.description)")
         // Archiving on with no command: the server keeps every WAL segment and timeline history for the
         // archive (`.ready`) and pushes none, until it is started with the real command (`--switch`).
-        let server = try await EmbeddedPostgres.start(.init(dataDirectory: restored, startTimeout: 3600,
-                                                            settings: ["archive_mode": "on", "archive_command": ""]),
+        // A cluster node's configuration names its own node's access files (the copy reads its own) and
+        // its synchronous standbys (the copy has none: a commit would wait for them for ever).
+        let server = try await EmbeddedPostgres.start(.init(dataDirectory: restored, superuser: backRest.user, startTimeout: 3600,
+                                                            settings: ["archive_mode": "on", "archive_command": "", "synchronous_standby_names": "",
+                                                                       "hba_file": restored.appendingPathComponent("pg_hba.conf").path,
+                                                                       "ident_file": restored.appendingPathComponent("pg_ident.conf").path]),
                                                       logger: logger.with("component", "restored-postgres"))
         defer { server.stop() }
         do {
@@ -146,17 +154,25 @@ extension Service {
     }
 
     /// Recovery to a time stops at the first commit after it, so one must be in the archive: on the
-    /// service's database (started for this if it is stopped, as it is for `--switch`), a commit now and a
-    /// WAL switch, awaited until archived. Without that database (a new machine), the archive is what it is.
+    /// service's database (`DATABASE_URL`'s primary, or the embedded one, started for this if it is
+    /// stopped, as it is for `--switch`), a commit now and a WAL switch, awaited until archived. Without
+    /// that database (a new machine), the archive is what it is.
     static func archiveACommitNow(_ config: Configuration, backRest: PgBackRest, logger: Logger,
                                     progress: (String) -> Void) async throws {
+        if let url = config.databaseURL {
+            progress("archiving the primary's current WAL")
+            return try await switchAndAwaitArchive(Connection(conninfo: url), progress: progress)
+        }
         let live = config.dataDirectory
         guard FileManager.default.fileExists(atPath: live.appendingPathComponent("PG_VERSION").path) else { return }
         progress("archiving the current WAL of \(live.path)")
         let server = try await EmbeddedPostgres.start(.init(dataDirectory: live, settings: backRest.archiveSettings(maxLoss: config.backup.maxLoss)),
                                                       logger: logger.with("component", "embedded-postgres"))
         defer { server.stop() }
-        let connection = try await Connection(conninfo: server.conninfo(database: "postgres"))
+        try await switchAndAwaitArchive(Connection(conninfo: server.conninfo(database: "postgres")), progress: progress)
+    }
+
+    private static func switchAndAwaitArchive(_ connection: Connection, progress: (String) -> Void) async throws {
         _ = try await connection.query("SELECT txid_current()")
         let segment: String = try await connection.query("SELECT pg_walfile_name(pg_switch_wal()) AS segment").one().decode("segment")
         let deadline = Date().addingTimeInterval(60)

@@ -191,8 +191,9 @@ public struct Configuration: Sendable {
     public var mail: MailDelivery.Settings
     /// `MAIL_RETENTION_DAYS` (default 7): how long a finished message (its address, its state) is kept.
     public var mailRetention: TimeInterval
-    /// `BACKUP_REPO` (default: `backups/` beside the embedded cluster; off with `DATABASE_URL`, whose
-    /// archiving is its deployment's), `BACKUP_RETENTION_DAYS` (default 14), `BACKUP_MAX_LOSS` (default 60 s):
+    /// `BACKUP_REPO` (default: `backups/` beside the embedded cluster), or with `DATABASE_URL` `BACKUP_CONFIG`
+    /// (the deployment's pgBackRest configuration; unset, backups are the deployment's own affair),
+    /// `BACKUP_RETENTION_DAYS` (default 14), `BACKUP_MAX_LOSS` (default 60 s):
     /// pgBackRest's continuous archiving and the worker's scheduled backups (see `BackupSchedule`).
     public var backup: BackupSettings
     /// `RATE_LIMIT_MAILS` (default 5): requests a minute per client address to routes that send mail.
@@ -335,8 +336,9 @@ public struct Configuration: Sendable {
                                      retryMax: env.seconds("MAIL_RETRY_MAX_SECONDS", 300, 1...86_400))
         mailRetention = env.seconds("MAIL_RETENTION_DAYS", 7, 0...3650) * 86_400
         mailsPerMinute = env.int("RATE_LIMIT_MAILS", 5, 0...large)
-        let backupDefault = databaseURL == nil ? dataDirectory.deletingLastPathComponent().appendingPathComponent("backups") : nil
-        switch BackupSettings.repository(env.string("BACKUP_REPO"), defaultDirectory: backupDefault, environment: environment) {
+        switch BackupSettings.repository(env.string("BACKUP_REPO"), configFile: env.string("BACKUP_CONFIG"), external: databaseURL != nil,
+                                         defaultDirectory: dataDirectory.deletingLastPathComponent().appendingPathComponent("backups"),
+                                         environment: environment) {
         case .success(let repository):
             backup = BackupSettings(repository: repository, retentionDays: env.int("BACKUP_RETENTION_DAYS", 14, 1...3650),
                                     maxLoss: env.seconds("BACKUP_MAX_LOSS", 60, 1...86_400))
@@ -357,10 +359,14 @@ public struct Configuration: Sendable {
     /// With backups on, how long a photo object outlives the last row that named it (`BACKUP_RETENTION_DAYS`).
     public var objectRetention: TimeInterval? { backup.isOn ? Double(backup.retentionDays) * 86_400 : nil }
 
-    /// pgBackRest configured for the embedded cluster; nil when backups are off or the database is another's.
+    /// pgBackRest as configured: the deployment's file (`BACKUP_CONFIG`), or one written for the
+    /// embedded cluster; nil when backups are off.
     public func pgBackRest() throws -> PgBackRest? {
-        guard backup.isOn, databaseURL == nil else { return nil }
-        return try PgBackRest.configure(backup, dataDirectory: dataDirectory)
+        switch backup.repository {
+        case .off: nil
+        case .configured(let file): try PgBackRest.existing(file)
+        case .directory, .s3: try PgBackRest.configure(backup, dataDirectory: dataDirectory)
+        }
     }
 
     /// Refuses a configuration with a value that cannot be used, naming the variable.

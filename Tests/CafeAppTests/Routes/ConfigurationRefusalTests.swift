@@ -1,3 +1,4 @@
+import Backups
 import CafeApp
 import CafeTestSupport
 import Foundation
@@ -30,5 +31,20 @@ final class ConfigurationRefusalTests: XCTestCase {
         XCTAssertNil(fine.databaseURL, "empty is unset")
         XCTAssertEqual(fine.searchKeywordCache, 10_000)
         XCTAssertEqual(Configuration(environment: ["SEARCH_KEYWORD_CACHE": "0"]).searchKeywordCache, 0)
+    }
+
+    /// The embedded database's repository is `BACKUP_REPO`; a deployment's own database is backed up
+    /// through its pgBackRest configuration (`BACKUP_CONFIG`), and mixing the two is refused.
+    func testBackupsAreConfiguredOneWayPerKindOfDatabase() {
+        let external = "host=db.example dbname=cafe"
+        func refusal(_ environment: [String: String]) -> String? { Configuration(environment: environment).invalid.first { $0.hasPrefix("BACKUP_") } }
+        XCTAssertEqual(refusal(["DATABASE_URL": external, "BACKUP_REPO": "/srv/backups"])?.contains("BACKUP_CONFIG"), true)
+        XCTAssertEqual(refusal(["BACKUP_CONFIG": "/etc/pgbackrest.conf"])?.contains("DATABASE_URL"), true)
+        XCTAssertEqual(refusal(["DATABASE_URL": external, "BACKUP_CONFIG": "pgbackrest.conf"])?.contains("absolute"), true)
+        XCTAssertEqual(Configuration(environment: ["DATABASE_URL": external]).backup.repository, .off)
+        XCTAssertEqual(Configuration(environment: ["DATABASE_URL": external, "BACKUP_CONFIG": "/etc/pgbackrest.conf"]).backup.repository,
+                       .configured(URL(fileURLWithPath: "/etc/pgbackrest.conf")))
+        XCTAssertEqual(Configuration(environment: ["DATABASE_URL": external, "BACKUP_CONFIG": "/etc/pgbackrest.conf", "BACKUP_REPO": "off"]).backup.repository, .off)
+        XCTAssertEqual(Configuration(environment: ["CAFE_DATA_DIR": "/srv/cafe/pgdata"]).backup.repository, .directory(URL(fileURLWithPath: "/srv/cafe/backups")))
     }
 }
