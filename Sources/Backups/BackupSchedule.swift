@@ -58,7 +58,7 @@ public final class BackupSchedule: Sendable {
             let kind = asked ?? (lastFull.map { Date().timeIntervalSince($0.stopped) < Self.fullEvery } == true ? .diff : .full)
             try await runs.setKind(id, kind)
             logger.info("backup started", [("kind", kind.rawValue)])
-            try backRest.backup(kind, stopping: stopping)
+            try backUpWhenTheLockIsFree(kind, stopping: stopping)
             let after = try backRest.info()
             guard let backup = after.lastBackup, backup.label != before.lastBackup?.label else {
                 throw BackupError("pgbackrest backup ended without a new backup in the repository")
@@ -72,6 +72,20 @@ public final class BackupSchedule: Sendable {
             logger.error("backup failed", [("error", String(describing: error))])
             try? await runs.fail(id, error)
             throw error
+        }
+    }
+
+    /// Another process may hold the stanza's lock for a moment (a worker making the stanza, an archive
+    /// check): tried again every 2 s for up to a minute, then the error says so. A backup running
+    /// elsewhere holds it for minutes: that one is the backup asked for.
+    private func backUpWhenTheLockIsFree(_ kind: BackupKind, stopping: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            do {
+                return try backRest.backup(kind, stopping: stopping)
+            } catch let error as BackupError where error.status == PgBackRest.lockHeld && Date() < deadline && !stopping() {
+                Thread.sleep(forTimeInterval: 2)
+            }
         }
     }
 

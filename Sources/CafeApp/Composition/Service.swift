@@ -40,7 +40,10 @@ public enum Service {
         defer { close(socket) }
         var childEnvironment = ProcessInfo.processInfo.environment
         // The child talks to the database this process runs (or was told about): it never starts one.
+        // The embedded server's archiving and its backups are this process's (its settings, its worker):
+        // the child, whose database is then DATABASE_URL, has no repository of its own to name.
         childEnvironment["DATABASE_URL"] = database.pool.configuration.conninfo
+        if database.embedded != nil { childEnvironment.removeValue(forKey: "BACKUP_REPO") }
         let supervisor = try RequestProcessSupervisor(socket: socket, arguments: ["serve", "--listen-fd", String(RequestProcessSupervisor.childDescriptor)],
                                                       environment: childEnvironment, logger: logger.with("component", "supervisor"))
         supervisor.start()
