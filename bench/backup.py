@@ -4,11 +4,13 @@
 
 1. the list's rate and p99 while a full backup runs, against the same list without one, alternated;
 2. restore time (`cafe restore --latest --into` a new directory: pgBackRest's restore, the replay, the
-   migrations check, the full reconcile and the photo check) from a directory repository and from an S3
-   one (SeaweedFS over TLS on loopback), with the database's and the repositories' sizes;
+   migrations check, the full reconcile and the photo check) from a directory repository, with the
+   database's and the repository's sizes;
 3. the recovery point: writers post comments, the primary is SIGKILLed and its data directory thrown
    away (a lost disk), `cafe restore --latest` brings back what the archive holds: the oldest
-   acknowledged write missing, in seconds before the crash (the goal: at most BACKUP_MAX_LOSS).
+   acknowledged write missing, in seconds before the crash (the goal: at most BACKUP_MAX_LOSS);
+4. the restored database backed up to an S3 repository (SeaweedFS over TLS on loopback) and restored
+   from it into a new directory, as on a new machine.
 """
 import argparse
 import json
@@ -97,13 +99,6 @@ def main():
         directory_restore = seconds
         print(f"    {seconds:.0f} s (repository {gigabytes(size(directory_repo))})", flush=True)
 
-        print("==> a full backup to S3 (SeaweedFS over TLS), then restore --latest from it into a new directory", flush=True)
-        service = Service(args.cafe, live, s3, log)
-        _, s3_backup = service.command("backup", "now", "--full")
-        service.stop()
-        _, s3_restore = service.command("restore", "--latest", "--into", f"{root}/restored-s3")
-        print(f"    backup {s3_backup:.0f} s, restore {s3_restore:.0f} s (bucket {gigabytes(size(f'{root}/seaweedfs/data'))} on disk)", flush=True)
-
         print(f"==> the recovery point: writers for {args.write_seconds} s, then the primary is killed and its disk lost", flush=True)
         service = Service(args.cafe, live, base, log)
         status, data = request(service.port, "GET", "/v1/cafes?limit=8")
@@ -146,6 +141,13 @@ def main():
         point = crashed - min(a[0] for a in missing) if missing else 0.0
         print(f"    {len(before)} writes acknowledged before the crash, {len(missing)} missing after restore --latest ({seconds:.0f} s); "
               f"the oldest missing was acknowledged {point:.1f} s before the crash (BACKUP_MAX_LOSS 60 s)", flush=True)
+
+        print("==> a full backup to S3 (SeaweedFS over TLS), then restore --latest from it into a new directory", flush=True)
+        service = Service(args.cafe, f"{root}/after-crash", s3, log)
+        _, s3_backup = service.command("backup", "now", "--full")
+        service.stop()
+        _, s3_restore = service.command("restore", "--latest", "--into", f"{root}/restored-s3")
+        print(f"    backup {s3_backup:.0f} s, restore {s3_restore:.0f} s (bucket {gigabytes(size(f'{root}/seaweedfs/data'))} on disk)", flush=True)
 
         rate = sorted(r[0] for r in ratios)[len(ratios) // 2]
         p99 = sorted(r[1] for r in ratios)[len(ratios) // 2]

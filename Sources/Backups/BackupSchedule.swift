@@ -15,6 +15,8 @@ public final class BackupSchedule: Sendable {
     let retryAfter: TimeInterval
     /// The stanza was made by this schedule's first check.
     private let stanzaMade = Mutex(false)
+    /// The repository held no backup at the first check, and none has been taken into it since.
+    private let repositoryIsEmpty = Mutex(false)
 
     public init(backRest: PgBackRest, pool: ConnectionPool, worker: String, logger: Logger, retryAfter: TimeInterval = 600) {
         self.backRest = backRest
@@ -32,13 +34,21 @@ public final class BackupSchedule: Sendable {
             // Until the stanza exists, every archived segment fails: made at the first check (or
             // the next, while another worker holds its lock). Looked at first: making it takes the
             // backup lock, which would fail another worker's backup.
-            let made = try backRest.info().stanzaExists || backRest.createStanza(stopping: stopping)
-            stanzaMade.withLock { $0 = made }
+            let info = try backRest.info()
+            guard try info.stanzaExists || backRest.createStanza(stopping: stopping) else { return }
+            stanzaMade.withLock { $0 = true }
+            repositoryIsEmpty.withLock { $0 = info.backups.isEmpty }
         }
         if let failed = try await runs.lastFailure(), now.timeIntervalSince(failed) < retryAfter { return }
         let day = Int64(now.timeIntervalSince1970 / 86_400)
-        guard let id = try await runs.claim(period: day, kind: .diff) else { return }
+        // A repository with no backup (a new BACKUP_REPO) restores nothing: it gets one today even when
+        // today's backup went to another repository (its own claim, the day negated).
+        let owed = repositoryIsEmpty.withLock { $0 }
+        var claimed = try await runs.claim(period: day, kind: .diff)
+        if claimed == nil, owed { claimed = try await runs.claim(period: -day, kind: .full) }
+        guard let id = claimed else { return }
         _ = try await take(run: id, stopping: stopping)
+        repositoryIsEmpty.withLock { $0 = false }
     }
 
     /// `cafe backup now`: a backup of the kind the schedule would take next (or `kind`), recorded as one of its runs.

@@ -177,7 +177,7 @@ public struct PgBackRest: Sendable {
         return try BackupInfo.decode(Data(text[start...].utf8))
     }
 
-    /// A full or differential backup (from the primary); the expiry of what retention no longer needs follows it.
+    /// A full or differential backup; the expiry of what retention no longer needs follows it.
     public func backup(_ kind: BackupKind, stopping: () -> Bool = { false }) throws {
         try run("backup", ["--type=\(kind.rawValue)"], stopping: stopping)
     }

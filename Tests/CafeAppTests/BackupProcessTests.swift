@@ -50,6 +50,23 @@ final class BackupProcessTests: XCTestCase {
         XCTAssertEqual(serve.waitForExit(timeout: 20), 0, serve.log)
     }
 
+    /// A new repository restores nothing until it holds a backup: the service started on one takes a
+    /// backup into it at once, even when today's backup went to the repository before.
+    func testANewRepositoryGetsABackupTheDayItIsNamed() throws {
+        let data = home.appendingPathComponent("pgdata")
+        func finished() throws -> Int { try count(data, "SELECT count(*)::int FROM backup_runs WHERE error IS NULL AND finished_at IS NOT NULL") }
+        var serve = try CafeProcess(["serve", "--port", "0", "--seed-demo"], environment: environment(data))
+        _ = try serve.waitUntilServing()
+        try waitFor("today's backup") { try finished() == 1 }
+        stop(serve)
+        let other = home.appendingPathComponent("other-repository")
+        serve = try CafeProcess(["serve", "--port", "0"], environment: environment(data, ["BACKUP_REPO": other.path]))
+        _ = try serve.waitUntilServing()
+        try waitFor("a backup in the new repository") { try finished() == 2 }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: other.appendingPathComponent("backup/cafe/backup.info").path))
+        stop(serve)
+    }
+
     /// A directory repository: the first backup at start, an archive failure seen in /metrics and then
     /// healed, a restore refused outside the window naming it, and a restore to T switched in: what came
     /// before T is there, the mistake after it is not, and archiving goes on on the new timeline.
