@@ -5,8 +5,9 @@ import Synchronization
 
 /// The worker's backups: a full backup when the repository holds none of the last 7 days, else a
 /// differential, once a day across every worker (each day is claimed in `backup_runs`), and at once into
-/// a repository that holds none (a new `BACKUP_REPO`); a failed one is retried every `retryAfter` seconds. `check` runs every minute or so; it also logs, once per call
-/// while it lasts, that `archive_command` fails (PostgreSQL keeps the WAL and retries on its own).
+/// a repository that holds none (a new `BACKUP_REPO`); a failed one is retried every `retryAfter`
+/// seconds. `check` runs every minute or so; it also logs, once per call while it lasts, that
+/// `archive_command` fails (PostgreSQL keeps the WAL and retries on its own).
 public final class BackupSchedule: Sendable {
     let backRest: PgBackRest
     let runs: BackupRuns

@@ -35,7 +35,7 @@ public struct PgBackRest: Sendable {
 
     /// The embedded cluster's configuration, in `pgbackrest/` beside its data directory.
     public static func configure(_ settings: BackupSettings, dataDirectory: URL) throws -> PgBackRest {
-        try configure(settings, nodes: [Node(dataDirectory: dataDirectory, port: 5432, socketDirectory: dataDirectory)], user: "cafe",
+        try configure(settings, nodes: [Node(dataDirectory: dataDirectory, port: EmbeddedPostgres.port, socketDirectory: dataDirectory)], user: "cafe",
                       configFile: dataDirectory.deletingLastPathComponent().appendingPathComponent("pgbackrest/pgbackrest.conf"))
     }
 

@@ -51,7 +51,8 @@ public final class EmbeddedPostgres: @unchecked Sendable {
     public private(set) var ownedPID: pid_t?
     private let logger: Logger
     private let account: ServerAccount
-    static let port = 5432
+    /// The port of every embedded server: each listens only on the Unix socket in its own directory.
+    public static let port = 5432
 
     private init(options: Options, logger: Logger, account: ServerAccount) {
         self.options = options

@@ -33,16 +33,6 @@ final class BackupProcessTests: XCTestCase {
 
     func count(_ dataDirectory: URL, _ sql: SQL) throws -> Int { try query(dataDirectory, sql).one().decode(0) }
 
-    func waitFor(_ what: String, timeout: TimeInterval = 90, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if (try? condition()) == true { return }
-            usleep(200_000)
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw RawHTTPClient.Failure(description: "timed out waiting for \(what)")
-    }
-
     func metrics(_ port: UInt16) throws -> String { try RawHTTPClient(port: port).request("GET", "/metrics").text }
 
     func stop(_ serve: CafeProcess) {

@@ -88,6 +88,17 @@ func livePostmasterPID(in dataDirectory: URL) -> pid_t? {
     return kill(pid, 0) == 0 ? pid : nil
 }
 
+/// Polls `condition` every 0.2 s until it holds (an error counts as not yet); past `timeout`, throws
+/// naming `what`.
+func waitFor(_ what: String, timeout: TimeInterval = 90, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if (try? condition()) == true { return }
+        usleep(200_000)
+    }
+    throw RawHTTPClient.Failure(description: "timed out waiting for \(what)")
+}
+
 /// Whether `pid` has exited within `timeout`: no such process, or a zombie not reaped yet. An orphan
 /// (its parent SIGKILLed) is reaped by PID 1, which in this machine's container does so seconds after
 /// it exits: counting the zombie as alive failed a CI run on a process that had exited in time.

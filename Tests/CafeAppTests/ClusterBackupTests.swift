@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Backups
 import CafeTestSupport
 import DatabaseSetup
 import Foundation
@@ -26,7 +27,7 @@ final class ClusterBackupTests: XCTestCase {
         let before = try RawHTTPClient(port: lb).request("POST", "/v1/users", json: #"{"username":"kept_before","password":"a fine password"}"#)
         XCTAssertEqual(before.status, 201, before.text)
         Thread.sleep(forTimeInterval: 1.1)
-        let target = RecoveryText.now()
+        let target = RecoveryTarget.isoText(Date())
         Thread.sleep(forTimeInterval: 1.1)
         let after = try RawHTTPClient(port: lb).request("POST", "/v1/users", json: #"{"username":"made_after","password":"a fine password"}"#)
         XCTAssertEqual(after.status, 201, after.text)
@@ -73,20 +74,6 @@ final class ClusterBackupTests: XCTestCase {
         }
         XCTAssertEqual(names, ["kept_before"], "what came before T is there, what came after is not")
     }
-
-    func waitFor(_ what: String, timeout: TimeInterval, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if (try? condition()) == true { return }
-            usleep(250_000)
-        }
-        throw RawHTTPClient.Failure(description: "timed out waiting for \(what)")
-    }
-}
-
-/// A time as `cafe restore --to` takes it.
-private enum RecoveryText {
-    static func now() -> String { ISO8601DateFormatter().string(from: Date()) }
 }
 
 extension MakeCluster {
