@@ -93,6 +93,16 @@ public final class RawHTTPClient {
 
     /// The next answer; `bodiless`: one to a HEAD, whose `Content-Length` is the GET's, with no body after it.
     public func readResponse(bodiless: Bool = false) throws -> Response {
+        let (status, headers) = try readHead()
+        let length = bodiless ? 0 : Int(headers["content-length"] ?? "0") ?? 0
+        while buffer.count < length { try fill() }
+        let body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// The next answer's status line and header fields (lower-cased names), its body left unread.
+    public func readHead() throws -> (status: Int, headers: [String: String]) {
         let headerEnd = try readUntil([13, 10, 13, 10])
         let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
         buffer.removeFirst(headerEnd + 4)
@@ -104,11 +114,35 @@ public final class RawHTTPClient {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        let length = bodiless ? 0 : Int(headers["content-length"] ?? "0") ?? 0
-        while buffer.count < length { try fill() }
-        let body = Array(buffer[..<length])
-        buffer.removeFirst(length)
-        return Response(status: status, headers: headers, body: body)
+        return (status, headers)
+    }
+
+    /// The next chunk of a chunked body; nil for its last (empty) chunk.
+    public func readChunk() throws -> [UInt8]? {
+        let lineEnd = try readUntil([13, 10])
+        let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+        guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+            throw Failure(description: "bad chunk size line: \(sizeText)")
+        }
+        // Nothing is taken from the buffer until the whole chunk is in: a read that times out leaves it as it was.
+        while buffer.count < lineEnd + 2 + size + 2 { try fill() }
+        let chunk = Array(buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
+        buffer.removeFirst(lineEnd + 2 + size + 2)
+        return size == 0 ? nil : chunk
+    }
+
+    /// Up to `count` bytes of a body with a length, as they come.
+    public func readChunkOrBytes(_ count: Int) throws -> [UInt8] {
+        if buffer.isEmpty { try fill() }
+        let n = min(count, buffer.count)
+        defer { buffer.removeFirst(n) }
+        return Array(buffer[..<n])
+    }
+
+    /// How long a read waits before it fails.
+    public func setReadTimeout(_ seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// True when the server has closed the connection (EOF), waiting up to `seconds`.

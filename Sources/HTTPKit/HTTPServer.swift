@@ -82,6 +82,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Set by `shutdown()`: requests that start from now on are refused.
     let draining = Atomic<Bool>(false)
     let suspensions = Suspensions()
+    /// The streams being sent, ended with their last words when the server stops.
+    let streams = OpenStreams()
     /// Where held answers (`Response.hold`) wait out their time: a timer each, no thread.
     let holding = DispatchQueue(label: "held-answers")
     let connections: ConnectionWatch
@@ -145,6 +147,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func shutdown() {
         guard let daemon = state.withLock({ s -> OpaquePointer? in defer { s.daemon = nil }; return s.daemon }) else { return }
         draining.store(true, ordering: .releasing)
+        streams.endAll()
         let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
@@ -218,6 +221,8 @@ final class RequestState: @unchecked Sendable {
     /// The request line, copied out of libmicrohttpd once, on the first call.
     var method = ""
     var path = ""
+    /// The answer's body when it is a stream, until the request completes.
+    var stream: ResponseStream?
     let started = MonotonicClock.nanoseconds()
 }
 
@@ -534,6 +539,7 @@ extension HTTPServer {
         while true {
             if let answer = run.runJobs() {
                 state.run = nil
+                if let stream = answer.stream { return queue(answer, streaming: stream, state, on: connection) }
                 guard answer.hold > 0 else { return queue(answer, on: connection, requestID: state.requestID, closing: state.closing) }
                 guard suspensions.suspend(connection, state) else {
                     return queue(answer, on: connection, requestID: state.requestID, closing: true)
@@ -575,6 +581,11 @@ private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, 
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let held = state.takeUnretainedValue()
     held.run?.detach()
+    if let stream = held.stream {
+        held.stream = nil
+        server.streams.remove(stream)
+        stream.close()
+    }
     server.bodies.release(held.bodyBytesReserved, for: held.bodyClient)
     state.release()
     if let connection { watched(connection)?.reading() }
@@ -684,6 +695,40 @@ extension HTTPServer {
         if closing { MHD_add_response_header(handle, "Connection", "close") }
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
+}
+
+extension HTTPServer {
+    /// Queues a response whose body is `stream`: libmicrohttpd reads it through `readStream` (chunked),
+    /// and it keeps the request open, counted in flight, until it ends or the client leaves.
+    fileprivate func queue(_ response: Response, streaming stream: ResponseStream, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        watched(connection)?.writing()
+        let held = Unmanaged.passRetained(stream).toOpaque()
+        // UInt64.max: MHD_SIZE_UNKNOWN (a macro Swift does not import): sent chunked.
+        guard let handle = MHD_create_response_from_callback(UInt64.max, 16 << 10, readStream, held, releaseStream) else {
+            Unmanaged<ResponseStream>.fromOpaque(held).release()
+            return .NO
+        }
+        defer { MHD_destroy_response(handle) }
+        state.stream = stream
+        stream.attach(connection, suspensions, state)
+        streams.add(stream)
+        for (name, value) in response.headers { add(name, value, to: handle) }
+        add("X-Request-Id", state.requestID, to: handle)
+        MHD_add_response_header(handle, "X-Content-Type-Options", "nosniff")
+        return MHD_queue_response(connection, UInt32(response.status), handle)
+    }
+}
+
+/// libmicrohttpd's reader of a streamed body: what waits, or 0 with the connection suspended until more comes.
+private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
+    guard let cls, let buffer else { return Int(MHD_CONTENT_READER_END_WITH_ERROR) }
+    let stream = Unmanaged<ResponseStream>.fromOpaque(cls).takeUnretainedValue()
+    return stream.read(into: buffer, capacity: capacity)
+}
+
+private let releaseStream: MHD_ContentReaderFreeCallback = { held in
+    guard let held else { return }
+    Unmanaged<ResponseStream>.fromOpaque(held).release()
 }
 
 /// Adds a header to a response; libmicrohttpd copies both. Passed through `withCString`, which lends a

@@ -12,6 +12,8 @@ public struct Response: Sendable {
     /// For a write, a position in the database's log at or past its commit (`X-Commit-LSN` says the
     /// same to the client): what this process's page cache must not serve anything older than.
     public var commitPosition: UInt64?
+    /// A body sent as it is written (Server-Sent Events), instead of `body`.
+    public var stream: ResponseStream?
 
     public init(status: Int, headers: [(String, String)] = [], body: ResponseBody = .empty) {
         self.status = status
@@ -31,6 +33,15 @@ public struct Response: Sendable {
         let writer = JSONWriter()
         write(writer)
         return json(status, writer.body())
+    }
+
+    /// A 200 whose body is `stream`, sent as it comes, never cached.
+    public static func stream(_ stream: ResponseStream, contentType: String) -> Response {
+        var response = Response(status: 200, headers: [("Content-Type", contentType), ("Cache-Control", "no-store"),
+                                                       // nginx passes this response on as it comes, whatever its proxy_buffering.
+                                                       ("X-Accel-Buffering", "no")])
+        response.stream = stream
+        return response
     }
 
     public static func noContent() -> Response { Response(status: 204) }

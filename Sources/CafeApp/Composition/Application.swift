@@ -29,6 +29,12 @@ public final class Application: Sendable {
     /// Keeps the page and session caches exact; nil with neither.
     private let changeListener: ChangeListener?
     public let pageCache: PageCache?
+    /// This process's live watchers (`LiveHub`).
+    let live: LiveHub
+    /// Live connections open now.
+    public var liveConnections: Int { live.liveConnections }
+    /// The live feed's last change this process handed out; nil until it has read the feed.
+    public var liveFeedPosition: Int64? { live.position }
     /// Live sessions in memory; nil with `SESSION_CACHE_ENTRIES=0` or read replicas.
     public let sessionCache: SessionCache?
     private let sharedRateCounts: SharedRateCounts
@@ -142,7 +148,9 @@ public final class Application: Sendable {
                                     renderError: problems)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
-        changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, logger: logger)
+        let live = LiveHub(settings: configuration.live, primary: pool.client, logger: logger)
+        self.live = live
+        changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, live: live, logger: logger)
         // Anonymous public pages, kept in each group after its rate limits and before its authentication.
         let pages = cache.map(CachedPages.init)
         let cachedPages: [any Middleware<CafeContext>] = pages.map { [$0] } ?? []
@@ -160,6 +168,7 @@ public final class Application: Sendable {
                                         export: AccountExport(pool: pool), links: links).routes
             + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
+            + LiveController(live: live, cafes: cafes).routes
             + FilesController(photos: photos, auth: auth).routes
             + AdminController(auth: auth, audit: audit).routes
             + AdminUsersController(auth: auth, accounts: AccountAdministration(pool: pool, sessionCache: sessionCache), deletion: accountDeletion, outbox: outbox,

@@ -93,6 +93,8 @@ public struct Configuration: Sendable {
     /// `UPLOAD_QUOTA_BYTES` (default 100 MiB) and `UPLOAD_QUOTA_PER_ADDRESS_BYTES` (default 400 MiB; 0 turns
     /// either off): bytes an account, and a client address, may upload in 24 hours (`UploadQuotas`).
     public var uploadQuotas: UploadQuotas
+    /// The live updates' limits and timings (`LIVE_*`, see `LiveSettings`).
+    public var live: LiveSettings
     /// `PAGE_CACHE_BYTES` (default 64 MiB; 0 turns it off): memory for rendered public pages per
     /// request process (`PageCache`), dropped when the database notifies a change.
     public var pageCacheBytes: Int
@@ -247,6 +249,7 @@ public struct Configuration: Sendable {
         databasePoolSize = env.int("DB_POOL_SIZE", queryThreads + hashThreads + 2, 1...10_000)
         preparedStatementLimit = env.int("DB_PREPARED_STATEMENTS", 256, 1...1_000_000)
         pageCacheBytes = env.int("PAGE_CACHE_BYTES", 64 * 1024 * 1024, 0...large)
+        live = LiveSettings(&env)
         sessionCacheEntries = env.int("SESSION_CACHE_ENTRIES", 10_000, 0...10_000_000)
         sessionCacheSeconds = env.seconds("SESSION_CACHE_SECONDS", 60, 1...86_400)
         searchKeywordCache = env.int("SEARCH_KEYWORD_CACHE", KeywordFormCache.defaultCapacity, 0...10_000_000)

@@ -15,7 +15,7 @@ public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
         let files = try configuration.photoRepository(pool)
         let housekeeping = Housekeeping(pool: pool, files: files, mailRetention: configuration.mailRetention,
-                                        objectRetention: configuration.objectRetention, logger: logger)
+                                        objectRetention: configuration.objectRetention, liveRetention: configuration.live.retention, logger: logger)
         let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
                                                        reconcileInterval: configuration.reconcileInterval, logger: logger)

@@ -6,6 +6,9 @@ import Synchronization
 /// Fills an empty database with a small, realistic demo set (a few cafes in Japanese and English,
 /// each with a drawn photo, users, comments with stars) and a demo admin account, or with N synthetic cafes for load tests.
 public struct DemoData: Sendable {
+    /// A seed is a bulk load nobody watches: its transaction leaves the live feed out (migration 0035).
+    static let withoutLiveFeed = "SET LOCAL cafe.live_feed = 'off'"
+
     public struct AdminCredentials: Sendable {
         public let username: String
         public let password: String
@@ -69,6 +72,7 @@ public struct DemoData: Sendable {
             }
         }
         try await pool.transaction { tx in
+            try await tx.execute(script: Self.withoutLiveFeed)
             for (i, cafe) in Self.cafes.enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
@@ -143,6 +147,7 @@ public struct DemoData: Sendable {
 
     private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) async throws {
             try await pool.transaction { tx in
+                try await tx.execute(script: Self.withoutLiveFeed)
                 try await tx.query("""
                     CREATE TEMP TABLE seed_batch ON COMMIT DROP AS
                     WITH phrases AS (SELECT p, i FROM unnest(ARRAY[

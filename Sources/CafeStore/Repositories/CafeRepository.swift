@@ -47,7 +47,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
 
     public func find(_ id: CafeID) async throws -> Cafe? {
         try await db.read("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
-            .first.map(CafeColumns.decode)
+            .first.map { try CafeColumns.decode($0) }
     }
 
     /// Whether the cafe is listed (exists and is not archived).

@@ -12,7 +12,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
 
     public func find(_ id: CommentID) async throws -> Comment? {
         try await db.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
-            .first.map(CommentColumns.decode)
+            .first.map { try CommentColumns.decode($0) }
     }
 
     /// A cafe's comments, newest first. The page size stays bound here (see `LiteralLimit`): a busy

@@ -22,12 +22,13 @@ enum CafeColumns {
     /// Listed cafes only: an archived cafe has no `cafe_stats` row (migration 0014).
     static let from: SQL = "cafes c JOIN cafe_stats s ON s.cafe_id = c.id"
 
-    static func decode(_ row: Row) throws -> Cafe {
-        Cafe(id: CafeID(rawValue: try row.decode(0)), name: try row.decode(1), catchCopy: try row.decode(2),
-             introduction: try row.decode(3), imageID: try row.decode(4, as: Int64?.self).map(FileID.init(rawValue:)),
-             imageSize: ImageSize(packed: try row.decode(10, as: Int64?.self)),
-             publishDate: try row.decode(5, as: String?.self), commentSum: try row.decode(6), commentAmount: try row.decode(7),
-             createdAt: try row.decode(8), updatedAt: try row.decode(9))
+    /// The cafe in columns `i` on (a statement may select others before them).
+    static func decode(_ row: Row, from i: Int = 0) throws -> Cafe {
+        Cafe(id: CafeID(rawValue: try row.decode(i)), name: try row.decode(i + 1), catchCopy: try row.decode(i + 2),
+             introduction: try row.decode(i + 3), imageID: try row.decode(i + 4, as: Int64?.self).map(FileID.init(rawValue:)),
+             imageSize: ImageSize(packed: try row.decode(i + 10, as: Int64?.self)),
+             publishDate: try row.decode(i + 5, as: String?.self), commentSum: try row.decode(i + 6), commentAmount: try row.decode(i + 7),
+             createdAt: try row.decode(i + 8), updatedAt: try row.decode(i + 9))
     }
 }
 
@@ -35,17 +36,19 @@ enum CommentColumns {
     static let select: SQL = "m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at, \(photoSize("m"))"
     static let from: SQL = "comments m JOIN users u ON u.id = m.user_id"
 
-    static func decode(_ row: Row) throws -> Comment {
-        guard let star = Star(try row.decode(5, as: Int.self)) else {
+    /// The comment in columns `i` on (a statement may select others before them).
+    static func decode(_ row: Row, from i: Int = 0) throws -> Comment {
+        guard let star = Star(try row.decode(i + 5, as: Int.self)) else {
             throw PostgresError(kind: .decoding, message: "star out of range")
         }
-        return Comment(id: CommentID(rawValue: try row.decode(0)), cafeID: CafeID(rawValue: try row.decode(1)),
-                       userID: UserID(rawValue: try row.decode(2)), username: try row.decode(3), detail: try row.decode(4),
-                       star: star, imageID: try row.decode(6, as: Int64?.self).map(FileID.init(rawValue:)),
-                       imageSize: ImageSize(packed: try row.decode(9, as: Int64?.self)),
-                       createdAt: try row.decode(7), updatedAt: try row.decode(8))
+        return Comment(id: CommentID(rawValue: try row.decode(i)), cafeID: CafeID(rawValue: try row.decode(i + 1)),
+                       userID: UserID(rawValue: try row.decode(i + 2)), username: try row.decode(i + 3), detail: try row.decode(i + 4),
+                       star: star, imageID: try row.decode(i + 6, as: Int64?.self).map(FileID.init(rawValue:)),
+                       imageSize: ImageSize(packed: try row.decode(i + 9, as: Int64?.self)),
+                       createdAt: try row.decode(i + 7), updatedAt: try row.decode(i + 8))
     }
 }
+
 
 /// A row of `CafeRow.select` (binary), read in place: what a page of cafes is written from.
 /// Text is the row's own bytes, valid while the row lives.
@@ -124,7 +127,7 @@ public struct CommentRow: RowView {
 /// The photo's width and height as one column, `ImageSize(packed:)`: one index lookup per row that has
 /// a photo (not two), and none for a row without one — the CASE keeps PostgreSQL from running the
 /// subquery at all there (measured: run for every row, it cost a page of 100 comments a third of its rate).
-private func photoSize(_ table: String) -> SQL {
+func photoSize(_ table: String) -> SQL {
     "CASE WHEN \(fixed: table).image_id IS NOT NULL THEN (SELECT f.width::bigint << 32 | f.height FROM files f WHERE f.id = \(fixed: table).image_id) END"
 }
 

@@ -56,7 +56,7 @@ extension CafeRepository {
             }
             return RenderedSQL(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing), plannedPerCall: true)
         }
-        return try result.map(CafeColumns.decode)
+        return try result.map { try CafeColumns.decode($0) }
     }
 
     /// Counted through a bitmap of the gram index, in one statement: it is exact (the rows are
@@ -78,7 +78,7 @@ extension CafeRepository {
 extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) async throws -> [Comment] {
         let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
-        return try await db.read(sql, plannedPerCall: true).map(CommentColumns.decode)
+        return try await db.read(sql, plannedPerCall: true).map { try CommentColumns.decode($0) }
     }
 
     /// How many comments the planner expects the query's conditions to leave (nothing is read).

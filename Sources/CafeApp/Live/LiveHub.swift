@@ -1,0 +1,240 @@
+import CafeDomain
+import CafeStore
+import Foundation
+import HTTPKit
+import JSONLogging
+import PostgresKit
+import Synchronization
+
+/// Fans the live feed (`LiveChanges`) out to this process's watchers. The change listener reads each
+/// batch of changes once, on its own connection to the primary (`catchUp`), and hands it here; each
+/// change is rendered once per kind of watcher that wants it and appended to their streams in memory, so
+/// a change costs one read per API process whatever the number of watchers.
+///
+/// Every watcher has a position (the last change it was sent): a change at or before it is never sent
+/// again, so a client resuming with `Last-Event-ID` — replayed from the database while the feed goes
+/// on, its new changes held back meanwhile — gets each change once, in order.
+final class LiveHub: Sendable {
+    /// One stream's watcher; its members change only under the hub's lock.
+    final class Watcher: @unchecked Sendable {
+        let id: Int
+        let audience: ServerSentEvents.Audience
+        let cafe: CafeID?
+        let stream: ResponseStream
+        var position: Int64
+        /// While its replay is read: the events that came meanwhile, sent after it.
+        var heldBack: [(seq: Int64, bytes: [UInt8])]?
+
+        init(id: Int, audience: ServerSentEvents.Audience, cafe: CafeID?, stream: ResponseStream, position: Int64, replaying: Bool) {
+            self.id = id
+            self.audience = audience
+            self.cafe = cafe
+            self.stream = stream
+            self.position = position
+            heldBack = replaying ? [] : nil
+        }
+    }
+
+    private struct State {
+        /// The last change handed out; nil until the listener first reads the feed.
+        var position: Int64?
+        var nextID = 0
+        var byCafe: [CafeID: [Int: Watcher]] = [:]
+        var photoWall: [Int: Watcher] = [:]
+        /// Live connections (streams and LiveQuery sockets), in all and by client address.
+        var connections = 0
+        var byAddress: [String: Int] = [:]
+    }
+
+    let settings: LiveSettings
+    /// The primary, where a resuming watcher's replay is read (a standby may not have the changes yet).
+    private let primary: DatabaseClient
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Set once, here; Dispatch's timers are safe to use from any thread.
+    private nonisolated(unsafe) let heartbeats: DispatchSourceTimer
+
+    init(settings: LiveSettings, primary: DatabaseClient, logger: Logger) {
+        self.settings = settings
+        self.primary = primary
+        self.logger = logger
+        heartbeats = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "live-heartbeats"))
+        heartbeats.schedule(deadline: .now() + settings.heartbeat, repeating: settings.heartbeat)
+        heartbeats.setEventHandler { [weak self] in self?.beat() }
+        heartbeats.activate()
+    }
+
+    deinit { heartbeats.cancel() }
+
+    // MARK: Connections
+
+    /// Counts a new live connection from `address`, or says why it may not open.
+    func admit(_ address: String) -> Problem? {
+        state.withLock { s in
+            if s.connections >= settings.maxConnections {
+                return Problem.unavailable("too_many_watchers", "This server holds as many live connections as it may (LIVE_MAX_CONNECTIONS); retry.", retryAfter: 5)
+            }
+            if s.byAddress[address, default: 0] >= settings.maxPerAddress {
+                return Problem(status: 429, code: "too_many_live_connections", title: "Too many live connections",
+                               detail: "This address holds \(settings.maxPerAddress) live connections already (LIVE_MAX_PER_ADDRESS).")
+            }
+            s.connections += 1
+            s.byAddress[address, default: 0] += 1
+            return nil
+        }
+    }
+
+    /// A connection `admit` counted has closed.
+    func release(_ address: String) {
+        state.withLock { s in
+            s.connections -= 1
+            let left = s.byAddress[address, default: 1] - 1
+            s.byAddress[address] = left > 0 ? left : nil
+        }
+    }
+
+    var liveConnections: Int { state.withLock { $0.connections } }
+    /// The last change handed out; nil until the listener has read the feed.
+    var position: Int64? { state.withLock { $0.position } }
+
+    // MARK: Event streams
+
+    /// A stream of `audience`'s events (of `cafe` for a cafe's page), from the changes after `resumeAfter`
+    /// when the client says where it was, else from now. Throws the refusal when it may not open.
+    func stream(_ audience: ServerSentEvents.Audience, cafe: CafeID?, address: String, resumeAfter: Int64?) async throws -> ResponseStream {
+        if let refusal = admit(address) { throw refusal }
+        let stream = ResponseStream(maxBufferedBytes: settings.bufferBytes, overflow: ServerSentEvents.reconnect("too_slow"),
+                                    farewell: ServerSentEvents.reconnect("server_stopping"))
+        stream.send(ServerSentEvents.opening)
+        let watcher = state.withLock { s -> Watcher in
+            s.nextID += 1
+            let watcher = Watcher(id: s.nextID, audience: audience, cafe: cafe, stream: stream,
+                                  position: resumeAfter ?? s.position ?? 0, replaying: resumeAfter != nil)
+            if let cafe { s.byCafe[cafe, default: [:]][watcher.id] = watcher } else { s.photoWall[watcher.id] = watcher }
+            return watcher
+        }
+        stream.whenClosed { [self] in
+            forget(watcher)
+            release(address)
+        }
+        if let resumeAfter {
+            do {
+                try await replay(watcher, after: resumeAfter)
+            } catch {
+                stream.end(with: ServerSentEvents.reconnect("unavailable"))
+                throw error
+            }
+        }
+        return stream
+    }
+
+    /// Sends a resuming watcher what it missed, read from the primary, then what came meanwhile; or,
+    /// when its point has left the feed or it is further behind than `LIVE_REPLAY_LIMIT`, a `reload`.
+    private func replay(_ watcher: Watcher, after position: Int64) async throws {
+        let scope: LiveChanges.Scope = watcher.cafe.map { .cafe($0) } ?? .photos
+        let pruned: Int64 = try await primary.query(LiveChanges.pruned).one().decode(0)
+        var events: [UInt8] = []
+        var through = position
+        let changes = position < pruned ? nil
+            : try await primary.query(LiveChanges.after(position, scope: scope, limit: settings.replayLimit + 1)).map(LiveChanges.decode)
+        if let changes, changes.count <= settings.replayLimit {
+            for change in changes {
+                if let event = ServerSentEvents.event(change, for: watcher.audience) { events += event }
+            }
+            through = changes.last?.seq ?? position
+        } else {
+            through = try await primary.query(LiveChanges.head).one().decode(0)
+            events = ServerSentEvents.reload(at: through)
+        }
+        state.withLock { _ in
+            watcher.stream.send(events)
+            for held in watcher.heldBack ?? [] where held.seq > through { watcher.stream.send(held.bytes) }
+            watcher.position = max(through, watcher.heldBack?.last?.seq ?? through)
+            watcher.heldBack = nil
+        }
+    }
+
+    private func forget(_ watcher: Watcher) {
+        state.withLock { s in
+            guard let cafe = watcher.cafe else { return s.photoWall[watcher.id] = nil }
+            s.byCafe[cafe]?[watcher.id] = nil
+            if s.byCafe[cafe]?.isEmpty == true { s.byCafe[cafe] = nil }
+        }
+    }
+
+    // MARK: The feed
+
+    /// On the listener's connection, once it listens: the first time, the feed's head is where this
+    /// process starts; after a lost connection, everything since the last change handed out is read —
+    /// or, when that has left the feed's retention, every watcher is told to reload.
+    func listening(on connection: Connection) async throws {
+        guard let position = state.withLock({ $0.position }) else {
+            let head: Int64 = try await connection.query(LiveChanges.head).one().decode(0)
+            state.withLock { $0.position = $0.position ?? head }
+            return
+        }
+        let pruned: Int64 = try await connection.query(LiveChanges.pruned).one().decode(0)
+        guard position >= pruned else {
+            let head: Int64 = try await connection.query(LiveChanges.head).one().decode(0)
+            reloadEveryone(at: head)
+            return
+        }
+        try await catchUp(on: connection)
+    }
+
+    /// Reads and hands out every change after the last one handed out, in batches.
+    func catchUp(on connection: Connection) async throws {
+        let batch = 500
+        while let position = state.withLock({ $0.position }) {
+            let changes = try await connection.query(LiveChanges.after(position, limit: batch)).map(LiveChanges.decode)
+            hand(changes)
+            if changes.count < batch { return }
+        }
+    }
+
+    /// Sends each change to the watchers that want it, rendered once per kind of watcher.
+    func hand(_ changes: [LiveChange]) {
+        guard !changes.isEmpty else { return }
+        state.withLock { s in
+            for change in changes {
+                if let watchers = s.byCafe[change.cafeID], let event = ServerSentEvents.event(change, for: .cafePage) {
+                    for watcher in watchers.values { deliver(event, change.seq, to: watcher) }
+                }
+                if change.subject == .comment, !s.photoWall.isEmpty, let event = ServerSentEvents.event(change, for: .photoWall) {
+                    for watcher in s.photoWall.values { deliver(event, change.seq, to: watcher) }
+                }
+                s.position = max(s.position ?? 0, change.seq)
+            }
+        }
+    }
+
+    /// Under the lock.
+    private func deliver(_ event: [UInt8], _ seq: Int64, to watcher: Watcher) {
+        guard seq > watcher.position else { return }
+        if watcher.heldBack != nil {
+            watcher.heldBack?.append((seq, event))
+            return
+        }
+        watcher.position = seq
+        watcher.stream.send(event)
+    }
+
+    private func reloadEveryone(at head: Int64) {
+        logger.warning("live feed: changes were pruned before this process read them; watchers reload", [("position", String(head))])
+        state.withLock { s in
+            let event = ServerSentEvents.reload(at: head)
+            for watcher in s.byCafe.values.flatMap(\.values) + s.photoWall.values where watcher.heldBack == nil {
+                watcher.position = head
+                watcher.stream.send(event)
+            }
+            s.position = head
+        }
+    }
+
+    private func beat() {
+        state.withLock { s in
+            for watchers in s.byCafe.values { for watcher in watchers.values { watcher.stream.send(ServerSentEvents.heartbeat) } }
+            for watcher in s.photoWall.values { watcher.stream.send(ServerSentEvents.heartbeat) }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Aggregation
+import CafeTestSupport
+import Foundation
+import JSONLogging
+import PostgresKit
+import XCTest
+
+/// The live feed over real sockets as a browser's EventSource reads it: a cafe's page and the photo wall
+/// see comments created, edited, hidden (and their author blocked) and deleted, and the cafe's new
+/// stars, in order, each once; a client resuming with `Last-Event-ID` gets what it missed; one whose
+/// point has left the feed is told to reload; the limits refuse with their codes.
+final class LiveEventsAPITests: APITestCase {
+    override var extraEnvironment: [String: String] { ["LIVE_HEARTBEAT_SECONDS": "0.5"] }
+
+    private func listening() throws {
+        try eventually("the listener reads the feed") { app.liveFeedPosition != nil }
+    }
+
+    private func watch(_ path: String, lastEventID: String? = nil, from source: String? = nil) throws -> EventStreamClient {
+        let stream = try EventStreamClient(port: app.server.port, path: path, lastEventID: lastEventID, from: source)
+        XCTAssertEqual(stream.status, 200, stream.refusal?.text ?? "")
+        XCTAssertEqual(stream.headers["content-type"], "text/event-stream; charset=utf-8")
+        return stream
+    }
+
+    private func post(_ cafe: String, _ detail: String, star: Int, token: String, photo: String? = nil) throws -> String {
+        let image = photo.map { #","imageId":"\#($0)""# } ?? ""
+        let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(detail)","star":\#(star)\#(image)}"#, token: token)
+        XCTAssertEqual(r.status, 201, r.text)
+        return r.json()["id"] as? String ?? ""
+    }
+
+    private func upload(_ token: String) throws -> String {
+        let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png)
+        XCTAssertEqual(r.status, 201, r.text)
+        return r.json()["id"] as? String ?? ""
+    }
+
+    func testACafePageSeesEveryKindOfChangeInOrderAndTheWallOnlyPhotos() throws {
+        try listening()
+        let admin = try adminToken()
+        let cafe = try createCafe("Live", token: admin)["id"] as? String ?? ""
+        let other = try createCafe("Elsewhere", token: admin)["id"] as? String ?? ""
+        let (authorID, author) = try signUp("author")
+        let page = try watch("/v1/cafes/\(cafe)/live")
+        let wall = try watch("/v1/comments/live")
+
+        let plain = try post(cafe, "no photo", star: 3, token: author)
+        let created = try XCTUnwrap(page.next(named: "comment.created"))
+        XCTAssertEqual(created.json["id"] as? String, plain)
+        XCTAssertEqual(created.json["detail"] as? String, "no photo")
+        XCTAssertEqual(created.json["username"] as? String, "author")
+        // The same JSON as the REST API's.
+        let rest = try call("GET", "/v1/cafes/\(cafe)/comments").json()["items"] as? [[String: Any]]
+        XCTAssertEqual(NSDictionary(dictionary: created.json), NSDictionary(dictionary: rest?.first ?? [:]))
+
+        let photo = try post(cafe, "with photo", star: 2, token: author, photo: try upload(author))
+        _ = try post(other, "another cafe", star: 1, token: author)
+        XCTAssertEqual(page.next(named: "comment.created")?.json["id"] as? String, photo)
+        let onWall = try XCTUnwrap(wall.next(named: "comment.created"))
+        XCTAssertEqual(onWall.json["id"] as? String, photo, "the wall shows only comments with a photo")
+        XCTAssertEqual(onWall.json["cafeName"] as? String, "Live")
+
+        XCTAssertEqual(try call("PATCH", "/v1/comments/\(plain)", json: #"{"detail":"edited"}"#, token: author).status, 200)
+        XCTAssertEqual(page.next(named: "comment.updated")?.json["detail"] as? String, "edited")
+
+        // The worker's pass moves the cafe's aggregates: the page hears the new stars.
+        try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error)).drain() }
+        let stars = try XCTUnwrap(page.next(named: "cafe.updated"))
+        XCTAssertEqual(stars.json["commentSum"] as? Int, 2)
+        XCTAssertEqual(stars.json["commentAmount"] as? Int, 5)
+
+        // Hidden by an operator, then its author blocked: each time deleted on both, with no content.
+        XCTAssertEqual(try call("POST", "/v1/admin/comments/\(photo)/hide", token: admin).status, 200)
+        let hidden = try XCTUnwrap(page.next(named: "comment.deleted"))
+        XCTAssertEqual(hidden.data, #"{"id":"\#(photo)","cafeId":"\#(cafe)"}"#)
+        XCTAssertEqual(wall.next(named: "comment.deleted")?.json["id"] as? String, photo)
+        XCTAssertEqual(try call("POST", "/v1/admin/users/\(authorID)/block", json: #"{"hideComments":true}"#, token: admin).status, 200)
+        XCTAssertEqual(page.next(named: "comment.deleted")?.json["id"] as? String, plain)
+
+        // Every event's id is its feed position, rising; none came twice.
+        let later = page.drain()
+        XCTAssertFalse(later.contains { $0.name.hasPrefix("comment.") }, "\(later)")
+        XCTAssertGreaterThan(page.comments, 0, "heartbeats are comment lines")
+    }
+
+    func testAResumingClientGetsWhatItMissedOnceAndOneTooFarBehindReloads() throws {
+        try listening()
+        let admin = try adminToken()
+        let cafe = try createCafe("Resume", token: admin)["id"] as? String ?? ""
+        let (_, author) = try signUp("author")
+        var first: EventStreamClient? = try watch("/v1/cafes/\(cafe)/live")
+        let one = try post(cafe, "one", star: 1, token: author)
+        let seen = try XCTUnwrap(first?.next(named: "comment.created"))
+        XCTAssertEqual(seen.json["id"] as? String, one)
+        first = nil   // the client goes away
+
+        let two = try post(cafe, "two", star: 2, token: author)
+        let three = try post(cafe, "three", star: 3, token: author)
+        let resumed = try watch("/v1/cafes/\(cafe)/live", lastEventID: seen.id)
+        let missed = resumed.drain().filter { $0.name == "comment.created" }
+        XCTAssertEqual(missed.map { $0.json["id"] as? String }, [two, three])
+        let four = try post(cafe, "four", star: 1, token: author)
+        XCTAssertEqual(resumed.next(named: "comment.created")?.json["id"] as? String, four)
+        let ids = missed.compactMap { $0.id.flatMap(Int64.init) }
+        XCTAssertEqual(ids, ids.sorted())
+
+        // The point has left the feed: reload, then the feed goes on.
+        try pool.query("UPDATE live_feed_pruned SET through = (SELECT max(seq) FROM live_changes)")
+        let behind = try watch("/v1/cafes/\(cafe)/live", lastEventID: seen.id)
+        XCTAssertNotNil(behind.next(named: "reload"))
+        let five = try post(cafe, "five", star: 2, token: author)
+        XCTAssertEqual(behind.next(named: "comment.created")?.json["id"] as? String, five)
+
+        XCTAssertEqual(try call("GET", "/v1/cafes/\(cafe)/live", headers: ["Last-Event-ID": "yesterday"]).json()["code"] as? String,
+                       "invalid_last_event_id")
+        XCTAssertEqual(try call("GET", "/v1/cafes/999999/live").status, 404)
+    }
+
+    func testTheLimitsRefuseWithTheirCodes() throws {
+        app.shutdown()
+        try startApplication(extra: ["LIVE_MAX_PER_ADDRESS": "2", "LIVE_MAX_CONNECTIONS": "3"])
+        let first = try watch("/v1/comments/live", from: "127.0.0.2")
+        let second = try watch("/v1/comments/live", from: "127.0.0.2")
+        let third = try EventStreamClient(port: app.server.port, path: "/v1/comments/live", from: "127.0.0.2")
+        XCTAssertEqual(third.status, 429)
+        XCTAssertEqual(third.refusal?.json()["code"] as? String, "too_many_live_connections")
+        let fourth = try watch("/v1/comments/live", from: "127.0.0.3")
+        let fifth = try EventStreamClient(port: app.server.port, path: "/v1/comments/live", from: "127.0.0.4")
+        XCTAssertEqual(fifth.status, 503)
+        XCTAssertEqual(fifth.refusal?.json()["code"] as? String, "too_many_watchers")
+        _ = (first, second, fourth)
+    }
+}
