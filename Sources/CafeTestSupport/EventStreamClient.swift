@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// A Server-Sent Events client over a real socket: sends the GET, checks the answer is a stream, and
@@ -21,9 +24,12 @@ public final class EventStreamClient {
     /// Comment lines seen (heartbeats).
     public private(set) var comments = 0
     public private(set) var ended = false
+    /// How the stream ended: its last chunk, or the error that ended the connection.
+    public private(set) var endReason: String?
 
-    public init(port: UInt16, path: String, lastEventID: String? = nil, from source: String? = nil) throws {
-        client = try RawHTTPClient(port: port, from: source)
+    /// `receiveBuffer`: a small socket buffer, for a client that reads slowly.
+    public init(port: UInt16, path: String, lastEventID: String? = nil, from source: String? = nil, receiveBuffer: Int32? = nil) throws {
+        client = try RawHTTPClient(port: port, from: source, receiveBuffer: receiveBuffer)
         var head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
         if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
         try client.send(head + "\r\n")
@@ -50,12 +56,15 @@ public final class EventStreamClient {
             client.setReadTimeout(max(0.01, left))
             do {
                 guard let chunk = try client.readChunk() else {
+                    endReason = "last chunk"
                     ended = true
                     return takeEvent()
                 }
                 text += chunk
             } catch {
-                if Date() >= deadline { return nil }
+                // A read that timed out (EAGAIN) leaves the stream open; anything else ends it.
+                if "\(error)".hasSuffix("errno \(EAGAIN)") { continue }
+                endReason = "\(error)"
                 ended = true
                 return nil
             }

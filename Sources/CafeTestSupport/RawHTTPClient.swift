@@ -30,9 +30,11 @@ public final class RawHTTPClient {
     /// object whose properties are all set, even when its `init` throws) never closes it a second time.
     /// A second close would end whatever descriptor the process opened meanwhile under that number
     /// (seen as libmicrohttpd aborting on a connection closed under it).
-    public init(port: UInt16, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10) throws {
+    /// `receiveBuffer`: the socket's receive buffer in bytes, set before it connects (a small one makes a slow reader).
+    public init(port: UInt16, host: String = "127.0.0.1", from source: String? = nil, timeoutSeconds: Int = 10, receiveBuffer: Int32? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)

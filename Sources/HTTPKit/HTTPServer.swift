@@ -182,6 +182,9 @@ public final class HTTPServer: @unchecked Sendable {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// The kernel's send buffer of a streamed answer's socket (Linux doubles it).
+    static let streamSocketBufferBytes: Int32 = 32 << 10
+
     /// Connections accepted past `connectionLimit` only to be told 503.
     static let connectionHeadroom = 64
 
@@ -709,12 +712,20 @@ extension HTTPServer {
             return .NO
         }
         defer { MHD_destroy_response(handle) }
+        // The kernel's buffer for a stream's socket is fixed small: it grows by itself up to megabytes for a
+        // client that does not read, which would make `LIVE_BUFFER_BYTES` no bound at all (and, for thousands
+        // of watchers, cost the kernel's memory). 64 KiB is a second of events for the busiest page.
+        var sendBuffer: Int32 = Self.streamSocketBufferBytes
+        _ = setsockopt(cafe_mhd_connection_fd(connection), SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         state.stream = stream
         stream.attach(connection, suspensions, state)
         streams.add(stream)
         for (name, value) in response.headers { add(name, value, to: handle) }
         add("X-Request-Id", state.requestID, to: handle)
         MHD_add_response_header(handle, "X-Content-Type-Options", "nosniff")
+        // A stream's connection is not reused: once the stream ends it closes, which is what tells
+        // libmicrohttpd (0.9.75) the request is over — kept alive, its end went unnoticed until the next request.
+        MHD_add_response_header(handle, "Connection", "close")
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
 }

@@ -122,6 +122,7 @@ public final class ResponseStream: @unchecked Sendable {
             return 0
         }
         var written = 0
+        if capacity < 64 { FileHandle.standardError.write("capacity \(capacity)\n".data(using: .utf8)!) }
         while written < capacity, let first = chunks.first {
             let n = min(capacity - written, first.count - sentOfFirst)
             first.withUnsafeBufferPointer { source in

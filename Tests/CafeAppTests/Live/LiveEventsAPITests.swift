@@ -132,3 +132,56 @@ final class LiveEventsAPITests: APITestCase {
         _ = (first, second, fourth)
     }
 }
+
+/// A slow client is dropped with a reason without holding up the others; watchers cost no thread
+/// and no CPU while nothing happens; stopping the server tells every watcher to reconnect.
+final class LiveStreamBoundsAPITests: APITestCase {
+    override var extraEnvironment: [String: String] { ["LIVE_BUFFER_BYTES": "16384", "LIVE_HEARTBEAT_SECONDS": "30", "LIVE_MAX_PER_ADDRESS": "100"] }
+
+    func testASlowClientIsDroppedAndTheOthersGetEverything() throws {
+        try eventually("the listener reads the feed") { app.liveFeedPosition != nil }
+        let admin = try adminToken()
+        let cafe = try createCafe("Busy", token: admin)["id"] as? String ?? ""
+        let (_, author) = try signUp("author")
+        // The slow one has a tiny receive buffer and reads nothing until the end.
+        let slow = try EventStreamClient(port: app.server.port, path: "/v1/cafes/\(cafe)/live", receiveBuffer: 2048)
+        let quick = try EventStreamClient(port: app.server.port, path: "/v1/cafes/\(cafe)/live")
+        let detail = String(repeating: "長い感想です。", count: 250)
+        var received = 0
+        for i in 0..<150 {
+            let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(i) \#(detail)","star":2}"#, token: author)
+            XCTAssertEqual(r.status, 201, r.text)
+            received += quick.drain(quiet: 0.05).filter { $0.name == "comment.created" }.count
+        }
+        received += quick.drain(quiet: 0.5).filter { $0.name == "comment.created" }.count
+        XCTAssertEqual(received, 150, "the quick client misses nothing")
+        // The slow client now reads: what it had, then the reason, then the end.
+        let seen = slow.drain(quiet: 1)
+        XCTAssertEqual(seen.last?.name, "reconnect", "\(seen.suffix(2))")
+        XCTAssertEqual(seen.last?.json["reason"] as? String, "too_slow")
+        XCTAssertLessThan(seen.filter { $0.name == "comment.created" }.count, 150)
+        XCTAssertEqual(slow.endReason, "last chunk")
+        try eventually("the slow client's connection is let go") { app.liveConnections == 1 }
+        XCTAssertEqual(app.liveConnections, 1)
+    }
+
+    func testWatchersCostNoCPUWhileIdleAndAreToldToReconnectOnShutdown() throws {
+        let watchers = try (0..<40).map { _ in try EventStreamClient(port: app.server.port, path: "/v1/comments/live") }
+        XCTAssertTrue(watchers.allSatisfy { $0.status == 200 })
+        try eventually("all are counted") { app.liveConnections == 40 }
+        var before = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &before)
+        Thread.sleep(forTimeInterval: 2)
+        var after = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &after)
+        let cpu = Double(after.ru_utime.tv_sec - before.ru_utime.tv_sec + after.ru_stime.tv_sec - before.ru_stime.tv_sec)
+            + Double(after.ru_utime.tv_usec - before.ru_utime.tv_usec + after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6
+        XCTAssertLessThan(cpu, 0.3, "40 idle watchers used \(cpu) s of CPU in 2 s")
+
+        app.shutdown()
+        for watcher in watchers {
+            XCTAssertEqual(watcher.next(named: "reconnect", timeout: 5)?.json["reason"] as? String, "server_stopping")
+        }
+        app = nil
+    }
+}
