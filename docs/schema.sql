@@ -135,6 +135,54 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.live_cafe_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    -- A record's fields are resolved when a statement runs: each table's column is named in its own branch.
+    IF TG_OP = 'DELETE' THEN
+        PERFORM live_record('cafe', 'removed', OLD.cafe_id, NULL, NULL);
+    ELSIF TG_TABLE_NAME = 'cafes' THEN
+        PERFORM live_record('cafe', 'updated', NEW.id, NULL, NULL);
+    ELSE
+        PERFORM live_record('cafe', 'updated', NEW.cafe_id, NULL, NULL);
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.live_comment_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM live_record('comment', CASE WHEN NEW.created_at = now() THEN 'created' ELSE 'appeared' END, NEW.cafe_id, NEW.id, NULL);
+    ELSIF TG_OP = 'UPDATE' THEN
+        PERFORM live_record('comment', 'updated', NEW.cafe_id, NEW.id, to_jsonb(OLD));
+        IF NEW.cafe_id <> OLD.cafe_id THEN
+            PERFORM live_record('comment', 'removed', OLD.cafe_id, OLD.id, to_jsonb(OLD));
+        END IF;
+    ELSE
+        PERFORM live_record('comment', 'removed', OLD.cafe_id, OLD.id, to_jsonb(OLD));
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.live_feed_enabled() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(current_setting('cafe.live_feed', true), '') <> 'off'
+$$;
+
+CREATE FUNCTION public.live_record(subject text, op text, cafe_id bigint, comment_id bigint, previous jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('cafe_live_feed'));
+    INSERT INTO live_changes (seq, subject, op, cafe_id, comment_id, previous)
+    VALUES (nextval('live_changes_seq'), subject, op, cafe_id, comment_id, previous);
+    PERFORM pg_notify('cafe_live', '');
+END $$;
+
 CREATE FUNCTION public.note_object_deletion() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -482,6 +530,31 @@ ALTER TABLE public.job_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE public.live_changes (
+    seq bigint NOT NULL,
+    subject text NOT NULL,
+    op text NOT NULL,
+    cafe_id bigint NOT NULL,
+    comment_id bigint,
+    previous jsonb,
+    recorded_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT live_changes_op_check CHECK ((op = ANY (ARRAY['created'::text, 'appeared'::text, 'updated'::text, 'removed'::text]))),
+    CONSTRAINT live_changes_subject_check CHECK ((subject = ANY (ARRAY['comment'::text, 'cafe'::text])))
+);
+
+CREATE SEQUENCE public.live_changes_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+CREATE TABLE public.live_feed_pruned (
+    one boolean DEFAULT true NOT NULL,
+    through bigint NOT NULL,
+    CONSTRAINT live_feed_pruned_one_check CHECK (one)
+);
+
 CREATE TABLE public.login_failures (
     username_key text NOT NULL,
     failed_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -684,6 +757,12 @@ ALTER TABLE ONLY public.idempotency_keys
 ALTER TABLE ONLY public.job_runs
     ADD CONSTRAINT job_runs_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.live_changes
+    ADD CONSTRAINT live_changes_pkey PRIMARY KEY (seq);
+
+ALTER TABLE ONLY public.live_feed_pruned
+    ADD CONSTRAINT live_feed_pruned_pkey PRIMARY KEY (one);
+
 ALTER TABLE ONLY public.mail_outbox
     ADD CONSTRAINT mail_outbox_pkey PRIMARY KEY (id);
 
@@ -774,6 +853,10 @@ CREATE UNIQUE INDEX job_runs_kind_period_key ON public.job_runs USING btree (kin
 
 CREATE INDEX job_runs_started_at_idx ON public.job_runs USING btree (started_at DESC);
 
+CREATE INDEX live_changes_cafe_idx ON public.live_changes USING btree (cafe_id, seq);
+
+CREATE INDEX live_changes_recorded_idx ON public.live_changes USING btree (recorded_at);
+
 CREATE INDEX login_failures_key_address_idx ON public.login_failures USING btree (username_key, address, failed_at DESC);
 
 CREATE INDEX mail_outbox_due_idx ON public.mail_outbox USING btree (next_attempt_at) WHERE (state = 'pending'::text);
@@ -806,6 +889,10 @@ CREATE TRIGGER audit_log_no_change BEFORE DELETE OR UPDATE ON public.audit_log F
 
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_is_append_only();
 
+CREATE CONSTRAINT TRIGGER cafe_stats_live_deleted AFTER DELETE ON public.cafe_stats DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (public.live_feed_enabled()) EXECUTE FUNCTION public.live_cafe_changed();
+
+CREATE CONSTRAINT TRIGGER cafe_stats_live_updated AFTER UPDATE ON public.cafe_stats DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((public.live_feed_enabled() AND ((old.comment_sum IS DISTINCT FROM new.comment_sum) OR (old.comment_amount IS DISTINCT FROM new.comment_amount)))) EXECUTE FUNCTION public.live_cafe_changed();
+
 CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE TRIGGER cafe_stats_notify_photos AFTER DELETE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
@@ -820,6 +907,8 @@ CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING N
 
 CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
 
+CREATE CONSTRAINT TRIGGER cafes_live_updated AFTER UPDATE ON public.cafes DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((public.live_feed_enabled() AND (old.archived_at IS NULL) AND (new.archived_at IS NULL) AND ((((((old.name IS DISTINCT FROM new.name) OR (old.catch_copy IS DISTINCT FROM new.catch_copy)) OR (old.introduction IS DISTINCT FROM new.introduction)) OR (old.image_id IS DISTINCT FROM new.image_id)) OR (old.publish_date IS DISTINCT FROM new.publish_date)) OR (old.updated_at IS DISTINCT FROM new.updated_at)))) EXECUTE FUNCTION public.live_cafe_changed();
+
 CREATE TRIGGER cafes_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE TRIGGER cafes_notify_photos AFTER DELETE OR UPDATE OF image_id OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
@@ -829,6 +918,12 @@ CREATE TRIGGER comments_enqueue_deleted AFTER DELETE ON public.comments REFERENC
 CREATE TRIGGER comments_enqueue_inserted AFTER INSERT ON public.comments REFERENCING NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_inserted();
 
 CREATE TRIGGER comments_enqueue_updated AFTER UPDATE ON public.comments REFERENCING OLD TABLE AS old_comments NEW TABLE AS new_comments FOR EACH STATEMENT EXECUTE FUNCTION public.comments_enqueue_updated();
+
+CREATE CONSTRAINT TRIGGER comments_live_deleted AFTER DELETE ON public.comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (public.live_feed_enabled()) EXECUTE FUNCTION public.live_comment_changed();
+
+CREATE CONSTRAINT TRIGGER comments_live_inserted AFTER INSERT ON public.comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (public.live_feed_enabled()) EXECUTE FUNCTION public.live_comment_changed();
+
+CREATE CONSTRAINT TRIGGER comments_live_updated AFTER UPDATE ON public.comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((public.live_feed_enabled() AND (old.* IS DISTINCT FROM new.*))) EXECUTE FUNCTION public.live_comment_changed();
 
 CREATE TRIGGER comments_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.comments FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('comments');
 

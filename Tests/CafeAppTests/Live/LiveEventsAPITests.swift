@@ -3,6 +3,8 @@ import CafeTestSupport
 import Foundation
 import JSONLogging
 import PostgresKit
+import Synchronization
+import CafeApp
 import XCTest
 
 /// The live feed over real sockets as a browser's EventSource reads it: a cafe's page and the photo wall
@@ -115,6 +117,57 @@ final class LiveEventsAPITests: APITestCase {
         XCTAssertEqual(try call("GET", "/v1/cafes/\(cafe)/live", headers: ["Last-Event-ID": "yesterday"]).json()["code"] as? String,
                        "invalid_last_event_id")
         XCTAssertEqual(try call("GET", "/v1/cafes/999999/live").status, 404)
+    }
+
+    /// Another API process on the same database (as `make cluster` runs two).
+    private func secondProcess() throws -> Application {
+        let config = Configuration(environment: ["DATABASE_URL": db.conninfo, "PORT": "0", "LOG_LEVEL": "error", "HTTP_THREADS": "2",
+                                                 "MIGRATIONS_DIR": repositoryRoot.appendingPathComponent("migrations").path,
+                                                 "RATE_LIMIT_READS": "0", "RATE_LIMIT_WRITES": "0", "PAGE_CACHE_BYTES": "0"])
+        let database = try Blocking.run { try await Database.open(config, applicationName: "api-test-2", forAPI: true, logger: Logger(label: "t", minimum: .error)) }
+        let other = try Application(configuration: config, database: database)
+        try Blocking.run { try await other.start() }
+        return other
+    }
+
+    func testTwoProcessesEachHearEveryChangeAndAResumeAfterARestartMissesNothing() throws {
+        try listening()
+        let other = try secondProcess()
+        defer { other.shutdown() }
+        try eventually("the second process reads the feed") { other.liveFeedPosition != nil }
+        let admin = try adminToken()
+        let cafe = try createCafe("Two", token: admin)["id"] as? String ?? ""
+        let (_, author) = try signUp("author")
+        let here = try watch("/v1/cafes/\(cafe)/live")
+        let there = try EventStreamClient(port: other.server.port, path: "/v1/cafes/\(cafe)/live")
+        // Posts through both processes at once, from several threads.
+        let posted = Mutex<[String]>([])
+        let ports = [app.server.port, other.server.port]
+        DispatchQueue.concurrentPerform(iterations: 20) { i in
+            let port = ports[i % 2]
+            guard let client = try? RawHTTPClient(port: port),
+                  let r = try? client.request("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"post \#(i)","star":2}"#,
+                                              headers: ["Authorization": "Bearer \(author)"]), r.status == 201,
+                  let id = r.json()["id"] as? String else { return }
+            posted.withLock { $0.append(id) }
+        }
+        XCTAssertEqual(posted.withLock { $0.count }, 20)
+        for stream in [here, there] {
+            let events = stream.drain(quiet: 1).filter { $0.name == "comment.created" }
+            XCTAssertEqual(Set(events.compactMap { $0.json["id"] as? String }), Set(posted.withLock { $0 }))
+            XCTAssertEqual(events.count, 20, "each once")
+            let ids = events.compactMap { $0.id.flatMap(Int64.init) }
+            XCTAssertEqual(ids, ids.sorted(), "in the feed's order")
+        }
+        let last = try XCTUnwrap(there.drain(quiet: 0.1).last?.id ?? (try pool.query("SELECT max(seq) FROM live_changes").one().decode(0, as: Int64.self)).description)
+
+        // The first process restarts; meanwhile a comment is posted through the other; a client resumes on the first.
+        app.shutdown()
+        let missed = try XCTUnwrap(RawHTTPClient(port: other.server.port).request("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"while away","star":3}"#,
+                                                                                  headers: ["Authorization": "Bearer \(author)"]).json()["id"] as? String)
+        try startApplication()
+        let resumed = try watch("/v1/cafes/\(cafe)/live", lastEventID: last)
+        XCTAssertEqual(resumed.next(named: "comment.created")?.json["id"] as? String, missed)
     }
 
     func testTheLimitsRefuseWithTheirCodes() throws {
