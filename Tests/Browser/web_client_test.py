@@ -53,14 +53,19 @@ class Story:
             self.admin_password = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)["password"]
         self.screenshots = screenshots
         os.makedirs(screenshots, exist_ok=True)
+        self.driver = self.browser()
+        self.username = "web_" + uuid.uuid4().hex[:8]
+
+    @staticmethod
+    def browser():
+        """A headless Chromium of its own (its own cookies and storage: another reader)."""
         options = webdriver.ChromeOptions()
         options.binary_location = "/usr/bin/chromium"
         for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1000", "--lang=ja",
                     "--disable-gpu", "--hide-scrollbars"]:
             options.add_argument(arg)
         options.add_experimental_option("prefs", {"intl.accept_languages": "ja"})
-        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        self.username = "web_" + uuid.uuid4().hex[:8]
+        return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -189,8 +194,19 @@ class Story:
         self.wait(lambda d: self.one("#cafe-name").text == "抹茶カフェ 翠", "the cafe page")
         self.cafe_id = self.driver.current_url.rsplit("/", 1)[-1]
 
+    def watching(self, hash_, ready):
+        """Another reader's browser on `hash_`, once `ready` (a CSS selector) shows, marked so that a reload would show."""
+        other = self.browser()
+        other.get(f"{self.base}/{hash_}")
+        WebDriverWait(other, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
+        other.execute_script("window.notReloaded = true")
+        return other
+
     def post_review_with_photo(self):
         before = self.rating_count()
+        # Two other readers, on this cafe's page and on the photo wall, see the review arrive without a reload.
+        page = self.watching(f"#/cafes/{self.cafe_id}", "#rating")
+        wall = self.watching("#/wall", "#wall figure")
         self.one("#review input[name=star][value='3']").click()
         self.one("#review-detail").send_keys("宇治の抹茶ラテが最高でした")
         path = os.path.join(tempfile.mkdtemp(), "latte.png")
@@ -205,6 +221,22 @@ class Story:
             self.comment_id), "its photo shown")
         assert "プレミアム" in self.comment("宇治の抹茶ラテが最高でした").text
         self.wait(lambda d: self.rating_count() == before + 1, f"the comment count going from {before} to {before + 1} (worker)")
+        try:
+            for other, selector, where in [(page, f"li[data-comment-id='{self.comment_id}'] img.comment-photo", "the other reader's cafe page"),
+                                           (wall, f"figure[data-comment-id='{self.comment_id}'] img", "the other reader's photo wall")]:
+                try:
+                    WebDriverWait(other, WAIT).until(lambda d: d.execute_script(
+                        "const i = document.querySelector(arguments[0]); return window.notReloaded && i && i.complete && i.naturalWidth > 0", selector))
+                except TimeoutException:
+                    raise AssertionError(f"timed out waiting for: the new comment and its photo live on {where}")
+            try:
+                WebDriverWait(page, WAIT).until(lambda d: f"{before + 1}" in d.find_element(By.CSS_SELECTOR, "#rating").text
+                                                and d.execute_script("return window.notReloaded"))
+            except TimeoutException:
+                raise AssertionError("timed out waiting for: the new stars live on the other reader's cafe page")
+        finally:
+            page.quit()
+            wall.quit()
         self.screenshot("cafe.png", height=1900)
 
     def keyboard_and_phone(self):

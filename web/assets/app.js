@@ -8,6 +8,7 @@ import { wallView } from './view-wall.js';
 import { accountView } from './view-account.js';
 import { forgotView, resetView, verifyView } from './view-recovery.js';
 import { adminView } from './admin.js';
+import { stopWatching } from './live.js';
 
 const main = document.getElementById('main');
 
@@ -23,6 +24,7 @@ const routes = [
 ];
 
 async function render() {
+  stopWatching();
   const hash = location.hash || '#/';
   for (const [pattern, view] of routes) {
     const match = hash.match(pattern);

@@ -4,6 +4,7 @@ import { api, session, uploadPhoto } from './api.js';
 import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating, starPicker, stars } from './stars.js';
+import { watch } from './live.js';
 
 export async function cafeView(main, id) {
   const cafe = await api('GET', `/v1/cafes/${id}`);
@@ -33,23 +34,39 @@ export async function cafeView(main, id) {
     more.dataset.cursor = page.nextCursor || '';
   }
 
-  /// After a write: the list at once, the rating once the aggregation worker has counted it (about a second).
+  /// After a write: the list at once; the new rating arrives live once the worker has counted it.
   async function afterWrite() {
     await load(true);
-    const before = JSON.stringify([cafe.commentSum, cafe.commentAmount]);
-    for (let i = 0; i < 20; i++) {
-      const fresh = await api('GET', `/v1/cafes/${id}`);
-      if (JSON.stringify([fresh.commentSum, fresh.commentAmount]) !== before) {
-        Object.assign(cafe, fresh);
-        replace(rating, stars(fresh.averageStar, fresh.commentSum));
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+
+  function showCafe(fresh) {
+    Object.assign(cafe, fresh);
+    replace(rating, stars(fresh.averageStar, fresh.commentSum));
+  }
+
+  // Changes as they happen: new comments on top, edits in place (not one being edited here), removals, the stars.
+  function item(commentId) { return list.querySelector(`li[data-comment-id="${commentId}"]`); }
+  function upsert(c) {
+    const old = item(c.id);
+    if (old && old.querySelector('form')) return;
+    const fresh = commentItem(c, afterWrite);
+    if (old) old.replaceWith(fresh);
+    else {
+      list.querySelector('li.muted')?.remove();
+      list.prepend(fresh);
     }
   }
 
   more.addEventListener('click', () => load(false));
   await load(true);
+  watch(`/v1/cafes/${id}/live`, {
+    'comment.created': upsert,
+    'comment.updated': upsert,
+    'comment.deleted': (c) => item(c.id)?.remove(),
+    'cafe.updated': showCafe,
+    'cafe.deleted': () => { location.hash = '#/'; },
+    reload: async () => { await load(true); showCafe(await api('GET', `/v1/cafes/${id}`)); },
+  });
 }
 
 function reviewForm(cafe, afterWrite) {
