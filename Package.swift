@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // WebSocket framing (HTTPKit's WebSocketLoop); Debian ships no pkg-config file for it.
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         // gzip for answers (HTTPKit's ResponseCompression).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The few calls Swift cannot make itself: variadic MHD_start_daemon and fork+setuid+exec.
@@ -44,7 +46,7 @@ let package = Package(
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "CSystem", "IOReadiness", "JSONLogging"], swiftSettings: release),
         // Before the service can use a database: the embedded PostgreSQL launcher and the migrator.
         .target(name: "DatabaseSetup", dependencies: ["PostgresKit", "CLibPQ", "CSystem", "JSONLogging"], swiftSettings: release),
-        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "CZlib", "IOReadiness", "JSONLogging"], swiftSettings: release),
+        .target(name: "HTTPKit", dependencies: ["CMicroHTTPD", "CSystem", "CJSONScan", "CZlib", "CWslay", "IOReadiness", "JSONLogging"], swiftSettings: release),
         .target(name: "CafeDomain", swiftSettings: release),
         // Decoding, cleaning and resizing photos (libvips), and the S3 API (libcurl, SigV4).
         // Helper processes of the `cafe` executable, and the messages to them (photos, password hashes).

@@ -155,7 +155,7 @@ CREATE FUNCTION public.live_comment_changed() RETURNS trigger
     AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        PERFORM live_record('comment', CASE WHEN NEW.created_at = now() THEN 'created' ELSE 'appeared' END, NEW.cafe_id, NEW.id, NULL);
+        PERFORM live_record('comment', CASE WHEN NEW.created_at = now()::timestamptz(3) THEN 'created' ELSE 'appeared' END, NEW.cafe_id, NEW.id, NULL);
     ELSIF TG_OP = 'UPDATE' THEN
         PERFORM live_record('comment', 'updated', NEW.cafe_id, NEW.id, to_jsonb(OLD));
         IF NEW.cafe_id <> OLD.cafe_id THEN

@@ -54,12 +54,13 @@ BEGIN
 END $$;
 
 -- A comment row is visible exactly while it is in `comments` (hiding moves it to hidden_comments,
--- migration 0014): an insert is a new comment when it carries its transaction's own time (a post),
+-- migration 0014): an insert is a new comment when it carries its transaction's own time (a post; the
+-- column keeps milliseconds, migration 0005),
 -- otherwise one made visible again.
 CREATE FUNCTION live_comment_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        PERFORM live_record('comment', CASE WHEN NEW.created_at = now() THEN 'created' ELSE 'appeared' END, NEW.cafe_id, NEW.id, NULL);
+        PERFORM live_record('comment', CASE WHEN NEW.created_at = now()::timestamptz(3) THEN 'created' ELSE 'appeared' END, NEW.cafe_id, NEW.id, NULL);
     ELSIF TG_OP = 'UPDATE' THEN
         PERFORM live_record('comment', 'updated', NEW.cafe_id, NEW.id, to_jsonb(OLD));
         IF NEW.cafe_id <> OLD.cafe_id THEN

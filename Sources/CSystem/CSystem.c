@@ -113,7 +113,7 @@ struct MHD_Daemon *cafe_mhd_start(int listen_fd, const char *host, uint16_t port
                                   MHD_AccessHandlerCallback handler, void *handler_cls,
                                   MHD_RequestCompletedCallback completed, void *completed_cls,
                                   MHD_NotifyConnectionCallback notify, void *notify_cls) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE;
     if (listen_fd >= 0) {
         return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                                 MHD_OPTION_LISTEN_SOCKET, listen_fd,
@@ -382,4 +382,8 @@ int cafe_become_niced_helper(int niceness) {
 
 int cafe_map_allocations_from(size_t bytes) {
     return mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1 ? 0 : -1;
+}
+
+int cafe_mhd_upgrade_close(struct MHD_UpgradeResponseHandle *urh) {
+    return MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE) == MHD_YES ? 0 : -1;
 }

@@ -133,6 +133,13 @@ public final class RawHTTPClient {
         return size == 0 ? nil : chunk
     }
 
+    /// Exactly `count` bytes, as they come (a read that times out leaves what was read in the buffer).
+    public func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count { try fill() }
+        defer { buffer.removeFirst(count) }
+        return Array(buffer[..<count])
+    }
+
     /// Up to `count` bytes of a body with a length, as they come.
     public func readChunkOrBytes(_ count: Int) throws -> [UInt8] {
         if buffer.isEmpty { try fill() }

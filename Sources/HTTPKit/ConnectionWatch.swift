@@ -132,6 +132,12 @@ final class WatchedConnection: @unchecked Sendable {   // isCut: only under its 
     /// Its answer was queued: it has the write timeout to go out.
     func writing() { writingSince.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
 
+    /// It became a WebSocket: its own loop keeps its time from now on.
+    func handedOver() {
+        readingSince.store(0, ordering: .relaxed)
+        writingSince.store(0, ordering: .relaxed)
+    }
+
     /// Its answer is out: the next request has the read timeout from now.
     func reading() {
         writingSince.store(0, ordering: .relaxed)

@@ -51,12 +51,21 @@ public final class HTTPServer: @unchecked Sendable {
         /// Bytes of request bodies held at once, in all and per client (`BodyBudget`).
         public var bodiesInFlightBytes: Int
         public var bodiesInFlightPerClientBytes: Int
+        /// WebSockets: how often each is pinged, how long one may send nothing before it is closed, and the
+        /// largest message taken (past it, closed with 1009).
+        public var webSocketPingSeconds: Double
+        public var webSocketIdleSeconds: Double
+        public var webSocketMaxMessageBytes: Int
 
         public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 8, connectionLimit: Int = 4096,
                     connectionsPerAddress: Int = 256, idleTimeoutSeconds: Int = 30, requestReadTimeoutSeconds: Int = 10,
                     responseWriteTimeoutSeconds: Int = 120, maxBodyBytes: Int = 1 << 20, maxHeaderBytes: Int = 16 << 10,
                     shutdownGracePeriod: TimeInterval = 10, listenSocket: Int32? = nil, trustedProxies: TrustedProxies = .none,
-                    bodiesInFlightBytes: Int? = nil, bodiesInFlightPerClientBytes: Int? = nil) {
+                    bodiesInFlightBytes: Int? = nil, bodiesInFlightPerClientBytes: Int? = nil,
+                    webSocketPingSeconds: Double = 15, webSocketIdleSeconds: Double = 60, webSocketMaxMessageBytes: Int = 64 << 10) {
+            self.webSocketPingSeconds = webSocketPingSeconds
+            self.webSocketIdleSeconds = webSocketIdleSeconds
+            self.webSocketMaxMessageBytes = webSocketMaxMessageBytes
             self.trustedProxies = trustedProxies
             self.bodiesInFlightBytes = bodiesInFlightBytes ?? 8 * maxBodyBytes
             self.bodiesInFlightPerClientBytes = bodiesInFlightPerClientBytes ?? 2 * maxBodyBytes
@@ -84,6 +93,8 @@ public final class HTTPServer: @unchecked Sendable {
     let suspensions = Suspensions()
     /// The streams being sent, ended with their last words when the server stops.
     let streams = OpenStreams()
+    /// The connections that became WebSockets, read and written by one thread of their own.
+    let webSockets: WebSocketLoop
     /// Where held answers (`Response.hold`) wait out their time: a timer each, no thread.
     let holding = DispatchQueue(label: "held-answers")
     let connections: ConnectionWatch
@@ -103,6 +114,8 @@ public final class HTTPServer: @unchecked Sendable {
         connections = ConnectionWatch(readTimeoutSeconds: configuration.requestReadTimeoutSeconds,
                                       writeTimeoutSeconds: configuration.responseWriteTimeoutSeconds)
         bodies = BodyBudget(totalBytes: configuration.bodiesInFlightBytes, perClientBytes: configuration.bodiesInFlightPerClientBytes)
+        webSockets = WebSocketLoop(pingInterval: configuration.webSocketPingSeconds, idleTimeout: configuration.webSocketIdleSeconds,
+                                   maxMessageBytes: configuration.webSocketMaxMessageBytes)
     }
 
     /// Open connections right now.
@@ -148,6 +161,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard let daemon = state.withLock({ s -> OpaquePointer? in defer { s.daemon = nil }; return s.daemon }) else { return }
         draining.store(true, ordering: .releasing)
         streams.endAll()
+        // libmicrohttpd must not stop with a connection it handed over still open.
+        webSockets.closeAll(timeout: 2)
         let deadline = Date().addingTimeInterval(configuration.shutdownGracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && Date() < deadline { usleep(5_000) }
         let abandoned = inFlight.load(ordering: .acquiring)
@@ -543,6 +558,7 @@ extension HTTPServer {
             if let answer = run.runJobs() {
                 state.run = nil
                 if let stream = answer.stream { return queue(answer, streaming: stream, state, on: connection) }
+                if let upgrade = answer.webSocket { return queue(answer, upgradingTo: upgrade, state, on: connection) }
                 guard answer.hold > 0 else { return queue(answer, on: connection, requestID: state.requestID, closing: state.closing) }
                 guard suspensions.suspend(connection, state) else {
                     return queue(answer, on: connection, requestID: state.requestID, closing: true)
@@ -728,6 +744,52 @@ extension HTTPServer {
         MHD_add_response_header(handle, "Connection", "close")
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
+}
+
+extension HTTPServer {
+    /// Queues a 101 whose connection libmicrohttpd then hands over (`takeOver`) to the WebSocket loop.
+    fileprivate func queue(_ response: Response, upgradingTo upgrade: WebSocketUpgrade, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        let handOver = Unmanaged.passRetained(HandOver(server: self, upgrade: upgrade, peer: watched(connection)?.peer ?? "unknown")).toOpaque()
+        guard let handle = MHD_create_response_for_upgrade(takeOver, handOver) else {
+            Unmanaged<HandOver>.fromOpaque(handOver).release()
+            return .NO
+        }
+        defer { MHD_destroy_response(handle) }
+        // No deadline of `ConnectionWatch` applies to it any more.
+        watched(connection)?.handedOver()
+        for (name, value) in response.headers { add(name, value, to: handle) }
+        add("X-Request-Id", state.requestID, to: handle)
+        return MHD_queue_response(connection, 101, handle)
+    }
+}
+
+/// What the upgrade callback needs, passed through libmicrohttpd.
+private final class HandOver {
+    let server: HTTPServer
+    let upgrade: WebSocketUpgrade
+    let peer: String
+    init(server: HTTPServer, upgrade: WebSocketUpgrade, peer: String) {
+        self.server = server
+        self.upgrade = upgrade
+        self.peer = peer
+    }
+}
+
+/// A handle libmicrohttpd lets any thread use once.
+private struct UpgradeHandle: @unchecked Sendable { let handle: OpaquePointer }
+
+/// libmicrohttpd has sent the 101: the socket (and any bytes it read past the request) become a WebSocket.
+private let takeOver: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, socket, urh in
+    guard let cls else { return }
+    let handOver = Unmanaged<HandOver>.fromOpaque(cls).takeRetainedValue()
+    guard let urh else { return }
+    let extra = extraIn.map { Array(UnsafeRawBufferPointer(start: $0, count: extraInSize).bindMemory(to: UInt8.self)) } ?? []
+    let handle = UpgradeHandle(handle: urh)
+    let webSocket = WebSocket(fd: socket, extra: extra, peer: handOver.peer, maxQueuedBytes: handOver.upgrade.maxQueuedBytes,
+                              handler: handOver.upgrade.handler,
+                              giveBack: { _ = cafe_mhd_upgrade_close(handle.handle) })
+    handOver.upgrade.opened(webSocket)
+    handOver.server.webSockets.add(webSocket)
 }
 
 /// libmicrohttpd's reader of a streamed body: what waits, or 0 with the connection suspended until more comes.

@@ -124,6 +124,11 @@ public final class JSONWriter {
         var s = s
         s.withUTF8 { appendQuoted($0) }
     }
+    /// A value serialised as JSON already (an object rendered once and sent in many messages).
+    public func value(json bytes: [UInt8]) {
+        separator()
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
     /// A string value from UTF-8 bytes that are valid already (a text column: the server checked them).
     public func value(utf8 bytes: UnsafeBufferPointer<UInt8>) { separator(); appendQuoted(bytes) }
     /// An integer as a JSON string (`"42"`): ids, which JavaScript cannot hold as numbers past 2^53.

@@ -14,6 +14,8 @@ public struct Response: Sendable {
     public var commitPosition: UInt64?
     /// A body sent as it is written (Server-Sent Events), instead of `body`.
     public var stream: ResponseStream?
+    /// For a 101: who takes the connection over as a WebSocket.
+    public var webSocket: WebSocketUpgrade?
 
     public init(status: Int, headers: [(String, String)] = [], body: ResponseBody = .empty) {
         self.status = status
@@ -41,6 +43,15 @@ public struct Response: Sendable {
                                                        // nginx passes this response on as it comes, whatever its proxy_buffering.
                                                        ("X-Accel-Buffering", "no")])
         response.stream = stream
+        return response
+    }
+
+    /// 101: the connection becomes a WebSocket that `upgrade.handler` speaks on (the request was checked
+    /// with `WebSocketHandshake.refusal`).
+    public static func webSocket(_ request: Request, _ upgrade: WebSocketUpgrade) -> Response {
+        var response = Response(status: 101, headers: [("Upgrade", "websocket"),
+                                                       ("Sec-WebSocket-Accept", WebSocketHandshake.accept(key: request.header("sec-websocket-key") ?? ""))])
+        response.webSocket = upgrade
         return response
     }
 

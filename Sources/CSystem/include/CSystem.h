@@ -42,6 +42,8 @@ int cafe_mhd_framing_fault(struct MHD_Connection *connection);
 
 /// The socket of a connection, or -1.
 int cafe_mhd_connection_fd(struct MHD_Connection *connection);
+/// Hands an upgraded connection back to libmicrohttpd, which closes it (MHD_upgrade_action is variadic).
+int cafe_mhd_upgrade_close(struct MHD_UpgradeResponseHandle *urh);
 /// Shuts the socket down when its peer has closed its side (a read would return end of file), so that
 /// libmicrohttpd closes it now; 1 when it did (see `ConnectionWatch.peerCheckNanos`).
 int cafe_end_if_peer_closed(int fd);

@@ -32,7 +32,7 @@ public final class Application: Sendable {
     /// This process's live watchers (`LiveHub`).
     let live: LiveHub
     /// Live connections open now.
-    public var liveConnections: Int { live.liveConnections }
+    public var liveConnections: Int { live.connections.open }
     /// The live feed's last change this process handed out; nil until it has read the feed.
     public var liveFeedPosition: Int64? { live.position }
     /// Live sessions in memory; nil with `SESSION_CACHE_ENTRIES=0` or read replicas.
@@ -148,7 +148,9 @@ public final class Application: Sendable {
                                     renderError: problems)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
-        let live = LiveHub(settings: configuration.live, primary: pool.client, logger: logger)
+        let liveConnections = LiveConnections(configuration.live)
+        let liveQuerySubscriptions = LiveQuerySubscriptions(appID: configuration.parseAppID)
+        let live = LiveHub(settings: configuration.live, connections: liveConnections, liveQuery: liveQuerySubscriptions, primary: pool.client, logger: logger)
         self.live = live
         changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, live: live, logger: logger)
         // Anonymous public pages, kept in each group after its rate limits and before its authentication.
@@ -197,7 +199,12 @@ public final class Application: Sendable {
                                   sessionRequired: ParseError.publicUploads,
                                   renderError: ErrorMapping.parse(logger: logger), cost: json(queries),
                                   lanes: [.hashing: json(hashing), .upload: upload])
-        router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI], unmatched: problems,
+        // Parse LiveQuery's WebSocket at /parse: no Parse headers come with an upgrade (the application id is in `connect`).
+        let liveQuery = LiveQueryServer(subscriptions: liveQuerySubscriptions, connections: liveConnections, sessions: sessions, objectIDs: objectIDs,
+                                        budget: configuration.queryBudget, settings: configuration.live)
+        let liveQueryGroup = RouteGroup(routes: [Endpoint("GET", "/parse") { (request: Request, _: CafeContext) in try liveQuery.upgrade(request, baseURL: parse.baseURL(request)) }],
+                                        renderError: problems)
+        router = Router(groups: [operations, webClient, parseFileDownloads, v1, parseAPI, liveQueryGroup], unmatched: problems,
                         unmatchedCost: RouteCost(maxBodyBytes: configuration.maxJSONBodyBytes),
                         newContext: { [pool, statementLoop, groupCommit] _ in
                             CafeContext(db: DatabaseClient(pool, readLoop: statementLoop, commitLoop: groupCommit)) })
@@ -211,7 +218,8 @@ public final class Application: Sendable {
                                   responseWriteTimeoutSeconds: configuration.responseWriteTimeoutSeconds,
                                   maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes, listenSocket: configuration.listenSocket,
                                   trustedProxies: configuration.trustedProxies, bodiesInFlightBytes: configuration.bodiesInFlightBytes,
-                                  bodiesInFlightPerClientBytes: configuration.bodiesInFlightPerClientBytes),
+                                  bodiesInFlightPerClientBytes: configuration.bodiesInFlightPerClientBytes,
+                                  webSocketPingSeconds: configuration.live.heartbeat, webSocketIdleSeconds: configuration.live.idleTimeout),
                             logger: logger, responder: front)
         serverReference.set(server)
     }

@@ -41,12 +41,12 @@ final class LiveHub: Sendable {
         var nextID = 0
         var byCafe: [CafeID: [Int: Watcher]] = [:]
         var photoWall: [Int: Watcher] = [:]
-        /// Live connections (streams and LiveQuery sockets), in all and by client address.
-        var connections = 0
-        var byAddress: [String: Int] = [:]
     }
 
     let settings: LiveSettings
+    let connections: LiveConnections
+    /// The LiveQuery sockets' subscriptions, handed each change after the streams.
+    private let liveQuery: LiveQuerySubscriptions
     /// The primary, where a resuming watcher's replay is read (a standby may not have the changes yet).
     private let primary: DatabaseClient
     private let logger: Logger
@@ -54,8 +54,10 @@ final class LiveHub: Sendable {
     /// Set once, here; Dispatch's timers are safe to use from any thread.
     private nonisolated(unsafe) let heartbeats: DispatchSourceTimer
 
-    init(settings: LiveSettings, primary: DatabaseClient, logger: Logger) {
+    init(settings: LiveSettings, connections: LiveConnections, liveQuery: LiveQuerySubscriptions, primary: DatabaseClient, logger: Logger) {
         self.settings = settings
+        self.connections = connections
+        self.liveQuery = liveQuery
         self.primary = primary
         self.logger = logger
         heartbeats = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "live-heartbeats"))
@@ -66,34 +68,6 @@ final class LiveHub: Sendable {
 
     deinit { heartbeats.cancel() }
 
-    // MARK: Connections
-
-    /// Counts a new live connection from `address`, or says why it may not open.
-    func admit(_ address: String) -> Problem? {
-        state.withLock { s in
-            if s.connections >= settings.maxConnections {
-                return Problem.unavailable("too_many_watchers", "This server holds as many live connections as it may (LIVE_MAX_CONNECTIONS); retry.", retryAfter: 5)
-            }
-            if s.byAddress[address, default: 0] >= settings.maxPerAddress {
-                return Problem(status: 429, code: "too_many_live_connections", title: "Too many live connections",
-                               detail: "This address holds \(settings.maxPerAddress) live connections already (LIVE_MAX_PER_ADDRESS).")
-            }
-            s.connections += 1
-            s.byAddress[address, default: 0] += 1
-            return nil
-        }
-    }
-
-    /// A connection `admit` counted has closed.
-    func release(_ address: String) {
-        state.withLock { s in
-            s.connections -= 1
-            let left = s.byAddress[address, default: 1] - 1
-            s.byAddress[address] = left > 0 ? left : nil
-        }
-    }
-
-    var liveConnections: Int { state.withLock { $0.connections } }
     /// The last change handed out; nil until the listener has read the feed.
     var position: Int64? { state.withLock { $0.position } }
 
@@ -102,7 +76,7 @@ final class LiveHub: Sendable {
     /// A stream of `audience`'s events (of `cafe` for a cafe's page), from the changes after `resumeAfter`
     /// when the client says where it was, else from now. Throws the refusal when it may not open.
     func stream(_ audience: ServerSentEvents.Audience, cafe: CafeID?, address: String, resumeAfter: Int64?) async throws -> ResponseStream {
-        if let refusal = admit(address) { throw refusal }
+        if let refusal = connections.admit(address) { throw refusal }
         let stream = ResponseStream(maxBufferedBytes: settings.bufferBytes, overflow: ServerSentEvents.reconnect("too_slow"),
                                     farewell: ServerSentEvents.reconnect("server_stopping"))
         stream.send(ServerSentEvents.opening)
@@ -115,7 +89,7 @@ final class LiveHub: Sendable {
         }
         stream.whenClosed { [self] in
             forget(watcher)
-            release(address)
+            connections.release(address)
         }
         if let resumeAfter {
             do {
@@ -206,6 +180,7 @@ final class LiveHub: Sendable {
                 s.position = max(s.position ?? 0, change.seq)
             }
         }
+        liveQuery.hand(changes)
     }
 
     /// Under the lock.

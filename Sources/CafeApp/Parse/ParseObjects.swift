@@ -10,6 +10,8 @@ struct ParseObjectWriter {
     let importedIDs: [ParseObjectKind: [Int64: String]]
     var keys: Set<String>?
     var excludeKeys: Set<String> = []
+    /// Written first in every object when set: LiveQuery's events name the class of what they carry.
+    var className: String?
 
     /// An object's id as /parse shows it: its Parse objectId if it was imported, else ours.
     private func objectID(_ kind: ParseObjectKind, _ id: Int64) -> String {
@@ -22,6 +24,7 @@ struct ParseObjectWriter {
 
     func cafe(_ c: Cafe, _ w: JSONWriter) {
         w.object {
+            if let className { w.field("className", className) }
             w.field("objectId", objectID(.cafe, c.id.rawValue))
             if wanted("name") { w.field("name", c.name) }
             if wanted("catchCopy") { w.field("catchCopy", c.catchCopy) }
@@ -38,6 +41,7 @@ struct ParseObjectWriter {
 
     func comment(_ m: Comment, _ w: JSONWriter) {
         w.object {
+            if let className { w.field("className", className) }
             w.field("objectId", objectID(.comment, m.id.rawValue))
             if wanted("CafeMasterObjectId") { w.field("CafeMasterObjectId", objectID(.cafe, m.cafeID.rawValue)) }
             if wanted("CafeCommentDetail") { w.field("CafeCommentDetail", m.detail) }

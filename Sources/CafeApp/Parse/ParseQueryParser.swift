@@ -54,16 +54,7 @@ struct ParseQuery<Field: RecordField> {
     }
 
     init(_ params: [String: JSONValue], className: ParseClass, fields: [String: (field: Field, type: ParseFieldType)], budget: QueryBudget) throws {
-        if let w = params["where"] {
-            guard case .object(let constraints) = w else { throw ParseError.invalidQuery("where must be a JSON object.") }
-            for (name, condition) in constraints.sorted(by: { $0.key < $1.key }) {
-                if name.hasPrefix("$") { throw ParseError.invalidQuery("\(name) is not supported.") }
-                guard let (field, type) = fields[name] else {
-                    throw ParseError.invalidQuery("\(className.rawValue) has no field \(name).")
-                }
-                query.constraints += try Self.constraints(field, type, name, condition, kind: className.objectKind, budget: budget)
-            }
-        }
+        query.constraints = try Self.constraints(where: params["where"], className: className, fields: fields, budget: budget)
         if let field = query.unnarrowedTextField, let name = fields.first(where: { $0.value.field == field })?.key {
             throw ParseError.invalidQuery("A $regex on \(name) would read every \(className.rawValue): search the cafes' text "
                                           + "(name, catchCopy, IntroduceDetail) with at least one character that is not a combining mark, or add an equality on objectId"
@@ -90,6 +81,22 @@ struct ParseQuery<Field: RecordField> {
         for unsupported in ["pipeline", "distinct", "explain", "hint"] where ![nil, .null, .bool(false)].contains(params[unsupported]) {
             throw ParseError.invalidQuery("\(unsupported) is not supported.")
         }
+    }
+
+    /// A `where` as typed constraints (the same for a query and a LiveQuery subscription); none for nil.
+    static func constraints(where w: JSONValue?, className: ParseClass, fields: [String: (field: Field, type: ParseFieldType)],
+                            budget: QueryBudget) throws -> [RecordQuery<Field>.Constraint] {
+        guard let w else { return [] }
+        guard case .object(let conditions) = w else { throw ParseError.invalidQuery("where must be a JSON object.") }
+        var out: [RecordQuery<Field>.Constraint] = []
+        for (name, condition) in conditions.sorted(by: { $0.key < $1.key }) {
+            if name.hasPrefix("$") { throw ParseError.invalidQuery("\(name) is not supported.") }
+            guard let (field, type) = fields[name] else {
+                throw ParseError.invalidQuery("\(className.rawValue) has no field \(name).")
+            }
+            out += try Self.constraints(field, type, name, condition, kind: className.objectKind, budget: budget)
+        }
+        return out
     }
 
     private static func constraints(_ field: Field, _ type: ParseFieldType, _ name: String, _ condition: JSONValue,

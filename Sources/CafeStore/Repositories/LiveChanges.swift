@@ -24,6 +24,9 @@ public struct LiveChange: Sendable {
     public let hidden: Bool
     /// The cafe as it is now, for a cafe's change; nil when it is no longer listed.
     public let cafe: Cafe?
+    /// The Parse objectIds of the comment and of the cafe, when they were imported (`ParseObjectIDs`).
+    public let importedCommentID: String?
+    public let importedCafeID: String?
 }
 
 /// Reads the live feed: the changes after a position, in their order, each with the comment or cafe
@@ -53,7 +56,9 @@ public enum LiveChanges {
                    EXISTS (SELECT 1 FROM hidden_comments h WHERE h.id = l.comment_id),
                    (l.previous->>'user_id')::bigint, coalesce(pu.username, ''), l.previous->>'detail', (l.previous->>'star')::int,
                    (l.previous->>'image_id')::bigint, (l.previous->>'created_at')::timestamptz, (l.previous->>'updated_at')::timestamptz,
-                   mc.name, \(CommentColumns.select), \(CafeColumns.select)
+                   mc.name, \(CommentColumns.select), \(CafeColumns.select),
+                   (SELECT p.object_id FROM parse_object_ids p WHERE p.kind = 'comment' AND p.id = l.comment_id),
+                   (SELECT p.object_id FROM parse_object_ids p WHERE p.kind = 'cafe' AND p.id = l.cafe_id)
             FROM live_changes l
             LEFT JOIN users pu ON pu.id = (l.previous->>'user_id')::bigint
             LEFT JOIN (comments m JOIN users u ON u.id = m.user_id JOIN cafes mc ON mc.id = m.cafe_id)
@@ -68,6 +73,8 @@ public enum LiveChanges {
     private static let commentColumn = 14
     /// Columns of `after` before the cafe's.
     private static let cafeColumn = commentColumn + 10
+    /// The imported objectIds' columns.
+    private static let importedColumn = cafeColumn + 11
 
     public static func decode(_ row: Row) throws -> LiveChange {
         let subject = LiveChange.Subject(rawValue: try row.decode(1)) ?? .comment
@@ -86,7 +93,9 @@ public enum LiveChanges {
             comment: row.isNull(commentColumn) ? nil : try CommentColumns.decode(row, from: commentColumn),
             cafeName: try row.decode(13, as: String?.self),
             previous: previous, hidden: try row.decode(5),
-            cafe: row.isNull(cafeColumn) ? nil : try CafeColumns.decode(row, from: cafeColumn))
+            cafe: row.isNull(cafeColumn) ? nil : try CafeColumns.decode(row, from: cafeColumn),
+            importedCommentID: try row.decode(importedColumn, as: String?.self),
+            importedCafeID: try row.decode(importedColumn + 1, as: String?.self))
     }
 
     /// The feed's last position: where a reader that starts now begins.
