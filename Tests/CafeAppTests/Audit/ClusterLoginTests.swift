@@ -7,8 +7,8 @@ import XCTest
 
 /// `make cluster` as it runs (`MakeCluster`): five wrong passwords through the balancer from one client do not lock
 /// the account for another client, the per-client limits count each client, not the balancer, a
-/// client's log-in budget is one for both API processes, and the balancer takes every photo the
-/// service takes.
+/// client's log-in budget is one for both API processes, the balancer takes every photo the
+/// service takes, and it passes live updates on as they come (an event stream, a LiveQuery WebSocket).
 final class ClusterLoginTests: XCTestCase {
     func testWrongPasswordsThroughTheBalancerHoldOffOnlyTheirClient() throws {
         let cluster = try MakeCluster()
@@ -20,6 +20,7 @@ final class ClusterLoginTests: XCTestCase {
         let signUp = try RawHTTPClient(port: lb, from: "127.0.0.4").request("POST", "/v1/users", json: #"{"username":"victim_c","password":"the right one!"}"#)
         XCTAssertEqual(signUp.status, 201, signUp.text)
         try assertTheBalancerTakesWhatTheServiceTakes(port: lb, token: signUp.json()["sessionToken"] as? String ?? "")
+        try assertTheBalancerPassesLiveUpdates(port: lb)
         for _ in 0..<5 { XCTAssertEqual(try logIn("wrong", from: "127.0.0.2").status, 401) }
         let held = try logIn("the right one!", from: "127.0.0.2")
         XCTAssertEqual(held.status, 429, "the attacking client itself is held off: \(held.text)")
@@ -44,6 +45,19 @@ final class ClusterLoginTests: XCTestCase {
     }
 
     /// A 20 MiB phone photo through nginx is stored; a body over PHOTO_MAX_BYTES is refused by the
+    /// The photo wall's stream arrives unbuffered (its opening lines before any event), and the LiveQuery
+    /// socket at /parse is upgraded through nginx and answers `connect`.
+    private func assertTheBalancerPassesLiveUpdates(port: UInt16) throws {
+        let stream = try EventStreamClient(port: port, path: "/v1/comments/live", from: "127.0.0.8")
+        XCTAssertEqual(stream.status, 200, stream.refusal?.text ?? "")
+        XCTAssertNil(stream.next(timeout: 1))
+        XCTAssertGreaterThan(stream.comments, 0, "the stream's first lines came through at once")
+        let socket = try WebSocketTestClient(port: port, from: "127.0.0.8")
+        XCTAssertEqual(socket.status, 101)
+        try socket.send(json: ["op": "connect", "applicationId": ProcessInfo.processInfo.environment["PARSE_APP_ID"] ?? "cafe"])
+        XCTAssertEqual(socket.nextJSON()?["op"] as? String, "connected")
+    }
+
     /// service in its own format (problem+json), not by nginx's HTML page; so is one past even the balancer's limit.
     private func assertTheBalancerTakesWhatTheServiceTakes(port: UInt16, token: String) throws {
         let photo = TestPhotos.make(width: 2800, height: 2500, as: "png[compression=0]")
