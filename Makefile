@@ -54,6 +54,7 @@ bench: deps
 	$(SWIFT) build -c release --product cafe
 	bench/run.sh
 	bench/photos.sh
+	bench/live.sh
 
 # Cheap requests under attack: /healthz and the cafe list alone, then while expensive /parse
 # queries and log-in floods arrive (bench/overload.sh); fails if they do not keep flowing.

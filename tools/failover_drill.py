@@ -3,7 +3,9 @@
 post comments and read pages through nginx while the drill kills the primary node (SIGKILL of its
 Patroni and its postmaster: a machine that dies), waits for Patroni to promote the synchronous
 standby, brings the old node back (it rejoins as a standby, pg_rewind where needed), and prints what
-the clients saw. Several runs in a row, each killing whichever node is primary then.
+the clients saw. Several runs in a row, each killing whichever node is primary then. Live watchers (one
+event stream per cafe the writers post to, through nginx) reconnect with Last-Event-ID whenever their
+stream ends, and must have seen every comment acknowledged on their cafe.
 """
 import argparse
 import http.client
@@ -43,6 +45,8 @@ class Drill:
         self.reads = []                 # (time, status, retry_after)
         self.stop = threading.Event()
         self.read_refusals = {}
+        self.live_seen = {}             # cafe -> comment ids its watcher saw
+        self.live_resumed = 0           # reconnections with Last-Event-ID
 
     def members(self):
         for n in (1, 2, 3):
@@ -72,7 +76,7 @@ class Drill:
             with self.lock:
                 self.writes.append((sent, status, retry))
                 if status == 201:
-                    self.acknowledged.append((sent, json.loads(data)["id"]))
+                    self.acknowledged.append((sent, json.loads(data)["id"], cafe))
             n += 1
             if status != 201:
                 time.sleep(0.1)
@@ -94,6 +98,43 @@ class Drill:
                 self.reads.append((sent, status, retry))
             n += 1
             time.sleep(0.02)
+
+    def watcher(self, cafe, opened):
+        """One cafe's event stream, resumed with Last-Event-ID each time it ends (a failover, a restart)."""
+        seen = self.live_seen.setdefault(cafe, set())
+        last = None
+        while not self.stop.is_set():
+            connection = http.client.HTTPConnection("127.0.0.1", self.args.port, timeout=30)
+            try:
+                connection.request("GET", f"/v1/cafes/{cafe}/live", headers={"Accept": "text/event-stream", **({"Last-Event-ID": last} if last else {})})
+                response = connection.getresponse()
+                if response.status != 200:
+                    time.sleep(0.5)
+                    continue
+                if last:
+                    with self.lock:
+                        self.live_resumed += 1
+                opened.set()
+                event = {}
+                while not self.stop.is_set():
+                    line = response.readline()
+                    if not line:
+                        break
+                    line = line.decode().rstrip("\n")
+                    if line == "":
+                        if event.get("event") == "comment.created":
+                            with self.lock:
+                                seen.add(json.loads(event["data"])["id"])
+                        last = event.get("id", last)
+                        event = {}
+                    elif not line.startswith(":"):
+                        key, _, value = line.partition(": ")
+                        event[key] = value
+            except (OSError, http.client.HTTPException, ValueError):
+                pass
+            finally:
+                connection.close()
+            time.sleep(0.2)
 
     def start_node(self, name):
         config = os.path.join(self.args.dir, name, "patroni.yml")
@@ -125,7 +166,16 @@ class Drill:
 
     def run_once(self, number, tokens, cafes, restarted):
         self.acknowledged, self.writes, self.reads = [], [], []
+        self.live_seen, self.live_resumed = {}, 0
         self.stop.clear()
+        watching = []
+        for cafe in cafes:
+            opened = threading.Event()
+            thread = threading.Thread(target=self.watcher, args=(cafe, opened), daemon=True)
+            thread.start()
+            watching.append(opened)
+        for opened in watching:
+            opened.wait(30)
         threads = [threading.Thread(target=self.writer, args=(tokens[i % len(tokens)], cafes, i), daemon=True) for i in range(self.args.writers)]
         threads += [threading.Thread(target=self.reader, args=(cafes,), daemon=True) for _ in range(self.args.readers)]
         for t in threads:
@@ -144,7 +194,7 @@ class Drill:
         first_write = None
         while first_write is None and time.monotonic() - killed < 60:
             with self.lock:
-                first_write = next((t for t, _ in self.acknowledged if t > killed), None)
+                first_write = next((t for t, _, _ in self.acknowledged if t > killed), None)
             time.sleep(0.05)
         new = None
         while time.monotonic() - killed < 90:
@@ -164,6 +214,13 @@ class Drill:
         self.stop.set()
         for t in threads:
             t.join(10)
+        # What the watchers missed: every acknowledged comment on their cafe, given a moment to arrive.
+        for _ in range(50):
+            with self.lock:
+                live_missing = [i for _, i, cafe in self.acknowledged if i not in self.live_seen.get(cafe, set())]
+            if not live_missing:
+                break
+            time.sleep(0.2)
         retried = None
         for _ in range(50):
             status, again, _ = request(self.args.port, "POST", f"/v1/cafes/{cafes[0]}/comments", {"detail": f"keyed {key}", "star": 2}, tokens[0], key=key)
@@ -174,7 +231,7 @@ class Drill:
         keyed_rows = int(self.sql(f"SELECT count(*) FROM comments WHERE detail = 'keyed {key}'"))
         idempotent = retried is not None and json.loads(retried).get("id") == json.loads(first).get("id") and keyed_rows == 1
         # Every acknowledged comment is on the new primary.
-        ids = [i for _, i in self.acknowledged]
+        ids = [i for _, i, _ in self.acknowledged]
         present = set()
         for start in range(0, len(ids), 500):
             chunk = ",".join(str(int(i)) for i in ids[start:start + 500])
@@ -207,10 +264,11 @@ class Drill:
         self.read_refusals = {}
         print(f"  acknowledged writes:            {len(ids)}, missing on the new primary: {missing}")
         print(f"  aggregates exact:               {'yes' if exact else 'NO'}")
+        print(f"  live watchers ({len(cafes)}, resumed {self.live_resumed} times with Last-Event-ID): {len(ids) - len(live_missing)}/{len(ids)} comments seen")
         print(f"  5xx other than 503 + Retry-After: {len(bad)}; connections refused or cut: {len(unanswered)}")
         print(f"  {old} back as a standby:         {'yes' if rejoined else 'NO'}")
         print(f"  a keyed write retried after it:  {'answered as before, applied once' if idempotent else 'NOT idempotent'}")
-        ok = writes_back is not None and writes_back <= 30 and missing == 0 and exact and not bad and rejoined and idempotent
+        ok = writes_back is not None and writes_back <= 30 and missing == 0 and exact and not bad and rejoined and idempotent and not live_missing
         return ok
 
     def main(self):

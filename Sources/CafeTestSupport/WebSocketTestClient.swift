@@ -14,8 +14,10 @@ public final class WebSocketTestClient {
     public private(set) var closeCode: Int?
     public private(set) var pings = 0
 
-    public init(port: UInt16, path: String = "/parse", from source: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==") throws {
-        client = try RawHTTPClient(port: port, from: source)
+    /// `receiveBuffer`: a small socket buffer, for a client that reads slowly.
+    public init(port: UInt16, path: String = "/parse", from source: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==",
+                receiveBuffer: Int32? = nil) throws {
+        client = try RawHTTPClient(port: port, from: source, receiveBuffer: receiveBuffer)
         try client.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
         (status, headers) = try client.readHead()

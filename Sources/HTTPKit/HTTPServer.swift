@@ -197,7 +197,7 @@ public final class HTTPServer: @unchecked Sendable {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
-    /// The kernel's send buffer of a streamed answer's socket (Linux doubles it).
+    /// The kernel's send buffer of a streamed answer's socket, and of a WebSocket's (Linux doubles it).
     static let streamSocketBufferBytes: Int32 = 32 << 10
 
     /// Connections accepted past `connectionLimit` only to be told 503.
@@ -734,6 +734,8 @@ extension HTTPServer {
         var sendBuffer: Int32 = Self.streamSocketBufferBytes
         _ = setsockopt(cafe_mhd_connection_fd(connection), SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         state.stream = stream
+        // Held for as long as the stream lasts: what only answering needed is let go (thousands of watchers).
+        state.request = nil
         stream.attach(connection, suspensions, state)
         streams.add(stream)
         for (name, value) in response.headers { add(name, value, to: handle) }

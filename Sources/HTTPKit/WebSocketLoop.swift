@@ -207,6 +207,10 @@ final class WebSocketLoop: @unchecked Sendable {
         socket.context = context
         let flags = fcntl(socket.fd, F_GETFL)
         _ = fcntl(socket.fd, F_SETFL, flags | O_NONBLOCK)
+        // As for a stream (`HTTPServer.streamSocketBufferBytes`): the kernel holds little for a client that
+        // does not read, so `maxQueuedBytes` is the bound.
+        var sendBuffer = HTTPServer.streamSocketBufferBytes
+        _ = setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         sockets[socket.fd] = socket
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: socket.fd))
         epoll_ctl(epollFD, EPOLL_CTL_ADD, socket.fd, &event)

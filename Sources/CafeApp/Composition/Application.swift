@@ -140,18 +140,18 @@ public final class Application: Sendable {
         let publicReads = PublicReads(replicas: replicas)
         let authentication = Authentication(sessions: sessions)
         let commitPositions = CommitPositions(sessions: sessions, recordOnSessions: replicas != nil, logger: logger)
+        let liveConnections = LiveConnections(configuration.live)
+        let liveQuerySubscriptions = LiveQuerySubscriptions(appID: configuration.parseAppID)
+        let live = LiveHub(settings: configuration.live, connections: liveConnections, liveQuery: liveQuerySubscriptions, primary: pool.client, logger: logger)
+        self.live = live
         let operations = RouteGroup(routes: HealthController(pool: pool, migrator: migrator).routes
                                         + MetricsController(requests: requestMetrics, pool: pool, replicas: replicas, statementLoop: statementLoop, groupCommit: groupCommit,
-                                                            server: serverReference, lanes: [queries, hashing, heavyLane, photoLane],
+                                                            server: serverReference, lanes: [queries, hashing, heavyLane, photoLane], live: live,
                                                             token: configuration.metricsToken).routes
                                         + OpenAPIController(file: configuration.resolvedOpenAPIFile()).routes,
                                     renderError: problems)
         let cache = configuration.pageCacheBytes > 0 ? PageCache(capacityBytes: configuration.pageCacheBytes, kinds: CachedPages.kinds) : nil
         pageCache = cache
-        let liveConnections = LiveConnections(configuration.live)
-        let liveQuerySubscriptions = LiveQuerySubscriptions(appID: configuration.parseAppID)
-        let live = LiveHub(settings: configuration.live, connections: liveConnections, liveQuery: liveQuerySubscriptions, primary: pool.client, logger: logger)
-        self.live = live
         changeListener = ChangeListener(conninfo: pool.configuration.conninfo, pages: cache, sessions: sessionCache, live: live, logger: logger)
         // Anonymous public pages, kept in each group after its rate limits and before its authentication.
         let pages = cache.map(CachedPages.init)

@@ -21,6 +21,7 @@ struct MetricsController: Sendable {
     let groupCommit: StatementLoop?
     let server: ServerReference
     let lanes: [WorkLane]
+    let live: LiveHub
     let token: String?
 
     var routes: [Endpoint<CafeContext>] { [Endpoint("GET", "/metrics", metrics)] }
@@ -52,6 +53,13 @@ struct MetricsController: Sendable {
         Prometheus.gauge("cafe_db_pool_connections", "Database connections of this process by state.",
                          [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))], into: &out)
         Prometheus.gauge("cafe_db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))], into: &out)
+        Prometheus.gauge("cafe_live_connections", "Live connections (event streams and LiveQuery sockets) open.",
+                         [("", Double(live.connections.open))], into: &out)
+        Prometheus.gauge("cafe_live_subscriptions", "LiveQuery subscriptions held.", [("", Double(live.liveQuery.count))], into: &out)
+        Prometheus.gauge("cafe_live_feed_reads_total", "Statements that read the live feed (one per batch of changes, whatever the watchers).",
+                         type: "counter", [("", Double(live.feedReads.load(ordering: .relaxed)))], into: &out)
+        Prometheus.gauge("cafe_live_changes_total", "Changes read from the live feed.",
+                         type: "counter", [("", Double(live.changesRead.load(ordering: .relaxed)))], into: &out)
         if let loop = statementLoop {
             Prometheus.gauge("cafe_db_loop_statements_total", "Statements the statement loop answered (DB_LOOP_CONNECTIONS), rows or an error.",
                              type: "counter", [("", Double(loop.completed))], into: &out)

@@ -46,11 +46,15 @@ final class LiveHub: Sendable {
     let settings: LiveSettings
     let connections: LiveConnections
     /// The LiveQuery sockets' subscriptions, handed each change after the streams.
-    private let liveQuery: LiveQuerySubscriptions
+    let liveQuery: LiveQuerySubscriptions
     /// The primary, where a resuming watcher's replay is read (a standby may not have the changes yet).
     private let primary: DatabaseClient
     private let logger: Logger
     private let state = Mutex(State())
+    /// Statements that read the feed, and the changes they read, since start (`/metrics`): one read per
+    /// batch of changes, whatever the number of watchers.
+    let feedReads = Atomic<Int>(0)
+    let changesRead = Atomic<Int>(0)
     /// Set once, here; Dispatch's timers are safe to use from any thread.
     private nonisolated(unsafe) let heartbeats: DispatchSourceTimer
 
@@ -161,6 +165,8 @@ final class LiveHub: Sendable {
         let batch = 500
         while let position = state.withLock({ $0.position }) {
             let changes = try await connection.query(LiveChanges.after(position, limit: batch)).map(LiveChanges.decode)
+            feedReads.add(1, ordering: .relaxed)
+            changesRead.add(changes.count, ordering: .relaxed)
             hand(changes)
             if changes.count < batch { return }
         }

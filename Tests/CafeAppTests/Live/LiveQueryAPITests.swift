@@ -146,6 +146,32 @@ final class LiveQueryAPITests: ParseTestCase {
         XCTAssertEqual(socket.closeCode, 1003)
     }
 
+    func testASlowSocketIsClosedWithoutHoldingUpTheOthers() throws {
+        app.shutdown()
+        try startApplication(extra: ["LIVE_BUFFER_BYTES": "16384", "LIVE_HEARTBEAT_SECONDS": "30", "LIVE_IDLE_TIMEOUT_SECONDS": "60"])
+        try eventually("the listener reads the feed") { app.liveFeedPosition != nil }
+        let admin = try adminToken()
+        let cafe = try createCafe("Busy", token: admin)["id"] as? String ?? ""
+        let (_, author) = try signUp("author")
+        let slow = try WebSocketTestClient(port: app.server.port, receiveBuffer: 2048)
+        try slow.send(json: ["op": "connect", "applicationId": ParseTestCase.appID])
+        XCTAssertEqual(slow.nextJSON()?["op"] as? String, "connected")
+        XCTAssertEqual(try subscribe(slow, 1, where: ["CafeMasterObjectId": cafe])["op"] as? String, "subscribed")
+        let quick = try connected()
+        XCTAssertEqual(try subscribe(quick, 1, where: ["CafeMasterObjectId": cafe])["op"] as? String, "subscribed")
+        let detail = String(repeating: "長い感想です。", count: 250)
+        var created = 0
+        for i in 0..<150 {
+            _ = try post(cafe, "\(i) \(detail)", star: 2, token: author)
+            created += quick.drain(quiet: 0.02).filter { $0["op"] as? String == "create" }.count
+        }
+        created += quick.drain(quiet: 0.5).filter { $0["op"] as? String == "create" }.count
+        XCTAssertEqual(created, 150, "the quick socket misses nothing")
+        XCTAssertLessThan(slow.drain(quiet: 1).count, 150)
+        XCTAssertEqual(slow.closeCode, 1008, "too slow")
+        try eventually("the slow socket is let go") { app.liveConnections == 1 }
+    }
+
     func testASilentSocketIsClosedAndAStoppingServerSaysSo() throws {
         let silent = try connected()
         silent.answersPings = false
