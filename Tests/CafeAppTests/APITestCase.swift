@@ -81,6 +81,22 @@ class APITestCase: XCTestCase {
         return (user?["id"] as? String ?? "", r.json()["sessionToken"] as? String ?? "")
     }
 
+    /// Posts a comment through `/v1` (201 asserted); its id.
+    @discardableResult
+    func postComment(_ cafe: String, _ detail: String, star: Int = 2, token: String, photo: String? = nil) throws -> String {
+        let image = photo.map { #","imageId":"\#($0)""# } ?? ""
+        let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(detail)","star":\#(star)\#(image)}"#, token: token)
+        XCTAssertEqual(r.status, 201, r.text)
+        return r.json()["id"] as? String ?? ""
+    }
+
+    /// Uploads a small PNG as `token`'s photo (201 asserted); its id.
+    func uploadPhoto(_ token: String) throws -> String {
+        let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png)
+        XCTAssertEqual(r.status, 201, r.text)
+        return r.json()["id"] as? String ?? ""
+    }
+
     func adminToken() throws -> String {
         let name = "admin_\(UUID().uuidString.prefix(6))"
         let (_, token) = try signUp(name)

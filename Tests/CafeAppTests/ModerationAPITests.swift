@@ -5,18 +5,6 @@ import XCTest
 /// Reports, the moderation queue, hiding and restoring comments, and a block that hides an
 /// account's comments. A hidden comment is absent from every public path; its author still sees it.
 final class ModerationAPITests: ParseTestCase {
-    private func post(_ cafe: String, _ detail: String, star: Int = 2, token: String, photo: String? = nil) throws -> String {
-        let image = photo.map { #","imageId":"\#($0)""# } ?? ""
-        let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(detail)","star":\#(star)\#(image)}"#, token: token)
-        XCTAssertEqual(r.status, 201, r.text)
-        return r.json()["id"] as? String ?? ""
-    }
-
-    private func upload(_ token: String) throws -> String {
-        let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png)
-        XCTAssertEqual(r.status, 201, r.text)
-        return r.json()["id"] as? String ?? ""
-    }
 
     /// Every public path a comment can be read through, as the ids each returns.
     private func publicSightings(of comment: String, cafe: String) throws -> [String] {
@@ -37,8 +25,8 @@ final class ModerationAPITests: ParseTestCase {
         let (_, author) = try signUp("author")
         let (_, alice) = try signUp("alice")
         let (_, bob) = try signUp("bob")
-        let abusive = try post(cafe, "abusive words", star: 1, token: author, photo: try upload(author))
-        let mild = try post(cafe, "mildly rude", token: author)
+        let abusive = try postComment(cafe, "abusive words", star: 1, token: author, photo: try uploadPhoto(author))
+        let mild = try postComment(cafe, "mildly rude", token: author)
         XCTAssertEqual(try publicSightings(of: abusive, cafe: cafe).count, 6)
 
         assertProblem(try call("POST", "/v1/comments/\(abusive)/reports", json: #"{"reason":"abuse"}"#), 401, "unauthorized")
@@ -91,8 +79,8 @@ final class ModerationAPITests: ParseTestCase {
         let cafe = try createCafe("Kissa", token: admin)["id"] as? String ?? ""
         let (troll, token) = try signUp("troll")
         let (_, other) = try signUp("regular")
-        let spam = try (0..<3).map { try post(cafe, "spam \($0)", star: 1, token: token) }
-        let kept = try post(cafe, "fine", star: 3, token: other)
+        let spam = try (0..<3).map { try postComment(cafe, "spam \($0)", star: 1, token: token) }
+        let kept = try postComment(cafe, "fine", star: 3, token: other)
         try drainOutbox()
         XCTAssertEqual(try call("GET", "/v1/cafes/\(cafe)").json()["commentSum"] as? Int, 4)
 

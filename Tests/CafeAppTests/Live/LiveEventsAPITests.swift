@@ -5,6 +5,7 @@ import JSONLogging
 import PostgresKit
 import Synchronization
 import CafeApp
+import CafeStore
 import XCTest
 
 /// The live feed over real sockets as a browser's EventSource reads it: a cafe's page and the photo wall
@@ -25,19 +26,6 @@ final class LiveEventsAPITests: APITestCase {
         return stream
     }
 
-    private func post(_ cafe: String, _ detail: String, star: Int, token: String, photo: String? = nil) throws -> String {
-        let image = photo.map { #","imageId":"\#($0)""# } ?? ""
-        let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(detail)","star":\#(star)\#(image)}"#, token: token)
-        XCTAssertEqual(r.status, 201, r.text)
-        return r.json()["id"] as? String ?? ""
-    }
-
-    private func upload(_ token: String) throws -> String {
-        let r = try call("POST", "/v1/files", token: token, headers: ["Content-Type": "image/png"], body: FilesAPITests.png)
-        XCTAssertEqual(r.status, 201, r.text)
-        return r.json()["id"] as? String ?? ""
-    }
-
     func testACafePageSeesEveryKindOfChangeInOrderAndTheWallOnlyPhotos() throws {
         try listening()
         let admin = try adminToken()
@@ -47,7 +35,7 @@ final class LiveEventsAPITests: APITestCase {
         let page = try watch("/v1/cafes/\(cafe)/live")
         let wall = try watch("/v1/comments/live")
 
-        let plain = try post(cafe, "no photo", star: 3, token: author)
+        let plain = try postComment(cafe, "no photo", star: 3, token: author)
         let created = try XCTUnwrap(page.next(named: "comment.created"))
         XCTAssertEqual(created.json["id"] as? String, plain)
         XCTAssertEqual(created.json["detail"] as? String, "no photo")
@@ -56,8 +44,8 @@ final class LiveEventsAPITests: APITestCase {
         let rest = try call("GET", "/v1/cafes/\(cafe)/comments").json()["items"] as? [[String: Any]]
         XCTAssertEqual(NSDictionary(dictionary: created.json), NSDictionary(dictionary: rest?.first ?? [:]))
 
-        let photo = try post(cafe, "with photo", star: 2, token: author, photo: try upload(author))
-        _ = try post(other, "another cafe", star: 1, token: author)
+        let photo = try postComment(cafe, "with photo", star: 2, token: author, photo: try uploadPhoto(author))
+        _ = try postComment(other, "another cafe", star: 1, token: author)
         XCTAssertEqual(page.next(named: "comment.created")?.json["id"] as? String, photo)
         let onWall = try XCTUnwrap(wall.next(named: "comment.created"))
         XCTAssertEqual(onWall.json["id"] as? String, photo, "the wall shows only comments with a photo")
@@ -92,17 +80,17 @@ final class LiveEventsAPITests: APITestCase {
         let cafe = try createCafe("Resume", token: admin)["id"] as? String ?? ""
         let (_, author) = try signUp("author")
         var first: EventStreamClient? = try watch("/v1/cafes/\(cafe)/live")
-        let one = try post(cafe, "one", star: 1, token: author)
+        let one = try postComment(cafe, "one", star: 1, token: author)
         let seen = try XCTUnwrap(first?.next(named: "comment.created"))
         XCTAssertEqual(seen.json["id"] as? String, one)
         first = nil   // the client goes away
 
-        let two = try post(cafe, "two", star: 2, token: author)
-        let three = try post(cafe, "three", star: 3, token: author)
+        let two = try postComment(cafe, "two", star: 2, token: author)
+        let three = try postComment(cafe, "three", star: 3, token: author)
         let resumed = try watch("/v1/cafes/\(cafe)/live", lastEventID: seen.id)
         let missed = resumed.drain().filter { $0.name == "comment.created" }
         XCTAssertEqual(missed.map { $0.json["id"] as? String }, [two, three])
-        let four = try post(cafe, "four", star: 1, token: author)
+        let four = try postComment(cafe, "four", star: 1, token: author)
         XCTAssertEqual(resumed.next(named: "comment.created")?.json["id"] as? String, four)
         let ids = missed.compactMap { $0.id.flatMap(Int64.init) }
         XCTAssertEqual(ids, ids.sorted())
@@ -111,7 +99,7 @@ final class LiveEventsAPITests: APITestCase {
         try pool.query("UPDATE live_feed_pruned SET through = (SELECT max(seq) FROM live_changes)")
         let behind = try watch("/v1/cafes/\(cafe)/live", lastEventID: seen.id)
         XCTAssertNotNil(behind.next(named: "reload"))
-        let five = try post(cafe, "five", star: 2, token: author)
+        let five = try postComment(cafe, "five", star: 2, token: author)
         XCTAssertEqual(behind.next(named: "comment.created")?.json["id"] as? String, five)
 
         XCTAssertEqual(try call("GET", "/v1/cafes/\(cafe)/live", headers: ["Last-Event-ID": "yesterday"]).json()["code"] as? String,
@@ -168,6 +156,34 @@ final class LiveEventsAPITests: APITestCase {
         try startApplication()
         let resumed = try watch("/v1/cafes/\(cafe)/live", lastEventID: last)
         XCTAssertEqual(resumed.next(named: "comment.created")?.json["id"] as? String, missed)
+    }
+
+    func testTheFeedKeepsItsRetentionAndAClientTooFarBehindReloads() throws {
+        XCTAssertEqual(Configuration(environment: ["LIVE_RETENTION_SECONDS": "120"]).live.retention, 120)
+        app.shutdown()
+        try startApplication(extra: ["LIVE_REPLAY_LIMIT": "2"])
+        try listening()
+        let admin = try adminToken()
+        let cafe = try createCafe("Kept", token: admin)["id"] as? String ?? ""
+        let (_, author) = try signUp("author")
+        let start: Int64 = try pool.query("SELECT coalesce(max(seq), 0) FROM live_changes").one().decode(0)
+        for n in 0..<3 { try postComment(cafe, "comment \(n)", token: author) }
+        // Three changes after the client's point, two replayed at most: it reloads, then goes on.
+        let behind = try watch("/v1/cafes/\(cafe)/live", lastEventID: String(start))
+        XCTAssertEqual(behind.drain().map(\.name), ["reload"])
+        let two = try watch("/v1/cafes/\(cafe)/live", lastEventID: String(start + 1))
+        XCTAssertEqual(two.drain().map(\.name), ["comment.created", "comment.created"])
+
+        // The worker's housekeeping removes what is older than the retention, and marks how far.
+        try pool.query("UPDATE live_changes SET recorded_at = now() - interval '2 hours' WHERE seq <= \(start + 2)")
+        let removed = try Blocking.run { [self] in try await LiveChanges.prune(olderThan: 3600, batch: 10_000, on: pool.client) }
+        XCTAssertGreaterThanOrEqual(removed, 2)
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM live_changes WHERE seq <= \(start + 2)").one().decode(0, as: Int64.self), 0)
+        XCTAssertEqual(try pool.query("SELECT through FROM live_feed_pruned").one().decode(0, as: Int64.self), start + 2)
+        let pruned = try watch("/v1/cafes/\(cafe)/live", lastEventID: String(start + 1))
+        XCTAssertEqual(pruned.drain().map(\.name), ["reload"], "its point has left the feed")
+        let current = try watch("/v1/cafes/\(cafe)/live", lastEventID: String(start + 2))
+        XCTAssertEqual(current.drain().map(\.name), ["comment.created"])
     }
 
     func testTheLimitsRefuseWithTheirCodes() throws {

@@ -29,12 +29,6 @@ final class LiveQueryAPITests: ParseTestCase {
         return try XCTUnwrap(socket.nextJSON())
     }
 
-    private func post(_ cafe: String, _ detail: String, star: Int, token: String) throws -> String {
-        let r = try call("POST", "/v1/cafes/\(cafe)/comments", json: #"{"detail":"\#(detail)","star":\#(star)}"#, token: token)
-        XCTAssertEqual(r.status, 201, r.text)
-        return r.json()["id"] as? String ?? ""
-    }
-
     func testTheHandshakeFollowsTheRFC() throws {
         let socket = try WebSocketTestClient(port: app.server.port)
         XCTAssertEqual(socket.status, 101)
@@ -58,8 +52,8 @@ final class LiveQueryAPITests: ParseTestCase {
         let threes = try subscribe(socket, 2, where: ["CafeMasterObjectId": cafe, "CafeCommentStar": 3], fields: ["CafeCommentStar"])
         XCTAssertEqual(threes["op"] as? String, "subscribed")
 
-        let first = try post(cafe, "最初のコメント", star: 2, token: author)
-        let elsewhere = try post(other, "elsewhere", star: 3, token: author)
+        let first = try postComment(cafe, "最初のコメント", star: 2, token: author)
+        let elsewhere = try postComment(other, "elsewhere", star: 3, token: author)
         let created = try XCTUnwrap(socket.next(op: "create"), "\(socket.drain()) \(socket.closeCode ?? 0)")
         XCTAssertEqual(created["requestId"] as? Int, 1)
         let object = try XCTUnwrap(created["object"] as? [String: Any])
@@ -102,8 +96,8 @@ final class LiveQueryAPITests: ParseTestCase {
 
         // The query updated to the other cafe: its comments now, this one's no more.
         XCTAssertEqual(try subscribe(socket, 1, where: ["CafeMasterObjectId": other], op: "update")["op"] as? String, "subscribed")
-        _ = try post(cafe, "not watched any more", star: 2, token: author)
-        let there = try post(other, "watched now", star: 2, token: author)
+        _ = try postComment(cafe, "not watched any more", star: 2, token: author)
+        let there = try postComment(other, "watched now", star: 2, token: author)
         let afterUpdate = socket.drain()
         XCTAssertEqual(afterUpdate.filter { $0["op"] as? String == "create" }.compactMap { ($0["object"] as? [String: Any])?["objectId"] as? String }, [there], "\(afterUpdate)")
 
@@ -116,7 +110,7 @@ final class LiveQueryAPITests: ParseTestCase {
         try socket.send(json: ["op": "unsubscribe", "requestId": 1])
         XCTAssertEqual(socket.next(op: "unsubscribed")?["requestId"] as? Int, 1)
         let (_, someone) = try signUp("someone")
-        _ = try post(other, "after unsubscribing", star: 2, token: someone)
+        _ = try postComment(other, "after unsubscribing", star: 2, token: someone)
         XCTAssertNil(socket.next(op: "create", timeout: 0.5))
     }
 
@@ -162,7 +156,7 @@ final class LiveQueryAPITests: ParseTestCase {
         let detail = String(repeating: "長い感想です。", count: 250)
         var created = 0
         for i in 0..<150 {
-            _ = try post(cafe, "\(i) \(detail)", star: 2, token: author)
+            _ = try postComment(cafe, "\(i) \(detail)", star: 2, token: author)
             created += quick.drain(quiet: 0.02).filter { $0["op"] as? String == "create" }.count
         }
         created += quick.drain(quiet: 0.5).filter { $0["op"] as? String == "create" }.count
