@@ -46,6 +46,7 @@ class Drill:
         self.stop = threading.Event()
         self.read_refusals = {}
         self.live_seen = {}             # cafe -> comment ids its watcher saw
+        self.watchers_stop = threading.Event()   # set after the writers' last comments have had time to arrive
         self.live_resumed = 0           # reconnections with Last-Event-ID
 
     def members(self):
@@ -103,7 +104,7 @@ class Drill:
         """One cafe's event stream, resumed with Last-Event-ID each time it ends (a failover, a restart)."""
         seen = self.live_seen.setdefault(cafe, set())
         last = None
-        while not self.stop.is_set():
+        while not self.watchers_stop.is_set():
             connection = http.client.HTTPConnection("127.0.0.1", self.args.port, timeout=30)
             try:
                 connection.request("GET", f"/v1/cafes/{cafe}/live", headers={"Accept": "text/event-stream", **({"Last-Event-ID": last} if last else {})})
@@ -116,7 +117,7 @@ class Drill:
                         self.live_resumed += 1
                 opened.set()
                 event = {}
-                while not self.stop.is_set():
+                while not self.watchers_stop.is_set():
                     line = response.readline()
                     if not line:
                         break
@@ -168,6 +169,7 @@ class Drill:
         self.acknowledged, self.writes, self.reads = [], [], []
         self.live_seen, self.live_resumed = {}, 0
         self.stop.clear()
+        self.watchers_stop.clear()
         watching = []
         for cafe in cafes:
             opened = threading.Event()
@@ -221,6 +223,7 @@ class Drill:
             if not live_missing:
                 break
             time.sleep(0.2)
+        self.watchers_stop.set()
         retried = None
         for _ in range(50):
             status, again, _ = request(self.args.port, "POST", f"/v1/cafes/{cafes[0]}/comments", {"detail": f"keyed {key}", "star": 2}, tokens[0], key=key)
