@@ -111,9 +111,11 @@ final class LiveHub: Sendable {
     private func replay(_ watcher: Watcher, after position: Int64) async throws {
         let scope: LiveChanges.Scope = watcher.cafe.map { .cafe($0) } ?? .photos
         let pruned: Int64 = try await primary.query(LiveChanges.pruned).one().decode(0)
+        let head: Int64 = try await primary.query(LiveChanges.head).one().decode(0)
         var events: [UInt8] = []
         var through = position
-        let changes = position < pruned ? nil
+        // A point the feed has not reached (a made-up id) would hold every change back: reload from the head.
+        let changes = position < pruned || position > head ? nil
             : try await primary.query(LiveChanges.after(position, scope: scope, limit: settings.replayLimit + 1)).map(LiveChanges.decode)
         if let changes, changes.count <= settings.replayLimit {
             for change in changes {
@@ -121,7 +123,7 @@ final class LiveHub: Sendable {
             }
             through = changes.last?.seq ?? position
         } else {
-            through = try await primary.query(LiveChanges.head).one().decode(0)
+            through = head
             events = ServerSentEvents.reload(at: through)
         }
         state.withLock { _ in

@@ -33,6 +33,8 @@ final class LiveQueryServer: WebSocketHandler, Sendable {
         var connected = false
         var requestIDs: Set<Int> = []
         var chain: Task<Void, Never>?
+        /// Messages received and not yet handled.
+        var pending = 0
 
         init(address: String, baseURL: String) {
             self.address = address
@@ -68,15 +70,24 @@ final class LiveQueryServer: WebSocketHandler, Sendable {
         })
     }
 
+    /// A client may have this many messages waiting to be handled; one that sends faster is closed (1008):
+    /// the SDKs send one message at a time and wait for its answer.
+    static let maxPendingMessages = 32
+
     func received(_ message: [UInt8], on socket: WebSocket) {
-        clients.withLock { all in
-            guard let client = all[ObjectIdentifier(socket)] else { return }
+        let flooding = clients.withLock { all -> Bool in
+            guard let client = all[ObjectIdentifier(socket)] else { return false }
+            guard client.pending < Self.maxPendingMessages else { return true }
+            client.pending += 1
             let previous = client.chain
             client.chain = Task { [self] in
                 await previous?.value
                 await handle(message, from: client, on: socket)
+                clients.withLock { _ in client.pending -= 1 }
             }
+            return false
         }
+        if flooding { socket.close(code: 1008, reason: "too_many_messages") }
     }
 
     func closed(_ socket: WebSocket) {

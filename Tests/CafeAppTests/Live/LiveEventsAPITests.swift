@@ -102,6 +102,12 @@ final class LiveEventsAPITests: APITestCase {
         let five = try postComment(cafe, "five", star: 2, token: author)
         XCTAssertEqual(behind.next(named: "comment.created")?.json["id"] as? String, five)
 
+        // A point the feed never reached: reload, then the feed goes on.
+        let ahead = try watch("/v1/cafes/\(cafe)/live", lastEventID: "999999999")
+        XCTAssertNotNil(ahead.next(named: "reload"))
+        let six = try postComment(cafe, "six", star: 2, token: author)
+        XCTAssertEqual(ahead.next(named: "comment.created")?.json["id"] as? String, six)
+
         XCTAssertEqual(try call("GET", "/v1/cafes/\(cafe)/live", headers: ["Last-Event-ID": "yesterday"]).json()["code"] as? String,
                        "invalid_last_event_id")
         XCTAssertEqual(try call("GET", "/v1/cafes/999999/live").status, 404)

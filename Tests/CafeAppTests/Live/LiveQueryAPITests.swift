@@ -134,6 +134,13 @@ final class LiveQueryAPITests: ParseTestCase {
         XCTAssertEqual(fourth["requestId"] as? Int, 4)
         try socket.send(json: ["op": "unsubscribe", "requestId": 9])
         XCTAssertEqual(socket.nextJSON()?["code"] as? Int, 2)
+        // A flood of messages (the SDKs send one at a time) closes the socket.
+        let flood = try connected()
+        let (_, token) = try signUp("flooder")
+        let message = Array(#"{"op":"connect","applicationId":"\#(ParseTestCase.appID)","sessionToken":"\#(token)"}"#.utf8)
+        for _ in 0..<200 { try flood.sendFrame(opcode: 0x1, message) }
+        _ = flood.drain(quiet: 1)
+        XCTAssertEqual(flood.closeCode, 1008)
         // Binary frames are refused with 1003.
         try socket.sendFrame(opcode: 0x2, [1, 2, 3])
         XCTAssertNil(socket.next(timeout: 2))
