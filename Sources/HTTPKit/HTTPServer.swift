@@ -197,6 +197,12 @@ public final class HTTPServer: @unchecked Sendable {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// The buffer libmicrohttpd gives a streamed answer of its own. A chunked answer is read straight into
+    /// the connection's write buffer and never uses it, yet it is allocated (and cleared) with the answer:
+    /// at 16 KiB it was most of a watcher's memory (3,000 streams: 29 KB each). An HTTP/1.0 client, whose
+    /// answer is not chunked, is sent through it a block at a time.
+    static let streamBlockBytes = 1024
+
     /// The kernel's send buffer of a streamed answer's socket, and of a WebSocket's (Linux doubles it).
     static let streamSocketBufferBytes: Int32 = 32 << 10
 
@@ -723,7 +729,7 @@ extension HTTPServer {
         watched(connection)?.writing()
         let held = Unmanaged.passRetained(stream).toOpaque()
         // UInt64.max: MHD_SIZE_UNKNOWN (a macro Swift does not import): sent chunked.
-        guard let handle = MHD_create_response_from_callback(UInt64.max, 16 << 10, readStream, held, releaseStream) else {
+        guard let handle = MHD_create_response_from_callback(UInt64.max, Self.streamBlockBytes, readStream, held, releaseStream) else {
             Unmanaged<ResponseStream>.fromOpaque(held).release()
             return .NO
         }

@@ -192,6 +192,17 @@ final class LiveEventsAPITests: APITestCase {
         XCTAssertEqual(current.drain().map(\.name), ["comment.created"])
     }
 
+    func testAnHTTP10ClientGetsTheStreamUnchunked() throws {
+        let client = try RawHTTPClient(port: app.server.port)
+        try client.send("GET /v1/comments/live HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n")
+        let (status, headers) = try client.readHead()
+        XCTAssertEqual(status, 200)
+        XCTAssertNil(headers["transfer-encoding"])
+        var text = ""
+        while !text.contains("\n\n") { text += String(decoding: try client.readChunkOrBytes(4096), as: UTF8.self) }
+        XCTAssertTrue(text.hasPrefix("retry: 3000\n"), text)
+    }
+
     func testTheLimitsRefuseWithTheirCodes() throws {
         app.shutdown()
         try startApplication(extra: ["LIVE_MAX_PER_ADDRESS": "2", "LIVE_MAX_CONNECTIONS": "3"])
