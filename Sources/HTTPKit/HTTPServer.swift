@@ -794,7 +794,7 @@ private let takeOver: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, so
     let extra = extraIn.map { Array(UnsafeRawBufferPointer(start: $0, count: extraInSize).bindMemory(to: UInt8.self)) } ?? []
     let handle = UpgradeHandle(handle: urh)
     let webSocket = WebSocket(fd: socket, extra: extra, peer: handOver.peer, maxQueuedBytes: handOver.upgrade.maxQueuedBytes,
-                              handler: handOver.upgrade.handler,
+                              handler: handOver.upgrade.handler, loop: handOver.server.webSockets,
                               giveBack: { _ = cafe_mhd_upgrade_close(handle.handle) })
     handOver.upgrade.opened(webSocket)
     handOver.server.webSockets.add(webSocket)

@@ -34,7 +34,8 @@ public final class WebSocket: @unchecked Sendable {
     fileprivate var lastHeard = MonotonicClock.nanoseconds()
     fileprivate var lastPing = MonotonicClock.nanoseconds()
     fileprivate var interest: UInt32 = 0
-    fileprivate weak var loop: WebSocketLoop?
+    /// The loop that reads and writes it (it lives as long as the process).
+    private unowned let loop: WebSocketLoop
 
     private struct Outbox {
         var messages: [[UInt8]] = []
@@ -45,8 +46,10 @@ public final class WebSocket: @unchecked Sendable {
     /// Bytes wslay holds unsent (the loop updates it).
     fileprivate let queuedInFraming = Atomic<Int>(0)
 
-    init(fd: Int32, extra: [UInt8], peer: String, maxQueuedBytes: Int, handler: any WebSocketHandler, giveBack: @escaping @Sendable () -> Void) {
+    init(fd: Int32, extra: [UInt8], peer: String, maxQueuedBytes: Int, handler: any WebSocketHandler, loop: WebSocketLoop,
+         giveBack: @escaping @Sendable () -> Void) {
         self.fd = fd
+        self.loop = loop
         self.extra = extra
         self.peer = peer
         self.maxQueuedBytes = maxQueuedBytes
@@ -54,28 +57,26 @@ public final class WebSocket: @unchecked Sendable {
         self.giveBack = giveBack
     }
 
-    /// Queues a text message.
+    /// Queues a text message; past `maxQueuedBytes` the socket is closed instead (1008 `too_slow`).
     public func send(_ text: [UInt8]) {
-        let slow = outbox.withLock { box -> Bool in
-            guard box.close == nil else { return false }
+        outbox.withLock { box in
+            guard box.close == nil else { return }
             guard box.bytes + text.count + queuedInFraming.load(ordering: .relaxed) <= maxQueuedBytes else {
                 box.messages = []
                 box.bytes = 0
                 box.close = (1008, "too_slow")
-                return true
+                return
             }
             box.messages.append(text)
             box.bytes += text.count
-            return false
         }
-        _ = slow
-        loop?.wake(self)
+        loop.wake(self)
     }
 
     /// Closes with `code` and `reason` after what is already queued.
     public func close(code: UInt16, reason: String) {
         outbox.withLock { box in if box.close == nil { box.close = (code, reason) } }
-        loop?.wake(self)
+        loop.wake(self)
     }
 
     /// The loop takes what waits.
@@ -118,9 +119,8 @@ final class WebSocketLoop: @unchecked Sendable {
         epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
     }
 
-    /// Takes a socket over (from any thread); its thread starts with the first.
+    /// Takes a socket over (from any thread); its thread starts with the first and lives as long as the process.
     func add(_ socket: WebSocket) {
-        socket.loop = self
         open.add(1, ordering: .relaxed)
         arriving.withLock { $0.append(socket) }
         let start = started.withLock { started -> Bool in defer { started = true }; return !started }
