@@ -45,17 +45,22 @@ watcher=$!
 pids+=("$watcher")
 until [ "$(metric cafe_live_connections)" -ge $(( (streams + sockets) * 99 / 100 )) ] || ! kill -0 "$watcher" 2> /dev/null; do sleep 1; done
 sleep 3
+# Who used the cores while the list was measured beside the watchers: the service's request process and the
+# load generator that holds the watchers (both share the machine with wrk and PostgreSQL).
+server_ticks=$(cpu_ticks "$request"); generator_ticks=$(cpu_ticks "$watcher")
 watched=$(list_rate)
+server_cpu=$(( ($(cpu_ticks "$request") - server_ticks) * 100 / $(getconf CLK_TCK) / 4 ))
+generator_cpu=$(( ($(cpu_ticks "$watcher") - generator_ticks) * 100 / $(getconf CLK_TCK) / 4 ))
 # Resident memory while every watcher is open and events flow; the peak also counts the moment they all opened.
 rss_open_mb=$(awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$request/status")
 wait "$watcher"
 reads=$(( $(metric cafe_live_feed_reads_total) - reads_before )); changes=$(( $(metric cafe_live_changes_total) - changes_before ))
 rss_mb=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$request/status")
 
-python3 - "$work/live.json" "$alone" "$watched" "$reads" "$changes" "$rss_mb" "$rss_open_mb" <<'PY'
+python3 - "$work/live.json" "$alone" "$watched" "$reads" "$changes" "$rss_mb" "$rss_open_mb" "$server_cpu" "$generator_cpu" <<'PY'
 import json, sys
 live = json.load(open(sys.argv[1]))
-alone, watched, reads, changes, peak, rss = (float(v) for v in sys.argv[2:])
+alone, watched, reads, changes, peak, rss, server_cpu, generator_cpu = (float(v) for v in sys.argv[2:])
 def row(name, value, goal, meets):
     print(f"{name:<58} {value:<34} {goal:<22} {'true' if meets else 'false'}")
 print()
@@ -65,5 +70,6 @@ row("delay from a post's 201 to its event, p50 / p99", f"{live['p50']:.1f} / {li
 row("request process RSS with every watcher open", f"{rss:.0f} MB (peak {peak:.0f} MB)", "<= 300 MB", rss <= 300)
 row("feed statements per change (this process)", f"{reads / max(changes, 1):.3f} ({reads:.0f} reads, {changes:.0f} changes)", "<= 1", reads <= changes)
 row("uncached list with watchers vs without", f"{watched:.0f} vs {alone:.0f} req/s: {watched / alone:.2f}x", ">= 0.9x", watched / alone >= 0.9)
+print(f"  meanwhile: the request process {server_cpu:.0f}% of a core, the watchers' load generator {generator_cpu:.0f}%")
 row("every delivery seen", f"{live['seen']} of {live['expected']}", "all", live['seen'] == live['expected'])
 PY
