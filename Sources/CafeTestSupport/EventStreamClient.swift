@@ -88,9 +88,6 @@ public final class EventStreamClient {
         return nil
     }
 
-    /// Stops reading from the socket (a slow client) — the kernel's buffers fill, then the server's.
-    public var socket: Int32 { client.fd }
-
     /// One event from the text so far (blank-line terminated), per the EventSource rules.
     private func takeEvent() -> Event? {
         while let end = blankLine() {

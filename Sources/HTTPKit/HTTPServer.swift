@@ -747,8 +747,8 @@ extension HTTPServer {
         for (name, value) in response.headers { add(name, value, to: handle) }
         add("X-Request-Id", state.requestID, to: handle)
         MHD_add_response_header(handle, "X-Content-Type-Options", "nosniff")
-        // A stream's connection is not reused: once the stream ends it closes, which is what tells
-        // libmicrohttpd (0.9.75) the request is over — kept alive, its end went unnoticed until the next request.
+        // A stream's connection is not reused (a client that reconnects opens a new one): once the stream
+        // ends, the connection closes and its slot is free at once.
         MHD_add_response_header(handle, "Connection", "close")
         return MHD_queue_response(connection, UInt32(response.status), handle)
     }
@@ -757,7 +757,7 @@ extension HTTPServer {
 extension HTTPServer {
     /// Queues a 101 whose connection libmicrohttpd then hands over (`takeOver`) to the WebSocket loop.
     fileprivate func queue(_ response: Response, upgradingTo upgrade: WebSocketUpgrade, _ state: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        let handOver = Unmanaged.passRetained(HandOver(server: self, upgrade: upgrade, peer: watched(connection)?.peer ?? "unknown")).toOpaque()
+        let handOver = Unmanaged.passRetained(HandOver(server: self, upgrade: upgrade)).toOpaque()
         guard let handle = MHD_create_response_for_upgrade(takeOver, handOver) else {
             Unmanaged<HandOver>.fromOpaque(handOver).release()
             return .NO
@@ -775,11 +775,9 @@ extension HTTPServer {
 private final class HandOver {
     let server: HTTPServer
     let upgrade: WebSocketUpgrade
-    let peer: String
-    init(server: HTTPServer, upgrade: WebSocketUpgrade, peer: String) {
+    init(server: HTTPServer, upgrade: WebSocketUpgrade) {
         self.server = server
         self.upgrade = upgrade
-        self.peer = peer
     }
 }
 
@@ -793,7 +791,7 @@ private let takeOver: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, so
     guard let urh else { return }
     let extra = extraIn.map { Array(UnsafeRawBufferPointer(start: $0, count: extraInSize).bindMemory(to: UInt8.self)) } ?? []
     let handle = UpgradeHandle(handle: urh)
-    let webSocket = WebSocket(fd: socket, extra: extra, peer: handOver.peer, maxQueuedBytes: handOver.upgrade.maxQueuedBytes,
+    let webSocket = WebSocket(fd: socket, extra: extra, maxQueuedBytes: handOver.upgrade.maxQueuedBytes,
                               handler: handOver.upgrade.handler, loop: handOver.server.webSockets,
                               giveBack: { _ = cafe_mhd_upgrade_close(handle.handle) })
     handOver.upgrade.opened(webSocket)

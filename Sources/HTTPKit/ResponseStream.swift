@@ -80,11 +80,9 @@ public final class ResponseStream: @unchecked Sendable {
     /// Under the lock: keeps the part of the first chunk already begun (an event is never cut in two),
     /// then `last`, and marks the stream ending.
     private func replaceUnsent(with last: [UInt8]) {
-        if sentOfFirst > 0, let first = chunks.first {
-            chunks = [Array(first[sentOfFirst...]), last]
-        } else {
-            chunks = [last]
-        }
+        let begun = sentOfFirst > 0 ? chunks.first.map { Array($0[sentOfFirst...]) } : nil
+        // No empty chunk: `read` takes one that is fully sent off before it looks at the next.
+        chunks = [begun, last].compactMap { $0 }.filter { !$0.isEmpty }
         sentOfFirst = 0
         buffered = chunks.reduce(0) { $0 + $1.count }
         ending = true
@@ -122,11 +120,11 @@ public final class ResponseStream: @unchecked Sendable {
             return 0
         }
         var written = 0
-        if capacity < 64 { FileHandle.standardError.write("capacity \(capacity)\n".data(using: .utf8)!) }
         while written < capacity, let first = chunks.first {
             let n = min(capacity - written, first.count - sentOfFirst)
             first.withUnsafeBufferPointer { source in
-                UnsafeMutableRawPointer(buffer + written).copyMemory(from: source.baseAddress! + sentOfFirst, byteCount: n)
+                guard let base = source.baseAddress else { return }
+                UnsafeMutableRawPointer(buffer + written).copyMemory(from: base + sentOfFirst, byteCount: n)
             }
             written += n
             sentOfFirst += n

@@ -24,7 +24,6 @@ public protocol WebSocketHandler: AnyObject, Sendable {
 /// Unchecked `Sendable`: `context`, `extra`, `lastHeard`, `lastPing` and `interest` are the loop thread's
 /// alone; the outbox is under its mutex; the rest is set once.
 public final class WebSocket: @unchecked Sendable {
-    public let peer: String
     public let maxQueuedBytes: Int
     let fd: Int32
     let handler: any WebSocketHandler
@@ -46,12 +45,11 @@ public final class WebSocket: @unchecked Sendable {
     /// Bytes wslay holds unsent (the loop updates it).
     fileprivate let queuedInFraming = Atomic<Int>(0)
 
-    init(fd: Int32, extra: [UInt8], peer: String, maxQueuedBytes: Int, handler: any WebSocketHandler, loop: WebSocketLoop,
+    init(fd: Int32, extra: [UInt8], maxQueuedBytes: Int, handler: any WebSocketHandler, loop: WebSocketLoop,
          giveBack: @escaping @Sendable () -> Void) {
         self.fd = fd
         self.loop = loop
         self.extra = extra
-        self.peer = peer
         self.maxQueuedBytes = maxQueuedBytes
         self.handler = handler
         self.giveBack = giveBack
@@ -176,10 +174,9 @@ final class WebSocketLoop: @unchecked Sendable {
             }
             if let done = stopping.withLock({ s -> DispatchSemaphore? in defer { s = nil }; return s }) {
                 for socket in Array(sockets.values) {
-                    if let context = socket.context {
-                        _ = "server_stopping".withCString { wslay_event_queue_close(context, 1001, UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), 15) }
-                        _ = wslay_event_send(context)
-                    }
+                    // The close goes out the way every close does (what the socket can take now), then it is handed back.
+                    socket.close(code: 1001, reason: "server_stopping")
+                    service(socket, readable: false)
                     finish(socket)
                 }
                 done.signal()
@@ -279,17 +276,19 @@ final class WebSocketLoop: @unchecked Sendable {
 
     // wslay's callbacks, on the loop's thread (inside `wslay_event_recv`/`wslay_event_send`).
 
-    fileprivate static func socket(_ userData: UnsafeMutableRawPointer?) -> WebSocket {
-        Unmanaged<WebSocket>.fromOpaque(userData!).takeUnretainedValue()
+    fileprivate static func socket(_ userData: UnsafeMutableRawPointer?) -> WebSocket? {
+        userData.map { Unmanaged<WebSocket>.fromOpaque($0).takeUnretainedValue() }
     }
 }
 
 private let receive: wslay_event_recv_callback = { context, buffer, length, _, userData in
-    let socket = WebSocketLoop.socket(userData)
-    guard let buffer else { return -1 }
+    guard let socket = WebSocketLoop.socket(userData), let buffer else {
+        wslay_event_set_error(context, WSLAY_ERR_CALLBACK_FAILURE.rawValue)
+        return -1
+    }
     if !socket.extra.isEmpty {
         let n = min(length, socket.extra.count)
-        socket.extra.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: n) }
+        _ = UnsafeMutableBufferPointer(start: buffer, count: n).update(fromContentsOf: socket.extra.prefix(n))
         socket.extra.removeFirst(n)
         return n
     }
@@ -300,7 +299,10 @@ private let receive: wslay_event_recv_callback = { context, buffer, length, _, u
 }
 
 private let transmit: wslay_event_send_callback = { context, data, length, _, userData in
-    let socket = WebSocketLoop.socket(userData)
+    guard let socket = WebSocketLoop.socket(userData) else {
+        wslay_event_set_error(context, WSLAY_ERR_CALLBACK_FAILURE.rawValue)
+        return -1
+    }
     let n = send(socket.fd, data, length, Int32(MSG_NOSIGNAL))
     if n >= 0 { return n }
     wslay_event_set_error(context, errno == EAGAIN || errno == EWOULDBLOCK ? WSLAY_ERR_WOULDBLOCK.rawValue : WSLAY_ERR_CALLBACK_FAILURE.rawValue)
@@ -315,8 +317,7 @@ private let mask: wslay_event_genmask_callback = { _, buffer, length, _ in
 }
 
 private let message: wslay_event_on_msg_recv_callback = { _, argument, userData in
-    guard let argument else { return }
-    let socket = WebSocketLoop.socket(userData)
+    guard let argument, let socket = WebSocketLoop.socket(userData) else { return }
     socket.lastHeard = MonotonicClock.nanoseconds()
     let opcode = UInt32(argument.pointee.opcode)
     if opcode == WSLAY_TEXT_FRAME.rawValue {

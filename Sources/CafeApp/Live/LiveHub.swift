@@ -110,8 +110,7 @@ final class LiveHub: Sendable {
     /// when its point has left the feed or it is further behind than `LIVE_REPLAY_LIMIT`, a `reload`.
     private func replay(_ watcher: Watcher, after position: Int64) async throws {
         let scope: LiveChanges.Scope = watcher.cafe.map { .cafe($0) } ?? .photos
-        let pruned: Int64 = try await primary.query(LiveChanges.pruned).one().decode(0)
-        let head: Int64 = try await primary.query(LiveChanges.head).one().decode(0)
+        let (pruned, head) = try await Self.bounds(primary.query(LiveChanges.bounds))
         var events: [UInt8] = []
         var through = position
         // A point the feed has not reached (a made-up id) would hold every change back: reload from the head.
@@ -148,18 +147,19 @@ final class LiveHub: Sendable {
     /// process starts; after a lost connection, everything since the last change handed out is read —
     /// or, when that has left the feed's retention, every watcher is told to reload.
     func listening(on connection: Connection) async throws {
+        let (pruned, head) = try await Self.bounds(connection.query(LiveChanges.bounds))
         guard let position = state.withLock({ $0.position }) else {
-            let head: Int64 = try await connection.query(LiveChanges.head).one().decode(0)
             state.withLock { $0.position = $0.position ?? head }
             return
         }
-        let pruned: Int64 = try await connection.query(LiveChanges.pruned).one().decode(0)
-        guard position >= pruned else {
-            let head: Int64 = try await connection.query(LiveChanges.head).one().decode(0)
-            reloadEveryone(at: head)
-            return
-        }
+        guard position >= pruned else { return reloadEveryone(at: head) }
         try await catchUp(on: connection)
+    }
+
+    /// `LiveChanges.bounds`' row.
+    private static func bounds(_ result: QueryResult) throws -> (pruned: Int64, head: Int64) {
+        let row = try result.one()
+        return (try row.decode(0), try row.decode(1))
     }
 
     /// Reads and hands out every change after the last one handed out, in batches.

@@ -98,13 +98,11 @@ public enum LiveChanges {
             importedCafeID: try row.decode(importedColumn + 1, as: String?.self))
     }
 
-    /// The feed's last position: where a reader that starts now begins.
-    public static let head: SQL = """
-        SELECT greatest(coalesce((SELECT max(seq) FROM live_changes), 0), (SELECT through FROM live_feed_pruned))
+    /// The feed's bounds, one row: the highest position removed (a reader behind it has missed changes), and
+    /// its last position (where a reader that starts now begins).
+    public static let bounds: SQL = """
+        SELECT p.through, greatest(coalesce((SELECT max(seq) FROM live_changes), 0), p.through) FROM live_feed_pruned p
         """
-
-    /// The highest position removed: a reader behind it has missed changes.
-    public static let pruned: SQL = "SELECT through FROM live_feed_pruned"
 
     /// Removes up to `batch` changes recorded more than `retention` ago (the oldest first) and raises the
     /// pruned mark past them; how many it removed.
