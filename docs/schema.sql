@@ -106,6 +106,16 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION public.comment_votes_gone() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM comments WHERE id = OLD.id) AND NOT EXISTS (SELECT 1 FROM hidden_comments WHERE id = OLD.id) THEN
+        DELETE FROM helpful_votes WHERE comment_id = OLD.id;
+    END IF;
+    RETURN NULL;
+END $$;
+
 CREATE FUNCTION public.comments_enqueue_deleted() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -132,6 +142,14 @@ BEGIN
     UNION ALL
     SELECT n.cafe_id FROM old_comments o JOIN new_comments n ON n.id = o.id
     WHERE o.cafe_id <> n.cafe_id;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.helpful_votes_enqueue() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO helpful_outbox (comment_id) SELECT DISTINCT comment_id FROM changed_votes;
     RETURN NULL;
 END $$;
 
@@ -242,6 +260,10 @@ CREATE FUNCTION public.notify_session_users(ids text) RETURNS void
     SELECT pg_notify('cafe_sessions', ids) WHERE ids IS NOT NULL
 $$;
 
+CREATE FUNCTION public.rating_score(amount integer, n integer, mean numeric, weight integer) RETURNS numeric
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN (n > 0) THEN round((((amount)::numeric + ((weight)::numeric * mean)) / ((n + weight))::numeric), 6) ELSE NULL::numeric END;
+
 CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], clear_ids bigint[], clear_grams text[]) RETURNS void
     LANGUAGE sql
     AS $$
@@ -261,6 +283,14 @@ CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], 
     ON CONFLICT (gram, chunk) DO UPDATE
     SET bits = (b.bits & ~(SELECT d.clear_bits FROM delta d WHERE d.gram = EXCLUDED.gram AND d.chunk = EXCLUDED.chunk)) | EXCLUDED.bits
 $$;
+
+CREATE FUNCTION public.users_block_recounts_votes() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO helpful_outbox (comment_id) SELECT comment_id FROM helpful_votes WHERE user_id = NEW.id;
+    RETURN NULL;
+END $$;
 
 CREATE TABLE public.account_tokens (
     token_hash bytea NOT NULL,
@@ -345,6 +375,12 @@ ALTER TABLE public.backup_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY 
     CACHE 1
 );
 
+CREATE TABLE public.cafe_owners (
+    cafe_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE TABLE public.cafe_stats (
     cafe_id bigint NOT NULL,
     comment_sum integer DEFAULT 0 NOT NULL,
@@ -356,8 +392,13 @@ CASE
     ELSE NULL::numeric
 END) STORED,
     search_text text NOT NULL,
+    stars_1 integer DEFAULT 0 NOT NULL,
+    stars_2 integer DEFAULT 0 NOT NULL,
+    stars_3 integer DEFAULT 0 NOT NULL,
+    rating_score numeric(7,6),
     CONSTRAINT cafe_stats_comment_amount_check CHECK ((comment_amount >= 0)),
-    CONSTRAINT cafe_stats_comment_sum_check CHECK ((comment_sum >= 0))
+    CONSTRAINT cafe_stats_comment_sum_check CHECK ((comment_sum >= 0)),
+    CONSTRAINT cafe_stats_stars_add_up CHECK (((stars_1 >= 0) AND (stars_2 >= 0) AND (stars_3 >= 0) AND (((stars_1 + stars_2) + stars_3) = comment_sum) AND (((stars_1 + (2 * stars_2)) + (3 * stars_3)) = comment_amount)))
 );
 
 CREATE TABLE public.cafes (
@@ -414,8 +455,17 @@ CREATE TABLE public.comments (
     image_id bigint,
     created_at timestamp(3) with time zone DEFAULT now() NOT NULL,
     updated_at timestamp(3) with time zone DEFAULT now() NOT NULL,
+    helpful_count integer DEFAULT 0 NOT NULL,
+    reply_text text,
+    reply_by bigint,
+    reply_created_at timestamp(3) with time zone,
+    reply_updated_at timestamp(3) with time zone,
+    reply_hidden_at timestamp with time zone,
     CONSTRAINT comments_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT comments_detail_check CHECK (((char_length(detail) >= 1) AND (char_length(detail) <= 2000))),
+    CONSTRAINT comments_helpful_count_check CHECK ((helpful_count >= 0)),
+    CONSTRAINT comments_reply_text_check CHECK (((char_length(reply_text) >= 1) AND (char_length(reply_text) <= 1000))),
+    CONSTRAINT comments_reply_whole CHECK ((((reply_text IS NULL) = (reply_created_at IS NULL)) AND ((reply_text IS NULL) = (reply_updated_at IS NULL)) AND ((reply_hidden_at IS NULL) OR (reply_text IS NOT NULL)))),
     CONSTRAINT comments_star_check CHECK (((star >= 1) AND (star <= 3))),
     CONSTRAINT comments_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
 );
@@ -479,6 +529,26 @@ ALTER TABLE public.files ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
+CREATE TABLE public.helpful_outbox (
+    id bigint NOT NULL,
+    comment_id bigint NOT NULL
+);
+
+ALTER TABLE public.helpful_outbox ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.helpful_outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.helpful_votes (
+    comment_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE TABLE public.hidden_comments (
     id bigint NOT NULL,
     cafe_id bigint NOT NULL,
@@ -490,6 +560,12 @@ CREATE TABLE public.hidden_comments (
     updated_at timestamp with time zone NOT NULL,
     hidden_at timestamp with time zone DEFAULT now() NOT NULL,
     cause text NOT NULL,
+    helpful_count integer DEFAULT 0 NOT NULL,
+    reply_text text,
+    reply_by bigint,
+    reply_created_at timestamp(3) with time zone,
+    reply_updated_at timestamp(3) with time zone,
+    reply_hidden_at timestamp with time zone,
     CONSTRAINT hidden_comments_cause_check CHECK ((cause = ANY (ARRAY['moderation'::text, 'block'::text, 'archive'::text]))),
     CONSTRAINT hidden_comments_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
     CONSTRAINT hidden_comments_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
@@ -577,9 +653,10 @@ CREATE TABLE public.mail_outbox (
     next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
     last_error text,
     finished_at timestamp with time zone,
+    comment_id bigint,
     CONSTRAINT mail_outbox_base_url_check CHECK ((char_length(base_url) <= 512)),
     CONSTRAINT mail_outbox_finished CHECK (((state = 'pending'::text) = (finished_at IS NULL))),
-    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['password_reset'::text, 'email_verification'::text]))),
+    CONSTRAINT mail_outbox_kind_check CHECK ((kind = ANY (ARRAY['password_reset'::text, 'email_verification'::text, 'owner_reply'::text]))),
     CONSTRAINT mail_outbox_language_check CHECK ((language = ANY (ARRAY['ja'::text, 'en'::text]))),
     CONSTRAINT mail_outbox_recipient_check CHECK ((char_length(recipient) <= 254)),
     CONSTRAINT mail_outbox_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'kept'::text, 'skipped'::text, 'throttled'::text, 'failed'::text, 'expired'::text])))
@@ -612,6 +689,16 @@ CREATE UNLOGGED TABLE public.rate_limit_counts (
     client text NOT NULL,
     minute bigint NOT NULL,
     count integer NOT NULL
+);
+
+CREATE TABLE public.rating_prior (
+    one boolean DEFAULT true NOT NULL,
+    mean numeric(7,6) NOT NULL,
+    weight integer NOT NULL,
+    refreshed_through bigint,
+    CONSTRAINT rating_prior_mean_check CHECK (((mean >= (1)::numeric) AND (mean <= (3)::numeric))),
+    CONSTRAINT rating_prior_one_check CHECK (one),
+    CONSTRAINT rating_prior_weight_check CHECK ((weight >= 0))
 );
 
 CREATE TABLE public.reconcile_requests (
@@ -724,6 +811,9 @@ ALTER TABLE ONLY public.audit_log
 ALTER TABLE ONLY public.backup_runs
     ADD CONSTRAINT backup_runs_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.cafe_owners
+    ADD CONSTRAINT cafe_owners_pkey PRIMARY KEY (cafe_id, user_id);
+
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id);
 
@@ -747,6 +837,12 @@ ALTER TABLE ONLY public.files
 
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.helpful_outbox
+    ADD CONSTRAINT helpful_outbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.helpful_votes
+    ADD CONSTRAINT helpful_votes_pkey PRIMARY KEY (comment_id, user_id);
 
 ALTER TABLE ONLY public.hidden_comments
     ADD CONSTRAINT hidden_comments_pkey PRIMARY KEY (id);
@@ -777,6 +873,9 @@ ALTER TABLE ONLY public.parse_object_ids
 
 ALTER TABLE ONLY public.rate_limit_counts
     ADD CONSTRAINT rate_limit_counts_pkey PRIMARY KEY (limit_name, client, minute);
+
+ALTER TABLE ONLY public.rating_prior
+    ADD CONSTRAINT rating_prior_pkey PRIMARY KEY (one);
 
 ALTER TABLE ONLY public.reconcile_requests
     ADD CONSTRAINT reconcile_requests_pkey PRIMARY KEY (id);
@@ -809,11 +908,13 @@ CREATE UNIQUE INDEX backup_runs_period_idx ON public.backup_runs USING btree (pe
 
 CREATE INDEX backup_runs_started_idx ON public.backup_runs USING btree (started_at);
 
+CREATE INDEX cafe_owners_user_idx ON public.cafe_owners USING btree (user_id);
+
 CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at, cafe_id);
 
 CREATE INDEX cafe_stats_popular_idx ON public.cafe_stats USING btree (comment_sum, created_at, cafe_id);
 
-CREATE INDEX cafe_stats_rating_idx ON public.cafe_stats USING btree (COALESCE(average_star, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_idx ON public.cafe_stats USING btree (COALESCE(rating_score, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
 
 CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DESC, id DESC);
 
@@ -824,6 +925,10 @@ CREATE INDEX cafes_search_grams_idx ON public.cafes USING gin (search_grams);
 CREATE INDEX comment_reports_open_idx ON public.comment_reports USING btree (comment_id, created_at) WHERE (resolved_at IS NULL);
 
 CREATE INDEX comments_cafe_created_idx ON public.comments USING btree (cafe_id, created_at DESC, id DESC) INCLUDE (star);
+
+CREATE INDEX comments_cafe_helpful_idx ON public.comments USING btree (cafe_id, helpful_count DESC, created_at DESC, id DESC);
+
+CREATE INDEX comments_cafe_stars_idx ON public.comments USING btree (cafe_id, star DESC, created_at DESC, id DESC);
 
 CREATE INDEX comments_created_idx ON public.comments USING btree (created_at DESC, id DESC);
 
@@ -840,6 +945,8 @@ CREATE INDEX files_owner_created_idx ON public.files USING btree (owner_id, crea
 CREATE INDEX files_uncleaned_idx ON public.files USING btree (id) WHERE (cleaned_at IS NULL);
 
 CREATE INDEX files_uploaded_from_created_idx ON public.files USING btree (uploaded_from, created_at) WHERE (uploaded_from IS NOT NULL);
+
+CREATE INDEX helpful_votes_user_idx ON public.helpful_votes USING btree (user_id);
 
 CREATE INDEX hidden_comments_cafe_idx ON public.hidden_comments USING btree (cafe_id);
 
@@ -862,6 +969,8 @@ CREATE INDEX login_failures_key_address_idx ON public.login_failures USING btree
 CREATE INDEX mail_outbox_due_idx ON public.mail_outbox USING btree (next_attempt_at) WHERE (state = 'pending'::text);
 
 CREATE INDEX mail_outbox_finished_idx ON public.mail_outbox USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
+CREATE UNIQUE INDEX mail_outbox_owner_reply_idx ON public.mail_outbox USING btree (comment_id) WHERE (kind = 'owner_reply'::text);
 
 CREATE INDEX mail_outbox_recipient ON public.mail_outbox USING btree (lower(recipient), created_at);
 
@@ -888,6 +997,8 @@ CREATE TRIGGER audit_changes_no_truncate BEFORE TRUNCATE ON public.audit_changes
 CREATE TRIGGER audit_log_no_change BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.audit_is_append_only();
 
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_is_append_only();
+
+CREATE TRIGGER cafe_owners_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_owners FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE CONSTRAINT TRIGGER cafe_stats_live_deleted AFTER DELETE ON public.cafe_stats DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (public.live_feed_enabled()) EXECUTE FUNCTION public.live_cafe_changed();
 
@@ -929,17 +1040,27 @@ CREATE TRIGGER comments_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCAT
 
 CREATE TRIGGER comments_notify_photos AFTER DELETE OR UPDATE OF image_id OR TRUNCATE ON public.comments FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
 
+CREATE CONSTRAINT TRIGGER comments_votes_gone AFTER DELETE ON public.comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.comment_votes_gone();
+
 CREATE TRIGGER file_sizes_note_object_deletion AFTER DELETE ON public.file_sizes REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION public.note_object_deletion();
 
 CREATE TRIGGER files_note_object_deletion AFTER DELETE ON public.files REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION public.note_object_deletion();
 
 CREATE TRIGGER files_notify_photos AFTER DELETE OR UPDATE OR TRUNCATE ON public.files FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
 
+CREATE TRIGGER helpful_votes_deleted AFTER DELETE ON public.helpful_votes REFERENCING OLD TABLE AS changed_votes FOR EACH STATEMENT EXECUTE FUNCTION public.helpful_votes_enqueue();
+
+CREATE TRIGGER helpful_votes_inserted AFTER INSERT ON public.helpful_votes REFERENCING NEW TABLE AS changed_votes FOR EACH STATEMENT EXECUTE FUNCTION public.helpful_votes_enqueue();
+
+CREATE CONSTRAINT TRIGGER hidden_comments_votes_gone AFTER DELETE ON public.hidden_comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.comment_votes_gone();
+
 CREATE TRIGGER sessions_notify_deleted AFTER DELETE ON public.sessions REFERENCING OLD TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION public.notify_ended_sessions();
 
 CREATE TRIGGER sessions_notify_moved AFTER UPDATE OF user_id, expires_at, token_hash ON public.sessions FOR EACH ROW EXECUTE FUNCTION public.notify_moved_session();
 
 CREATE TRIGGER sessions_notify_truncated AFTER TRUNCATE ON public.sessions FOR EACH STATEMENT EXECUTE FUNCTION public.notify_all_sessions();
+
+CREATE TRIGGER users_block_recounts_votes AFTER UPDATE OF blocked_at ON public.users FOR EACH ROW WHEN ((old.blocked_at IS DISTINCT FROM new.blocked_at)) EXECUTE FUNCTION public.users_block_recounts_votes();
 
 CREATE TRIGGER users_notify_sessions_deleted AFTER DELETE ON public.users REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.notify_changed_users();
 
@@ -952,6 +1073,12 @@ ALTER TABLE ONLY public.account_tokens
 
 ALTER TABLE ONLY public.audit_changes
     ADD CONSTRAINT audit_changes_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES public.audit_log(id);
+
+ALTER TABLE ONLY public.cafe_owners
+    ADD CONSTRAINT cafe_owners_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.cafe_owners
+    ADD CONSTRAINT cafe_owners_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.cafe_stats
     ADD CONSTRAINT cafe_stats_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
@@ -969,6 +1096,9 @@ ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
 
 ALTER TABLE ONLY public.comments
+    ADD CONSTRAINT comments_reply_by_fkey FOREIGN KEY (reply_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.comments
     ADD CONSTRAINT comments_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.file_sizes
@@ -977,11 +1107,17 @@ ALTER TABLE ONLY public.file_sizes
 ALTER TABLE ONLY public.files
     ADD CONSTRAINT files_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE SET NULL;
 
+ALTER TABLE ONLY public.helpful_votes
+    ADD CONSTRAINT helpful_votes_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.hidden_comments
     ADD CONSTRAINT hidden_comments_cafe_id_fkey FOREIGN KEY (cafe_id) REFERENCES public.cafes(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.hidden_comments
     ADD CONSTRAINT hidden_comments_image_id_fkey FOREIGN KEY (image_id) REFERENCES public.files(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.hidden_comments
+    ADD CONSTRAINT hidden_comments_reply_by_fkey FOREIGN KEY (reply_by) REFERENCES public.users(id) ON DELETE SET NULL;
 
 ALTER TABLE ONLY public.hidden_comments
     ADD CONSTRAINT hidden_comments_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;

@@ -6,8 +6,8 @@ import PostgresKit
 ///
 /// 1. claim a batch of outbox rows (`FOR UPDATE SKIP LOCKED`: concurrent workers take different rows),
 /// 2. lock those cafes' stats rows in id order (two workers never interleave on one cafe, no deadlock),
-/// 3. recompute `count(*)` / `sum(star)` in a *new statement*, whose snapshot sees every comment
-///    committed before the lock was granted, and write only the rows that changed,
+/// 3. recompute `count(*)` / `sum(star)`, the stars by count and the rating score in a *new statement*, whose
+///    snapshot sees every comment committed before the lock was granted, and write only the rows that changed,
 /// 4. the claimed rows are deleted by the same transaction — a crash mid-batch loses nothing.
 public struct OutboxDrain: Sendable {
     public struct PassResult: Sendable, Equatable {
@@ -50,14 +50,23 @@ public struct OutboxDrain: Sendable {
             }
             let ids = PostgresTextArray(cafes.sorted().map { String($0) })
             try await tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
+            // The prior is read under a share lock: a rating refresh that moves it waits for this batch, and
+            // a batch after it computes with the new one (`RatingRefresh`).
+            try await tx.query("SELECT 1 FROM rating_prior FOR SHARE")
             let updated = try await tx.query("""
-                UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total
+                UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total,
+                    stars_1 = fresh.n1, stars_2 = fresh.n2, stars_3 = fresh.n3,
+                    rating_score = rating_score(fresh.total, fresh.n, p.mean, p.weight)
                 FROM (
-                    SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total
+                    SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total,
+                           count(*) FILTER (WHERE m.star = 1)::int AS n1, count(*) FILTER (WHERE m.star = 2)::int AS n2,
+                           count(*) FILTER (WHERE m.star = 3)::int AS n3
                     FROM unnest(\(ids)::bigint[]) AS c(id) LEFT JOIN comments m ON m.cafe_id = c.id
                     GROUP BY c.id
-                ) fresh
-                WHERE s.cafe_id = fresh.cafe_id AND (s.comment_sum, s.comment_amount) IS DISTINCT FROM (fresh.n, fresh.total)
+                ) fresh, rating_prior p
+                WHERE s.cafe_id = fresh.cafe_id
+                  AND (s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score)
+                      IS DISTINCT FROM (fresh.n, fresh.total, fresh.n1, fresh.n2, fresh.n3, rating_score(fresh.total, fresh.n, p.mean, p.weight))
                 """).affectedRows
             return (PassResult(consumed: claimed.count, cafesUpdated: updated), lastID)
         }

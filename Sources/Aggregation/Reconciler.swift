@@ -2,7 +2,8 @@ import Foundation
 import JSONLogging
 import PostgresKit
 
-/// The full reconcile: compares every cafe's stored stats with a fresh aggregate and enqueues the
+/// The full reconcile: compares every cafe's stored stars by count (which `comment_sum` and
+/// `comment_amount` always add up to: a constraint) with a fresh aggregate and enqueues the
 /// cafes that drifted into the outbox, so the incremental pass — with its locking — repairs them.
 /// It never writes `cafe_stats` itself. Cafes that already have outbox rows are merely lagging,
 /// not drifted, and are left to the pass.
@@ -42,9 +43,10 @@ public struct Reconciler: Sendable {
                 INSERT INTO aggregation_outbox (cafe_id)
                 SELECT s.cafe_id
                 FROM cafe_stats s
-                LEFT JOIN (SELECT cafe_id, count(*) AS n, sum(star) AS total FROM comments GROUP BY cafe_id) a
+                LEFT JOIN (SELECT cafe_id, count(*) FILTER (WHERE star = 1) AS n1, count(*) FILTER (WHERE star = 2) AS n2,
+                                  count(*) FILTER (WHERE star = 3) AS n3 FROM comments GROUP BY cafe_id) a
                        ON a.cafe_id = s.cafe_id
-                WHERE (s.comment_sum, s.comment_amount) IS DISTINCT FROM (coalesce(a.n, 0)::int, coalesce(a.total, 0)::int)
+                WHERE (s.stars_1, s.stars_2, s.stars_3) IS DISTINCT FROM (coalesce(a.n1, 0)::int, coalesce(a.n2, 0)::int, coalesce(a.n3, 0)::int)
                   AND NOT EXISTS (SELECT 1 FROM aggregation_outbox o WHERE o.cafe_id = s.cafe_id)
                 """).affectedRows
             await log.finishReconcile(id, drift: drift, error: nil)

@@ -39,11 +39,21 @@ public struct Cafe: Sendable, Equatable {
     public let publishDate: String?
     public let commentSum: Int
     public let commentAmount: Int
+    /// How many comments give 1, 2 and 3 stars: they add up to `commentSum` and weigh `commentAmount`.
+    public let starCounts: StarCounts
+    /// The weighted average the rating order sorts by (`cafe_stats.rating_score`); nil without comments.
+    public let ratingScore: Double?
+    /// The owners' usernames, where a read asked for them (one cafe's own page); nil elsewhere.
+    public let owners: [String]?
     public let createdAt: Date
     public let updatedAt: Date
 
     public init(id: CafeID, name: String, catchCopy: String, introduction: String, imageID: FileID?, imageSize: ImageSize? = nil, publishDate: String?,
-                commentSum: Int, commentAmount: Int, createdAt: Date, updatedAt: Date) {
+                commentSum: Int, commentAmount: Int, starCounts: StarCounts = .none, ratingScore: Double? = nil, owners: [String]? = nil,
+                createdAt: Date, updatedAt: Date) {
+        self.starCounts = starCounts
+        self.ratingScore = ratingScore
+        self.owners = owners
         self.imageSize = imageSize
         self.id = id
         self.name = name
@@ -71,6 +81,31 @@ public struct Cafe: Sendable, Equatable {
     }
 }
 
+/// How many comments give each star.
+public struct StarCounts: Sendable, Equatable {
+    public let one: Int
+    public let two: Int
+    public let three: Int
+    public init(one: Int, two: Int, three: Int) {
+        self.one = one
+        self.two = two
+        self.three = three
+    }
+    public static let none = StarCounts(one: 0, two: 0, three: 0)
+}
+
+/// The owners' public answer to a comment (one per comment).
+public struct OwnerReply: Sendable, Equatable {
+    public let text: String
+    public let createdAt: Date
+    public let updatedAt: Date
+    public init(text: String, createdAt: Date, updatedAt: Date) {
+        self.text = text
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
 /// A comment — *CafeTransactionComment* in the original app.
 public struct Comment: Sendable, Equatable {
     public let id: CommentID
@@ -81,11 +116,17 @@ public struct Comment: Sendable, Equatable {
     public let star: Star
     public let imageID: FileID?
     public let imageSize: ImageSize?
+    /// Votes that found it helpful, kept by the worker (`HelpfulVoteDrain`).
+    public let helpfulCount: Int
+    /// The owners' reply, nil when there is none or an administrator hid it.
+    public let reply: OwnerReply?
     public let createdAt: Date
     public let updatedAt: Date
 
     public init(id: CommentID, cafeID: CafeID, userID: UserID, username: String, detail: String, star: Star,
-                imageID: FileID?, imageSize: ImageSize? = nil, createdAt: Date, updatedAt: Date) {
+                imageID: FileID?, imageSize: ImageSize? = nil, helpfulCount: Int = 0, reply: OwnerReply? = nil, createdAt: Date, updatedAt: Date) {
+        self.helpfulCount = helpfulCount
+        self.reply = reply
         self.imageSize = imageSize
         self.id = id
         self.cafeID = cafeID

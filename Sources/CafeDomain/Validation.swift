@@ -94,6 +94,8 @@ public enum CommentRules {
     public static let detailLength = 1...2000
     /// A report's reason (`comment_reports.reason`).
     public static let reportReasonLength = 1...500
+    /// The owners' reply to a comment (`comments.reply_text`).
+    public static let replyLength = 1...1000
 }
 
 /// The times the service stores (`createdAt`, `updatedAt` of accounts, cafes, comments and photos):

@@ -164,6 +164,22 @@ public final class JSONWriter {
         count += 2
         if fraction % 10 != 0 { storage[count] = UInt8(truncatingIfNeeded: 48 + fraction % 10); count += 1 }
     }
+    /// A number given as the text a database printed (`2.878049`), written as it is; null if it is not
+    /// a plain decimal (digits, at most one point, a leading minus), so nothing else can get in.
+    public func value(decimalText text: UnsafeBufferPointer<UInt8>) {
+        var points = 0, digits = 0
+        for (i, byte) in text.enumerated() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits &+= 1
+            case UInt8(ascii: "."): points &+= 1
+            case UInt8(ascii: "-") where i == 0: break
+            default: return null()
+            }
+        }
+        guard digits > 0, points <= 1, text.last != UInt8(ascii: ".") else { return null() }
+        separator()
+        append(text)
+    }
     public func value(_ n: Int) { separator(); appendDecimal(n) }
     public func value(_ b: Bool) { separator(); append(b ? "true" : "false") }
     public func value(_ d: Double) {

@@ -178,7 +178,7 @@ final class AggregationWorkerTests: XCTestCase {
         try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT c, 1, 'x', 2 FROM unnest(\(PostgresTextArray(cafes.map { String($0) }))::bigint[]) c")
         try Blocking.run { [self] in try await OutboxDrain(pool: pool, logger: quiet).drain() }
         XCTAssertEqual(try aggregateMismatches(pool), 0)
-        try pool.query("UPDATE cafe_stats SET comment_sum = 42 WHERE cafe_id = ANY(\(PostgresTextArray([String(cafes[0]), String(cafes[3])]))::bigint[])")
+        try pool.query("UPDATE cafe_stats SET comment_sum = 42, comment_amount = 42, stars_1 = 42, stars_2 = 0, stars_3 = 0 WHERE cafe_id = ANY(\(PostgresTextArray([String(cafes[0]), String(cafes[3])]))::bigint[])")
         XCTAssertEqual(try aggregateMismatches(pool), 2)
 
         let (status, output) = try CafeProcess.run(["worker", "--reconcile"], environment: workerEnvironment)

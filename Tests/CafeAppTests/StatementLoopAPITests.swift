@@ -36,7 +36,8 @@ final class StatementLoopAPITests: APITestCase {
         for (target, (session, anonymous)) in zip(targets, zip(withSession, anonymous)) {
             XCTAssertEqual(session.status, 200, target)
             XCTAssertEqual(anonymous.status, 200, target)
-            XCTAssertEqual(anonymous.body, session.body, "\(target): the same bytes")
+            // A logged-in reader's page of a cafe's comments also says which they voted helpful.
+            XCTAssertEqual(anonymous.text, session.text.replacingOccurrences(of: #","votedHelpful":false"#, with: ""), "\(target): the same bytes")
             XCTAssertEqual(anonymous.headers["content-type"], session.headers["content-type"])
             XCTAssertEqual(anonymous.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
         }
@@ -76,7 +77,8 @@ final class StatementLoopAPITests: APITestCase {
         XCTAssertEqual(try loopStatements(), before + targets.count + 4, "every page read on the loop")
         for (target, (session, anonymous)) in zip(targets, zip(withSession, anonymous)) {
             XCTAssertEqual(anonymous.status, session.status, target)
-            XCTAssertEqual(anonymous.body, session.body, "\(target): the same bytes")
+            // A logged-in reader's page of a cafe's comments also says which they voted helpful.
+            XCTAssertEqual(anonymous.text, session.text.replacingOccurrences(of: #","votedHelpful":false"#, with: ""), "\(target): the same bytes")
             XCTAssertEqual(anonymous.headers["content-type"], session.headers["content-type"], target)
             XCTAssertEqual(anonymous.headers["access-control-allow-origin"], "https://app.example", "CORS, as for any answer")
         }
@@ -94,7 +96,8 @@ final class StatementLoopAPITests: APITestCase {
             var seen = 2
             while true {
                 let next = try call("GET", target + "&cursor=" + cursor)
-                XCTAssertEqual(next.body, try call("GET", target + "&cursor=" + cursor, token: user).body, target)
+                XCTAssertEqual(next.text, try call("GET", target + "&cursor=" + cursor, token: user).text
+                                   .replacingOccurrences(of: #","votedHelpful":false"#, with: ""), target)
                 seen += (next.json()["items"] as? [Any])?.count ?? 0
                 guard let more = next.json()["nextCursor"] as? String else { break }
                 cursor = more

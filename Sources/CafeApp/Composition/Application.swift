@@ -177,6 +177,8 @@ public final class Application: Sendable {
                                    audit: audit).routes
             + AdminCafesController(auth: auth, archive: archive, administration: administration).routes
             + ModerationController(auth: auth, moderation: Moderation(pool: pool), audit: audit, cursors: cursors).routes
+            + ReviewResponsesController(votes: HelpfulVotes(pool: pool), replies: OwnerReplies(pool: pool), cafes: cafes, auth: auth, audit: audit,
+                                        links: links).routes
         let v1 = RouteGroup(routes: v1Routes,
                             middleware: [SessionTokens.v1, rateLimits] + cachedPages
                                 + [authentication, verifiedEmail, publicReads, commitPositions, IdempotentWrites(keys: IdempotencyRepository(pool: pool))],

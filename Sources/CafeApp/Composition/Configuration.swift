@@ -1,3 +1,4 @@
+import Aggregation
 import Backups
 import CafeStore
 import DatabaseSetup
@@ -179,6 +180,9 @@ public struct Configuration: Sendable {
     public var aggregationInterval: Double
     /// `RECONCILE_INTERVAL` (default 3600): seconds between scheduled full reconciles.
     public var reconcileInterval: Double
+    /// `RATING_PRIOR_WEIGHT` (default 5, 0–10,000): m of the rating score, the comments' worth of the
+    /// site's mean star each cafe's score starts from (`RatingRefresh`). Read by the worker.
+    public var ratingPriorWeight: Int
     /// `SMTP_URL` (`smtp://user:pass@host:587`, STARTTLS when offered; `smtps://…:465`): where mail
     /// is sent. Unset (the `make run` default): mail is kept, logged at info and shown in the console.
     public var smtpURL: String?
@@ -320,6 +324,7 @@ public struct Configuration: Sendable {
         }
         aggregationInterval = env.seconds("AGGREGATION_INTERVAL", 1, 0.001...86_400)
         reconcileInterval = env.seconds("RECONCILE_INTERVAL", 3600, 1...(86_400 * 365))
+        ratingPriorWeight = env.int("RATING_PRIOR_WEIGHT", RatingRefresh.defaultWeight, 0...10_000)
         metricsToken = env.string("METRICS_TOKEN")
         smtpURL = env.string("SMTP_URL")
         if let url = smtpURL, !(url.hasPrefix("smtp://") || url.hasPrefix("smtps://")) || url.contains(where: { $0.isWhitespace || $0.isNewline }) {

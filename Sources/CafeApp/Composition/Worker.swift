@@ -18,7 +18,8 @@ public enum Worker {
                                         objectRetention: configuration.objectRetention, liveRetention: configuration.live.retention, logger: logger)
         let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
-                                                       reconcileInterval: configuration.reconcileInterval, logger: logger)
+                                                       reconcileInterval: configuration.reconcileInterval,
+                                                       ratingPriorWeight: configuration.ratingPriorWeight, logger: logger)
                           + [.init(name: "housekeeping", every: 600) { _ in try await housekeeping.run() },
                              searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)],
                           apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) }]

@@ -15,7 +15,7 @@ struct CommentsController: Sendable {
         [
             Endpoint("GET", "/v1/comments", recent).publicRead().cached(shows: ["cafes", "comments"], parameters: ["withImage", "limit", "cursor"])
                 .lane(.statementLoop),
-            Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
+            Endpoint("GET", "/v1/cafes/{id}/comments", list).publicRead().cached(shows: ["cafes", "comments"], parameters: ["sort", "limit", "cursor"])
                 .lane(.statementLoop),
             Endpoint("GET", "/v1/cafes/{id}/photos", photos).publicRead().cached(shows: ["cafes", "comments"], parameters: ["limit", "cursor"])
                 .lane(.statementLoop),
@@ -33,36 +33,45 @@ struct CommentsController: Sendable {
     /// Which page of a cafe's comments (or photos) a request asks for.
     private struct CafePage {
         let cafe: CafeID
-        let after: Keyset?
+        let sort: CommentSort
+        let after: CommentPosition?
         let limit: Int
 
         /// An empty first page may mean "no such cafe": the two are told apart only then.
         func needsCafeCheck(empty: Bool) -> Bool { empty && after == nil }
     }
 
+    /// The photos are newest first only.
     private func cafePage(_ request: Request, withImage: Bool) throws -> CafePage {
-        CafePage(cafe: try CafesController.cafeID(request), after: try cursors.decodeComment(request.query["cursor"]),
-                 limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
+        let sort = withImage ? .newest : try CommentSort.parse(request.query["sort"])
+        return CafePage(cafe: try CafesController.cafeID(request), sort: sort, after: try cursors.decodeComment(request.query["cursor"], sort: sort),
+                        limit: try PageLimit.parse(request, default: withImage ? 20 : 100))
     }
 
+    /// A logged-in reader's page says which comments they voted helpful (`votedHelpful`); such a request
+    /// never meets the page cache (`CachedPages`), which keeps anonymous pages only.
     private func list(_ request: Request, _ context: CafeContext, withImage: Bool) async throws -> Response {
         let page = try cafePage(request, withImage: withImage)
-        let rows = try await comments.on(context.db).list(cafe: page.cafe, withImage: withImage, after: page.after, limit: page.limit)
+        let viewer = context.user?.id
+        let rows = try await comments.on(context.db).list(cafe: page.cafe, withImage: withImage, sort: page.sort, after: page.after,
+                                                          limit: page.limit, viewer: viewer)
         if page.needsCafeCheck(empty: rows.items.isEmpty), await !(try cafes.on(context.db).exists(page.cafe)) { throw Problem.notFound("No such cafe.") }
-        return try render(rows)
+        let next = try rows.next.map { try cursors.encode($0, sort: page.sort) }
+        return .json { w in
+            w.page(rows.items, next: next) { row in w.comment(row) { if viewer != nil { w.field("votedHelpful", row.votedHelpful) } } }
+        }
     }
 
-    /// A page of comments; everyone's recent ones say which cafe each is about.
-    private func render(_ rows: RowPage<CommentRow>, withCafeName: Bool = false) throws -> Response {
+    /// A page of everyone's recent comments, each saying which cafe it is about.
+    private func render(_ rows: RowPage<CommentRow>) throws -> Response {
         let next = try rows.next.map { try cursors.encode($0) }
-        guard withCafeName else { return .json { w in w.page(rows.items, next: next) { w.comment($0) } } }
         return .json { w in w.page(rows.items, next: next) { row in w.comment(row) { w.key("cafeName"); w.value(utf8: row.cafeName) } } }
     }
 
     /// Everyone's recent comments, newest first; `withImage=true` for the photo wall.
     func recent(_ request: Request, _ context: CafeContext) async throws -> Response {
         let page = try recentPage(request)
-        return try render(await comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit), withCafeName: true)
+        return try render(await comments.on(context.db).recent(withImage: page.withImage, after: page.after, limit: page.limit))
     }
 
     private func recentPage(_ request: Request) throws -> (withImage: Bool, after: Keyset?, limit: Int) {

@@ -13,8 +13,13 @@ protocol CafeFields {
     var imageSize: ImageSize? { get }
     var commentSum: Int { get }
     var commentAmount: Int { get }
+    var starCounts: StarCounts { get }
+    /// One cafe's page lists them; nil elsewhere (no field).
+    var owners: [String]? { get }
     var createdAtMicros: Int64 { get }
     var updatedAtMicros: Int64 { get }
+    /// The rating score, or null.
+    func writeRatingScore(_ w: JSONWriter)
     func writeName(_ w: JSONWriter)
     func writeCatchCopy(_ w: JSONWriter)
     func writeIntroduction(_ w: JSONWriter)
@@ -29,10 +34,13 @@ protocol CommentFields {
     var stars: Int { get }
     var imageID: FileID? { get }
     var imageSize: ImageSize? { get }
+    var helpfulCount: Int { get }
     var createdAtMicros: Int64 { get }
     var updatedAtMicros: Int64 { get }
     func writeUsername(_ w: JSONWriter)
     func writeDetail(_ w: JSONWriter)
+    /// The owners' visible reply, or null.
+    func writeReply(_ w: JSONWriter)
 }
 
 extension Cafe: CafeFields {
@@ -42,9 +50,12 @@ extension Cafe: CafeFields {
     func writeCatchCopy(_ w: JSONWriter) { w.value(catchCopy) }
     func writeIntroduction(_ w: JSONWriter) { w.value(introduction) }
     func writePublishDate(_ w: JSONWriter) { if let publishDate { w.value(publishDate) } else { w.null() } }
+    func writeRatingScore(_ w: JSONWriter) { if let ratingScore { w.value(ratingScore) } else { w.null() } }
 }
 
 extension CafeRow: CafeFields {
+    var owners: [String]? { nil }
+    func writeRatingScore(_ w: JSONWriter) { if let score = ratingScoreText { w.value(decimalText: score) } else { w.null() } }
     func writeName(_ w: JSONWriter) { w.value(utf8: name) }
     func writeCatchCopy(_ w: JSONWriter) { w.value(utf8: catchCopy) }
     func writeIntroduction(_ w: JSONWriter) { w.value(utf8: introduction) }
@@ -57,10 +68,19 @@ extension Comment: CommentFields {
     var updatedAtMicros: Int64 { PostgresTimestamp.micros(updatedAt) }
     func writeUsername(_ w: JSONWriter) { w.value(username) }
     func writeDetail(_ w: JSONWriter) { w.value(detail) }
+    func writeReply(_ w: JSONWriter) {
+        guard let reply else { return w.null() }
+        w.reply(text: { w.value(reply.text) }, createdAtMicros: PostgresTimestamp.micros(reply.createdAt),
+                updatedAtMicros: PostgresTimestamp.micros(reply.updatedAt))
+    }
 }
 
 extension CommentRow: CommentFields {
     var stars: Int { star }
     func writeUsername(_ w: JSONWriter) { w.value(utf8: username) }
     func writeDetail(_ w: JSONWriter) { w.value(utf8: detail) }
+    func writeReply(_ w: JSONWriter) {
+        guard let text = replyText else { return w.null() }
+        w.reply(text: { w.value(utf8: text) }, createdAtMicros: replyCreatedAtMicros, updatedAtMicros: replyUpdatedAtMicros)
+    }
 }

@@ -89,6 +89,12 @@ struct NewCommentBody: Decodable {
     let imageId: String?
 }
 
+/// `PUT /v1/comments/{id}/reply`.
+struct ReplyBody: Decodable {
+    static let fields: Set<String> = ["text"]
+    let text: String
+}
+
 struct CommentPatchBody: Decodable {
     static let fields = NewCommentBody.fields
     enum CodingKeys: String, CodingKey { case detail, star, imageId }

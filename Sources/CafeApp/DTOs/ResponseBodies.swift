@@ -39,6 +39,11 @@ extension JSONWriter {
             field("commentAmount", c.commentAmount)
             key("averageStar")
             if let cents = Cafe.averageStarHundredths(sum: c.commentSum, amount: c.commentAmount) { value(hundredths: cents) } else { null() }
+            key("starCounts"); starCounts(c.starCounts)
+            key("ratingScore"); c.writeRatingScore(self)
+            if let owners = c.owners {
+                key("owners"); array { owners.forEach { value($0) } }
+            }
             field("createdAt", micros: c.createdAtMicros)
             field("updatedAt", micros: c.updatedAtMicros)
             more()
@@ -55,9 +60,29 @@ extension JSONWriter {
             key("detail"); m.writeDetail(self)
             field("star", m.stars)
             imageFields(m.imageID, m.imageSize)
+            field("helpfulCount", m.helpfulCount)
+            key("reply"); m.writeReply(self)
             field("createdAt", micros: m.createdAtMicros)
             field("updatedAt", micros: m.updatedAtMicros)
             more()
+        }
+    }
+
+    /// `{"1": n1, "2": n2, "3": n3}`.
+    func starCounts(_ counts: StarCounts) {
+        object {
+            field("1", counts.one)
+            field("2", counts.two)
+            field("3", counts.three)
+        }
+    }
+
+    /// The owners' reply: `{text, createdAt, updatedAt}`.
+    func reply(text write: () -> Void, createdAtMicros: Int64, updatedAtMicros: Int64) {
+        object {
+            key("text"); write()
+            field("createdAt", micros: createdAtMicros)
+            field("updatedAt", micros: updatedAtMicros)
         }
     }
 

@@ -82,6 +82,7 @@ enum LiveQueryMatch {
         case .detail: .text(m.detail)
         case .star: .integer(Int64(m.star.value))
         case .image: m.imageID.map { .integer($0.rawValue) } ?? .null
+        case .helpfulCount: .integer(Int64(m.helpfulCount))
         case .createdAt: .date(m.createdAt)
         case .updatedAt: .date(m.updatedAt)
         }

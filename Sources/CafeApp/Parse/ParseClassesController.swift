@@ -176,8 +176,7 @@ struct ParseClassesController: Sendable {
 
     private func writeBody(_ r: ParseRequest, _ className: ParseClass) throws -> ParseWriteBody {
         guard let body = r.body else { throw ParseError.invalidJSON("The body must be a JSON object.") }
-        let types = className == .cafe ? ParseSchema.cafeFields.mapValues(\.type) : ParseSchema.commentFields.mapValues(\.type)
-        return try ParseWriteBody(body, className: className, fieldTypes: types)
+        return try ParseWriteBody(body, className: className, fieldTypes: ParseSchema.bodyFieldTypes(className))
     }
 
     func create(_ r: ParseRequest) async throws -> Response {

@@ -34,6 +34,8 @@ struct ParseObjectWriter {
             if wanted("publishDate"), let date = c.publishDate { w.field("publishDate", date) }
             if wanted("commentSum") { w.field("commentSum", c.commentSum) }
             if wanted("commentAmount") { w.field("commentAmount", c.commentAmount) }
+            if wanted("starCounts") { w.key("starCounts"); w.starCounts(c.starCounts) }
+            if wanted("ratingScore"), let score = c.ratingScore { w.field("ratingScore", score) }
             w.field("createdAt", c.createdAt)
             w.field("updatedAt", c.updatedAt)
         }
@@ -48,6 +50,15 @@ struct ParseObjectWriter {
             if wanted("CafeCommentStar") { w.field("CafeCommentStar", m.star.value) }
             if wanted("CafeCommentImage"), let image = m.imageID { w.key("CafeCommentImage"); files.write(image, w) }
             if wanted("commentUsername") { w.field("commentUsername", m.username) }
+            if wanted("helpfulCount") { w.field("helpfulCount", m.helpfulCount) }
+            if wanted("ownerReply"), let reply = m.reply {
+                w.key("ownerReply")
+                w.object {
+                    w.field("text", reply.text)
+                    w.key("createdAt"); ParseValues.writeDate(reply.createdAt, w)
+                    w.key("updatedAt"); ParseValues.writeDate(reply.updatedAt, w)
+                }
+            }
             w.field("createdAt", m.createdAt)
             w.field("updatedAt", m.updatedAt)
         }

@@ -27,6 +27,8 @@ enum ParseFieldType: String, Sendable {
     case objectId = "ObjectId"
     /// A string holding another record's objectId (`CafeMasterObjectId`).
     case reference = "String (an objectId)"
+    /// A JSON object (`starCounts`, `ownerReply`).
+    case object = "Object"
 
     /// Whether `$lt`/`$gt` make sense.
     var isOrdered: Bool { self == .string || self == .number || self == .date }
@@ -54,9 +56,23 @@ enum ParseSchema {
         "CafeCommentStar": (.star, .number),
         "CafeCommentImage": (.image, .file),
         "commentUsername": (.authorName, .string),
+        "helpfulCount": (.helpfulCount, .number),
         "createdAt": (.createdAt, .date),
         "updatedAt": (.updatedAt, .date),
     ]
+
+    /// Fields a body may carry (an SDK sends back what it fetched) that are neither queried nor
+    /// written: the server derives them, and ignores what a body says of them.
+    static let derivedCafeFields: [String: ParseFieldType] = ["starCounts": .object, "ratingScore": .number]
+    static let derivedCommentFields: [String: ParseFieldType] = ["ownerReply": .object]
+
+    /// The fields a body of the class may carry, with their types.
+    static func bodyFieldTypes(_ className: ParseClass) -> [String: ParseFieldType] {
+        switch className {
+        case .cafe: cafeFields.mapValues(\.type).merging(derivedCafeFields) { a, _ in a }
+        case .comment: commentFields.mapValues(\.type).merging(derivedCommentFields) { a, _ in a }
+        }
+    }
 
     /// Members of an object body that carry no field: the server owns them, or the JS SDK puts
     /// request metadata in the body. ACLs are ignored: permissions are the server's own.

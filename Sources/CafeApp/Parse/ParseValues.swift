@@ -1,6 +1,7 @@
 import CafeDomain
 import CafeStore
 import Foundation
+import HTTPKit
 import PostgresKit
 
 /// Converting Parse JSON values to typed values, with Parse's errors for the wrong type.
@@ -25,6 +26,14 @@ enum ParseValues {
     static func objectID(_ s: String, _ kind: ParseObjectKind) -> QueryValue {
         if let id = CafeID(s) { return .id(id.rawValue) }
         return ParseObjectKind.isImportedID(s) ? .parseObjectID(kind, s) : .id(nil)
+    }
+
+    /// A date inside an object, as Parse writes one: `{"__type":"Date","iso":…}`.
+    static func writeDate(_ date: Date, _ w: JSONWriter) {
+        w.object {
+            w.field("__type", "Date")
+            w.field("iso", date)
+        }
     }
 
     /// A `{"__type":"Date","iso":…}` (or a bare ISO string).

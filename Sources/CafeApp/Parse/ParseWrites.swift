@@ -88,6 +88,8 @@ struct ParseCafeWrite {
     init(_ body: ParseWriteBody, current: Cafe?) throws {
         try body.readOnly("commentSum", current: current?.commentSum ?? 0)
         try body.readOnly("commentAmount", current: current?.commentAmount ?? 0)
+        // `ratingScore` and `starCounts` are derived: what a body says of them is ignored (an SDK sends
+        // back the score it fetched, which the worker may have moved since).
         let introduce = try body.string("IntroduceDetail")
         let introduction = try body.string("IntroductionDetail")
         if let introduce, let introduction, introduce != introduction {
@@ -138,6 +140,7 @@ struct ParseCommentWrite {
             star = s
         }
         image = try body.file("CafeCommentImage")
+        try body.readOnly("helpfulCount", current: current?.helpfulCount ?? 0)   // `ownerReply` is derived: ignored
         var v = Validator()
         if current == nil {
             v.check(cafe != nil, "CafeMasterObjectId", "is required")

@@ -29,6 +29,24 @@ struct PageCursors: Sendable {
         return Keyset(createdAtMicros: micros, id: id)
     }
 
+    /// A cafe's comments in `sort`'s order: newest first is the same cursor as every newest-first listing's.
+    func encode(_ position: CommentPosition, sort: CommentSort) throws -> String {
+        guard sort != .newest else { return try encode(position.keyset) }
+        return try seal(.rankedComments(sort, rank: position.rank, createdAtMicros: position.keyset.createdAtMicros, id: position.keyset.id))
+    }
+
+    func decodeComment(_ cursor: String?, sort: CommentSort) throws -> CommentPosition? {
+        guard let cursor else { return nil }
+        switch (try open(cursor), sort) {
+        case (.newestFirst(let micros, let id), .newest):
+            return CommentPosition(rank: 0, keyset: Keyset(createdAtMicros: micros, id: id))
+        case (.rankedComments(let ranked, let rank, let micros, let id), _) where ranked == sort:
+            return CommentPosition(rank: rank, keyset: Keyset(createdAtMicros: micros, id: id))
+        default:
+            throw Self.invalid
+        }
+    }
+
     static let invalid = Problem.badRequest("invalid_cursor", "The cursor is not one this listing issued; start again without it.")
 
     private func seal(_ position: CursorPosition) throws -> String {

@@ -2,15 +2,31 @@
 public enum CafeSort: String, Sendable, CaseIterable {
     /// createdAt desc.
     case newest
-    /// averageStar desc, then commentSum desc, then newest; cafes without comments last.
+    /// ratingScore (the weighted average) desc, then commentSum desc, then newest; cafes without comments last.
     case rating
     /// commentSum desc, then newest.
     case popular
 }
 
+/// The orders of a cafe's comments (`GET /v1/cafes/{id}/comments?sort=`), each then newest first.
+public enum CommentSort: String, Sendable, CaseIterable {
+    /// createdAt desc.
+    case newest
+    /// helpfulCount desc.
+    case helpful
+    /// star desc.
+    case stars
+
+    public static func parse(_ raw: String?) throws(ValidationError) -> CommentSort {
+        guard let raw else { return .newest }
+        guard let sort = CommentSort(rawValue: raw) else { throw ValidationError(field: "sort", message: "must be newest, helpful or stars") }
+        return sort
+    }
+}
+
 /// Where a page ends in a given order: every sort column of the last row. Opaque to clients.
 public struct CafeSortKey: Sendable, Equatable {
-    /// averageStar as PostgreSQL prints numeric(3,2), "-1" for none (the value the index sorts by).
+    /// ratingScore as PostgreSQL prints it (a float8's shortest text), "-1" for none (the value the index sorts by).
     public let rating: String
     public let commentSum: Int
     public let createdAtMicros: Int64

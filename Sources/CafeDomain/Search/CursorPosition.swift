@@ -1,10 +1,13 @@
 /// What a pagination cursor says, before it is signed and after it is opened: which listing it
 /// belongs to and where its page ended. The payload is its fields joined by `|` (none can hold
 /// one): `c|<sort>|<rating>|<commentSum>|<createdAt µs>|<id>` for a cafe listing, `m|<createdAt
-/// µs>|<id>` for a newest-first listing of comments. Signing and base64url are `PageCursors`' work.
+/// µs>|<id>` for a newest-first listing of comments, `r|<sort>|<rank>|<createdAt µs>|<id>` for a cafe's
+/// comments ranked by helpful votes or stars. Signing and base64url are `PageCursors`' work.
 public enum CursorPosition: Sendable, Equatable {
     case cafes(CafeSort, CafeSortKey)
     case newestFirst(createdAtMicros: Int64, id: Int64)
+    /// `rank`: the last row's helpful count or star.
+    case rankedComments(CommentSort, rank: Int, createdAtMicros: Int64, id: Int64)
 
     public var payload: [UInt8] {
         let fields: [String] = switch self {
@@ -12,6 +15,8 @@ public enum CursorPosition: Sendable, Equatable {
             ["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id)]
         case .newestFirst(let micros, let id):
             ["m", String(micros), String(id)]
+        case .rankedComments(let sort, let rank, let micros, let id):
+            ["r", sort.rawValue, String(rank), String(micros), String(id)]
         }
         return Array(fields.joined(separator: "|").utf8)
     }
@@ -29,6 +34,10 @@ public enum CursorPosition: Sendable, Equatable {
         case "m":
             guard parts.count == 3, let micros = Int64(parts[1]), let id = Int64(parts[2]) else { return nil }
             self = .newestFirst(createdAtMicros: micros, id: id)
+        case "r":
+            guard parts.count == 5, let sort = CommentSort(rawValue: String(parts[1])), sort != .newest, let rank = Int(parts[2]),
+                  let micros = Int64(parts[3]), let id = Int64(parts[4]) else { return nil }
+            self = .rankedComments(sort, rank: rank, createdAtMicros: micros, id: id)
         default:
             return nil
         }

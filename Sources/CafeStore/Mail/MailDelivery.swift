@@ -71,6 +71,7 @@ public struct MailDelivery: Sendable {
         let body: String?
         let expiresAt: Date?
         let attempts: Int
+        let comment: Int64?
     }
 
     /// One round: every due message (up to 50); how many were handled.
@@ -81,7 +82,7 @@ public struct MailDelivery: Sendable {
             UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => \(lease))
             WHERE id IN (SELECT id FROM mail_outbox WHERE state = 'pending' AND next_attempt_at <= now()
                          ORDER BY next_attempt_at, id LIMIT 50 FOR UPDATE SKIP LOCKED)
-            RETURNING id, kind, recipient, user_id, language, base_url, subject, body, expires_at, attempts
+            RETURNING id, kind, recipient, user_id, language, base_url, subject, body, expires_at, attempts, comment_id
             """)
         var handled = 0
         // Oldest first (RETURNING has no order): an account's mails meet its hourly limit in the order they were asked for.
@@ -92,7 +93,7 @@ public struct MailDelivery: Sendable {
                           user: try row.decode("user_id", as: Int64?.self).map(UserID.init(rawValue:)), language: language,
                           baseURL: try row.decode("base_url"), subject: try row.decode("subject", as: String?.self),
                           body: try row.decode("body", as: String?.self), expiresAt: try row.decode("expires_at", as: Date?.self),
-                          attempts: try row.decode("attempts"))
+                          attempts: try row.decode("attempts"), comment: try row.decode("comment_id", as: Int64?.self))
             if due.body == nil {
                 guard let prepared = try await prepare(due) else { handled += 1; continue }
                 due = prepared
@@ -136,17 +137,32 @@ public struct MailDelivery: Sendable {
                   AND (state IN ('sent', 'kept') OR (state = 'pending' AND body IS NOT NULL))
                 """).one().decode(0)
             if toAddress >= settings.perAddressPerHour { return try await finish("throttled") }
-            let lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
             let language = (try account.decode("language", as: String?.self)).flatMap(Language.init(rawValue:)) ?? due.language
-            let text = MailTemplates.render(due.kind, language, username: try account.decode("username"),
+            let username: String = try account.decode("username")
+            let text: (subject: String, body: String)
+            let lifetime: TimeInterval
+            if due.kind == .ownerReply {
+                // The reply as it is now: none left (removed, hidden, its comment gone) is nothing to tell.
+                let reply = try await tx.query("""
+                    SELECT c.id, c.name, m.reply_text FROM comments m JOIN cafes c ON c.id = m.cafe_id
+                    WHERE m.id = \(due.comment ?? 0) AND m.reply_text IS NOT NULL AND m.reply_hidden_at IS NULL
+                    """)
+                guard let reply = reply.first else { return try await finish("skipped") }
+                text = MailTemplates.ownerReply(language, username: username, cafeName: try reply.decode(1), reply: try reply.decode(2),
+                                                baseURL: due.baseURL, cafe: try reply.decode(0))
+                lifetime = settings.verificationLifetime
+            } else {
+                lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
+                text = MailTemplates.render(due.kind, language, username: username,
                                             link: MailTemplates.linkPlaceholder, validMinutes: max(1, Int((lifetime / 60).rounded())))
+            }
             let expires: Date = try await tx.query("""
                 UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body),
                     expires_at = now() + make_interval(secs => \(lifetime))
                 WHERE id = \(due.id) RETURNING expires_at
                 """).one().decode(0)
             return Due(id: due.id, kind: due.kind, recipient: email, user: user, language: language, baseURL: due.baseURL,
-                       subject: text.subject, body: text.body, expiresAt: expires, attempts: due.attempts)
+                       subject: text.subject, body: text.body, expiresAt: expires, attempts: due.attempts, comment: due.comment)
         }
     }
 
@@ -160,12 +176,15 @@ public struct MailDelivery: Sendable {
             try await finishFailed(due, "the address cannot be sent to as it is (it has characters SMTP headers do not take)")
             return
         }
-        // This attempt's link, committed before the mail can arrive; written into the text here only.
-        let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
-        let token = try await pool.transaction { tx in
-            try await AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
+        var body = text
+        if due.kind.hasAccountLink {
+            // This attempt's link, committed before the mail can arrive; written into the text here only.
+            let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
+            let token = try await pool.transaction { tx in
+                try await AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
+            }
+            body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token))
         }
-        let body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token))
         guard let transport else {
             try await pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")
             keep(due.recipient, subject, body)

@@ -11,6 +11,11 @@ public struct MailOutbox: DatabaseBound, Sendable {
     public enum Kind: String, Sendable, CaseIterable {
         case passwordReset = "password_reset"
         case emailVerification = "email_verification"
+        /// A comment's author is told that the cafe's owners answered it (once per comment).
+        case ownerReply = "owner_reply"
+
+        /// Whether the mail carries an account link made for each attempt (a token), not a plain link.
+        var hasAccountLink: Bool { self != .ownerReply }
     }
 
     /// What a request asks to send. `baseURL` is where the links point (`PUBLIC_URL`, or the request's allowed host).
@@ -20,7 +25,10 @@ public struct MailOutbox: DatabaseBound, Sendable {
         public var user: UserID?
         public var language: Language
         public var baseURL: String
-        public init(kind: Kind, recipient: String, user: UserID?, language: Language, baseURL: String) {
+        /// The comment an owner's reply mail is about.
+        public var comment: CommentID?
+        public init(kind: Kind, recipient: String, user: UserID?, language: Language, baseURL: String, comment: CommentID? = nil) {
+            self.comment = comment
             self.kind = kind
             self.recipient = recipient
             self.user = user
@@ -29,12 +37,14 @@ public struct MailOutbox: DatabaseBound, Sendable {
         }
     }
 
-    /// In the caller's transaction when there is one (`tx`), so the mail exists exactly when what caused it committed.
+    /// In the caller's transaction when there is one (`tx`), so the mail exists exactly when what caused it
+    /// committed. An owner's reply mail is asked for once per comment: a second request is dropped.
     public static func enqueue(_ request: Request, _ conn: DatabaseClient) async throws {
         try await conn.query("""
-            INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url)
+            INSERT INTO mail_outbox (kind, recipient, user_id, language, base_url, comment_id)
             VALUES (\(request.kind.rawValue), \(String(request.recipient.prefix(254))), \(request.user?.rawValue), \(request.language.rawValue),
-                    \(String(request.baseURL.prefix(512))))
+                    \(String(request.baseURL.prefix(512))), \(request.comment?.rawValue))
+            ON CONFLICT (comment_id) WHERE kind = 'owner_reply' DO NOTHING
             """)
     }
 

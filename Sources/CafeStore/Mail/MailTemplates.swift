@@ -12,12 +12,47 @@ enum MailTemplates {
         switch kind {
         case .passwordReset: "\(baseURL)/#/reset-password/\(token)"
         case .emailVerification: "\(baseURL)/#/verify-email/\(token)"
+        case .ownerReply: baseURL   // no token: its link (the cafe's page) is written with its text (`ownerReply`)
         }
     }
 
+    /// The mail telling a comment's author that the cafe's owners answered it: the cafe's page, and the reply.
+    static func ownerReply(_ language: Language, username: String, cafeName: String, reply: String, baseURL: String, cafe: Int64) -> (subject: String, body: String) {
+        let link = "\(baseURL)/#/cafes/\(cafe)"
+        switch language {
+        case .ja:
+            return ("【CafeReview】\(cafeName) のオーナーがあなたのコメントに返信しました", """
+                \(link)
+
+                \(username) さん
+
+                \(cafeName) のオーナーが、あなたのコメントに返信しました。
+
+                \(reply)
+
+                上のリンクから、お店のページで読めます。
+                """)
+        case .en:
+            return ("The owner of \(cafeName) answered your comment", """
+                \(link)
+
+                Hello \(username),
+
+                The owner of \(cafeName) answered your comment on CafeReview:
+
+                \(reply)
+
+                Read it on the cafe's page: the link above.
+                """)
+        }
+    }
+
+    /// An account mail: its link is the account token's.
     static func render(_ kind: MailOutbox.Kind, _ language: Language, username: String, link: String, validMinutes: Int) -> (subject: String, body: String) {
         let hours = validMinutes % 60 == 0 ? validMinutes / 60 : nil
         switch (kind, language) {
+        case (.ownerReply, _):
+            return ("", "")   // no token: written by `ownerReply`
         case (.passwordReset, .ja):
             let span = hours.map { "\($0)時間" } ?? "\(validMinutes)分"
             return ("【CafeReview】パスワードの再設定", """

@@ -34,7 +34,7 @@ public struct CafeArchive: DatabaseBound, Sendable {
     private static let from: SQL = "cafes c LEFT JOIN cafe_stats s ON s.cafe_id = c.id"
 
     private static func decode(_ row: Row) throws -> Entry {
-        Entry(cafe: try CafeColumns.decode(row), archivedAt: try row.decode(11, as: Date?.self))
+        Entry(cafe: try CafeColumns.decode(row), archivedAt: try row.decode(CafeColumns.count, as: Date?.self))
     }
 
     public func find(_ id: CafeID) async throws -> Entry? {

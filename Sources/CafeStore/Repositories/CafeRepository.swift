@@ -46,8 +46,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
     }
 
     public func find(_ id: CafeID) async throws -> Cafe? {
-        try await db.read("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)")
-            .first.map { try CafeColumns.decode($0) }
+        try await db.read(CafeColumns.whole(id.rawValue)).first.map { try CafeColumns.decodeWhole($0) }
     }
 
     /// Whether the cafe is listed (exists and is not archived).
@@ -62,7 +61,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
                     INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate)) RETURNING id
                     """).one().decode(0)
             }
-            return try await CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id)").one())
+            return try await CafeColumns.decodeWhole(try tx.query(CafeColumns.whole(id)).one())
         }
     }
 
@@ -82,7 +81,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
                     """)
             }
             guard updated.affectedRows == 1 else { throw StoreError.notFound }
-            return try await CafeColumns.decode(try tx.query("SELECT \(CafeColumns.select) FROM \(CafeColumns.from) WHERE c.id = \(id.rawValue)").one())
+            return try await CafeColumns.decodeWhole(try tx.query(CafeColumns.whole(id.rawValue)).one())
         }
     }
 

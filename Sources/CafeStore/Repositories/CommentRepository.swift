@@ -15,38 +15,54 @@ public struct CommentRepository: DatabaseBound, Sendable {
             .first.map { try CommentColumns.decode($0) }
     }
 
-    /// A cafe's comments, newest first. The page size stays bound here (see `LiteralLimit`): a busy
+    /// A cafe's comments in `sort`'s order. The page size stays bound here (see `LiteralLimit`): a busy
     /// cafe and a quiet one want different plans, and a bound LIMIT is what keeps PostgreSQL planning
     /// this statement for each cafe. Kept for all cafes, the plan made for the average one (fetch its
     /// dozen comments, sort) fetched and sorted all of a busy cafe's thousands (docs/performance.md).
-    /// `withImage`: only those that show a photo (the cafe's photos).
-    public func list(cafe: CafeID, withImage: Bool = false, after: Keyset?, limit: Int) async throws -> RowPage<CommentRow> {
-        try await Self.page(of: db.read(Self.cafeStatement(cafe, withImage: withImage, after: after, limit: limit), format: .binary), limit: limit)
-    }
-
-    /// A page of `list` from its rows.
-    static func page(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
-        try keyedPage(of: rows, columns: CommentRow.expected, limit: limit)
-    }
-
-    /// The page `rows` make (checked against `columns`), keyed as every comment page is: newest first.
-    private static func keyedPage(of rows: QueryResult, columns: [ColumnExpectation], limit: Int) throws -> RowPage<CommentRow> {
-        try rows.expect(columns)
-        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
-    }
-
-    private static func cafeStatement(_ cafe: CafeID, withImage: Bool, after: Keyset?, limit: Int) -> SQL {
-        let photos: SQL = withImage ? "AND m.image_id IS NOT NULL" : ""
-        guard let after else {
-            return """
-                SELECT \(CommentRow.select) FROM \(CommentColumns.from)
-                WHERE m.cafe_id = \(cafe.rawValue) \(photos) ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
-                """
+    /// `withImage`: only those that show a photo (the cafe's photos). `viewer`: the logged-in reader,
+    /// whose own votes the rows then say (`CommentRow.votedHelpful`).
+    public func list(cafe: CafeID, withImage: Bool = false, sort: CommentSort = .newest, after: CommentPosition?, limit: Int,
+                     viewer: UserID? = nil) async throws -> CommentPage {
+        let statement = Self.cafeStatement(cafe, withImage: withImage, sort: sort, after: after, limit: limit, viewer: viewer)
+        let rows = try await db.read(statement, format: .binary)
+        try rows.expect(CommentRow.expected + (viewer == nil ? [] : [.integer()]))
+        let items = RowViews<CommentRow>(rows, limit: limit)
+        guard rows.count > limit, let last = items.last else { return CommentPage(items: items, next: nil) }
+        let rank = switch sort {
+        case .newest: 0
+        case .helpful: last.helpfulCount
+        case .stars: last.star
         }
+        return CommentPage(items: items, next: CommentPosition(rank: rank, keyset: Keyset(createdAtMicros: last.createdAtMicros, id: last.id.rawValue)))
+    }
+
+    /// The keys of each order, as the indexes on `comments` hold them after `cafe_id`.
+    private static func orderKeys(_ sort: CommentSort) -> (keys: SQL, descending: SQL) {
+        switch sort {
+        case .newest: ("(m.created_at, m.id)", "m.created_at DESC, m.id DESC")
+        case .helpful: ("(m.helpful_count, m.created_at, m.id)", "m.helpful_count DESC, m.created_at DESC, m.id DESC")
+        case .stars: ("(m.star, m.created_at, m.id)", "m.star DESC, m.created_at DESC, m.id DESC")
+        }
+    }
+
+    private static func cafeStatement(_ cafe: CafeID, withImage: Bool, sort: CommentSort, after: CommentPosition?, limit: Int,
+                                      viewer: UserID?) -> SQL {
+        var conditions: [SQL] = ["m.cafe_id = \(cafe.rawValue)"]
+        if withImage { conditions.append("m.image_id IS NOT NULL") }
+        let order = orderKeys(sort)
+        if let after {
+            let time: SQL = "\(after.keyset.createdAt)::timestamptz, \(after.keyset.id)::bigint"
+            let key: SQL = switch sort {
+            case .newest: "(\(time))"
+            case .helpful: "(\(after.rank)::int, \(time))"
+            case .stars: "(\(after.rank)::smallint, \(time))"
+            }
+            conditions.append("\(order.keys) < \(key)")
+        }
+        let voted: SQL = viewer.map { ", (EXISTS (SELECT 1 FROM helpful_votes v WHERE v.comment_id = m.id AND v.user_id = \($0.rawValue)))::int" } ?? ""
         return """
-            SELECT \(CommentRow.select) FROM \(CommentColumns.from)
-            WHERE m.cafe_id = \(cafe.rawValue) \(photos) AND (m.created_at, m.id) < (\(after.createdAt)::timestamptz, \(after.id)::bigint)
-            ORDER BY m.created_at DESC, m.id DESC LIMIT \(limit + 1)
+            SELECT \(CommentRow.select)\(voted) FROM \(CommentColumns.from)
+            \(SQL.where(conditions)) ORDER BY \(order.descending) LIMIT \(limit + 1)
             """
     }
 
@@ -58,7 +74,8 @@ public struct CommentRepository: DatabaseBound, Sendable {
 
     /// A page of `recent` from its rows.
     static func recentPage(of rows: QueryResult, limit: Int) throws -> RowPage<CommentRow> {
-        try keyedPage(of: rows, columns: recentColumns, limit: limit)
+        try rows.expect(recentColumns)
+        return RowPage(rows, limit: limit) { Keyset(createdAtMicros: $0.createdAtMicros, id: $0.id.rawValue) }
     }
 
     /// A comment's columns and its cafe's name.
@@ -152,4 +169,21 @@ public struct CommentRepository: DatabaseBound, Sendable {
             throw StoreError.invalidReference(field: "imageId")
         }
     }
+}
+
+/// Where a page of a cafe's comments ended: the last row's rank in the order (its helpful count or star;
+/// 0 newest first) and its `(created_at, id)`.
+public struct CommentPosition: Sendable, Equatable {
+    public let rank: Int
+    public let keyset: Keyset
+    public init(rank: Int, keyset: Keyset) {
+        self.rank = rank
+        self.keyset = keyset
+    }
+}
+
+/// One page of a cafe's comments and the position after it (nil on the last page).
+public struct CommentPage: Sendable {
+    public let items: RowViews<CommentRow>
+    public let next: CommentPosition?
 }

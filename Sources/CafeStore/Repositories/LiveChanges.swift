@@ -58,7 +58,10 @@ public enum LiveChanges {
                    (l.previous->>'image_id')::bigint, (l.previous->>'created_at')::timestamptz, (l.previous->>'updated_at')::timestamptz,
                    mc.name, \(CommentColumns.select), \(CafeColumns.select),
                    (SELECT p.object_id FROM parse_object_ids p WHERE p.kind = 'comment' AND p.id = l.comment_id),
-                   (SELECT p.object_id FROM parse_object_ids p WHERE p.kind = 'cafe' AND p.id = l.cafe_id)
+                   (SELECT p.object_id FROM parse_object_ids p WHERE p.kind = 'cafe' AND p.id = l.cafe_id),
+                   coalesce((l.previous->>'helpful_count')::int, 0),
+                   CASE WHEN l.previous->>'reply_hidden_at' IS NULL THEN l.previous->>'reply_text' END,
+                   (l.previous->>'reply_created_at')::timestamptz, (l.previous->>'reply_updated_at')::timestamptz
             FROM live_changes l
             LEFT JOIN users pu ON pu.id = (l.previous->>'user_id')::bigint
             LEFT JOIN (comments m JOIN users u ON u.id = m.user_id JOIN cafes mc ON mc.id = m.cafe_id)
@@ -72,9 +75,11 @@ public enum LiveChanges {
     /// Columns of `after` before the comment's.
     private static let commentColumn = 14
     /// Columns of `after` before the cafe's.
-    private static let cafeColumn = commentColumn + 10
+    private static let cafeColumn = commentColumn + CommentColumns.count
     /// The imported objectIds' columns.
-    private static let importedColumn = cafeColumn + 11
+    private static let importedColumn = cafeColumn + CafeColumns.count
+    /// The comment's helpful count and reply as they were.
+    private static let previousExtrasColumn = importedColumn + 2
 
     public static func decode(_ row: Row) throws -> LiveChange {
         let subject = LiveChange.Subject(rawValue: try row.decode(1)) ?? .comment
@@ -82,8 +87,13 @@ public enum LiveChanges {
         let cafeID = CafeID(rawValue: try row.decode(3))
         var previous: Comment?
         if let commentID, let userID = try row.decode(6, as: Int64?.self), let star = Star(try row.decode(9, as: Int.self)) {
+            let extras = previousExtrasColumn
+            let reply = try row.decode(extras + 1, as: String?.self).map { text in
+                OwnerReply(text: text, createdAt: try row.decode(extras + 2), updatedAt: try row.decode(extras + 3))
+            }
             previous = Comment(id: commentID, cafeID: cafeID, userID: UserID(rawValue: userID), username: try row.decode(7),
                                detail: try row.decode(8), star: star, imageID: try row.decode(10, as: Int64?.self).map(FileID.init(rawValue:)),
+                               helpfulCount: try row.decode(extras), reply: reply,
                                createdAt: try row.decode(11), updatedAt: try row.decode(12))
         }
         return LiveChange(

@@ -17,38 +17,71 @@ enum UserColumns {
 enum CafeColumns {
     static let select: SQL = """
         c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
-        coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, \(photoSize("c"))
+        coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, \(photoSize("c")),
+        coalesce(s.stars_1, 0), coalesce(s.stars_2, 0), coalesce(s.stars_3, 0), s.rating_score::float8
         """
+    /// How many columns `select` has: a statement's own columns after them start here.
+    static let count = 15
     /// Listed cafes only: an archived cafe has no `cafe_stats` row (migration 0014).
     static let from: SQL = "cafes c JOIN cafe_stats s ON s.cafe_id = c.id"
+    /// The owners' usernames, one per line (a username has no white space), a column after `select`:
+    /// one cafe's page shows them.
+    static let owners: SQL = """
+        (SELECT coalesce(string_agg(u.username, E'\\n' ORDER BY lower(u.username)), '')
+         FROM cafe_owners o JOIN users u ON u.id = o.user_id WHERE o.cafe_id = c.id)
+        """
 
-    /// The cafe in columns `i` on (a statement may select others before them).
-    static func decode(_ row: Row, from i: Int = 0) throws -> Cafe {
+    /// The cafe in columns `i` on (a statement may select others before them); `owners`: its owners, if read.
+    static func decode(_ row: Row, from i: Int = 0, owners: [String]? = nil) throws -> Cafe {
         Cafe(id: CafeID(rawValue: try row.decode(i)), name: try row.decode(i + 1), catchCopy: try row.decode(i + 2),
              introduction: try row.decode(i + 3), imageID: try row.decode(i + 4, as: Int64?.self).map(FileID.init(rawValue:)),
              imageSize: ImageSize(packed: try row.decode(i + 10, as: Int64?.self)),
              publishDate: try row.decode(i + 5, as: String?.self), commentSum: try row.decode(i + 6), commentAmount: try row.decode(i + 7),
+             starCounts: StarCounts(one: try row.decode(i + 11), two: try row.decode(i + 12), three: try row.decode(i + 13)),
+             ratingScore: try row.decode(i + 14, as: Double?.self), owners: owners,
              createdAt: try row.decode(i + 8), updatedAt: try row.decode(i + 9))
+    }
+
+    /// One cafe as its own page shows it, owners included.
+    static func whole(_ id: Int64) -> SQL { "SELECT \(select), \(owners) FROM \(from) WHERE c.id = \(id)" }
+
+    /// A row of `whole`.
+    static func decodeWhole(_ row: Row) throws -> Cafe {
+        try decode(row, owners: try row.decode(count, as: String.self).split(separator: "\n").map(String.init))
     }
 }
 
 enum CommentColumns {
-    static let select: SQL = "m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at, \(photoSize("m"))"
+    static let select: SQL = """
+        m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at, \(photoSize("m")),
+        m.helpful_count, \(visibleReply)
+        """
+    /// How many columns `select` has.
+    static let count = 14
     static let from: SQL = "comments m JOIN users u ON u.id = m.user_id"
+    /// The reply's text and times, NULL when there is none or it is hidden (no read shows a hidden one).
+    static let visibleReply: SQL = """
+        CASE WHEN m.reply_hidden_at IS NULL THEN m.reply_text END, \
+        CASE WHEN m.reply_hidden_at IS NULL THEN m.reply_created_at END, \
+        CASE WHEN m.reply_hidden_at IS NULL THEN m.reply_updated_at END
+        """
 
     /// The comment in columns `i` on (a statement may select others before them).
     static func decode(_ row: Row, from i: Int = 0) throws -> Comment {
         guard let star = Star(try row.decode(i + 5, as: Int.self)) else {
             throw PostgresError(kind: .decoding, message: "star out of range")
         }
+        let reply = try row.decode(i + 11, as: String?.self).map { text in
+            OwnerReply(text: text, createdAt: try row.decode(i + 12), updatedAt: try row.decode(i + 13))
+        }
         return Comment(id: CommentID(rawValue: try row.decode(i)), cafeID: CafeID(rawValue: try row.decode(i + 1)),
                        userID: UserID(rawValue: try row.decode(i + 2)), username: try row.decode(i + 3), detail: try row.decode(i + 4),
                        star: star, imageID: try row.decode(i + 6, as: Int64?.self).map(FileID.init(rawValue:)),
                        imageSize: ImageSize(packed: try row.decode(i + 9, as: Int64?.self)),
+                       helpfulCount: try row.decode(i + 10), reply: reply,
                        createdAt: try row.decode(i + 7), updatedAt: try row.decode(i + 8))
     }
 }
-
 
 /// A row of `CafeRow.select` (binary), read in place: what a page of cafes is written from.
 /// Text is the row's own bytes, valid while the row lives.
@@ -64,14 +97,21 @@ public struct CafeRow: RowView {
     /// A listed cafe's values that are never NULL, as one column (`PackedLayout`); the offsets below
     /// are this order's.
     static let packed = PackedLayout([("c.id", .int8), ("coalesce(s.comment_sum, 0)", .int8), ("coalesce(s.comment_amount, 0)", .int8),
-                                      ("c.created_at", .timestamp), ("c.updated_at", .timestamp)])
+                                      ("c.created_at", .timestamp), ("c.updated_at", .timestamp),
+                                      ("s.stars_1", .int8), ("s.stars_2", .int8), ("s.stars_3", .int8)])
     /// The page's columns, over `CafeColumns.from`; a statement may select more after them, from
     /// column `count` on.
-    static let select: SQL = "\(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c"))"
+    /// The last column is the rating score as the order's index sorts it, -1 for none: the rating
+    /// order's cursor key, and the `ratingScore` written (a float8's shortest text, which reads back as
+    /// the same numeric(7,6)).
+    static let select: SQL = """
+        \(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c")), \
+        coalesce(s.rating_score, -1)::float8::text
+        """
 
     /// What `CafeRow` relies on, checked once per result.
     static let expected: [ColumnExpectation] = [
-        .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true),
+        .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true), .text(),
     ]
     /// The page's columns in all: one expectation each.
     static var count: Int { expected.count }
@@ -81,12 +121,22 @@ public struct CafeRow: RowView {
     public var commentAmount: Int { Int(fixed.int64(at: 16)) }
     public var createdAtMicros: Int64 { fixed.timestampMicros(at: 24) }
     public var updatedAtMicros: Int64 { fixed.timestampMicros(at: 32) }
+    public var starCounts: StarCounts {
+        StarCounts(one: Int(fixed.int64(at: 40)), two: Int(fixed.int64(at: 48)), three: Int(fixed.int64(at: 56)))
+    }
     public var name: UnsafeBufferPointer<UInt8> { row.bytes(1) }
     public var catchCopy: UnsafeBufferPointer<UInt8> { row.bytes(2) }
     public var introduction: UnsafeBufferPointer<UInt8> { row.bytes(3) }
     public var imageID: FileID? { row.isNull(4) ? nil : FileID(rawValue: row.integer(4)) }
     public var publishDate: UnsafeBufferPointer<UInt8>? { row.isNull(5) ? nil : row.bytes(5) }
     public var imageSize: ImageSize? { ImageSize(packed: row.isNull(6) ? nil : row.integer(6)) }
+    /// The rating order's key as text (`-1`: no comments, no score).
+    public var ratingKey: UnsafeBufferPointer<UInt8> { row.bytes(7) }
+    /// The rating score's text, nil without one.
+    public var ratingScoreText: UnsafeBufferPointer<UInt8>? {
+        let key = ratingKey
+        return key.first == UInt8(ascii: "-") ? nil : key
+    }
 }
 
 /// A row of `CommentRow.select` (binary), read in place: what a page of comments is written from.
@@ -103,12 +153,16 @@ public struct CommentRow: RowView {
     /// A comment's values that are never NULL, as one column (`PackedLayout`); the offsets below are
     /// this order's.
     static let packed = PackedLayout([("m.id", .int8), ("m.cafe_id", .int8), ("m.user_id", .int8),
-                                      ("m.created_at", .timestamp), ("m.updated_at", .timestamp), ("m.star", .int2)])
+                                      ("m.created_at", .timestamp), ("m.updated_at", .timestamp), ("m.star", .int2),
+                                      ("m.helpful_count", .int8)])
     /// The page's columns, over `CommentColumns.from`; a statement may select more after them (`cafeName`).
-    static let select: SQL = "\(packed.sql), u.username, m.detail, m.image_id, \(photoSize("m"))"
+    static let select: SQL = "\(packed.sql), u.username, m.detail, m.image_id, \(photoSize("m")), \(CommentColumns.visibleReply)"
 
     /// What `CommentRow` relies on, checked once per result.
-    static let expected: [ColumnExpectation] = [.packed(packed), .text(), .text(), .integer(nullable: true), .integer(nullable: true)]
+    static let expected: [ColumnExpectation] = [.packed(packed), .text(), .text(), .integer(nullable: true), .integer(nullable: true),
+                                                .text(nullable: true), .timestamp(nullable: true), .timestamp(nullable: true)]
+    /// The page's columns in all: a statement's own start here.
+    static var count: Int { expected.count }
 
     public var id: CommentID { CommentID(rawValue: fixed.int64(at: 0)) }
     public var cafeID: CafeID { CafeID(rawValue: fixed.int64(at: 8)) }
@@ -116,12 +170,19 @@ public struct CommentRow: RowView {
     public var createdAtMicros: Int64 { fixed.timestampMicros(at: 24) }
     public var updatedAtMicros: Int64 { fixed.timestampMicros(at: 32) }
     public var star: Int { Int(fixed.int16(at: 40)) }
+    public var helpfulCount: Int { Int(fixed.int64(at: 42)) }
     public var username: UnsafeBufferPointer<UInt8> { row.bytes(1) }
     public var detail: UnsafeBufferPointer<UInt8> { row.bytes(2) }
     public var imageID: FileID? { row.isNull(3) ? nil : FileID(rawValue: row.integer(3)) }
     public var imageSize: ImageSize? { ImageSize(packed: row.isNull(4) ? nil : row.integer(4)) }
+    /// The owners' reply's text, nil when there is none (or it is hidden); then its times.
+    public var replyText: UnsafeBufferPointer<UInt8>? { row.isNull(5) ? nil : row.bytes(5) }
+    public var replyCreatedAtMicros: Int64 { row.timestampMicros(6) }
+    public var replyUpdatedAtMicros: Int64 { row.timestampMicros(7) }
     /// The cafe's name, in a statement that selects it after the page's columns (`recent`).
-    public var cafeName: UnsafeBufferPointer<UInt8> { row.bytes(5) }
+    public var cafeName: UnsafeBufferPointer<UInt8> { row.bytes(Self.count) }
+    /// Whether the viewer voted it helpful, in a statement that selects it after the page's columns.
+    public var votedHelpful: Bool { row.integer(Self.count) != 0 }
 }
 
 /// The photo's width and height as one column, `ImageSize(packed:)`: one index lookup per row that has

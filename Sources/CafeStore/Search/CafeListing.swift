@@ -110,7 +110,7 @@ public struct CafeListing: Sendable {
             // in each select lets PostgreSQL see that the rows stay in index order, so it stops
             // walking as soon as the page is full instead of sorting everything walked.
             let namedOrder = order.namedDescending
-            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.average_star"
+            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score"
             // The candidates are read by primary key, then sorted: left to itself, the planner
             // walked the order's index filtering by them (97 ms for 4,000 at 1M cafes, not 17).
             let source: SQL
@@ -147,8 +147,8 @@ public struct CafeListing: Sendable {
 }
 
 extension CafeListing {
-    /// The page's columns: the cafe's, then its rating as the index sorts it (the cursor's first key).
-    static let columns: SQL = "\(CafeRow.select), coalesce(s.average_star, -1)::text"
+    /// The page's columns (the last, the rating order's first key).
+    static let columns: SQL = CafeRow.select
 
     /// The fixed text of an order's keys, made once per sort (made per call: 4k of the rare search's
     /// 187k instructions, callgrind). The walks name each key (`o0`, `o1`, …) in every select so that
@@ -176,7 +176,7 @@ extension CafeListing {
 
         static let newest = OrderText(["s.created_at", "s.cafe_id"])
         static let popular = OrderText(["s.comment_sum", "s.created_at", "s.cafe_id"])
-        static let rating = OrderText(["coalesce(s.average_star, -1)", "s.comment_sum", "s.created_at", "s.cafe_id"])
+        static let rating = OrderText(["coalesce(s.rating_score, -1)", "s.comment_sum", "s.created_at", "s.cafe_id"])
 
         static func of(_ sort: CafeSort) -> OrderText {
             switch sort {
@@ -232,7 +232,7 @@ extension CafeListing {
         try rows.expect(CafeRow.expected)
         let cafes = RowViews<CafeRow>(rows, limit: limit)
         guard rows.count > limit, let last = cafes.last else { return (cafes, nil) }
-        return (cafes, CafeSortKey(rating: try last.row.decode(CafeRow.count), commentSum: last.commentSum,
+        return (cafes, CafeSortKey(rating: String(decoding: last.ratingKey, as: UTF8.self), commentSum: last.commentSum,
                                    createdAtMicros: last.createdAtMicros, id: last.id.rawValue))
     }
 }

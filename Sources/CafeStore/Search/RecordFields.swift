@@ -23,7 +23,7 @@ public enum CafeField: RecordField {
 
 /// The queryable fields of a comment (`CommentRepository.find(_:)`), over `CommentColumns.from`.
 public enum CommentField: RecordField {
-    case id, cafe, authorName, detail, star, image, createdAt, updatedAt
+    case id, cafe, authorName, detail, star, image, helpfulCount, createdAt, updatedAt
 
     public var column: RecordColumn {
         switch self {
@@ -33,6 +33,7 @@ public enum CommentField: RecordField {
         case .detail: RecordColumn("m.detail", "text")
         case .star: RecordColumn("m.star", "smallint")
         case .image: RecordColumn("m.image_id", "bigint", nullable: true)
+        case .helpfulCount: RecordColumn("m.helpful_count", "integer")
         case .createdAt: RecordColumn("m.created_at", "timestamptz", indexedOrder: true)   // comments_created_idx
         case .updatedAt: RecordColumn("m.updated_at", "timestamptz")
         }

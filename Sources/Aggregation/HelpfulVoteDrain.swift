@@ -1,0 +1,64 @@
+import Foundation
+import PostgresKit
+
+/// Keeps `comments.helpful_count` exact from `helpful_outbox`, as `OutboxDrain` keeps the cafes' stats:
+///
+/// 1. claim a batch of outbox rows (`SKIP LOCKED`: concurrent workers take different rows),
+/// 2. take a transaction-scoped advisory lock per comment, in id order (two workers never recount one
+///    comment at once; an advisory lock, not the comment's row lock, so a worker never waits on — or
+///    deadlocks with — an author's edit or an account's deletion),
+/// 3. recount the votes in a *new statement*, whose snapshot sees every vote committed before the lock
+///    was granted (the claimed rows' votes among them), not counting blocked accounts', and write the
+///    comments whose count changed; a comment that is hidden now is recounted when it is restored.
+/// The claimed rows are deleted by the same transaction: a crash mid-batch loses nothing.
+public struct HelpfulVoteDrain: Sendable {
+    let pool: ConnectionPool
+    let batchSize: Int
+    /// The advisory locks' first key: a space of their own (two-key locks never meet one-key ones).
+    static let lockSpace: Int32 = 0x4845_4c50   // "HELP"
+
+    public init(pool: ConnectionPool, batchSize: Int = 1000) {
+        self.pool = pool
+        self.batchSize = batchSize
+    }
+
+    /// One batch; how many outbox rows it consumed and how many counts changed.
+    public func runBatch() async throws -> (consumed: Int, commentsUpdated: Int) {
+        try await pool.transaction { tx in
+            let claimed = try await tx.query("""
+                DELETE FROM helpful_outbox WHERE id IN (
+                    SELECT id FROM helpful_outbox ORDER BY id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED)
+                RETURNING comment_id
+                """)
+            guard !claimed.isEmpty else { return (0, 0) }
+            let comments = Set(try claimed.map { try $0.decode(0, as: Int64.self) }).sorted()
+            let ids = PostgresTextArray(comments.map(String.init))
+            try await tx.query("""
+                SELECT pg_advisory_xact_lock(\(Self.lockSpace)::int, (id % 2147483647)::int)
+                FROM unnest(\(ids)::bigint[]) AS c(id) ORDER BY id
+                """)
+            let updated = try await tx.query("""
+                UPDATE comments m SET helpful_count = fresh.n
+                FROM (
+                    SELECT c.id, (SELECT count(*) FROM helpful_votes v JOIN users u ON u.id = v.user_id
+                                  WHERE v.comment_id = c.id AND u.blocked_at IS NULL)::int AS n
+                    FROM unnest(\(ids)::bigint[]) AS c(id)
+                ) fresh
+                WHERE m.id = fresh.id AND m.helpful_count <> fresh.n
+                """).affectedRows
+            return (claimed.count, updated)
+        }
+    }
+
+    /// Drains until the outbox is empty (or `shouldStop` says so between batches); the counts changed.
+    @discardableResult
+    public func drain(shouldStop: () -> Bool = { false }) async throws -> Int {
+        var updated = 0
+        while !shouldStop() {
+            let batch = try await runBatch()
+            updated += batch.commentsUpdated
+            if batch.consumed == 0 { break }
+        }
+        return updated
+    }
+}
