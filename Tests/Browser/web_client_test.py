@@ -29,7 +29,7 @@ from selenium.common.exceptions import NoAlertPresentException, StaleElementRefe
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 WAIT = 15
 
@@ -273,6 +273,7 @@ class Story:
         self.other_username = "other_" + uuid.uuid4().hex[:6]
         status, other, _ = self.api("POST", "/v1/users", {"username": self.other_username, "password": "correct horse battery"})
         assert status == 201, other
+        self.other_token, self.other_id = other["sessionToken"], other["user"]["id"]
         status, theirs, _ = self.api("POST", f"/v1/cafes/{self.cafe_id}/comments", {"detail": "他の人の感想", "star": 2}, other["sessionToken"])
         assert status == 201, theirs
         self.driver.refresh()
@@ -293,6 +294,51 @@ class Story:
         self.one(".report-form button[type=submit]").click()
         self.wait(lambda d: "通報しました" in self.comment("他の人の感想").text, "the report acknowledged")
         self.reported_id = item.get_attribute("data-comment-id")
+
+    def helpful_votes_bars_and_owner_reply(self):
+        """Votes another's comment helpful, sees the stars by count and the orders change, and answers as the cafe's owner."""
+        self.go(f"#/cafes/{self.cafe_id}")
+        theirs = self.wait(lambda d: self.comment("他の人の感想"), "the other user's comment")
+        their_id = theirs.get_attribute("data-comment-id")
+        theirs.find_element(By.CSS_SELECTOR, "button.helpful").click()
+        self.wait(lambda d: self.comment("他の人の感想").find_element(By.CSS_SELECTOR, "button.helpful").get_attribute("aria-pressed") == "true"
+                  and "(1)" in self.comment("他の人の感想").find_element(By.CSS_SELECTOR, "button.helpful").text, "the vote shown")
+        # The worker counts it; then the most helpful come first.
+        def counted():
+            _, page, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments?sort=helpful&limit=1")
+            return page["items"] and page["items"][0]["id"] == their_id and page["items"][0]["helpfulCount"] == 1
+        self.wait(lambda d: counted(), "the vote counted by the worker")
+        first = lambda: (self.css("#comments .comment .comment-detail") or [None])[0]
+        Select(self.one("#comment-sort")).select_by_value("helpful")
+        self.wait(lambda d: first() is not None and first().text == "他の人の感想", "the helpful order")
+        Select(self.one("#comment-sort")).select_by_value("stars")
+        self.wait(lambda d: first() is not None and "プレミアム" in self.css("#comments .comment")[0].text, "the stars order")
+        # The bars: one per star, their counts adding up to the comments.
+        counts = {int(bar.get_attribute("data-star")): int(bar.find_element(By.CSS_SELECTOR, ".bar-count").text)
+                  for bar in self.css("#star-bars .star-bar")}
+        assert sorted(counts) == [1, 2, 3] and counts[3] >= 1 and counts[2] >= 1, counts
+        assert sum(counts.values()) == self.rating_count(), (counts, self.rating_count())
+        # An administrator makes this reader and the other one owners; this reader answers in the page.
+        status, admin, _ = self.api("POST", "/v1/sessions", {"username": "admin", "password": self.admin_password})
+        assert status == 201, admin
+        _, me, _ = self.api("GET", "/v1/users/me", token=self.token)
+        for account in (me["id"], self.other_id):
+            status, cafe, _ = self.api("PUT", f"/v1/admin/cafes/{self.cafe_id}/owners/{account}", token=admin["sessionToken"])
+            assert status == 200 and self.username in cafe["owners"], cafe
+        self.driver.refresh()
+        self.wait(lambda d: self.comment("他の人の感想") is not None, "the page again")
+        self.comment("他の人の感想").find_element(By.CSS_SELECTOR, "button.reply").click()
+        self.one(".reply-form .reply-input").send_keys("ご来店ありがとうございました")
+        self.one(".reply-form button[type=submit]").click()
+        self.wait(lambda d: "ご来店ありがとうございました" in (self.comment("他の人の感想").find_elements(By.CSS_SELECTOR, ".owner-reply .reply-text")
+                                                            or [None])[0].text, "the owner's reply under the comment")
+        # The other owner answers this reader's review: the reader is mailed, once.
+        status, answered, _ = self.api("PUT", f"/v1/comments/{self.comment_id}/reply", {"text": "またお待ちしています"}, self.other_token)
+        assert status == 200, answered
+        to = f"{self.username}@example.com"
+        mail = self.wait(lambda d: next((m for m in self.mails(to) if "またお待ちしています" in m[1]), None), "the mail about the owner's reply")
+        assert f"/#/cafes/{self.cafe_id}" in mail[1], mail
+        self.wait(lambda d: "またお待ちしています" in self.comment("抹茶ラテ、二度目も最高").text, "the reply live on this reader's page")
 
     def photo_wall(self):
         self.go("#/wall")
@@ -434,6 +480,25 @@ class Story:
         self.wait(lambda d: "Console Coffee Roasters" not in self.one("#admin-cafes").text, "gone from the table")
         assert self.api("GET", f"/v1/admin/cafes/{self.console_cafe}", token=self.admin_token)[0] == 404
 
+    def console_owners_and_replies(self):
+        """The console lists a cafe's owners and removes one; it hides an owner's reply and shows it again."""
+        self.go(f"#/admin/cafes/{self.cafe_id}")
+        self.wait(lambda d: self.other_username in self.one("#cafe-owners").text and self.username in self.one("#cafe-owners").text, "the owners")
+        self.one(f"#cafe-owners .owner-remove[data-username='{self.other_username}']").click()
+        self.wait(lambda d: self.other_username not in self.one("#cafe-owners").text, "an owner removed")
+        def reply():
+            _, page, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}/comments")
+            return next(c["reply"] for c in page["items"] if c["id"] == self.reported_id)
+        self.go("#/admin/reports")
+        item = self.one(f"#reports [data-comment-id='{self.reported_id}']")
+        assert "ご来店ありがとうございました" in item.text, item.text
+        item.find_element(By.CSS_SELECTOR, ".reply-hide").click()
+        self.one(f"#reports [data-comment-id='{self.reported_id}'] .reply-restore")
+        assert reply() is None, "a hidden reply is in no read"
+        self.one(f"#reports [data-comment-id='{self.reported_id}'] .reply-restore").click()
+        self.one(f"#reports [data-comment-id='{self.reported_id}'] .reply-hide")
+        assert reply()["text"] == "ご来店ありがとうございました"
+
     def console_hides_reported_comment(self):
         def aggregates():
             _, cafe, _ = self.api("GET", f"/v1/cafes/{self.cafe_id}")
@@ -570,9 +635,10 @@ class Story:
     def run(self):
         steps = [self.page_is_locked_down, self.list_shows_newest_featured, self.sign_up, self.verifies_email, self.search_japanese_two_characters,
                  self.open_cafe, self.post_review_with_photo, self.keyboard_and_phone, self.edit_review, self.someone_elses_comment,
-                 self.report_someone_elses_comment, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
+                 self.report_someone_elses_comment, self.helpful_votes_bars_and_owner_reply, self.photo_wall, self.html_stays_text, self.delete_review, self.console_refuses_non_admin,
                  self.log_out, self.switch_language, self.admin_logs_in, self.console_creates_cafe_with_photo, self.console_edits_cafe,
-                 self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_hides_reported_comment, self.console_blocks_user, self.console_deletes_user, self.console_jobs,
+                 self.console_archives_and_restores, self.console_deletes_archived_cafe, self.console_owners_and_replies,
+                 self.console_hides_reported_comment, self.console_blocks_user, self.console_deletes_user, self.console_jobs,
                  self.console_audit, self.console_mail, self.recovery_in_english, self.recovery_in_japanese]
         try:
             for step in steps:

@@ -1,10 +1,11 @@
 // Operators' cafes: a searchable, paged table (archived included); create and edit every field
 // with a photo picked, previewed and uploaded; archive, restore, and delete for good an archived
-// cafe after a confirmation that says how many comments and photos go with it.
+// cafe after a confirmation that says how many comments and photos go with it; a listed cafe's owners.
 import { api, uploadPhoto } from './api.js';
 import { debounce, h, replace } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { notice, pager, showError } from './admin.js';
+import { ownersSection } from './admin-replies.js';
 
 const filters = { q: '', state: 'all' };
 
@@ -99,7 +100,7 @@ export async function cafeScreen(body, id) {
     h('a', { href: '#/admin/cafes', class: 'back' }, t('admin.cafes.back')),
     h('div', { class: 'admin-head' }, h('h1', { id: 'cafe-title' }, cafe ? cafe.name : t('admin.cafes.new')),
       cafe ? h('span', { class: archived ? 'state archived' : 'state listed', id: 'cafe-state' }, t(archived ? 'admin.state.archived' : 'admin.state.listed')) : null),
-    status, form, cafe ? lifecycle(cafe, body) : null);
+    status, form, cafe && !archived ? ownersSection(cafe.id) : null, cafe ? lifecycle(cafe, body) : null);
 }
 
 /// Archive / restore, and for an archived cafe the delete with its confirmation.

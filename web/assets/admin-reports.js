@@ -2,6 +2,7 @@
 // or the most reported first; hide one (it leaves every listing and its cafe's aggregates in the
 // worker's next pass) or dismiss its reports.
 import { api } from './api.js';
+import { replyModeration } from './admin-replies.js';
 import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating } from './stars.js';
@@ -38,6 +39,7 @@ function reportedItem(item, act) {
       h('a', { href: `#/admin/cafes/${item.cafeId}` }, item.cafeName), h('span', { class: 'muted' }, ` · ${formatDate(item.createdAt)}`)),
     h('p', { class: 'comment-detail' }, item.detail),
     item.imageUrl ? photoImg(item, { class: 'comment-photo', alt: '' }, '160px') : null,
+    replyModeration(item),
     h('p', { class: 'report-count' }, h('strong', {}, String(item.reportCount)), ` ${t('admin.reports.count')}`),
     h('ul', { class: 'reasons' }, item.reports.map((r) =>
       h('li', {}, h('span', { class: 'muted' }, `${r.username ?? t('admin.users.deletedAccount')} · ${formatDate(r.createdAt)}: `), r.reason))),

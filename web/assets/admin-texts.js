@@ -41,6 +41,9 @@ addTexts({
     'admin.jobs.archiveOk': '正常', 'admin.jobs.archiveFailing': '失敗中', 'admin.jobs.archiveOff': 'オフ', 'admin.jobs.label': 'ラベル',
     'admin.jobs.size': 'データベース', 'admin.jobs.added': 'リポジトリへの追加', 'admin.jobs.noBackups': 'バックアップはまだありません。',
     'admin.audit.at': '日時', 'admin.audit.actor': '操作者', 'admin.audit.action': '操作', 'admin.audit.object': '対象', 'admin.audit.changes': '変更内容',
+    'admin.owners.username': 'ユーザー名', 'admin.owners.add': 'オーナーに追加', 'admin.owners.remove': '外す', 'admin.owners.none': 'オーナーはいません。',
+    'admin.owners.noSuchUser': 'そのユーザー名のアカウントはありません。', 'admin.reply.hide': '返信を非表示にする', 'admin.reply.restore': '返信を再表示する',
+    'admin.reply.hidden': '非表示',
   },
   en: {
     'admin.title': 'Operator console', 'admin.tab.cafes': 'Cafes', 'admin.tab.reports': 'Reports', 'admin.tab.users': 'Users',
@@ -81,5 +84,8 @@ addTexts({
     'admin.jobs.archiveOk': 'working', 'admin.jobs.archiveFailing': 'FAILING', 'admin.jobs.archiveOff': 'off', 'admin.jobs.label': 'Label',
     'admin.jobs.size': 'Database', 'admin.jobs.added': 'Added to the repository', 'admin.jobs.noBackups': 'No backup yet.',
     'admin.audit.at': 'When', 'admin.audit.actor': 'Who', 'admin.audit.action': 'What', 'admin.audit.object': 'Object', 'admin.audit.changes': 'Changes',
+    'admin.owners.username': 'Username', 'admin.owners.add': 'Make owner', 'admin.owners.remove': 'Remove', 'admin.owners.none': 'No owners.',
+    'admin.owners.noSuchUser': 'No account has that username.', 'admin.reply.hide': 'Hide reply', 'admin.reply.restore': 'Show reply again',
+    'admin.reply.hidden': 'hidden',
   },
 });

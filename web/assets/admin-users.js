@@ -2,6 +2,7 @@
 // unblock (optionally bringing them back); grant or revoke the admin right; one account's comments,
 // hidden ones marked, each hidden or restored on its own.
 import { api, privatePhotoURL } from './api.js';
+import { replyModeration } from './admin-replies.js';
 import { debounce, h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating } from './stars.js';
@@ -117,6 +118,7 @@ export function authoredItem(c, act) {
       c.hidden ? h('span', { class: 'state archived hidden-mark', title: t(`hidden.${c.hiddenBecause}`) }, ` ${t('mine.hidden')}: ${t(`hidden.${c.hiddenBecause}`)}`) : null),
     h('p', { class: 'comment-detail' }, c.detail),
     c.imageUrl ? (c.hidden ? hiddenPhoto(c) : photoImg(c, { class: 'comment-photo', alt: '' }, '160px')) : null,
+    act && !c.hidden ? replyModeration(c) : null,
     act && c.hiddenBecause !== 'archive' ? h('div', { class: 'comment-actions' },
       c.hidden ? h('button', { type: 'button', class: 'restore', onclick: () => act('restore') }, t('admin.restore'))
                : h('button', { type: 'button', class: 'hide danger', onclick: () => act('hide') }, t('admin.hide'))) : null);

@@ -26,6 +26,11 @@ const texts = {
     'settings.saved': '保存しました。', 'export.title': 'データのダウンロード', 'export.help': 'アカウント、コメント、通報、写真の一覧を JSON でダウンロードします。',
     'export.button': 'ダウンロード', 'leave.title': 'アカウントの削除', 'leave.help': 'アカウント、コメント、写真が削除されます。元に戻せません。',
     'leave.confirm': 'すべて削除されることを理解しました', 'leave.button': 'アカウントを削除', 'leave.done': 'アカウントを削除しました。ご利用ありがとうございました。',
+    'sort.rating.note': '評価順は加重平均（コメントの少ないお店はサイト全体の平均に近い値から始まります）で並びます。',
+    'comments.sort': 'コメントの並び順', 'comments.newest': '新着順', 'comments.helpful': '参考になった順', 'comments.stars': '評価の高い順',
+    helpful: '参考になった', 'helpful.count': '人が参考になったと言っています', 'bars.label': '評価の内訳',
+    'reply.owner': 'オーナーからの返信', 'reply.write': '返信する', 'reply.edit': '返信を編集', 'reply.delete': '返信を削除',
+    'reply.send': '返信を送る', 'reply.text': '返信', 'owners': 'オーナー',
   },
   en: {
     skip: 'Skip to content', 'nav.cafes': 'Cafes', 'nav.wall': 'Photo wall', 'nav.account': 'Account', 'nav.login': 'Log in',
@@ -53,6 +58,11 @@ const texts = {
     'settings.saved': 'Saved.', 'export.title': 'Download your data', 'export.help': 'Your account, comments, reports and photos, as one JSON file.',
     'export.button': 'Download', 'leave.title': 'Delete your account', 'leave.help': 'Your account, comments and photos are deleted. This cannot be undone.',
     'leave.confirm': 'I understand that everything is deleted', 'leave.button': 'Delete my account', 'leave.done': 'Your account is deleted. Thank you for using CafeReview.',
+    'sort.rating.note': 'Best rated uses a weighted score: a cafe with few comments starts near the average of the whole site.',
+    'comments.sort': 'Order of comments', 'comments.newest': 'Newest', 'comments.helpful': 'Most helpful', 'comments.stars': 'Most stars',
+    helpful: 'Helpful', 'helpful.count': 'found this helpful', 'bars.label': 'Stars by count',
+    'reply.owner': 'Reply from the owner', 'reply.write': 'Reply', 'reply.edit': 'Edit reply', 'reply.delete': 'Delete reply',
+    'reply.send': 'Send reply', 'reply.text': 'Reply', 'owners': 'Owners',
   },
 };
 

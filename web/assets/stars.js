@@ -28,3 +28,15 @@ export function starPicker(name, selected) {
       h('input', { type: 'radio', name, value: n, checked: n === selected, required: true }),
       h('span', { 'aria-hidden': 'true' }, '★'.repeat(n)), ` ${t(`star${n}`)}`)));
 }
+
+/// The stars by count as bars (3 on top), each with its count: how the comments spread, not only the mean.
+export function starBars(counts, total) {
+  return h('dl', { class: 'star-bars', id: 'star-bars', 'aria-label': t('bars.label') },
+    [3, 2, 1].map((n) => {
+      const count = counts?.[n] ?? 0;
+      // A meter, not a styled span: the page's Content-Security-Policy allows no inline style.
+      return h('div', { class: 'star-bar', dataset: { star: n } },
+        h('dt', {}, '★'.repeat(n)),
+        h('dd', {}, h('meter', { class: 'bar', min: 0, max: Math.max(total, 1), value: count }), h('span', { class: 'bar-count' }, String(count))));
+    }));
+}

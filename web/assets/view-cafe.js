@@ -1,16 +1,22 @@
-// One cafe: its photo and story, its rating, its comments; logged-in users review it and edit or
-// delete their own comments (the server enforces that too: the controls are only a courtesy).
+// One cafe: its photo and story, its rating and the stars by count, its comments in the reader's
+// order; logged-in users review it, edit or delete their own comments and vote others' helpful, and
+// its owners answer comments (the server enforces all of it: the controls are only a courtesy).
 import { api, session, uploadPhoto } from './api.js';
 import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
-import { rating, starPicker, stars } from './stars.js';
+import { rating, starBars, starPicker, stars } from './stars.js';
 import { watch } from './live.js';
 
 export async function cafeView(main, id) {
   const cafe = await api('GET', `/v1/cafes/${id}`);
   const rating = h('p', { id: 'rating' }, stars(cafe.averageStar, cafe.commentSum));
+  const bars = h('div', {}, starBars(cafe.starCounts, cafe.commentSum));
   const list = h('ol', { class: 'comments', id: 'comments' });
   const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
+  const order = h('select', { id: 'comment-sort', class: 'comment-sort', 'aria-label': t('comments.sort') },
+    ['newest', 'helpful', 'stars'].map((s) => h('option', { value: s }, t(`comments.${s}`))));
+  // What this reader may do to a comment, and their own votes (live events carry everyone's view).
+  const viewer = { owner: !!session.user && (cafe.owners || []).includes(session.user.username), voted: new Map() };
   replace(main,
     h('a', { href: '#/', class: 'back' }, t('back')),
     h('article', { class: 'cafe' },
@@ -18,17 +24,18 @@ export async function cafeView(main, id) {
                     : h('div', { class: 'cafe-photo placeholder', 'aria-hidden': 'true' }, cafe.name.slice(0, 1)),
       h('h1', { id: 'cafe-name' }, cafe.name),
       h('p', { class: 'catch' }, cafe.catchCopy),
-      rating,
+      rating, bars,
+      cafe.owners?.length ? h('p', { class: 'muted owners' }, `${t('owners')}: ${cafe.owners.join(', ')}`) : null,
       h('p', { class: 'introduction' }, cafe.introduction)),
     session.user ? reviewForm(cafe, afterWrite) : h('p', { class: 'muted' }, h('a', { href: '#/account' }, t('review.login'))),
-    h('h2', {}, t('commentsTitle')), list, more);
+    h('h2', {}, t('commentsTitle')), order, list, more);
 
   async function load(reset) {
-    const params = new URLSearchParams({ limit: '20' });
+    const params = new URLSearchParams({ sort: order.value, limit: '20' });
     if (!reset && more.dataset.cursor) params.set('cursor', more.dataset.cursor);
     const page = await api('GET', `/v1/cafes/${id}/comments?${params}`);
     if (reset) list.replaceChildren();
-    page.items.forEach((c) => list.append(commentItem(c, afterWrite)));
+    page.items.forEach((c) => list.append(commentItem(c, viewer, afterWrite)));
     if (reset && !page.items.length) list.append(h('li', { class: 'muted' }, t('noComments')));
     more.hidden = !page.nextCursor;
     more.dataset.cursor = page.nextCursor || '';
@@ -42,6 +49,7 @@ export async function cafeView(main, id) {
   function showCafe(fresh) {
     Object.assign(cafe, fresh);
     replace(rating, stars(fresh.averageStar, fresh.commentSum));
+    replace(bars, starBars(fresh.starCounts, fresh.commentSum));
   }
 
   // Changes as they happen: new comments on top, edits in place (not one being edited here), removals, the stars.
@@ -49,7 +57,7 @@ export async function cafeView(main, id) {
   function upsert(c) {
     const old = item(c.id);
     if (old && old.querySelector('form')) return;
-    const fresh = commentItem(c, afterWrite);
+    const fresh = commentItem(c, viewer, afterWrite);
     if (old) old.replaceWith(fresh);
     else {
       list.querySelector('li.muted')?.remove();
@@ -58,6 +66,7 @@ export async function cafeView(main, id) {
   }
 
   more.addEventListener('click', () => load(false));
+  order.addEventListener('change', () => load(true));
   await load(true);
   watch(`/v1/cafes/${id}/live`, {
     'comment.created': upsert,
@@ -104,28 +113,87 @@ function reviewForm(cafe, afterWrite) {
   return form;
 }
 
-function commentItem(c, afterWrite) {
+function commentItem(c, viewer, afterWrite) {
   const mine = session.user && session.user.id === c.userId;
+  if (c.votedHelpful !== undefined) viewer.voted.set(c.id, c.votedHelpful);
   const text = h('p', { class: 'comment-detail' }, c.detail);
   const item = h('li', { class: 'comment', dataset: { commentId: c.id } },
     h('div', { class: 'comment-head' },
       rating(c.star),
       h('span', { class: 'muted' }, ` ${t('by')} `, h('span', { class: 'comment-author' }, c.username), ` · ${formatDate(c.createdAt)}`)),
     text,
-    c.imageUrl ? photoImg(c, { class: 'comment-photo', alt: '' }, '320px') : null);
+    c.imageUrl ? photoImg(c, { class: 'comment-photo', alt: '' }, '320px') : null,
+    c.reply ? h('div', { class: 'owner-reply' },
+      h('p', { class: 'reply-label' }, t('reply.owner')), h('p', { class: 'reply-text' }, c.reply.text)) : null);
+  const actions = h('div', { class: 'comment-actions' }, helpfulButton(c, viewer, session.user && !mine));
   if (mine) {
-    item.append(h('div', { class: 'comment-actions' },
+    actions.append(
       h('button', { type: 'button', class: 'edit', onclick: () => edit(item, c, afterWrite) }, t('edit')),
       h('button', { type: 'button', class: 'delete', onclick: async () => {
         if (!confirm(t('delete.confirm'))) return;
         await api('DELETE', `/v1/comments/${c.id}`);
         await afterWrite();
-      } }, t('delete'))));
+      } }, t('delete')));
   } else if (session.user) {
-    item.append(h('div', { class: 'comment-actions' },
-      h('button', { type: 'button', class: 'report', onclick: (event) => reportForm(item, c, event.target) }, t('report'))));
+    actions.append(h('button', { type: 'button', class: 'report', onclick: (event) => reportForm(item, c, event.target) }, t('report')));
   }
+  if (viewer.owner) {
+    actions.append(h('button', { type: 'button', class: 'reply', onclick: () => replyForm(item, c, afterWrite) }, c.reply ? t('reply.edit') : t('reply.write')));
+    if (c.reply) {
+      actions.append(h('button', { type: 'button', class: 'reply-delete', onclick: async () => {
+        await api('DELETE', `/v1/comments/${c.id}/reply`);
+        await afterWrite();
+      } }, t('reply.delete')));
+    }
+  }
+  item.append(actions);
   return item;
+}
+
+/// "Helpful (n)": a toggle for a logged-in reader's vote on someone else's comment, the count alone
+/// otherwise. The worker counts a vote within about a second; the button shows it at once.
+function helpfulButton(c, viewer, canVote) {
+  let voted = viewer.voted.get(c.id) ?? false;
+  let count = c.helpfulCount;
+  const label = () => `${t('helpful')} (${count})`;
+  if (!canVote) return h('span', { class: 'helpful muted', title: `${count} ${t('helpful.count')}` }, label());
+  const button = h('button', { type: 'button', class: 'helpful', 'aria-pressed': String(voted) }, label());
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const answer = await api(voted ? 'DELETE' : 'PUT', `/v1/comments/${c.id}/helpful`);
+      count = voted ? Math.max(0, count - 1) : Math.max(count + 1, answer.helpfulCount);
+      voted = !voted;
+      viewer.voted.set(c.id, voted);
+      button.setAttribute('aria-pressed', String(voted));
+      button.textContent = label();
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+/// An owner's reply: written, or rewritten in place.
+function replyForm(item, c, afterWrite) {
+  if (item.querySelector('.reply-form')) return;
+  const text = h('textarea', { class: 'reply-input', id: `reply-${c.id}`, required: true, maxlength: 1000, rows: 2 });
+  text.value = c.reply?.text || '';
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h('form', { class: 'reply-form' }, h('label', { for: `reply-${c.id}` }, t('reply.text')), text, error,
+    h('button', { type: 'submit' }, t('reply.send')),
+    h('button', { type: 'button', onclick: () => form.remove() }, t('cancel')));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      await api('PUT', `/v1/comments/${c.id}/reply`, { text: text.value });
+      await afterWrite();
+    } catch (e) {
+      error.textContent = Object.values(e.fields || {})[0] || e.message;
+    }
+  });
+  item.append(form);
+  text.focus();
 }
 
 /// Reporting someone else's comment to the operators, with a reason (once per comment).

@@ -13,7 +13,9 @@ export async function cafesView(main) {
     ['newest', 'rating', 'popular'].map((s) => h('option', { value: s, selected: s === state.sort }, t(`sort.${s}`))));
   const list = h('div', { id: 'cafe-list', class: 'cafe-list', 'aria-live': 'polite' });
   const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
-  replace(main, h('section', { class: 'controls' }, input, sort), matching, list, more);
+  // The rating order is the weighted score's, not the plain mean's: say so where it is chosen.
+  const note = h('p', { class: 'muted sort-note', id: 'sort-note', hidden: state.sort !== 'rating' }, t('sort.rating.note'));
+  replace(main, h('section', { class: 'controls' }, input, sort), note, matching, list, more);
 
   let generation = 0;
   async function load(reset) {
@@ -35,7 +37,7 @@ export async function cafesView(main) {
     matching.textContent = words.length ? t('search.matching') + words.map((w) => `「${w}」`).join(' ') : '';
   }
   input.addEventListener('input', debounce(() => { state.q = input.value; showMatching(); load(true); }, 250));
-  sort.addEventListener('change', () => { state.sort = sort.value; load(true); });
+  sort.addEventListener('change', () => { state.sort = sort.value; note.hidden = state.sort !== 'rating'; load(true); });
   more.addEventListener('click', () => load(false));
   showMatching();
   await load(true);
