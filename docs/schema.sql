@@ -395,7 +395,8 @@ END) STORED,
     stars_1 integer DEFAULT 0 NOT NULL,
     stars_2 integer DEFAULT 0 NOT NULL,
     stars_3 integer DEFAULT 0 NOT NULL,
-    rating_score numeric(7,6),
+    rating_score_0 numeric(7,6),
+    rating_score_1 numeric(7,6),
     CONSTRAINT cafe_stats_comment_amount_check CHECK ((comment_amount >= 0)),
     CONSTRAINT cafe_stats_comment_sum_check CHECK ((comment_sum >= 0)),
     CONSTRAINT cafe_stats_stars_add_up CHECK (((stars_1 >= 0) AND (stars_2 >= 0) AND (stars_3 >= 0) AND (((stars_1 + stars_2) + stars_3) = comment_sum) AND (((stars_1 + (2 * stars_2)) + (3 * stars_3)) = comment_amount)))
@@ -693,12 +694,18 @@ CREATE UNLOGGED TABLE public.rate_limit_counts (
 
 CREATE TABLE public.rating_prior (
     one boolean DEFAULT true NOT NULL,
-    mean numeric(7,6) NOT NULL,
-    weight integer NOT NULL,
+    generation bigint DEFAULT 0 NOT NULL,
+    mean_0 numeric(7,6) NOT NULL,
+    weight_0 integer NOT NULL,
+    mean_1 numeric(7,6) NOT NULL,
+    weight_1 integer NOT NULL,
     refreshed_through bigint,
-    CONSTRAINT rating_prior_mean_check CHECK (((mean >= (1)::numeric) AND (mean <= (3)::numeric))),
+    flipped_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rating_prior_mean_0_check CHECK (((mean_0 >= (1)::numeric) AND (mean_0 <= (3)::numeric))),
+    CONSTRAINT rating_prior_mean_1_check CHECK (((mean_1 >= (1)::numeric) AND (mean_1 <= (3)::numeric))),
     CONSTRAINT rating_prior_one_check CHECK (one),
-    CONSTRAINT rating_prior_weight_check CHECK ((weight >= 0))
+    CONSTRAINT rating_prior_weight_0_check CHECK ((weight_0 >= 0)),
+    CONSTRAINT rating_prior_weight_1_check CHECK ((weight_1 >= 0))
 );
 
 CREATE TABLE public.reconcile_requests (
@@ -914,7 +921,9 @@ CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at,
 
 CREATE INDEX cafe_stats_popular_idx ON public.cafe_stats USING btree (comment_sum, created_at, cafe_id);
 
-CREATE INDEX cafe_stats_rating_idx ON public.cafe_stats USING btree (COALESCE(rating_score, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_0_idx ON public.cafe_stats USING btree (COALESCE(rating_score_0, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+
+CREATE INDEX cafe_stats_rating_1_idx ON public.cafe_stats USING btree (COALESCE(rating_score_1, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
 
 CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DESC, id DESC);
 
@@ -1053,6 +1062,8 @@ CREATE TRIGGER helpful_votes_deleted AFTER DELETE ON public.helpful_votes REFERE
 CREATE TRIGGER helpful_votes_inserted AFTER INSERT ON public.helpful_votes REFERENCING NEW TABLE AS changed_votes FOR EACH STATEMENT EXECUTE FUNCTION public.helpful_votes_enqueue();
 
 CREATE CONSTRAINT TRIGGER hidden_comments_votes_gone AFTER DELETE ON public.hidden_comments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.comment_votes_gone();
+
+CREATE TRIGGER rating_prior_notify_pages AFTER UPDATE OF generation ON public.rating_prior FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE TRIGGER sessions_notify_deleted AFTER DELETE ON public.sessions REFERENCING OLD TABLE AS ended FOR EACH STATEMENT EXECUTE FUNCTION public.notify_ended_sessions();
 

@@ -98,32 +98,48 @@ CREATE UNIQUE INDEX mail_outbox_owner_reply_idx ON mail_outbox (comment_id) WHER
 
 -- The stars by count, kept by the aggregation pass in the same statement as `comment_sum` and
 -- `comment_amount`, which they always add up to (checked by the constraint).
+--
+-- The rating score: the weighted (Bayesian) average (commentAmount + m·C) / (commentSum + m), C the mean
+-- star over every visible comment and m `RATING_PRIOR_WEIGHT`; NULL without comments. It is kept twice,
+-- in two slots, each computed with its own prior (C and m) as `rating_prior` holds them: the readers'
+-- order is the slot of the current generation, while a refresh after C moved rewrites the other slot in
+-- steps and then makes it current. A page walk therefore never meets scores half rewritten: its cursor
+-- names the generation it started in, whose slot the passes keep up to date meanwhile.
 ALTER TABLE cafe_stats
     ADD COLUMN stars_1 integer NOT NULL DEFAULT 0,
     ADD COLUMN stars_2 integer NOT NULL DEFAULT 0,
     ADD COLUMN stars_3 integer NOT NULL DEFAULT 0,
-    -- The weighted (Bayesian) average: (commentAmount + m·C) / (commentSum + m), C the mean star over every
-    -- visible comment and m `RATING_PRIOR_WEIGHT`, as `rating_prior` holds them; NULL without comments.
-    ADD COLUMN rating_score numeric(7, 6);
+    ADD COLUMN rating_score_0 numeric(7, 6),
+    ADD COLUMN rating_score_1 numeric(7, 6);
 
--- C and m as the scores were computed with. `refreshed_through`: while the worker rewrites the scores
--- after C (or m) moved, the last cafe id done; NULL when every score is computed with this row.
+-- `generation`: slot `generation % 2` is the readers'. `refreshed_through`: while the worker rewrites the
+-- other slot, the last cafe id done; NULL when no refresh is under way. `flipped_at`: when the current
+-- generation began (a refresh does not start rewriting the slot readers just left until they have all
+-- moved on; docs/architecture.md).
 CREATE TABLE rating_prior (
     one               boolean       PRIMARY KEY DEFAULT true CHECK (one),
-    mean              numeric(7, 6) NOT NULL CHECK (mean BETWEEN 1 AND 3),
-    weight            integer       NOT NULL CHECK (weight >= 0),
-    refreshed_through bigint
+    generation        bigint        NOT NULL DEFAULT 0,
+    mean_0            numeric(7, 6) NOT NULL CHECK (mean_0 BETWEEN 1 AND 3),
+    weight_0          integer       NOT NULL CHECK (weight_0 >= 0),
+    mean_1            numeric(7, 6) NOT NULL CHECK (mean_1 BETWEEN 1 AND 3),
+    weight_1          integer       NOT NULL CHECK (weight_1 >= 0),
+    refreshed_through bigint,
+    flipped_at        timestamptz   NOT NULL DEFAULT now()
 );
+-- A new generation changes every score shown.
+CREATE TRIGGER rating_prior_notify_pages AFTER UPDATE OF generation ON rating_prior
+    FOR EACH STATEMENT EXECUTE FUNCTION notify_page_change('cafes');
 
 CREATE FUNCTION rating_score(amount integer, n integer, mean numeric, weight integer) RETURNS numeric
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN n > 0 THEN round((amount + weight * mean) / (n + weight), 6) END;
 
-INSERT INTO rating_prior (mean, weight)
-SELECT coalesce(round(sum(star)::numeric / nullif(count(*), 0), 6), 2), 5 FROM comments;
+INSERT INTO rating_prior (mean_0, weight_0, mean_1, weight_1)
+SELECT c, 5, c, 5 FROM (SELECT coalesce(round(sum(star)::numeric / nullif(count(*), 0), 6), 2) AS c FROM comments) mean;
 
 UPDATE cafe_stats s SET stars_1 = a.n1, stars_2 = a.n2, stars_3 = a.n3,
-       rating_score = rating_score(s.comment_amount, s.comment_sum, p.mean, p.weight)
+       rating_score_0 = rating_score(s.comment_amount, s.comment_sum, p.mean_0, p.weight_0),
+       rating_score_1 = rating_score(s.comment_amount, s.comment_sum, p.mean_1, p.weight_1)
 FROM (SELECT cafe_id, count(*) FILTER (WHERE star = 1)::int AS n1, count(*) FILTER (WHERE star = 2)::int AS n2,
              count(*) FILTER (WHERE star = 3)::int AS n3
       FROM comments GROUP BY cafe_id) a, rating_prior p
@@ -131,7 +147,8 @@ WHERE s.cafe_id = a.cafe_id;
 
 -- Stats that had drifted (the reconcile's business) must not stop the migration: they take the truth now.
 UPDATE cafe_stats s SET comment_sum = stars_1 + stars_2 + stars_3, comment_amount = stars_1 + 2 * stars_2 + 3 * stars_3,
-       rating_score = rating_score(stars_1 + 2 * stars_2 + 3 * stars_3, stars_1 + stars_2 + stars_3, p.mean, p.weight)
+       rating_score_0 = rating_score(stars_1 + 2 * stars_2 + 3 * stars_3, stars_1 + stars_2 + stars_3, p.mean_0, p.weight_0),
+       rating_score_1 = rating_score(stars_1 + 2 * stars_2 + 3 * stars_3, stars_1 + stars_2 + stars_3, p.mean_1, p.weight_1)
 FROM rating_prior p
 WHERE (stars_1 + stars_2 + stars_3, stars_1 + 2 * stars_2 + 3 * stars_3) <> (comment_sum, comment_amount);
 
@@ -140,4 +157,5 @@ ALTER TABLE cafe_stats ADD CONSTRAINT cafe_stats_stars_add_up CHECK (
     AND stars_1 + stars_2 + stars_3 = comment_sum AND stars_1 + 2 * stars_2 + 3 * stars_3 = comment_amount);
 
 DROP INDEX cafe_stats_rating_idx;
-CREATE INDEX cafe_stats_rating_idx ON cafe_stats ((coalesce(rating_score, -1)), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_0_idx ON cafe_stats ((coalesce(rating_score_0, -1)), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_1_idx ON cafe_stats ((coalesce(rating_score_1, -1)), comment_sum, created_at, cafe_id);

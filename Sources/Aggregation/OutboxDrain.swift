@@ -50,13 +50,15 @@ public struct OutboxDrain: Sendable {
             }
             let ids = PostgresTextArray(cafes.sorted().map { String($0) })
             try await tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
-            // The prior is read under a share lock: a rating refresh that moves it waits for this batch, and
-            // a batch after it computes with the new one (`RatingRefresh`).
+            // The priors are read under a share lock: a rating refresh that moves one waits for this batch,
+            // and a batch after it computes with the new one (`RatingRefresh`). Both slots of the score are
+            // kept: the readers' and the one a refresh is filling (or readers have just left).
             try await tx.query("SELECT 1 FROM rating_prior FOR SHARE")
             let updated = try await tx.query("""
                 UPDATE cafe_stats s SET comment_sum = fresh.n, comment_amount = fresh.total,
                     stars_1 = fresh.n1, stars_2 = fresh.n2, stars_3 = fresh.n3,
-                    rating_score = rating_score(fresh.total, fresh.n, p.mean, p.weight)
+                    rating_score_0 = rating_score(fresh.total, fresh.n, p.mean_0, p.weight_0),
+                    rating_score_1 = rating_score(fresh.total, fresh.n, p.mean_1, p.weight_1)
                 FROM (
                     SELECT c.id AS cafe_id, count(m.star)::int AS n, coalesce(sum(m.star), 0)::int AS total,
                            count(*) FILTER (WHERE m.star = 1)::int AS n1, count(*) FILTER (WHERE m.star = 2)::int AS n2,
@@ -65,8 +67,9 @@ public struct OutboxDrain: Sendable {
                     GROUP BY c.id
                 ) fresh, rating_prior p
                 WHERE s.cafe_id = fresh.cafe_id
-                  AND (s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score)
-                      IS DISTINCT FROM (fresh.n, fresh.total, fresh.n1, fresh.n2, fresh.n3, rating_score(fresh.total, fresh.n, p.mean, p.weight))
+                  AND (s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score_0, s.rating_score_1)
+                      IS DISTINCT FROM (fresh.n, fresh.total, fresh.n1, fresh.n2, fresh.n3, rating_score(fresh.total, fresh.n, p.mean_0, p.weight_0),
+                                        rating_score(fresh.total, fresh.n, p.mean_1, p.weight_1))
                 """).affectedRows
             return (PassResult(consumed: claimed.count, cafesUpdated: updated), lastID)
         }

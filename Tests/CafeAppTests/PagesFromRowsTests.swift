@@ -46,7 +46,7 @@ final class PagesFromRowsTests: APITestCase {
                     """)
             }
         }
-        try pool.query("UPDATE cafe_stats SET comment_sum = 3, comment_amount = 7, stars_2 = 2, stars_3 = 1, rating_score = 2.123457 WHERE cafe_id = \(Int64(cafeIDs[1]) ?? 0)")
+        try pool.query("UPDATE cafe_stats SET comment_sum = 3, comment_amount = 7, stars_2 = 2, stars_3 = 1, rating_score_0 = 2.123457, rating_score_1 = 2.5 WHERE cafe_id = \(Int64(cafeIDs[1]) ?? 0)")
         try pool.query("UPDATE cafes SET image_id = \(Int64(photo) ?? 0) WHERE id = \(Int64(cafeIDs[2]) ?? 0)")
 
         func page(_ path: String) throws -> (body: String, ids: [String], next: String?) {

@@ -11,7 +11,7 @@ final class CursorAndQueryTests: XCTestCase {
             let position = CursorPosition.cafes(sort, key)
             XCTAssertEqual(CursorPosition(payload: position.payload), position, "\(sort)")
         }
-        XCTAssertEqual(String(decoding: CursorPosition.cafes(.popular, key).payload, as: UTF8.self), "c|popular|2.50|12|1764720000000000|42")
+        XCTAssertEqual(String(decoding: CursorPosition.cafes(.popular, key).payload, as: UTF8.self), "c|popular|2.50|12|1764720000000000|42|0")
         let comments = CursorPosition.newestFirst(createdAtMicros: -1, id: Int64.max)
         XCTAssertEqual(CursorPosition(payload: comments.payload), comments, "the extremes of each number")
         let none = CursorPosition.cafes(.rating, CafeSortKey(rating: "-1", commentSum: 0, createdAtMicros: 0, id: 1))
@@ -19,8 +19,8 @@ final class CursorAndQueryTests: XCTestCase {
     }
 
     func testAPayloadOfAnythingElseNamesNoPosition() {
-        let refused = ["", "c", "m|1", "m|1|2|3", "c|newest|2.50|12|1|42|7", "c|oldest|2.50|12|1|42", "c|newest|abc|12|1|42",
-                       "c|newest|2.50|1.5|1|42", "m|1|99999999999999999999", "x|1|2", "m| 1|2", "c|newest|2.50||1|42"]
+        let refused = ["", "c", "m|1", "m|1|2|3", "c|newest|2.50|12|1|42|7|1", "c|newest|2.50|12|1|42", "c|oldest|2.50|12|1|42|0",
+                       "c|newest|abc|12|1|42|0", "c|newest|2.50|1.5|1|42|0", "c|rating|2.5|1|1|42|-1", "m|1|99999999999999999999", "x|1|2", "m| 1|2", "c|newest|2.50||1|42"]
         for text in refused {
             XCTAssertNil(CursorPosition(payload: Array(text.utf8)), text)
         }

@@ -9,6 +9,7 @@ struct CafesController: Sendable {
     let administration: CafeAdministration
     let auth: Authenticator
     let cursors: PageCursors
+    let ratingGenerations: RatingGenerations
 
     var routes: [Endpoint<CafeContext>] {
         [
@@ -22,7 +23,9 @@ struct CafesController: Sendable {
     }
 
     func list(_ request: Request, _ context: CafeContext) async throws -> Response {
-        let listing = try listing(request)
+        var listing = try listing(request)
+        // A first page reads the current slot of the rating score; a cursor's page the one its walk began in.
+        if listing.after == nil { listing.ratingGeneration = try await ratingGenerations.current(on: context.db) }
         return try render(await cafes.on(context.db).list(listing), listing.sort)
     }
 

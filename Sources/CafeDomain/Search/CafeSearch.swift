@@ -31,8 +31,11 @@ public struct CafeSortKey: Sendable, Equatable {
     public let commentSum: Int
     public let createdAtMicros: Int64
     public let id: Int64
+    /// The rating generation the walk began in: its pages keep reading that slot of the score.
+    public let ratingGeneration: Int64
 
-    public init(rating: String, commentSum: Int, createdAtMicros: Int64, id: Int64) {
+    public init(rating: String, commentSum: Int, createdAtMicros: Int64, id: Int64, ratingGeneration: Int64 = 0) {
+        self.ratingGeneration = ratingGeneration
         self.rating = rating
         self.commentSum = commentSum
         self.createdAtMicros = createdAtMicros

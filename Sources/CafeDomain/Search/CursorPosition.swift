@@ -1,6 +1,6 @@
 /// What a pagination cursor says, before it is signed and after it is opened: which listing it
 /// belongs to and where its page ended. The payload is its fields joined by `|` (none can hold
-/// one): `c|<sort>|<rating>|<commentSum>|<createdAt µs>|<id>` for a cafe listing, `m|<createdAt
+/// one): `c|<sort>|<rating>|<commentSum>|<createdAt µs>|<id>|<rating generation>` for a cafe listing, `m|<createdAt
 /// µs>|<id>` for a newest-first listing of comments, `r|<sort>|<rank>|<createdAt µs>|<id>` for a cafe's
 /// comments ranked by helpful votes or stars. Signing and base64url are `PageCursors`' work.
 public enum CursorPosition: Sendable, Equatable {
@@ -12,7 +12,7 @@ public enum CursorPosition: Sendable, Equatable {
     public var payload: [UInt8] {
         let fields: [String] = switch self {
         case .cafes(let sort, let key):
-            ["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id)]
+            ["c", sort.rawValue, key.rating, String(key.commentSum), String(key.createdAtMicros), String(key.id), String(key.ratingGeneration)]
         case .newestFirst(let micros, let id):
             ["m", String(micros), String(id)]
         case .rankedComments(let sort, let rank, let micros, let id):
@@ -28,9 +28,10 @@ public enum CursorPosition: Sendable, Equatable {
         let parts = text.split(separator: "|", omittingEmptySubsequences: false)
         switch parts.first {
         case "c":
-            guard parts.count == 6, let sort = CafeSort(rawValue: String(parts[1])), Double(parts[2]) != nil,
-                  let sum = Int(parts[3]), let micros = Int64(parts[4]), let id = Int64(parts[5]) else { return nil }
-            self = .cafes(sort, CafeSortKey(rating: String(parts[2]), commentSum: sum, createdAtMicros: micros, id: id))
+            guard parts.count == 7, let sort = CafeSort(rawValue: String(parts[1])), Double(parts[2]) != nil,
+                  let sum = Int(parts[3]), let micros = Int64(parts[4]), let id = Int64(parts[5]), let generation = Int64(parts[6]),
+                  generation >= 0 else { return nil }
+            self = .cafes(sort, CafeSortKey(rating: String(parts[2]), commentSum: sum, createdAtMicros: micros, id: id, ratingGeneration: generation))
         case "m":
             guard parts.count == 3, let micros = Int64(parts[1]), let id = Int64(parts[2]) else { return nil }
             self = .newestFirst(createdAtMicros: micros, id: id)

@@ -91,7 +91,8 @@ public struct DemoData: Sendable {
             // Until the aggregation worker runs, give the demo correct numbers directly.
             try await tx.execute(script: """
                 UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total, stars_1 = a.n1, stars_2 = a.n2, stars_3 = a.n3,
-                       rating_score = rating_score(a.total, a.n, p.mean, p.weight)
+                       rating_score_0 = rating_score(a.total, a.n, p.mean_0, p.weight_0),
+                       rating_score_1 = rating_score(a.total, a.n, p.mean_1, p.weight_1)
                 FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total, count(*) FILTER (WHERE star = 1)::int AS n1,
                              count(*) FILTER (WHERE star = 2)::int AS n2, count(*) FILTER (WHERE star = 3)::int AS n3
                       FROM comments GROUP BY cafe_id) a, rating_prior p
@@ -204,7 +205,8 @@ public struct DemoData: Sendable {
                     )
                     UPDATE cafe_stats s SET comment_sum = s.comment_sum + counted.n, comment_amount = s.comment_amount + counted.total,
                         stars_1 = s.stars_1 + counted.n1, stars_2 = s.stars_2 + counted.n2, stars_3 = s.stars_3 + counted.n3,
-                        rating_score = rating_score(s.comment_amount + counted.total, s.comment_sum + counted.n, p.mean, p.weight)
+                        rating_score_0 = rating_score(s.comment_amount + counted.total, s.comment_sum + counted.n, p.mean_0, p.weight_0),
+                        rating_score_1 = rating_score(s.comment_amount + counted.total, s.comment_sum + counted.n, p.mean_1, p.weight_1)
                     FROM counted, rating_prior p WHERE s.cafe_id = counted.cafe_id
                     """)
                 try await tx.queryPlannedPerCall("DELETE FROM aggregation_outbox o USING seed_cafes sc WHERE o.id > \(outboxFloor) AND o.cafe_id = sc.id")

@@ -18,7 +18,11 @@ enum CafeColumns {
     static let select: SQL = """
         c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
         coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, \(photoSize("c")),
-        coalesce(s.stars_1, 0), coalesce(s.stars_2, 0), coalesce(s.stars_3, 0), s.rating_score::float8
+        coalesce(s.stars_1, 0), coalesce(s.stars_2, 0), coalesce(s.stars_3, 0), \(currentRatingScore)
+        """
+    /// The rating score in the current generation's slot (`RatingSlot`).
+    static let currentRatingScore: SQL = """
+        (CASE WHEN (SELECT generation % 2 FROM rating_prior) = 0 THEN s.rating_score_0 ELSE s.rating_score_1 END)::float8
         """
     /// How many columns `select` has: a statement's own columns after them start here.
     static let count = 15
@@ -101,13 +105,17 @@ public struct CafeRow: RowView {
                                       ("s.stars_1", .int8), ("s.stars_2", .int8), ("s.stars_3", .int8)])
     /// The page's columns, over `CafeColumns.from`; a statement may select more after them, from
     /// column `count` on.
-    /// The last column is the rating score as the order's index sorts it, -1 for none: the rating
-    /// order's cursor key, and the `ratingScore` written (a float8's shortest text, which reads back as
-    /// the same numeric(7,6)).
-    static let select: SQL = """
-        \(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c")), \
-        coalesce(s.rating_score, -1)::float8::text
+    /// The last column is the rating score of the listing's slot as the order's index sorts it, -1 for
+    /// none: the rating order's cursor key, and the `ratingScore` written (a float8's shortest text, which
+    /// reads back as the same numeric(7,6)).
+    static func select(_ slot: RatingSlot) -> SQL { slot == .zero ? selectZero : selectOne }
+    private static let selectZero = columns(.zero), selectOne = columns(.one)
+    private static func columns(_ slot: RatingSlot) -> SQL {
         """
+        \(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c")), \
+        coalesce(\(fixed: slot.column), -1)::float8::text
+        """
+    }
 
     /// What `CafeRow` relies on, checked once per result.
     static let expected: [ColumnExpectation] = [

@@ -10,8 +10,13 @@ public struct CafeListing: Sendable {
     public var minStar: Double?
     public var after: CafeSortKey?
     public var limit: Int
+    /// The rating generation whose slot of the score the listing reads (`RatingSlot`): its cursor's, or
+    /// the current one for a first page.
+    public var ratingGeneration: Int64
 
-    public init(keywords: [String] = [], sort: CafeSort = .newest, minStar: Double? = nil, after: CafeSortKey? = nil, limit: Int = 20) {
+    public init(keywords: [String] = [], sort: CafeSort = .newest, minStar: Double? = nil, after: CafeSortKey? = nil, limit: Int = 20,
+                ratingGeneration: Int64 = 0) {
+        self.ratingGeneration = after?.ratingGeneration ?? ratingGeneration
         self.keywords = keywords
         self.sort = sort
         self.minStar = minStar
@@ -87,7 +92,8 @@ public struct CafeListing: Sendable {
             position.append("s.average_star >= \(minStar)::numeric")
         }
         // Sort expressions are fixed text (`OrderText`); the cursor's values are bound.
-        let order = OrderText.of(sort)
+        let slot = ratingSlot
+        let order = OrderText.of(sort, slot)
         let key: [SQL]
         switch sort {
         case .newest:
@@ -101,7 +107,7 @@ public struct CafeListing: Sendable {
             position.append("(\(fixed: order.keys)) < (\(key.joined(separator: ", ")))")
         }
         let descending = order.descending
-        let columns = Self.columns
+        let columns = CafeRow.select(slot)
         // A walk, or the candidates the bitmaps allow, read only `cafe_stats` (sort keys and a copy
         // of the search text side by side); the page's ≤ limit + 1 rows then join `cafes` (joining
         // 965 candidates before the sort cost as much again as reading them).
@@ -110,7 +116,7 @@ public struct CafeListing: Sendable {
             // in each select lets PostgreSQL see that the rows stay in index order, so it stops
             // walking as soon as the page is full instead of sorting everything walked.
             let namedOrder = order.namedDescending
-            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score"
+            let aggregates = "s.cafe_id, s.comment_sum, s.comment_amount, s.stars_1, s.stars_2, s.stars_3, s.rating_score_0, s.rating_score_1"
             // The candidates are read by primary key, then sorted: left to itself, the planner
             // walked the order's index filtering by them (97 ms for 4,000 at 1M cafes, not 17).
             let source: SQL
@@ -147,8 +153,8 @@ public struct CafeListing: Sendable {
 }
 
 extension CafeListing {
-    /// The page's columns (the last, the rating order's first key).
-    static let columns: SQL = CafeRow.select
+    /// The slot of the rating score this listing reads.
+    var ratingSlot: RatingSlot { RatingSlot(generation: ratingGeneration) }
 
     /// The fixed text of an order's keys, made once per sort (made per call: 4k of the rare search's
     /// 187k instructions, callgrind). The walks name each key (`o0`, `o1`, …) in every select so that
@@ -176,13 +182,16 @@ extension CafeListing {
 
         static let newest = OrderText(["s.created_at", "s.cafe_id"])
         static let popular = OrderText(["s.comment_sum", "s.created_at", "s.cafe_id"])
-        static let rating = OrderText(["coalesce(s.rating_score, -1)", "s.comment_sum", "s.created_at", "s.cafe_id"])
+        static let ratingZero = rating(.zero), ratingOne = rating(.one)
+        static func rating(_ slot: RatingSlot) -> OrderText {
+            OrderText(["coalesce(\(slot.column), -1)", "s.comment_sum", "s.created_at", "s.cafe_id"])
+        }
 
-        static func of(_ sort: CafeSort) -> OrderText {
+        static func of(_ sort: CafeSort, _ slot: RatingSlot) -> OrderText {
             switch sort {
             case .newest: newest
             case .popular: popular
-            case .rating: rating
+            case .rating: slot == .zero ? ratingZero : ratingOne
             }
         }
     }
@@ -233,6 +242,6 @@ extension CafeListing {
         let cafes = RowViews<CafeRow>(rows, limit: limit)
         guard rows.count > limit, let last = cafes.last else { return (cafes, nil) }
         return (cafes, CafeSortKey(rating: String(decoding: last.ratingKey, as: UTF8.self), commentSum: last.commentSum,
-                                   createdAtMicros: last.createdAtMicros, id: last.id.rawValue))
+                                   createdAtMicros: last.createdAtMicros, id: last.id.rawValue, ratingGeneration: ratingGeneration))
     }
 }

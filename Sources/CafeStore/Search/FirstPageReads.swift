@@ -21,10 +21,13 @@ final class FirstPageReads: Sendable {
         let sort: CafeSort
         let minStar: Double?
         let limit: Int
+        /// The statement names the slot of the rating score it reads.
+        let ratingSlot: RatingSlot
 
         /// Nil for a page after a cursor.
         init?(_ listing: CafeListing) {
             guard listing.after == nil else { return nil }
+            ratingSlot = listing.ratingSlot
             keywords = listing.keywords.map { Array($0.utf8) }
             sort = listing.sort
             minStar = listing.minStar

@@ -97,9 +97,9 @@ final class StarCountsAndRatingTests: APITestCase {
             SELECT \(Int64(rest)!)::bigint, \(authorID)::bigint, 'review', 1 + g % 3 FROM generate_series(1, 300) g
             """)
         try drain()
-        let refreshed = try Blocking.run { [self] in try await RatingRefresh(pool: pool, weight: 5, logger: quiet).run() }
+        let refreshed = try Blocking.run { [self] in try await RatingRefresh(pool: pool, weight: 5, settle: 0, logger: quiet).run() }
         XCTAssertGreaterThan(refreshed, 0)
-        let mean: Double = try pool.query("SELECT mean::float8 FROM rating_prior").one().decode(0)
+        let mean: Double = try pool.query("SELECT (CASE WHEN generation % 2 = 0 THEN mean_0 ELSE mean_1 END)::float8 FROM rating_prior").one().decode(0)
         XCTAssertLessThan(mean, 2.8)
         XCTAssertEqual(mean, (3 + 580 + 600) / 501, accuracy: 0.000001)
         let items = try XCTUnwrap(try call("GET", "/v1/cafes?sort=rating").json()["items"] as? [[String: Any]])
@@ -115,51 +115,72 @@ final class StarCountsAndRatingTests: APITestCase {
         XCTAssertTrue(all.last?["ratingScore"] is NSNull)
     }
 
-    /// The refresh rewrites scores in bounded steps after C moved, and only then; the passes meanwhile
-    /// compute with the new C.
-    func testScoresAreRefreshedInStepsWhenTheMeanMoves() throws {
+    /// The refresh rewrites the scores in bounded steps after C moved, and only then, into the slot
+    /// readers do not use; a page walk that began before it, and goes on between its steps and after the
+    /// switch, sees every cafe exactly once, in the order it began in — though C moves the scores of cafes
+    /// with few comments more than the others'.
+    func testScoresAreRefreshedInStepsWhileAPageWalkStaysExact() throws {
         let admin = try adminToken()
         let (_, author) = try signUp("author")
+        _ = author
         let authorID: Int64 = try pool.query("SELECT id FROM users WHERE username = 'author'").one().decode(0)
         var cafes: [String] = []
-        for i in 0..<12 { cafes.append(try XCTUnwrap(try createCafe("Cafe \(i)", token: admin)["id"] as? String)) }
-        for (i, cafe) in cafes.enumerated() {
-            try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT \(Int64(cafe)!), \(authorID), 'r', \(1 + i % 3) FROM generate_series(1, 4)")
+        for i in 0..<12 {
+            let cafe = try XCTUnwrap(try createCafe("Cafe \(i)", token: admin)["id"] as? String)
+            cafes.append(cafe)
+            // 1 to 4 comments of 1 to 3 stars: C moves their scores by different amounts.
+            try pool.query("""
+                INSERT INTO comments (cafe_id, user_id, detail, star)
+                SELECT \(Int64(cafe)!)::bigint, \(authorID)::bigint, 'r', \(1 + i % 3)::smallint FROM generate_series(1, \(1 + i % 4))
+                """)
         }
-        _ = author
         try drain()
-        let refresh = RatingRefresh(pool: pool, weight: 5, step: 5, logger: quiet)
+        let refresh = RatingRefresh(pool: pool, weight: 5, step: 5, settle: 0, logger: quiet)
         _ = try Blocking.run { try await refresh.run() }
         XCTAssertFalse(try Blocking.run { try await refresh.startIfMoved() }, "C has not moved")
+        func walk(pausing: () throws -> Void = {}) throws -> [String] {
+            var seen: [String] = [], cursor: String?
+            repeat {
+                let page = try call("GET", "/v1/cafes?sort=rating&limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json()
+                seen += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                cursor = page["nextCursor"] as? String
+                try pausing()
+            } while cursor != nil
+            return seen
+        }
+        let before = try walk()
+        XCTAssertEqual(before.count, 12)
         // C moves (a new cafe's many threes), by more than the threshold.
         let loud = try XCTUnwrap(try createCafe("Loud", token: admin)["id"] as? String)
-        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT \(Int64(loud)!), \(authorID), 'r', 3 FROM generate_series(1, 4)")
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT \(Int64(loud)!)::bigint, \(authorID)::bigint, 'r', 3 FROM generate_series(1, 40)")
         try drain()
-        XCTAssertTrue(try Blocking.run { try await refresh.startIfMoved() })
+        let during = try walk { _ = try Blocking.run { try await refresh.startIfMoved() } }
+        XCTAssertEqual(during.filter { $0 != loud }, before, "a walk while the refresh starts: the order it began in")
+        let generation = { try self.pool.query("SELECT generation FROM rating_prior").one().decode(0, as: Int64.self) }
+        let started = try generation()
         var steps = 0
-        while try Blocking.run({ try await refresh.refreshStep() }) != nil { steps += 1 }
+        let stepping = try walk { if try Blocking.run({ try await refresh.refreshStep() }) != nil { steps += 1 } }
         XCTAssertEqual(steps, 3, "13 cafes, 5 a step")
-        var seen: [String] = [], cursor: String?
-        repeat {
-            let page = try call("GET", "/v1/cafes?sort=rating&limit=4" + (cursor.map { "&cursor=\($0)" } ?? "")).json()
-            seen += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-            cursor = page["nextCursor"] as? String
-        } while cursor != nil
-        XCTAssertEqual(seen.count, 13)
-        XCTAssertEqual(Set(seen).count, 13)
-        XCTAssertEqual(seen.first, loud)
-        let stale = try pool.query("""
+        XCTAssertEqual(try generation(), started + 1, "the refreshed slot is the readers' now")
+        XCTAssertEqual(stepping.count, 13)
+        XCTAssertEqual(Set(stepping).count, 13, "no cafe twice, none missed, while the scores were rewritten and the slot switched")
+        XCTAssertEqual(stepping.filter { $0 != loud }, before, "in the order the walk began in")
+        // Every score of the readers' slot is the new prior's now.
+        let stale = """
             SELECT count(*)::int FROM cafe_stats s, rating_prior p
-            WHERE s.rating_score IS DISTINCT FROM rating_score(s.comment_amount, s.comment_sum, p.mean, p.weight)
-            """).one().decode(0, as: Int.self)
-        XCTAssertEqual(stale, 0)
+            WHERE CASE WHEN p.generation % 2 = 0 THEN s.rating_score_0 IS DISTINCT FROM rating_score(s.comment_amount, s.comment_sum, p.mean_0, p.weight_0)
+                       ELSE s.rating_score_1 IS DISTINCT FROM rating_score(s.comment_amount, s.comment_sum, p.mean_1, p.weight_1) END
+            """
+        XCTAssertEqual(try pool.query(SQL(fixed: stale)).one().decode(0, as: Int.self), 0)
+        XCTAssertEqual(try walk().first, loud)
+        // Not again until C moves again, nor before the readers have moved on (`settle`).
+        XCTAssertFalse(try Blocking.run { try await refresh.startIfMoved() })
+        let heavier = RatingRefresh(pool: pool, weight: 50, settle: 3600, logger: quiet)
+        XCTAssertFalse(try Blocking.run { try await heavier.startIfMoved() }, "the slot readers just left is not rewritten at once")
         // m changed by the operator: every score follows.
-        let heavier = RatingRefresh(pool: pool, weight: 50, logger: quiet)
-        _ = try Blocking.run { try await heavier.run() }
-        XCTAssertEqual(try pool.query("SELECT weight FROM rating_prior").one().decode(0, as: Int.self), 50)
-        XCTAssertEqual(try pool.query("""
-            SELECT count(*)::int FROM cafe_stats s, rating_prior p
-            WHERE s.rating_score IS DISTINCT FROM rating_score(s.comment_amount, s.comment_sum, p.mean, p.weight)
-            """).one().decode(0, as: Int.self), 0)
+        let (pool, quiet) = (self.pool, self.quiet)
+        _ = try Blocking.run { try await RatingRefresh(pool: pool, weight: 50, settle: 0, logger: quiet).run() }
+        XCTAssertEqual(try pool.query("SELECT CASE WHEN generation % 2 = 0 THEN weight_0 ELSE weight_1 END FROM rating_prior").one().decode(0, as: Int.self), 50)
+        XCTAssertEqual(try pool.query(SQL(fixed: stale)).one().decode(0, as: Int.self), 0)
     }
 }
