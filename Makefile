@@ -55,6 +55,7 @@ bench: deps
 	bench/run.sh
 	bench/photos.sh
 	bench/live.sh
+	bench/reviews.sh
 
 # Cheap requests under attack: /healthz and the cafe list alone, then while expensive /parse
 # queries and log-in floods arrive (bench/overload.sh); fails if they do not keep flowing.

@@ -97,7 +97,8 @@ row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r
 # --- 2. list newest 20 ---------------------------------------------------------------------------
 step "list newest 20 vs the same SQL in pgbench"
 cat > "$work/newest.sql" <<'SQL'
-SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, coalesce(s.average_star, -1)::text
+SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at,
+       s.stars_1, s.stars_2, s.stars_3, coalesce(s.rating_score_0, -1)::float8::text
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
 read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
@@ -128,7 +129,8 @@ r=$(ratio "$api_rps" "$ilike"); row "search vs plain ILIKE" "req/s" "$api_rps" "
 # --- 4. comments of a cafe -----------------------------------------------------------------------
 step "comments of the busiest cafe (100) vs the same SQL"
 cat > "$work/comments.sql" <<SQL
-SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at
+SELECT m.id, m.cafe_id, m.user_id, u.username, m.detail, m.star, m.image_id, m.created_at, m.updated_at, m.helpful_count,
+       m.reply_text, m.reply_created_at, m.reply_updated_at
 FROM comments m JOIN users u ON u.id = m.user_id WHERE m.cafe_id = $busiest ORDER BY m.created_at DESC, m.id DESC LIMIT 101;
 SQL
 read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/comments.sql" "$base/v1/cafes/$busiest/comments?limit=100")"
@@ -151,8 +153,10 @@ step "full aggregate recompute: reconcile vs the single GROUP BY UPDATE"
 "$cafe" worker --once > /dev/null      # drain what the post scenario enqueued
 reference=$(psql "$conninfo" -Xq <<'SQL' | awk '/^Time:/ { printf "%.3f", $2 / 1000 }'
 \timing on
-UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total
-FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total FROM comments GROUP BY cafe_id) a WHERE s.cafe_id = a.cafe_id;
+UPDATE cafe_stats s SET comment_sum = a.n, comment_amount = a.total, stars_1 = a.n1, stars_2 = a.n2, stars_3 = a.n3
+FROM (SELECT cafe_id, count(*)::int AS n, sum(star)::int AS total, count(*) FILTER (WHERE star = 1)::int AS n1,
+             count(*) FILTER (WHERE star = 2)::int AS n2, count(*) FILTER (WHERE star = 3)::int AS n3
+      FROM comments GROUP BY cafe_id) a WHERE s.cafe_id = a.cafe_id;
 SQL
 )
 started=$(date +%s.%N)

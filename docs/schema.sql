@@ -595,7 +595,7 @@ CREATE TABLE public.job_runs (
     cafes_touched integer DEFAULT 0 NOT NULL,
     drift_found integer,
     error text,
-    CONSTRAINT job_runs_kind_check CHECK ((kind = ANY (ARRAY['pass'::text, 'reconcile'::text, 'clean-photos'::text])))
+    CONSTRAINT job_runs_kind_check CHECK ((kind = ANY (ARRAY['pass'::text, 'votes'::text, 'reconcile'::text, 'clean-photos'::text])))
 );
 
 ALTER TABLE public.job_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (

@@ -19,6 +19,10 @@ CREATE TABLE helpful_outbox (
     comment_id bigint NOT NULL
 );
 
+-- The worker's passes over it are recorded as `votes` runs.
+ALTER TABLE job_runs DROP CONSTRAINT job_runs_kind_check;
+ALTER TABLE job_runs ADD CONSTRAINT job_runs_kind_check CHECK (kind IN ('pass', 'votes', 'reconcile', 'clean-photos'));
+
 ALTER TABLE comments ADD COLUMN helpful_count integer NOT NULL DEFAULT 0 CHECK (helpful_count >= 0);
 ALTER TABLE hidden_comments ADD COLUMN helpful_count integer NOT NULL DEFAULT 0;
 

@@ -14,12 +14,14 @@ import PostgresKit
 public struct HelpfulVoteDrain: Sendable {
     let pool: ConnectionPool
     let batchSize: Int
+    let log: JobLog
     /// The advisory locks' first key: a space of their own (two-key locks never meet one-key ones).
     static let lockSpace: Int32 = 0x4845_4c50   // "HELP"
 
     public init(pool: ConnectionPool, batchSize: Int = 1000) {
         self.pool = pool
         self.batchSize = batchSize
+        self.log = JobLog(pool: pool)
     }
 
     /// One batch; how many outbox rows it consumed and how many counts changed.
@@ -51,14 +53,23 @@ public struct HelpfulVoteDrain: Sendable {
     }
 
     /// Drains until the outbox is empty (or `shouldStop` says so between batches); the counts changed.
+    /// A pass that did work, or failed, is a `votes` row of `job_runs`.
     @discardableResult
     public func drain(shouldStop: () -> Bool = { false }) async throws -> Int {
-        var updated = 0
-        while !shouldStop() {
-            let batch = try await runBatch()
-            updated += batch.commentsUpdated
-            if batch.consumed == 0 { break }
+        let started = Date()
+        var consumed = 0, updated = 0
+        do {
+            while !shouldStop() {
+                let batch = try await runBatch()
+                consumed += batch.consumed
+                updated += batch.commentsUpdated
+                if batch.consumed == 0 { break }
+            }
+        } catch {
+            await log.recordPass("votes", started: started, outboxRows: consumed, cafesTouched: updated, error: error)
+            throw error
         }
+        if consumed > 0 { await log.recordPass("votes", started: started, outboxRows: consumed, cafesTouched: updated, error: nil) }
         return updated
     }
 }

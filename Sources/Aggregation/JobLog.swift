@@ -25,11 +25,12 @@ public struct JobLog: Sendable {
         return "\(host):\(getpid())"
     }()
 
-    /// Records a finished pass (started at `started`).
-    func recordPass(started: Date, outboxRows: Int, cafesTouched: Int, error: (any Error)?) async {
+    /// Records a finished pass (started at `started`): `pass` of the cafes' outbox (`cafes_touched`: stats
+    /// rows changed), or `votes` of the helpful votes' (comments whose count changed).
+    func recordPass(_ kind: String = "pass", started: Date, outboxRows: Int, cafesTouched: Int, error: (any Error)?) async {
         _ = try? await pool.query("""
             INSERT INTO job_runs (kind, worker, started_at, finished_at, outbox_rows, cafes_touched, error)
-            VALUES ('pass', \(Self.workerName), \(started), clock_timestamp(), \(outboxRows), \(cafesTouched), \(error.map { String(describing: $0) }))
+            VALUES (\(kind), \(Self.workerName), \(started), clock_timestamp(), \(outboxRows), \(cafesTouched), \(error.map { String(describing: $0) }))
             """)
     }
 

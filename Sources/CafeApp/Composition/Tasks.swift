@@ -26,9 +26,13 @@ extension Service {
         }
     }
 
-    /// One drain of the outbox (`cafe worker --once`).
+    /// One drain of the outbox, then of the helpful votes' (`cafe worker --once`).
     public static func drainOnce(_ config: Configuration, logger: Logger) async throws -> OutboxDrain.PassResult {
-        try await withDatabase(config, "cafe-worker", logger) { try await OutboxDrain(pool: $0.pool, logger: logger).drain() }
+        try await withDatabase(config, "cafe-worker", logger) { database in
+            let result = try await OutboxDrain(pool: database.pool, logger: logger).drain()
+            try await HelpfulVoteDrain(pool: database.pool).drain()
+            return result
+        }
     }
 
     /// The worker's loop (`cafe worker`) until `waitForShutdown` returns; the current batch then

@@ -80,6 +80,7 @@ struct AccountSettingsController: Sendable {
         } while after != nil
         let reports = try await export.on(context.db).reports(of: user.id)
         let photos = try await export.on(context.db).photos(of: user.id)
+        let votes = try await export.on(context.db).helpfulVotes(of: user.id)
         return Response.json { w in
             w.object {
                 w.field("exportedAt", Date())
@@ -103,6 +104,15 @@ struct AccountSettingsController: Sendable {
                             w.field("reason", r.reason)
                             w.field("createdAt", r.createdAt)
                             w.field("resolution", r.resolution)
+                        }
+                    }
+                }
+                w.key("helpfulVotes")
+                w.array {
+                    for vote in votes {
+                        w.object {
+                            w.field("commentId", vote.comment.description)
+                            w.field("votedAt", vote.votedAt)
                         }
                     }
                 }

@@ -16,8 +16,10 @@ struct ReviewResponsesController: Sendable {
 
     var routes: [Endpoint<CafeContext>] {
         [
-            Endpoint("PUT", "/v1/comments/{id}/helpful", vote).changes("comments"),
-            Endpoint("DELETE", "/v1/comments/{id}/helpful", withdraw).changes("comments"),
+            // A vote changes no page by itself: the count does, when the worker writes it (and that write
+            // notifies every process's page cache), and a reader's own `votedHelpful` is never cached.
+            Endpoint("PUT", "/v1/comments/{id}/helpful", vote),
+            Endpoint("DELETE", "/v1/comments/{id}/helpful", withdraw),
             Endpoint("PUT", "/v1/comments/{id}/reply", reply).posts().changes("comments"),
             Endpoint("DELETE", "/v1/comments/{id}/reply", removeReply).changes("comments"),
             Endpoint("PUT", "/v1/admin/cafes/{id}/owners/{userId}", { try await setOwner($0, $1, true) }).changes("cafes"),

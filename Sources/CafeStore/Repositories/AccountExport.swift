@@ -33,6 +33,12 @@ public struct AccountExport: DatabaseBound, Sendable {
             }
     }
 
+    /// The comments the account voted helpful, and when.
+    public func helpfulVotes(of user: UserID) async throws -> [(comment: CommentID, votedAt: Date)] {
+        try await db.query("SELECT comment_id, created_at FROM helpful_votes WHERE user_id = \(user.rawValue) ORDER BY created_at, comment_id")
+            .map { (CommentID(rawValue: try $0.decode(0)), try $0.decode(1)) }
+    }
+
     public func photos(of user: UserID) async throws -> [Photo] {
         try await db.query("""
             SELECT id, content_type, size, width, height, created_at FROM files WHERE owner_id = \(user.rawValue) ORDER BY id

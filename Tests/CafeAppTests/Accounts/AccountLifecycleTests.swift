@@ -165,7 +165,7 @@ final class AccountLifecycleTests: APITestCase {
         XCTAssertEqual(audit?["objectId"] as? String, id)
     }
 
-    func testTheExportHoldsTheAccountEveryCommentHiddenOnesMarkedReportsAndPhotos() throws {
+    func testTheExportHoldsTheAccountEveryCommentHiddenOnesMarkedReportsVotesAndPhotos() throws {
         let admin = try adminToken()
         let cafe = try XCTUnwrap(try createCafe("Export Cafe", token: admin)["id"] as? String)
         let (_, token) = try signUp("exporter")
@@ -176,6 +176,7 @@ final class AccountLifecycleTests: APITestCase {
         XCTAssertEqual(try call("POST", "/v1/admin/comments/\(hidden)/hide", token: admin).status, 200)
         let theirs = try XCTUnwrap(try post(cafe, "theirs", token: other).json()["id"] as? String)
         XCTAssertEqual(try call("POST", "/v1/comments/\(theirs)/reports", json: #"{"reason":"rude"}"#, token: token).status, 201)
+        XCTAssertEqual(try call("PUT", "/v1/comments/\(theirs)/helpful", token: token).status, 201)
 
         let r = try call("GET", "/v1/users/me/export", token: token)
         XCTAssertEqual(r.status, 200, r.text)
@@ -186,6 +187,7 @@ final class AccountLifecycleTests: APITestCase {
         XCTAssertEqual(comments.first { $0["detail"] as? String == "hidden one" }?["hiddenBecause"] as? String, "moderation")
         XCTAssertEqual((r.json()["reports"] as? [[String: Any]])?.first?["commentId"] as? String, theirs)
         XCTAssertEqual((r.json()["photos"] as? [[String: Any]])?.first?["url"] as? String, "/v1/files/\(photo)")
+        XCTAssertEqual((r.json()["helpfulVotes"] as? [[String: Any]])?.compactMap { $0["commentId"] as? String }, [theirs])
         assertProblem(try call("GET", "/v1/users/me/export"), 401, "unauthorized")
     }
 
