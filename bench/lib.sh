@@ -97,3 +97,12 @@ request = function()
 end
 LUA
 }
+
+# pgbench_run SCRIPT -> its rate (transactions a second) with $conns clients for $duration.
+pgbench_run() {
+    pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'
+}
+ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
+ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
+le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

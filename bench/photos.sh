@@ -55,9 +55,6 @@ comment_with() { curl -sf -o /dev/null -X POST "$base/v1/cafes/$cafe_id/comments
 now() { date +%s.%N; }
 rows=(); uploaders=()
 row() { rows+=("$1|$2|$3|$4|$5|$6"); }
-ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
-le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
-ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 
 # --- 1. the 640 WebP -----------------------------------------------------------------------------
 step "640-wide WebP of a 12-megapixel JPEG: the service vs vipsthumbnail"

@@ -42,12 +42,8 @@ SQL
 generation() { psql "$conninfo" -XAtc "SELECT generation FROM rating_prior"; }
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 
-pgbench_run() {
-    pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'
-}
-one_client() { conns=1 wrk_run "$1" | cut -d' ' -f3; }
-ratio() { printf '%.2f' "$(echo "scale=6; $1 / $2" | bc)"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# one_client URL [SECONDS] -> p99 in ms of one client reading URL back to back (wrk needs a thread per connection).
+one_client() { wrk -t1 -c1 -d"${2:-${duration%s}}s" --latency "$1" | awk '$1 == "99%" { print $2 }' | to_ms; }
 # paired SQL_FILE TARGET -> "pgbench service ratio" (medians of $rounds alternating rounds)
 paired() {
     local i ref api refs=() apis=() ratios=()
@@ -88,7 +84,7 @@ refresh_started=$(date +%s.%N)
 RATING_PRIOR_WEIGHT=6 "$cafe" worker --interval 1 > "$work/worker.log" 2>&1 &
 pids+=("$!")
 during=()
-while [ "$(generation)" = "$before" ]; do during+=("$(conns=1 duration=2s wrk_run "$rating_url" | cut -d' ' -f3)"); done
+while [ "$(generation)" = "$before" ]; do during+=("$(one_client "$rating_url" 2)"); done
 refresh_seconds=$(printf '%.1f' "$(echo "$(date +%s.%N) - $refresh_started" | bc)")
 during_p99=$(printf '%s\n' "${during[@]}" | sort -g | tail -1)
 

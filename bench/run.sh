@@ -43,18 +43,10 @@ token=$(sign_up "$base" bencher)
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 
 # --- measuring helpers -------------------------------------------------------------------------
-# pgbench SCRIPT -> tps
-pgbench_run() {
-    pgbench -n -M prepared -c"$conns" -j2 -T"${duration%s}" -f "$1" "$conninfo" 2>/dev/null | awk '/^tps/ { printf "%.0f", $3; exit }'
-}
 rows=()
 # row NAME UNIT VALUE REFERENCE GOAL_TEXT MEETS ["CPU SWITCHES": the request process's CPU µs and context
 # switches per request]
 row() { rows+=("$1|$2|$3|$4|$5|$6|${7:--}"); }
-ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
-ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
-le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # paired "REFERENCE COMMAND" TARGET [wrk script] -> "reference rps p50 p99 cpu ratio switches": $rounds rounds of
 # the reference (a command and its arguments, printing its rate) and wrk against TARGET, alternating which goes first;

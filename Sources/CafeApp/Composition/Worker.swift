@@ -9,7 +9,8 @@ import Synchronization
 /// The background worker as `cafe worker` runs it, and `cafe serve` in-process on the embedded
 /// database: aggregation passes every `AGGREGATION_INTERVAL`, the full reconcile every
 /// `RECONCILE_INTERVAL` (once per period across all workers, see `AggregationWorker`), housekeeping
-/// every 10 minutes, the mail outbox's delivery (`MailDelivery`) every half second on a thread of its own, and, with
+/// every 10 minutes, the mail outbox's delivery (`MailDelivery`) every half second on a thread of its own, the
+/// rating scores' refresh (`AggregationWorker.ratingScores`) on another, and, with
 /// backups on, the backup schedule's check every minute on another (`BackupSchedule`). On a pool of its own, without the API's statement timeout.
 public enum Worker {
     public static func loop(pool: ConnectionPool, configuration: Configuration, logger: Logger) throws -> WorkerLoop {
@@ -18,11 +19,11 @@ public enum Worker {
                                         objectRetention: configuration.objectRetention, liveRetention: configuration.live.retention, logger: logger)
         let mail = MailDelivery(pool: pool, transport: configuration.smtpTransport, settings: configuration.mail, logger: logger)
         return WorkerLoop(jobs: AggregationWorker.jobs(pool: pool, interval: configuration.aggregationInterval,
-                                                       reconcileInterval: configuration.reconcileInterval,
-                                                       ratingPriorWeight: configuration.ratingPriorWeight, logger: logger)
+                                                       reconcileInterval: configuration.reconcileInterval, logger: logger)
                           + [.init(name: "housekeeping", every: 600) { _ in try await housekeeping.run() },
                              searchBitmaps(pool: pool), cleanPhotos(files, pool: pool, logger: logger)],
-                          apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) }]
+                          apart: [.init(name: "mail", every: 0.5) { stopping in try await mail.run(isStopping: stopping) },
+                                  AggregationWorker.ratingScores(pool: pool, weight: configuration.ratingPriorWeight, logger: logger)]
                               + (try backups(configuration, pool: pool, logger: logger).map { [$0] } ?? []), logger: logger)
     }
 

@@ -184,3 +184,31 @@ final class StarCountsAndRatingTests: APITestCase {
         XCTAssertEqual(try pool.query(SQL(fixed: stale)).one().decode(0, as: Int.self), 0)
     }
 }
+
+extension StarCountsAndRatingTests {
+    /// The worker's job does one step of a refresh a run (so that a refresh takes a share of the database,
+    /// not all of it), and starts one when m changed.
+    func testTheWorkersJobRefreshesAStepARun() throws {
+        let admin = try adminToken()
+        let (_, author) = try signUp("author")
+        for i in 0..<4 {
+            let cafe = try XCTUnwrap(try createCafe("Cafe \(i)", token: admin)["id"] as? String)
+            try postComment(cafe, "fine", star: 1 + i % 3, token: author)
+        }
+        try drain()
+        // The slot readers left at the last switch may be rewritten (`settle` has passed).
+        try pool.query("UPDATE rating_prior SET flipped_at = now() - interval '1 hour'")
+        let job = AggregationWorker.ratingScores(pool: pool, weight: 7, step: 1, pause: 0, checkInterval: 0, logger: quiet)
+        let generation = { try self.pool.query("SELECT generation FROM rating_prior").one().decode(0, as: Int64.self) }
+        let before = try generation()
+        var runs = 0
+        while try generation() == before {
+            try Blocking.run { try await job.run { false } }
+            runs += 1
+            XCTAssertLessThan(runs, 20, "the refresh never finished")
+            if runs >= 20 { break }
+        }
+        XCTAssertGreaterThanOrEqual(runs, 5, "one cafe a run: 4 cafes, and the run that started it")
+        XCTAssertEqual(try pool.query("SELECT CASE WHEN generation % 2 = 0 THEN weight_0 ELSE weight_1 END FROM rating_prior").one().decode(0, as: Int.self), 7)
+    }
+}
