@@ -45,21 +45,32 @@ def votes(base, conninfo, tokens_file, comments_file, rate, seconds):
     for t in threads:
         t.start()
     seen = {}
+    # One psql for the whole watch (a process started every poll would load the machine it measures).
+    db = subprocess.Popen(["psql", conninfo, "-XAtq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    def counted(ids):
+        db.stdin.write(f"SELECT id FROM comments WHERE id = ANY('{{{','.join(ids)}}}'::bigint[]) AND helpful_count > 0;\n\\echo END\n")
+        db.stdin.flush()
+        found = []
+        for line in db.stdout:
+            if line.strip() == "END":
+                return found
+            found.append(line.strip())
+        return found
     deadline = time.monotonic() + seconds + 10
     while time.monotonic() < deadline:
         with lock:
             waiting = [c for c in answered if c not in seen]
             done_sending = not any(t.is_alive() for t in threads)
         if waiting:
-            ids = "{" + ",".join(waiting) + "}"
-            out = subprocess.run(["psql", conninfo, "-XAtc", f"SELECT id FROM comments WHERE id = ANY('{ids}'::bigint[]) AND helpful_count > 0"],
-                                 capture_output=True, text=True).stdout.split()
+            out = counted(waiting)
             now = time.monotonic()
             for c in out:
                 seen[c] = now
         elif done_sending:
             break
         time.sleep(0.05)
+    db.stdin.close()
+    db.wait()
     delays = sorted((seen[c] - answered[c]) * 1000 for c in answered if c in seen)
     p = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))] if delays else float("nan")
     print(json.dumps({"votes": len(statuses), "created": statuses.count(201), "p50": p(0.5), "p99": p(0.99),

@@ -83,10 +83,11 @@ before=$(generation)
 refresh_started=$(date +%s.%N)
 RATING_PRIOR_WEIGHT=6 "$cafe" worker --interval 1 > "$work/worker.log" 2>&1 &
 pids+=("$!")
-during=()
-while [ "$(generation)" = "$before" ]; do during+=("$(one_client "$rating_url" 2)"); done
+until psql "$conninfo" -XAtc "SELECT refreshed_through IS NOT NULL FROM rating_prior" | grep -q t; do sleep 0.2; done
+# One client for 30 s of the refresh (all of it at the bench's size), then its end is waited for.
+during_p99=$(one_client "$rating_url" 30)
+while [ "$(generation)" = "$before" ]; do sleep 0.5; done
 refresh_seconds=$(printf '%.1f' "$(echo "$(date +%s.%N) - $refresh_started" | bc)")
-during_p99=$(printf '%s\n' "${during[@]}" | sort -g | tail -1)
 
 step "$vote_rate helpful votes and $post_rate comments a second for $vote_seconds s, the worker running"
 token=$(sign_up "$base" bencher)
@@ -127,7 +128,7 @@ row("  the same, rate against pgbench", f"{helpful_api:.0f} vs {helpful_pg:.0f} 
 row("cafe list, rating order: p99, 1 client", f"{rating_p99:.2f} ms", "<= 10 ms", rating_p99 <= 10)
 row("  the same, rate against pgbench", f"{rating_api:.0f} vs {rating_pg:.0f} req/s: {rating_ratio:.2f}x", ">= 0.6x", rating_ratio >= 0.6)
 row("full rating score refresh", f"{refresh_s:.1f} s", "-", True)
-row("  rating list p99 meanwhile (worst 2-s window) vs unloaded", f"{during_p99:.2f} vs {rating_p99:.2f} ms: {during_p99 / rating_p99:.2f}x", "<= 2x", during_p99 <= 2 * rating_p99)
+row("  rating list p99 meanwhile (1 client, 30 s) vs unloaded", f"{during_p99:.2f} vs {rating_p99:.2f} ms: {during_p99 / rating_p99:.2f}x", "<= 2x", during_p99 <= 2 * rating_p99)
 row("worker tick (cafes' pass + votes' pass) while votes flow, p99", f"{tick_p99:.1f} ms (max {ticks[-1] if ticks else float('nan'):.1f}, {len(ticks)} ticks)", "<= 100 ms", tick_p99 <= 100)
 row("delay from a vote's 201 to its count, p50 / p99", f"{votes['p50']:.0f} / {votes['p99']:.0f} ms (max {votes['max']:.0f})", "p99 <= 2000 ms", votes['p99'] <= 2000)
 row("every vote counted", f"{votes['created']} of {votes['votes']} votes 201, {votes['unseen']} unseen", "all", votes['unseen'] == 0 and votes['created'] == votes['votes'])

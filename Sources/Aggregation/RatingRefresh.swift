@@ -58,7 +58,13 @@ public struct RatingRefresh: Sendable {
     /// visible comment is counted there).
     @discardableResult
     public func startIfMoved() async throws -> Bool {
-        try await pool.transaction { tx in
+        // C is summed before the prior's row is locked: the passes, which share that lock, never wait for the
+        // sum (a fifth of a second at a million cafes). Under the lock, only what decides is read again.
+        let totals = try await pool.query("SELECT sum(comment_amount)::float8, sum(comment_sum)::float8 FROM cafe_stats").one()
+        let amount = try totals.decode(0, as: Double?.self) ?? 0, count = try totals.decode(1, as: Double?.self) ?? 0
+        guard count > 0 else { return false }
+        let mean = (amount / count * 1_000_000).rounded() / 1_000_000
+        return try await pool.transaction { tx in
             let prior = try await tx.query("""
                 SELECT generation, CASE WHEN generation % 2 = 0 THEN mean_0 ELSE mean_1 END::float8,
                        CASE WHEN generation % 2 = 0 THEN weight_0 ELSE weight_1 END, refreshed_through,
@@ -66,10 +72,6 @@ public struct RatingRefresh: Sendable {
                 FROM rating_prior FOR UPDATE
                 """).one()
             guard try prior.decode(3, as: Int64?.self) == nil, try prior.decode(4, as: Double.self) >= settle else { return false }
-            let totals = try await tx.query("SELECT sum(comment_amount)::float8, sum(comment_sum)::float8 FROM cafe_stats").one()
-            let amount = try totals.decode(0, as: Double?.self) ?? 0, count = try totals.decode(1, as: Double?.self) ?? 0
-            guard count > 0 else { return false }
-            let mean = (amount / count * 1_000_000).rounded() / 1_000_000
             let stored: Double = try prior.decode(1), storedWeight: Int = try prior.decode(2)
             guard abs(mean - stored) > threshold || storedWeight != weight else { return false }
             let target = Self.slot(try prior.decode(0, as: Int64.self) + 1)
