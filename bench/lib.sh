@@ -1,6 +1,17 @@
 # Shared by the bench scripts (sourced): progress lines, clean-up of what a script started, wrk's
 # latencies in milliseconds, and starting `cafe serve` on the script's own embedded database.
 
+# bench_sizes: the dataset and the measuring of the scripts that compare with pgbench (bench/run.sh,
+# bench/reviews.sh): BENCH_CAFES, BENCH_COMMENTS, and per side BENCH_ROUNDS rounds of BENCH_DURATION with
+# BENCH_CONNECTIONS, as $cafes, $comments, $rounds, $duration and $conns.
+bench_sizes() {
+    cafes=${BENCH_CAFES:-200000}
+    comments=${BENCH_COMMENTS:-2000000}
+    duration=${BENCH_DURATION:-4s}
+    rounds=${BENCH_ROUNDS:-3}
+    conns=${BENCH_CONNECTIONS:-64}
+}
+
 # bench_paths WORK PORT: the script's working directory (its embedded cluster in WORK/pgdata) and
 # the server's address, as $work, $data, $cafe, $conninfo and $base. BENCH_CAFE names another build
 # of `cafe` to measure (an earlier commit's, for a side-by-side run; with MIGRATIONS_DIR its migrations).

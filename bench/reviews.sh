@@ -10,16 +10,12 @@
 #     tick together) and the delay from each vote's 201 to the count that shows it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cafes=${BENCH_CAFES:-200000}
-comments=${BENCH_COMMENTS:-2000000}
-duration=${BENCH_DURATION:-4s}
-rounds=${BENCH_ROUNDS:-3}
-conns=${BENCH_CONNECTIONS:-64}
 vote_rate=${BENCH_VOTE_RATE:-100}
 post_rate=${BENCH_VOTE_POSTS:-50}
 vote_seconds=${BENCH_VOTE_SECONDS:-20}
 port=18186
 . bench/lib.sh
+bench_sizes
 bench_paths .build/bench-reviews $port
 rm -rf "$work" "$data" && mkdir -p "$work"
 

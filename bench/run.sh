@@ -10,16 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cafes=${BENCH_CAFES:-200000}
-comments=${BENCH_COMMENTS:-2000000}
-duration=${BENCH_DURATION:-4s}
-rounds=${BENCH_ROUNDS:-3}
-conns=${BENCH_CONNECTIONS:-64}
 port=18180
 cached_port=18181
 nginx_port=18190
 reflect=${BENCH_REFLECT:-100}
 . bench/lib.sh
+bench_sizes
 bench_paths .build/bench $port
 cleanup_more() { [ -f "$work/nginx/nginx.pid" ] && nginx -c "$PWD/$work/nginx/nginx.conf" -s stop 2>/dev/null || true; }
 
