@@ -37,6 +37,6 @@ export function starBars(counts, total) {
       // A meter, not a styled span: the page's Content-Security-Policy allows no inline style.
       return h('div', { class: 'star-bar', dataset: { star: n } },
         h('dt', {}, '★'.repeat(n)),
-        h('dd', {}, h('meter', { class: 'bar', min: 0, max: Math.max(total, 1), value: count }), h('span', { class: 'bar-count' }, String(count))));
+        h('dd', {}, h('meter', { class: 'star-meter', min: 0, max: Math.max(total, 1), value: count }), h('span', { class: 'bar-count' }, String(count))));
     }));
 }
