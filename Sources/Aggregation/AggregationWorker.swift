@@ -36,7 +36,7 @@ public enum AggregationWorker {
     /// it. It checks every `checkInterval` whether C or m moved (`RatingRefresh.startIfMoved`); while a
     /// refresh is under way it does one step of `step` cafes per run, `pause` apart, so that a refresh
     /// takes a share of the database, not all of it (the rating list's p99 meanwhile: docs/performance.md).
-    public static func ratingScores(pool: ConnectionPool, weight: Int, step: Int = 1_000, pause: TimeInterval = 0.25,
+    public static func ratingScores(pool: ConnectionPool, weight: Int, step: Int = RatingRefresh.defaultStep, pause: TimeInterval = 0.25,
                                     checkInterval: TimeInterval = 30, logger: Logger) -> WorkerLoop.Job {
         let refresh = RatingRefresh(pool: pool, weight: weight, step: step, logger: logger)
         // `refreshing` starts true: a refresh a stopped worker left half done is carried on at once.

@@ -21,13 +21,15 @@ public struct RatingRefresh: Sendable {
     /// m, `RATING_PRIOR_WEIGHT`.
     let weight: Int
     public static let defaultWeight = 5
+    /// Cafes rewritten per transaction.
     let step: Int
+    public static let defaultStep = 1_000
     let threshold: Double
     /// How long after a generation began the slot readers left may be rewritten.
     let settle: TimeInterval
     let logger: Logger
 
-    public init(pool: ConnectionPool, weight: Int, step: Int = 5_000, threshold: Double = 0.005, settle: TimeInterval = 60,
+    public init(pool: ConnectionPool, weight: Int, step: Int = defaultStep, threshold: Double = 0.005, settle: TimeInterval = 60,
                 logger: Logger = Logger(label: "worker")) {
         self.pool = pool
         self.weight = weight

@@ -95,10 +95,3 @@ struct CafesController: Sendable {
         return id
     }
 }
-
-extension Optional {
-    func orThrow(_ error: @autoclosure () -> any Error) throws -> Wrapped {
-        guard let value = self else { throw error() }
-        return value
-    }
-}

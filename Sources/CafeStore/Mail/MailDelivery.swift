@@ -141,8 +141,12 @@ public struct MailDelivery: Sendable {
             let username: String = try account.decode("username")
             let text: (subject: String, body: String)
             let lifetime: TimeInterval
-            if due.kind == .ownerReply {
-                // The reply as it is now: none left (removed, hidden, its comment gone) is nothing to tell.
+            if let purpose = due.kind.accountLink {
+                lifetime = purpose == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
+                text = MailTemplates.render(purpose, language, username: username,
+                                            link: MailTemplates.linkPlaceholder, validMinutes: max(1, Int((lifetime / 60).rounded())))
+            } else {
+                // The owners' reply as it is now: none left (removed, hidden, its comment gone) is nothing to tell.
                 let reply = try await tx.query("""
                     SELECT c.id, c.name, m.reply_text FROM comments m JOIN cafes c ON c.id = m.cafe_id
                     WHERE m.id = \(due.comment ?? 0) AND m.reply_text IS NOT NULL AND m.reply_hidden_at IS NULL
@@ -151,10 +155,6 @@ public struct MailDelivery: Sendable {
                 text = MailTemplates.ownerReply(language, username: username, cafeName: try reply.decode(1), reply: try reply.decode(2),
                                                 baseURL: due.baseURL, cafe: try reply.decode(0))
                 lifetime = settings.verificationLifetime
-            } else {
-                lifetime = due.kind == .passwordReset ? settings.resetLifetime : settings.verificationLifetime
-                text = MailTemplates.render(due.kind, language, username: username,
-                                            link: MailTemplates.linkPlaceholder, validMinutes: max(1, Int((lifetime / 60).rounded())))
             }
             let expires: Date = try await tx.query("""
                 UPDATE mail_outbox SET user_id = \(user.rawValue), subject = \(text.subject), body = \(text.body),
@@ -177,13 +177,12 @@ public struct MailDelivery: Sendable {
             return
         }
         var body = text
-        if due.kind.hasAccountLink {
+        if let purpose = due.kind.accountLink {
             // This attempt's link, committed before the mail can arrive; written into the text here only.
-            let purpose: AccountTokens.Purpose = due.kind == .passwordReset ? .passwordReset : .emailVerification
             let token = try await pool.transaction { tx in
                 try await AccountTokens.issue(purpose, for: user, email: due.recipient, mail: due.id, expiresAt: expires, tx)
             }
-            body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(due.kind, baseURL: due.baseURL, token: token))
+            body = text.replacingOccurrences(of: MailTemplates.linkPlaceholder, with: MailTemplates.link(purpose, baseURL: due.baseURL, token: token))
         }
         guard let transport else {
             try await pool.query("UPDATE mail_outbox SET state = 'kept', finished_at = now() WHERE id = \(due.id)")

@@ -14,8 +14,14 @@ public struct MailOutbox: DatabaseBound, Sendable {
         /// A comment's author is told that the cafe's owners answered it (once per comment).
         case ownerReply = "owner_reply"
 
-        /// Whether the mail carries an account link made for each attempt (a token), not a plain link.
-        var hasAccountLink: Bool { self != .ownerReply }
+        /// The account link (a token made for each attempt) the mail carries; nil for a mail with a plain link.
+        var accountLink: AccountTokens.Purpose? {
+            switch self {
+            case .passwordReset: .passwordReset
+            case .emailVerification: .emailVerification
+            case .ownerReply: nil
+            }
+        }
     }
 
     /// What a request asks to send. `baseURL` is where the links point (`PUBLIC_URL`, or the request's allowed host).

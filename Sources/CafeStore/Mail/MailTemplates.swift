@@ -8,11 +8,10 @@ enum MailTemplates {
     /// only as the mail is sent (`MailDelivery`), so the outbox and the console never hold a live one.
     static let linkPlaceholder = "[the link is written in as the mail is sent]"
 
-    static func link(_ kind: MailOutbox.Kind, baseURL: String, token: String) -> String {
-        switch kind {
+    static func link(_ purpose: AccountTokens.Purpose, baseURL: String, token: String) -> String {
+        switch purpose {
         case .passwordReset: "\(baseURL)/#/reset-password/\(token)"
         case .emailVerification: "\(baseURL)/#/verify-email/\(token)"
-        case .ownerReply: baseURL   // no token: its link (the cafe's page) is written with its text (`ownerReply`)
         }
     }
 
@@ -48,11 +47,9 @@ enum MailTemplates {
     }
 
     /// An account mail: its link is the account token's.
-    static func render(_ kind: MailOutbox.Kind, _ language: Language, username: String, link: String, validMinutes: Int) -> (subject: String, body: String) {
+    static func render(_ purpose: AccountTokens.Purpose, _ language: Language, username: String, link: String, validMinutes: Int) -> (subject: String, body: String) {
         let hours = validMinutes % 60 == 0 ? validMinutes / 60 : nil
-        switch (kind, language) {
-        case (.ownerReply, _):
-            return ("", "")   // no token: written by `ownerReply`
+        switch (purpose, language) {
         case (.passwordReset, .ja):
             let span = hours.map { "\($0)時間" } ?? "\(validMinutes)分"
             return ("【CafeReview】パスワードの再設定", """

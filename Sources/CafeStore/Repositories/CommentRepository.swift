@@ -11,6 +11,11 @@ public struct CommentRepository: DatabaseBound, Sendable {
     }
 
     public func find(_ id: CommentID) async throws -> Comment? {
+        try await Self.find(id, on: db)
+    }
+
+    /// A visible comment, on `db` (a transaction's, for the comment a write of it leaves).
+    static func find(_ id: CommentID, on db: DatabaseClient) async throws -> Comment? {
         try await db.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)")
             .first.map { try CommentColumns.decode($0) }
     }
@@ -144,7 +149,7 @@ public struct CommentRepository: DatabaseBound, Sendable {
             guard updated.affectedRows == 1 else {
                 throw try await tx.query("SELECT 1 FROM comments WHERE id = \(id.rawValue)").isEmpty ? StoreError.notFound : StoreError.forbidden
             }
-            return try await CommentColumns.decode(try tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").one())
+            return try await Self.find(id, on: tx).orThrow(StoreError.notFound)
         }
     }
 

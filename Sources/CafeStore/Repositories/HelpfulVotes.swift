@@ -33,7 +33,7 @@ public struct HelpfulVotes: DatabaseBound, Sendable {
             guard let author = try row.decode(0, as: Int64?.self) else { throw StoreError.notFound }
             guard author != user.rawValue else { throw StoreError.forbidden }
             let added: Int = try row.decode(1)
-            return (added == 1 ? .voted : .alreadyVoted, try await Self.comment(comment, tx))
+            return (added == 1 ? .voted : .alreadyVoted, try await CommentRepository.find(comment, on: tx).orThrow(StoreError.notFound))
         }
     }
 
@@ -42,11 +42,7 @@ public struct HelpfulVotes: DatabaseBound, Sendable {
     public func withdraw(_ comment: CommentID, by user: UserID) async throws -> Comment {
         try await db.transaction { tx in
             try await tx.query("DELETE FROM helpful_votes WHERE comment_id = \(comment.rawValue) AND user_id = \(user.rawValue)")
-            return try await Self.comment(comment, tx)
+            return try await CommentRepository.find(comment, on: tx).orThrow(StoreError.notFound)
         }
-    }
-
-    private static func comment(_ id: CommentID, _ tx: DatabaseClient) async throws -> Comment {
-        try await OwnerReplies.comment(id, tx).orNotFound()
     }
 }

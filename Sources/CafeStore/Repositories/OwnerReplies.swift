@@ -9,8 +9,8 @@ public struct OwnerReplies: DatabaseBound, Sendable {
     public var db: DatabaseClient
     public init(pool: ConnectionPool) { self.db = pool.client }
 
-    /// Makes `user` an owner of a listed cafe, or no longer one; whether anything changed. `.notFound`
-    /// names what is missing: `nil` the cafe, else the account.
+    /// Makes `user` an owner of a listed cafe, or no longer one; whether anything changed.
+    /// `OwnerError.noSuchCafe` (none, or archived) or `.noSuchUser` otherwise.
     public func setOwner(_ user: UserID, of cafe: CafeID, _ owner: Bool) async throws -> Bool {
         guard try await !db.query("SELECT 1 FROM cafe_stats WHERE cafe_id = \(cafe.rawValue)").isEmpty else { throw OwnerError.noSuchCafe }
         guard try await !db.query("SELECT 1 FROM users WHERE id = \(user.rawValue)").isEmpty else { throw OwnerError.noSuchUser }
@@ -59,7 +59,7 @@ public struct OwnerReplies: DatabaseBound, Sendable {
                     reply_created_at = coalesce(reply_created_at, now())
                 WHERE id = \(comment.rawValue)
                 """)
-            return Written(comment: try await Self.comment(comment, tx).orNotFound(), isNew: try row.decode(1),
+            return Written(comment: try await CommentRepository.find(comment, on: tx).orThrow(StoreError.notFound), isNew: try row.decode(1),
                            author: UserID(rawValue: try row.decode(0)), authorEmail: try row.decode(4, as: String?.self))
         }
     }
@@ -77,7 +77,7 @@ public struct OwnerReplies: DatabaseBound, Sendable {
                 UPDATE comments SET reply_text = NULL, reply_by = NULL, reply_created_at = NULL, reply_updated_at = NULL, reply_hidden_at = NULL
                 WHERE id = \(comment.rawValue) AND reply_text IS NOT NULL
                 """)
-            return try await Self.comment(comment, tx).orNotFound()
+            return try await CommentRepository.find(comment, on: tx).orThrow(StoreError.notFound)
         }
     }
 
@@ -89,17 +89,5 @@ public struct OwnerReplies: DatabaseBound, Sendable {
         return try await db.query("""
             UPDATE comments SET reply_hidden_at = \(value) WHERE id = \(comment.rawValue) AND reply_text IS NOT NULL AND \(condition)
             """).affectedRows == 1
-    }
-
-    /// A visible comment as every write about it answers.
-    static func comment(_ id: CommentID, _ tx: DatabaseClient) async throws -> Comment? {
-        try await tx.query("SELECT \(CommentColumns.select) FROM \(CommentColumns.from) WHERE m.id = \(id.rawValue)").first.map { try CommentColumns.decode($0) }
-    }
-}
-
-extension Optional {
-    func orNotFound() throws -> Wrapped {
-        guard let value = self else { throw StoreError.notFound }
-        return value
     }
 }

@@ -103,11 +103,9 @@ public struct CafeRow: RowView {
     static let packed = PackedLayout([("c.id", .int8), ("coalesce(s.comment_sum, 0)", .int8), ("coalesce(s.comment_amount, 0)", .int8),
                                       ("c.created_at", .timestamp), ("c.updated_at", .timestamp),
                                       ("s.stars_1", .int8), ("s.stars_2", .int8), ("s.stars_3", .int8)])
-    /// The page's columns, over `CafeColumns.from`; a statement may select more after them, from
-    /// column `count` on.
-    /// The last column is the rating score of the listing's slot as the order's index sorts it, -1 for
-    /// none: the rating order's cursor key, and the `ratingScore` written (a float8's shortest text, which
-    /// reads back as the same numeric(7,6)).
+    /// The page's columns, over `CafeColumns.from`. The last is the rating score of the listing's slot as
+    /// the order's index sorts it, -1 for none: the rating order's cursor key, and the `ratingScore` written
+    /// (a float8's shortest text, which reads back as the same numeric(7,6)).
     static func select(_ slot: RatingSlot) -> SQL { slot == .zero ? selectZero : selectOne }
     private static let selectZero = columns(.zero), selectOne = columns(.one)
     private static func columns(_ slot: RatingSlot) -> SQL {
@@ -121,8 +119,6 @@ public struct CafeRow: RowView {
     static let expected: [ColumnExpectation] = [
         .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true), .text(),
     ]
-    /// The page's columns in all: one expectation each.
-    static var count: Int { expected.count }
 
     public var id: CafeID { CafeID(rawValue: fixed.int64(at: 0)) }
     public var commentSum: Int { Int(fixed.int64(at: 8)) }
