@@ -3,7 +3,7 @@
 #   make test   install what is missing, run the whole test suite (real PostgreSQL, real sockets, a real browser)
 
 SWIFT    ?= swift
-APT_DEPS := libpq-dev libmicrohttpd-dev libwslay-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev zlib1g-dev postgresql pgbackrest pkg-config
+APT_DEPS := libpq-dev libmicrohttpd-dev libwslay-dev libsodium-dev libcrypt-dev libicu-dev libvips-dev libcurl4-openssl-dev zlib1g-dev postgresql postgresql-15-postgis-3 pgbackrest pkg-config
 BENCH_DEPS := wrk nginx-light bc curl postgresql-client libvips-tools
 FUZZ_DEPS  := curl
 # `make cluster`: Patroni with etcd runs the PostgreSQL nodes; nginx balances the API processes.

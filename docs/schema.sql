@@ -1,6 +1,8 @@
 -- The schema the migrations in migrations/ build (pg_dump --schema-only), kept by SchemaSnapshotTests.
 -- Do not edit: add a migration, then rewrite this file (see the test).
 
+CREATE EXTENSION IF NOT EXISTS postgis WITH SCHEMA public;
+
 CREATE FUNCTION public.audit_is_append_only() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -25,6 +27,32 @@ BEGIN
     RETURN ids;
 END $$;
 
+CREATE FUNCTION public.cafe_day_hours(hours jsonb, day date) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(
+        (SELECT e->'hours' FROM jsonb_array_elements(coalesce(hours->'exceptions', '[]')) e
+         WHERE e->>'date' = to_char(day, 'YYYY-MM-DD') LIMIT 1),
+        hours->((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[extract(isodow FROM day)::int]),
+        '[]')
+$$;
+
+CREATE FUNCTION public.cafe_exception_days(hours jsonb) RETURNS daterange
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT daterange(min((e->>'date')::date), max((e->>'date')::date), '[]')
+    FROM jsonb_array_elements(coalesce(hours->'exceptions', '[]')) e
+    HAVING count(*) > 0
+$$;
+
+CREATE FUNCTION public.cafe_hours_minutes(t text) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (((split_part(t, ':'::text, 1))::integer * 60) + (split_part(t, ':'::text, 2))::integer);
+
+CREATE FUNCTION public.cafe_hours_regular(exceptions daterange, zone text, moment timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (((exceptions IS NULL) OR (NOT (exceptions && daterange((((moment AT TIME ZONE zone))::date - 1), (((moment AT TIME ZONE zone))::date + 10))))) AND ((((moment + '9 days'::interval) AT TIME ZONE zone) - ((moment - '1 day'::interval) AT TIME ZONE zone)) = '10 days'::interval));
+
 CREATE FUNCTION public.cafe_keyword_grams(normalized text) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -39,11 +67,77 @@ CREATE FUNCTION public.cafe_like_pattern(keyword text) RETURNS text
     SELECT '%' || replace(replace(replace(keyword, '\', '\\'), '%', '\%'), '_', '\_') || '%'
 $$;
 
+CREATE FUNCTION public.cafe_next_change(hours jsonb, week int4multirange, exceptions daterange, zone text, moment timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    minute int;
+    current int4range;
+    target int;
+    span tstzrange;
+    horizon timestamptz := moment + interval '8 days';
+BEGIN
+    IF hours IS NULL THEN RETURN NULL; END IF;
+    IF NOT cafe_hours_regular(exceptions, zone, moment) THEN
+        SELECT s INTO span
+        FROM unnest(cafe_open_spans(hours, zone, (moment AT TIME ZONE zone)::date - 1, (moment AT TIME ZONE zone)::date + 9)) s
+        WHERE upper(s) > moment ORDER BY lower(s) LIMIT 1;
+        IF span IS NULL THEN RETURN NULL; END IF;
+        RETURN (SELECT t FROM (SELECT CASE WHEN span @> moment THEN upper(span) ELSE lower(span) END AS t) c WHERE t <= horizon);
+    END IF;
+    minute := cafe_week_minute(zone, moment);
+    SELECT s INTO current FROM unnest(week) s WHERE s @> minute;
+    IF current IS NOT NULL THEN
+        target := upper(current);
+        IF target = 10080 THEN
+            IF lower(current) = 0 THEN RETURN NULL; END IF;   -- open all week
+            target := 10080 + coalesce((SELECT upper(s) FROM unnest(week) s WHERE lower(s) = 0), 0);
+        END IF;
+    ELSE
+        target := coalesce((SELECT min(lower(s)) FROM unnest(week) s WHERE lower(s) > minute),
+                           (SELECT min(lower(s)) + 10080 FROM unnest(week) s));
+        IF target IS NULL THEN RETURN NULL; END IF;   -- closed all week
+    END IF;
+    RETURN (date_trunc('week', moment AT TIME ZONE zone) + target * interval '1 minute') AT TIME ZONE zone;
+END $$;
+
+CREATE FUNCTION public.cafe_open_spans(hours jsonb, zone text, first_day date, last_day date) RETURNS tstzmultirange
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(range_agg(tstzrange(o.opens, greatest(o.opens, o.closes))), '{}')
+    FROM generate_series(first_day::timestamp, last_day::timestamp, interval '1 day') AS d(day),
+         jsonb_array_elements(cafe_day_hours(hours, d.day::date)) AS i(span),
+         LATERAL (SELECT (i.span->>0)::interval AS starts, (i.span->>1)::interval AS ends) t,
+         -- A local time a daylight-saving change skips can put an end before its start: an empty span.
+         LATERAL (SELECT (d.day + t.starts) AT TIME ZONE zone AS opens,
+                         (d.day + t.ends + CASE WHEN t.ends <= t.starts THEN interval '1 day' ELSE interval '0' END) AT TIME ZONE zone AS closes) o
+$$;
+
+CREATE FUNCTION public.cafe_week_minute(zone text, moment timestamp with time zone) RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN (floor((EXTRACT(epoch FROM ((moment AT TIME ZONE zone) - date_trunc('week'::text, (moment AT TIME ZONE zone)))) / (60)::numeric)))::integer;
+
+CREATE FUNCTION public.cafe_open_at(hours jsonb, week int4multirange, exceptions daterange, zone text, moment timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN CASE WHEN (hours IS NULL) THEN NULL::boolean WHEN public.cafe_hours_regular(exceptions, zone, moment) THEN (week @> public.cafe_week_minute(zone, moment)) ELSE (public.cafe_open_spans(hours, zone, (((moment AT TIME ZONE zone))::date - 1), ((moment AT TIME ZONE zone))::date) @> moment) END;
+
 CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
     SELECT array(SELECT DISTINCT g FROM (SELECT unnest(c) AS g UNION ALL SELECT unnest(c[1:n - 1]) || unnest(c[2:n])) grams)
     FROM (SELECT c, cardinality(c) AS n FROM (SELECT string_to_array(t, NULL) AS c) chars) split
+$$;
+
+CREATE FUNCTION public.cafe_week_minutes(hours jsonb) RETURNS int4multirange
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(range_agg(int4range(w.lo, w.hi)), '{}')
+    FROM (VALUES ('mon', 0), ('tue', 1), ('wed', 2), ('thu', 3), ('fri', 4), ('sat', 5), ('sun', 6)) AS k(day, n),
+         jsonb_array_elements(coalesce(hours->k.day, '[]')) AS i(span),
+         LATERAL (SELECT k.n * 1440 + cafe_hours_minutes(i.span->>0) AS lo, k.n * 1440 + cafe_hours_minutes(i.span->>1) AS hi) a,
+         LATERAL (SELECT a.lo, a.hi + CASE WHEN a.hi <= a.lo THEN 1440 ELSE 0 END AS hi) b,
+         LATERAL (VALUES (b.lo, least(b.hi, 10080)), (0, b.hi - 10080)) AS w(lo, hi)
+    WHERE w.hi > w.lo
 $$;
 
 CREATE FUNCTION public.cafes_bitmaps_deleted() RETURNS trigger
@@ -104,6 +198,15 @@ CREATE FUNCTION public.cafes_create_stats() RETURNS trigger
 BEGIN
     INSERT INTO cafe_stats (cafe_id, created_at, search_text) SELECT id, created_at, search_text FROM new_cafes;
     RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.cafes_keep_opening_week() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.opening_week := cafe_week_minutes(NEW.opening_hours);
+    NEW.opening_exceptions := cafe_exception_days(NEW.opening_hours);
+    RETURN NEW;
 END $$;
 
 CREATE FUNCTION public.comment_votes_gone() RETURNS trigger
@@ -418,8 +521,16 @@ CREATE TABLE public.cafes (
 '::text) || catch_copy) || '
 '::text) || introduction), NFKC)))) STORED,
     archived_at timestamp with time zone,
+    location public.geography(Point,4326),
+    address text,
+    time_zone text,
+    opening_hours jsonb,
+    opening_week int4multirange,
+    opening_exceptions daterange,
+    CONSTRAINT cafes_address_check CHECK ((char_length(address) <= 300)),
     CONSTRAINT cafes_catch_copy_check CHECK ((char_length(catch_copy) <= 200)),
     CONSTRAINT cafes_created_at_in_range CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at < '10000-01-01 00:00:00+00'::timestamp with time zone))),
+    CONSTRAINT cafes_hours_need_zone CHECK (((opening_hours IS NULL) OR (time_zone IS NOT NULL))),
     CONSTRAINT cafes_introduction_check CHECK ((char_length(introduction) <= 5000)),
     CONSTRAINT cafes_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 100))),
     CONSTRAINT cafes_updated_at_in_range CHECK (((updated_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (updated_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
@@ -929,6 +1040,8 @@ CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DES
 
 CREATE INDEX cafes_image_id_idx ON public.cafes USING btree (image_id) WHERE (image_id IS NOT NULL);
 
+CREATE INDEX cafes_location_idx ON public.cafes USING gist (location) WHERE (archived_at IS NULL);
+
 CREATE INDEX cafes_search_grams_idx ON public.cafes USING gin (search_grams);
 
 CREATE INDEX comment_reports_open_idx ON public.comment_reports USING btree (comment_id, created_at) WHERE (resolved_at IS NULL);
@@ -1027,7 +1140,9 @@ CREATE TRIGGER cafes_copy_search_text AFTER UPDATE ON public.cafes REFERENCING N
 
 CREATE TRIGGER cafes_create_stats AFTER INSERT ON public.cafes REFERENCING NEW TABLE AS new_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_create_stats();
 
-CREATE CONSTRAINT TRIGGER cafes_live_updated AFTER UPDATE ON public.cafes DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((public.live_feed_enabled() AND (old.archived_at IS NULL) AND (new.archived_at IS NULL) AND ((((((old.name IS DISTINCT FROM new.name) OR (old.catch_copy IS DISTINCT FROM new.catch_copy)) OR (old.introduction IS DISTINCT FROM new.introduction)) OR (old.image_id IS DISTINCT FROM new.image_id)) OR (old.publish_date IS DISTINCT FROM new.publish_date)) OR (old.updated_at IS DISTINCT FROM new.updated_at)))) EXECUTE FUNCTION public.live_cafe_changed();
+CREATE TRIGGER cafes_keep_opening_week BEFORE INSERT OR UPDATE OF opening_hours ON public.cafes FOR EACH ROW EXECUTE FUNCTION public.cafes_keep_opening_week();
+
+CREATE CONSTRAINT TRIGGER cafes_live_updated AFTER UPDATE ON public.cafes DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((public.live_feed_enabled() AND (old.archived_at IS NULL) AND (new.archived_at IS NULL) AND ((((((((((old.name IS DISTINCT FROM new.name) OR (old.catch_copy IS DISTINCT FROM new.catch_copy)) OR (old.introduction IS DISTINCT FROM new.introduction)) OR (old.image_id IS DISTINCT FROM new.image_id)) OR (old.publish_date IS DISTINCT FROM new.publish_date)) OR (old.updated_at IS DISTINCT FROM new.updated_at)) OR (old.location IS DISTINCT FROM new.location)) OR (old.address IS DISTINCT FROM new.address)) OR (old.time_zone IS DISTINCT FROM new.time_zone)) OR (old.opening_hours IS DISTINCT FROM new.opening_hours)))) EXECUTE FUNCTION public.live_cafe_changed();
 
 CREATE TRIGGER cafes_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafes FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 

@@ -24,7 +24,7 @@ public enum Language: String, Sendable, CaseIterable {
 }
 
 extension Substring {
-    fileprivate var trimmingSpaces: String {
+    var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

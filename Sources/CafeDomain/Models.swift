@@ -45,12 +45,15 @@ public struct Cafe: Sendable, Equatable {
     public let ratingScore: Double?
     /// The owners' usernames, where a read asked for them (one cafe's own page); nil elsewhere.
     public let owners: [String]?
+    /// Where it is and when it is open.
+    public let place: CafePlace
     public let createdAt: Date
     public let updatedAt: Date
 
     public init(id: CafeID, name: String, catchCopy: String, introduction: String, imageID: FileID?, imageSize: ImageSize? = nil, publishDate: String?,
                 commentSum: Int, commentAmount: Int, starCounts: StarCounts = .none, ratingScore: Double? = nil, owners: [String]? = nil,
-                createdAt: Date, updatedAt: Date) {
+                place: CafePlace = .none, createdAt: Date, updatedAt: Date) {
+        self.place = place
         self.starCounts = starCounts
         self.ratingScore = ratingScore
         self.owners = owners
@@ -79,6 +82,28 @@ public struct Cafe: Sendable, Equatable {
         let hundredths = (Double(amount) / Double(sum) * 100).rounded()
         return hundredths.magnitude < 1e15 ? Int(hundredths) : nil
     }
+}
+
+/// Where a cafe is and when it is open, as read at one moment.
+public struct CafePlace: Sendable, Equatable {
+    public let location: GeoPoint?
+    public let address: String?
+    /// An IANA zone name from PostgreSQL's list; the hours are in it.
+    public let timeZone: String?
+    /// The hours as stored (`OpeningHours.json`), nil without.
+    public let openingHours: String?
+    /// What the hours said at the read's moment; nil without hours.
+    public let now: HoursNow?
+
+    public init(location: GeoPoint?, address: String?, timeZone: String?, openingHours: String?, now: HoursNow?) {
+        self.location = location
+        self.address = address
+        self.timeZone = timeZone
+        self.openingHours = openingHours
+        self.now = now
+    }
+
+    public static let none = CafePlace(location: nil, address: nil, timeZone: nil, openingHours: nil, now: nil)
 }
 
 /// How many comments give each star.

@@ -88,6 +88,7 @@ public enum CafeRules {
     public static let catchCopyLength = 0...200
     public static let introductionLength = 0...5000
     public static let publishDateLength = 0...40
+    public static let addressLength = 0...300
 }
 
 public enum CommentRules {

@@ -129,6 +129,11 @@ public final class JSONWriter {
         separator()
         bytes.withUnsafeBufferPointer { append($0) }
     }
+    /// A value serialised as JSON already, read in place (a `jsonb` column's text, which the database wrote).
+    public func value(json bytes: UnsafeBufferPointer<UInt8>) {
+        separator()
+        append(bytes)
+    }
     /// A string value from UTF-8 bytes that are valid already (a text column: the server checked them).
     public func value(utf8 bytes: UnsafeBufferPointer<UInt8>) { separator(); appendQuoted(bytes) }
     /// An integer as a JSON string (`"42"`): ids, which JavaScript cannot hold as numbers past 2^53.

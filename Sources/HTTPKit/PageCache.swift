@@ -4,7 +4,8 @@ import Synchronization
 /// Rendered answers kept in memory, exact rather than fresh-enough: each entry remembers the
 /// generation of every kind of data it shows (`cafes`, `comments`, …) as it was *before* the
 /// answer was computed, and is served only while none of them has moved. Whoever learns of a change
-/// (a database notification) calls `changed(_:)`; nothing expires by time. Bounded by bytes, least
+/// (a database notification) calls `changed(_:)`. Only an answer that says when it stops being true
+/// (`Response.changesAtMicros`: a cafe it shows opens or closes) expires by time, then. Bounded by bytes, least
 /// recently used first out. `suspend()` empties it and serves nothing until `resume()`: for when
 /// changes may have gone unheard.
 ///
@@ -45,11 +46,14 @@ public final class PageCache: @unchecked Sendable {
         let stamp: Stamp
         let kinds: [Int]
         let bytes: Int
+        /// `Response.changesAtMicros`: served only before then.
+        let expiresMicros: Int64?
         var previous: Node?
         var next: Node?
 
         init(key: String, response: Response, etag: String, stamp: Stamp, kinds: [Int], bytes: Int) {
             (self.key, self.response, self.etag, self.stamp, self.kinds, self.bytes) = (key, response, etag, stamp, kinds, bytes)
+            expiresMicros = response.changesAtMicros
         }
     }
 
@@ -59,6 +63,8 @@ public final class PageCache: @unchecked Sendable {
         self.kinds = kinds
         generations = Array(repeating: 0, count: kinds.count)
     }
+
+    static func nowMicros() -> Int64 { Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down)) }
 
     /// Take this before computing an answer; store the answer with it.
     public func stamp() -> Stamp {
@@ -72,7 +78,8 @@ public final class PageCache: @unchecked Sendable {
 
     private func unlockedLookup(_ key: String) -> (response: Response, etag: String)? {
         guard !suspended, let node = entries[key] else { return nil }
-        guard node.stamp.epoch == epoch, node.kinds.allSatisfy({ node.stamp.generations[$0] == generations[$0] }) else {
+        guard node.stamp.epoch == epoch, node.kinds.allSatisfy({ node.stamp.generations[$0] == generations[$0] }),
+              node.expiresMicros.map({ $0 > Self.nowMicros() }) ?? true else {
             remove(node)
             return nil
         }

@@ -12,6 +12,9 @@ public struct Response: Sendable {
     /// For a write, a position in the database's log at or past its commit (`X-Commit-LSN` says the
     /// same to the client): what this process's page cache must not serve anything older than.
     public var commitPosition: UInt64?
+    /// When the answer stops being true by time alone (a cafe it shows opens or closes then), in
+    /// microseconds since 1970: the page cache serves it until then at most.
+    public var changesAtMicros: Int64?
     /// A body sent as it is written (Server-Sent Events), instead of `body`.
     public var stream: ResponseStream?
     /// For a 101: who takes the connection over as a WebSocket.
@@ -35,6 +38,13 @@ public struct Response: Sendable {
         let writer = JSONWriter()
         write(writer)
         return json(status, writer.body())
+    }
+
+    /// This answer, true until `micros` at most (nil: no such moment).
+    public func changing(after micros: Int64?) -> Response {
+        var response = self
+        response.changesAtMicros = micros
+        return response
     }
 
     /// A 200 whose body is `stream`, sent as it comes, never cached.

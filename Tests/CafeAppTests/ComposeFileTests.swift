@@ -88,7 +88,7 @@ final class ComposeFileTests: XCTestCase {
         }
 
         let db = try XCTUnwrap(services["db"] as? [String: Any])
-        XCTAssertEqual(db["image"] as? String, "postgres:15")
+        XCTAssertEqual(db["image"] as? String, "postgis/postgis:15-3.3")
         XCTAssertNotNil(db["healthcheck"] as? [String: Any])
         XCTAssertEqual((db["volumes"] as? [Any])?.count, 2, "the data and the script that admits the standby")
 
@@ -107,7 +107,7 @@ final class ComposeFileTests: XCTestCase {
 
         // Read replicas: the standby streams from db, the API reads from it, nginx is in front.
         let standby = try XCTUnwrap(services["db-standby"] as? [String: Any])
-        XCTAssertEqual(standby["image"] as? String, "postgres:15")
+        XCTAssertEqual(standby["image"] as? String, "postgis/postgis:15-3.3")
         XCTAssertTrue(command("db-standby").joined(separator: " ").contains("pg_basebackup -h db -U cafe -D $$PGDATA -R"))
         XCTAssertNotNil((standby["depends_on"] as? [String: Any])?["db"])
         let apiEnvironment = (services["api"] as? [String: Any])?["environment"] as? [String: Any]

@@ -11,6 +11,8 @@ final class RenderedPageTests: XCTestCase {
         Cafe(id: CafeID(rawValue: 1), name: "Cafe \"1\"", catchCopy: "くつろぎの時間\n", introduction: "仙台。\\ tab\t ctl\u{1} 👩‍👩‍👧",
              imageID: FileID(rawValue: 77), imageSize: ImageSize(width: 640, height: 480), publishDate: "2026-01-31",
              commentSum: 3, commentAmount: 7, starCounts: StarCounts(one: 0, two: 2, three: 1), ratingScore: 2.123457,
+             place: CafePlace(location: GeoPoint(latitude: 35.658, longitude: 139.7016), address: "渋谷区 \"1\"", timeZone: "Asia/Tokyo",
+                              openingHours: #"{"mon": [["08:00", "18:00"]]}"#, now: HoursNow(openNow: true, nextChange: Date(timeIntervalSince1970: 1_796_200_000))),
              createdAt: Date(timeIntervalSince1970: 1_796_179_363.741), updatedAt: Date(timeIntervalSince1970: 1_796_179_400.5)),
         Cafe(id: CafeID(rawValue: 9_007_199_254_740_993), name: "", catchCopy: "", introduction: "", imageID: nil, publishDate: nil,
              commentSum: 0, commentAmount: 0, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 951_782_400.999)),
@@ -33,7 +35,7 @@ final class RenderedPageTests: XCTestCase {
 
     func testCafePageIsByteForByteAsBefore() {
         let page = Self.render { w in w.page(Self.cafes, next: "Y3xuZXdlc3R8") { w.cafe($0) } }
-        XCTAssertEqual(page, #"{"items":[{"id":"1","name":"Cafe \"1\"","catchCopy":"くつろぎの時間\n","introduction":"仙台。\\ tab\t ctl\u0001 👩‍👩‍👧","imageUrl":"/v1/files/77","imageWidth":640,"imageHeight":480,"publishDate":"2026-01-31","commentSum":3,"commentAmount":7,"averageStar":2.33,"starCounts":{"1":0,"2":2,"3":1},"ratingScore":2.123457,"createdAt":"2026-12-02T02:42:43.741Z","updatedAt":"2026-12-02T02:43:20.500Z"},{"id":"9007199254740993","name":"","catchCopy":"","introduction":"","imageUrl":null,"imageWidth":null,"imageHeight":null,"publishDate":null,"commentSum":0,"commentAmount":0,"averageStar":null,"starCounts":{"1":0,"2":0,"3":0},"ratingScore":null,"createdAt":"1970-01-01T00:00:00.000Z","updatedAt":"2000-02-29T00:00:00.999Z"}],"nextCursor":"Y3xuZXdlc3R8"}"#)
+        XCTAssertEqual(page, #"{"items":[{"id":"1","name":"Cafe \"1\"","catchCopy":"くつろぎの時間\n","introduction":"仙台。\\ tab\t ctl\u0001 👩‍👩‍👧","imageUrl":"/v1/files/77","imageWidth":640,"imageHeight":480,"publishDate":"2026-01-31","commentSum":3,"commentAmount":7,"averageStar":2.33,"starCounts":{"1":0,"2":2,"3":1},"ratingScore":2.123457,"location":{"latitude":35.658,"longitude":139.7016},"address":"渋谷区 \"1\"","timeZone":"Asia/Tokyo","openingHours":{"mon": [["08:00", "18:00"]]},"openNow":true,"nextChange":{"at":"2026-12-02T08:26:40.000Z","opens":false},"createdAt":"2026-12-02T02:42:43.741Z","updatedAt":"2026-12-02T02:43:20.500Z"},{"id":"9007199254740993","name":"","catchCopy":"","introduction":"","imageUrl":null,"imageWidth":null,"imageHeight":null,"publishDate":null,"commentSum":0,"commentAmount":0,"averageStar":null,"starCounts":{"1":0,"2":0,"3":0},"ratingScore":null,"location":null,"address":null,"timeZone":null,"openingHours":null,"openNow":null,"nextChange":null,"createdAt":"1970-01-01T00:00:00.000Z","updatedAt":"2000-02-29T00:00:00.999Z"}],"nextCursor":"Y3xuZXdlc3R8"}"#)
     }
 
     func testCommentPageIsByteForByteAsBefore() {

@@ -168,7 +168,8 @@ public final class Application: Sendable {
             + AccountRecoveryController(recovery: recovery, auth: auth, links: links).routes
             + AccountSettingsController(accounts: accounts, auth: auth, leaving: leaving, moderation: Moderation(pool: pool),
                                         export: AccountExport(pool: pool), links: links).routes
-            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, ratingGenerations: RatingGenerations()).routes
+            + CafesController(cafes: cafes, administration: administration, auth: auth, cursors: cursors, ratingGenerations: RatingGenerations(),
+                              timeZones: TimeZoneNames()).routes
             + CommentsController(comments: comments, cafes: cafes, auth: auth, cursors: cursors, deletion: deletion).routes
             + LiveController(live: live, cafes: cafes).routes
             + FilesController(photos: photos, auth: auth).routes

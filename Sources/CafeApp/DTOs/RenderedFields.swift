@@ -25,6 +25,10 @@ protocol CafeFields {
     func writeIntroduction(_ w: JSONWriter)
     /// The publish date, or null.
     func writePublishDate(_ w: JSONWriter)
+    /// `location`, `address`, `timeZone`, `openingHours`, `openNow`, `nextChange` (`JSONWriter.placeFields`).
+    func writePlace(_ w: JSONWriter)
+    /// When the hours next change the page (`nextChange`), nil without hours or no change within 8 days.
+    var nextChangeMicros: Int64? { get }
 }
 
 protocol CommentFields {
@@ -51,6 +55,13 @@ extension Cafe: CafeFields {
     func writeIntroduction(_ w: JSONWriter) { w.value(introduction) }
     func writePublishDate(_ w: JSONWriter) { if let publishDate { w.value(publishDate) } else { w.null() } }
     func writeRatingScore(_ w: JSONWriter) { if let ratingScore { w.value(ratingScore) } else { w.null() } }
+    var nextChangeMicros: Int64? { place.now?.nextChange.map(PostgresTimestamp.micros) }
+    func writePlace(_ w: JSONWriter) {
+        w.placeFields(location: place.location.map { point in ({ w.value(point.latitude) }, { w.value(point.longitude) }) },
+                      address: place.address.map { a in { w.value(a) } }, timeZone: place.timeZone.map { z in { w.value(z) } },
+                      openingHours: place.openingHours.map { h in { w.value(json: Array(h.utf8)) } },
+                      openNow: place.now?.openNow, nextChangeMicros: nextChangeMicros)
+    }
 }
 
 extension CafeRow: CafeFields {
@@ -60,6 +71,13 @@ extension CafeRow: CafeFields {
     func writeCatchCopy(_ w: JSONWriter) { w.value(utf8: catchCopy) }
     func writeIntroduction(_ w: JSONWriter) { w.value(utf8: introduction) }
     func writePublishDate(_ w: JSONWriter) { if let publishDate { w.value(utf8: publishDate) } else { w.null() } }
+    func writePlace(_ w: JSONWriter) {
+        let location: (latitude: () -> Void, longitude: () -> Void)? = if let latitude = latitudeText, let longitude = longitudeText {
+            ({ w.value(decimalText: latitude) }, { w.value(decimalText: longitude) })
+        } else { nil }
+        w.placeFields(location: location, address: address.map { a in { w.value(utf8: a) } }, timeZone: timeZone.map { z in { w.value(utf8: z) } },
+                      openingHours: openingHours.map { h in { w.value(json: h) } }, openNow: openNow, nextChangeMicros: nextChangeMicros)
+    }
 }
 
 extension Comment: CommentFields {

@@ -34,12 +34,35 @@ struct LoginBody: Decodable {
 }
 
 struct NewCafeBody: Decodable {
-    static let fields: Set<String> = ["name", "catchCopy", "introduction", "imageId", "publishDate"]
+    static let fields: Set<String> = ["name", "catchCopy", "introduction", "imageId", "publishDate", "location", "address", "timeZone", "openingHours"]
     let name: String
     let catchCopy: String
     let introduction: String
     let imageId: String?
     let publishDate: String?
+    let location: LocationBody?
+    let address: String?
+    let timeZone: String?
+    let openingHours: OpeningHours.Input?
+
+    /// The place fields as a write of a new cafe sets them.
+    var place: PlaceBody {
+        PlaceBody(location: Patch(location), address: Patch(address), timeZone: Patch(timeZone), openingHours: Patch(openingHours))
+    }
+}
+
+/// `{"latitude": …, "longitude": …}` in degrees.
+struct LocationBody: Decodable {
+    let latitude: Double
+    let longitude: Double
+}
+
+/// A cafe's place and hours as a body gives them, before they are checked (`CafesController.placeChanges`).
+struct PlaceBody {
+    let location: Patch<LocationBody>
+    let address: Patch<String>
+    let timeZone: Patch<String>
+    let openingHours: Patch<OpeningHours.Input>
 }
 
 /// A field of a PATCH body: absent (leave as is), null (clear) or a value.
@@ -53,6 +76,9 @@ enum Patch<T: Decodable>: Decodable {
         self = container.decodeNil() ? .null : .value(try container.decode(T.self))
     }
 
+    /// A create's field: given or not (null is not given).
+    init(_ optional: T?) { self = optional.map { .value($0) } ?? .absent }
+
     var value: T? { if case .value(let v) = self { v } else { nil } }
     var isAbsent: Bool { if case .absent = self { true } else { false } }
 }
@@ -65,12 +91,13 @@ extension KeyedDecodingContainer {
 
 struct CafePatchBody: Decodable {
     static let fields = NewCafeBody.fields
-    enum CodingKeys: String, CodingKey { case name, catchCopy, introduction, imageId, publishDate }
+    enum CodingKeys: String, CodingKey { case name, catchCopy, introduction, imageId, publishDate, location, address, timeZone, openingHours }
     let name: Patch<String>
     let catchCopy: Patch<String>
     let introduction: Patch<String>
     let imageId: Patch<String>
     let publishDate: Patch<String>
+    let place: PlaceBody
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -79,6 +106,8 @@ struct CafePatchBody: Decodable {
         introduction = try c.decodePatch(.introduction)
         imageId = try c.decodePatch(.imageId)
         publishDate = try c.decodePatch(.publishDate)
+        place = PlaceBody(location: try c.decodePatch(.location), address: try c.decodePatch(.address), timeZone: try c.decodePatch(.timeZone),
+                          openingHours: try c.decodePatch(.openingHours))
     }
 }
 

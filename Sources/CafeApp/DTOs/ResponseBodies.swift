@@ -44,6 +44,7 @@ extension JSONWriter {
             if let owners = c.owners {
                 key("owners"); array { owners.forEach { value($0) } }
             }
+            c.writePlace(self)
             field("createdAt", micros: c.createdAtMicros)
             field("updatedAt", micros: c.updatedAtMicros)
             more()
@@ -66,6 +67,30 @@ extension JSONWriter {
             field("updatedAt", micros: m.updatedAtMicros)
             more()
         }
+    }
+
+    /// A cafe's place and what its hours say now. Each closure writes its value; each nil writes null. `nextChange` is `{at, opens}`: it opens then if it
+    /// is closed now.
+    func placeFields(location: (latitude: () -> Void, longitude: () -> Void)?, address: (() -> Void)?, timeZone: (() -> Void)?, openingHours: (() -> Void)?,
+                     openNow: Bool?, nextChangeMicros: Int64?) {
+        key("location")
+        if let location {
+            object {
+                key("latitude"); location.latitude()
+                key("longitude"); location.longitude()
+            }
+        } else { null() }
+        key("address"); if let address { address() } else { null() }
+        key("timeZone"); if let timeZone { timeZone() } else { null() }
+        key("openingHours"); if let openingHours { openingHours() } else { null() }
+        field("openNow", openNow)
+        key("nextChange")
+        if let nextChangeMicros, let openNow {
+            object {
+                field("at", micros: nextChangeMicros)
+                field("opens", !openNow)
+            }
+        } else { null() }
     }
 
     /// `{"1": n1, "2": n2, "3": n3}`.

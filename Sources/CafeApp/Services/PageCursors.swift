@@ -47,6 +47,17 @@ struct PageCursors: Sendable {
         }
     }
 
+    func encode(_ position: NearPosition, near: NearQuery) throws -> String {
+        try seal(.near(near, position))
+    }
+
+    /// A nearest-first cursor, issued for this very point and radius.
+    func decodeNear(_ cursor: String?, near: NearQuery) throws -> NearPosition? {
+        guard let cursor else { return nil }
+        guard case .near(near, let position) = try open(cursor) else { throw Self.invalid }
+        return position
+    }
+
     static let invalid = Problem.badRequest("invalid_cursor", "The cursor is not one this listing issued; start again without it.")
 
     private func seal(_ position: CursorPosition) throws -> String {

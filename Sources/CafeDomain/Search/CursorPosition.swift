@@ -2,12 +2,15 @@
 /// belongs to and where its page ended. The payload is its fields joined by `|` (none can hold
 /// one): `c|<sort>|<rating>|<commentSum>|<createdAt µs>|<id>|<rating generation>` for a cafe listing, `m|<createdAt
 /// µs>|<id>` for a newest-first listing of comments, `r|<sort>|<rank>|<createdAt µs>|<id>` for a cafe's
-/// comments ranked by helpful votes or stars. Signing and base64url are `PageCursors`' work.
+/// comments ranked by helpful votes or stars, `n|<latitude>|<longitude>|<radius>|<distance>|<id>` for a
+/// nearest-first listing. Signing and base64url are `PageCursors`' work.
 public enum CursorPosition: Sendable, Equatable {
     case cafes(CafeSort, CafeSortKey)
     case newestFirst(createdAtMicros: Int64, id: Int64)
     /// `rank`: the last row's helpful count or star.
     case rankedComments(CommentSort, rank: Int, createdAtMicros: Int64, id: Int64)
+    /// A nearest-first listing around a point within a radius (both named: a cursor from another point is refused).
+    case near(NearQuery, NearPosition)
 
     public var payload: [UInt8] {
         let fields: [String] = switch self {
@@ -17,6 +20,8 @@ public enum CursorPosition: Sendable, Equatable {
             ["m", String(micros), String(id)]
         case .rankedComments(let sort, let rank, let micros, let id):
             ["r", sort.rawValue, String(rank), String(micros), String(id)]
+        case .near(let query, let position):
+            ["n", query.point.latitude.description, query.point.longitude.description, query.radius.description, position.distance, String(position.id)]
         }
         return Array(fields.joined(separator: "|").utf8)
     }
@@ -39,6 +44,11 @@ public enum CursorPosition: Sendable, Equatable {
             guard parts.count == 5, let sort = CommentSort(rawValue: String(parts[1])), sort != .newest, let rank = Int(parts[2]),
                   let micros = Int64(parts[3]), let id = Int64(parts[4]) else { return nil }
             self = .rankedComments(sort, rank: rank, createdAtMicros: micros, id: id)
+        case "n":
+            guard parts.count == 6, let latitude = Double(parts[1]), let longitude = Double(parts[2]),
+                  let point = GeoPoint(latitude: latitude, longitude: longitude), let radius = Double(parts[3]),
+                  let distance = Double(parts[4]), distance.isFinite, let id = Int64(parts[5]) else { return nil }
+            self = .near(NearQuery(point: point, radius: radius), NearPosition(distance: String(parts[4]), id: id))
         default:
             return nil
         }

@@ -19,7 +19,9 @@ public struct CafeRepository: DatabaseBound, Sendable {
         public var introduction: String
         public var imageID: FileID?
         public var publishDate: String?
-        public init(name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?) {
+        public var place: PlaceChanges
+        public init(name: String, catchCopy: String, introduction: String, imageID: FileID?, publishDate: String?, place: PlaceChanges = .init()) {
+            self.place = place
             self.name = name
             self.catchCopy = catchCopy
             self.introduction = introduction
@@ -35,13 +37,47 @@ public struct CafeRepository: DatabaseBound, Sendable {
         public var introduction: String?
         public var imageID: FileID??
         public var publishDate: String??
+        public var place: PlaceChanges
         public init(name: String? = nil, catchCopy: String? = nil, introduction: String? = nil,
-                    imageID: FileID?? = nil, publishDate: String?? = nil) {
+                    imageID: FileID?? = nil, publishDate: String?? = nil, place: PlaceChanges = .init()) {
+            self.place = place
             self.name = name
             self.catchCopy = catchCopy
             self.introduction = introduction
             self.imageID = imageID
             self.publishDate = publishDate
+        }
+    }
+
+    /// A cafe's place and hours as a write sets them: nil leaves a field as it is, `.some(nil)` clears it
+    /// (a new cafe starts without any).
+    public struct PlaceChanges: Sendable {
+        public var location: GeoPoint??
+        public var address: String??
+        public var timeZone: String??
+        public var openingHours: OpeningHours??
+        public init(location: GeoPoint?? = nil, address: String?? = nil, timeZone: String?? = nil, openingHours: OpeningHours?? = nil) {
+            self.location = location
+            self.address = address
+            self.timeZone = timeZone
+            self.openingHours = openingHours
+        }
+
+        /// `SET` assignments of the given fields, for an UPDATE of `cafes`.
+        var assignments: SQL {
+            var set: [SQL] = []
+            if let location {
+                set.append("location = \(PlaceChanges.point(location))")
+            }
+            if let address { set.append("address = \(address)::text") }
+            if let timeZone { set.append("time_zone = \(timeZone)::text") }
+            if let openingHours { set.append("opening_hours = \(openingHours?.json)::jsonb") }
+            return set.isEmpty ? "" : ", \(set.joined(separator: ", "))"
+        }
+
+        /// The geography of `point` (NULL for none), its two numbers bound.
+        static func point(_ point: GeoPoint?) -> SQL {
+            "ST_SetSRID(ST_MakePoint(\(point?.longitude)::float8, \(point?.latitude)::float8), 4326)::geography"
         }
     }
 
@@ -58,7 +94,11 @@ public struct CafeRepository: DatabaseBound, Sendable {
         try await db.transaction { tx in
             let id: Int64 = try await Self.mapImageError {
                 try await tx.query("""
-                    INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date) VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate)) RETURNING id
+                    INSERT INTO cafes (name, catch_copy, introduction, image_id, publish_date, location, address, time_zone, opening_hours)
+                    VALUES (\(new.name), \(new.catchCopy), \(new.introduction), \(new.imageID.raw), \(new.publishDate),
+                            \(PlaceChanges.point(new.place.location ?? nil)), \(new.place.address ?? nil)::text, \(new.place.timeZone ?? nil)::text,
+                            \((new.place.openingHours ?? nil)?.json)::jsonb)
+                    RETURNING id
                     """).one().decode(0)
             }
             return try await CafeColumns.decodeWhole(try tx.query(CafeColumns.whole(id)).one())
@@ -76,7 +116,7 @@ public struct CafeRepository: DatabaseBound, Sendable {
                         introduction = coalesce(\(changes.introduction), introduction),
                         image_id = CASE WHEN \(changes.imageID != nil)::bool THEN \(changes.imageID.flatMap { $0 }.raw)::bigint ELSE image_id END,
                         publish_date = CASE WHEN \(changes.publishDate != nil)::bool THEN \(changes.publishDate.flatMap { $0 })::text ELSE publish_date END,
-                        updated_at = now()
+                        updated_at = now()\(changes.place.assignments)
                     WHERE id = \(id.rawValue) AND archived_at IS NULL
                     """)
             }
@@ -85,11 +125,14 @@ public struct CafeRepository: DatabaseBound, Sendable {
         }
     }
 
+    /// The database's refusals of a cafe's write, in the request's terms.
     static func mapImageError<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as PostgresError where error.isForeignKeyViolation {
             throw StoreError.invalidReference(field: "imageId")
+        } catch let error as PostgresError where error.constraint == "cafes_hours_need_zone" {
+            throw ValidationError(field: "timeZone", message: "is required with openingHours")
         }
     }
 

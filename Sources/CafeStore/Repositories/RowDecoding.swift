@@ -1,4 +1,5 @@
 import CafeDomain
+import Foundation
 import PostgresKit
 
 // Column lists and their decoders live side by side so a SELECT and its decoding cannot drift.
@@ -18,14 +19,14 @@ enum CafeColumns {
     static let select: SQL = """
         c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date,
         coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at, \(photoSize("c")),
-        coalesce(s.stars_1, 0), coalesce(s.stars_2, 0), coalesce(s.stars_3, 0), \(currentRatingScore)
+        coalesce(s.stars_1, 0), coalesce(s.stars_2, 0), coalesce(s.stars_3, 0), \(currentRatingScore), \(PlaceColumns.select)
         """
     /// The rating score in the current generation's slot (`RatingSlot`).
     static let currentRatingScore: SQL = """
         (CASE WHEN (SELECT generation % 2 FROM rating_prior) = 0 THEN s.rating_score_0 ELSE s.rating_score_1 END)::float8
         """
     /// How many columns `select` has: a statement's own columns after them start here.
-    static let count = 15
+    static let count = 15 + PlaceColumns.count
     /// Listed cafes only: an archived cafe has no `cafe_stats` row (migration 0014).
     static let from: SQL = "cafes c JOIN cafe_stats s ON s.cafe_id = c.id"
     /// The owners' usernames, one per line (a username has no white space), a column after `select`:
@@ -42,7 +43,7 @@ enum CafeColumns {
              imageSize: ImageSize(packed: try row.decode(i + 10, as: Int64?.self)),
              publishDate: try row.decode(i + 5, as: String?.self), commentSum: try row.decode(i + 6), commentAmount: try row.decode(i + 7),
              starCounts: StarCounts(one: try row.decode(i + 11), two: try row.decode(i + 12), three: try row.decode(i + 13)),
-             ratingScore: try row.decode(i + 14, as: Double?.self), owners: owners,
+             ratingScore: try row.decode(i + 14, as: Double?.self), owners: owners, place: try PlaceColumns.decode(row, from: i + 15),
              createdAt: try row.decode(i + 8), updatedAt: try row.decode(i + 9))
     }
 
@@ -52,6 +53,33 @@ enum CafeColumns {
     /// A row of `whole`.
     static func decodeWhole(_ row: Row) throws -> Cafe {
         try decode(row, owners: try row.decode(count, as: String.self).split(separator: "\n").map(String.init))
+    }
+}
+
+/// Where a cafe (`c`) is and what its hours say at the statement's moment (`now()`), in the columns
+/// both a decoded cafe and a page's row read: coordinates as decimal text (never an exponent), the
+/// open state as 1/0.
+enum PlaceColumns {
+    static let select: SQL = """
+        ST_Y(c.location::geometry)::numeric::text, ST_X(c.location::geometry)::numeric::text, c.address, c.time_zone, c.opening_hours::text, \
+        \(openAt("now()"))::int, \
+        cafe_next_change(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())
+        """
+    static let count = 7
+
+    /// Whether the cafe is open at `moment` (NULL without hours): the one test of it, for reads and filters.
+    static func openAt(_ moment: String) -> SQL {
+        "cafe_open_at(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, \(fixed: moment))"
+    }
+
+    static func decode(_ row: Row, from i: Int) throws -> CafePlace {
+        let latitude = try row.decode(i, as: String?.self).flatMap(Double.init)
+        let longitude = try row.decode(i + 1, as: String?.self).flatMap(Double.init)
+        let open = try row.decode(i + 5, as: Int?.self)
+        return CafePlace(location: latitude.flatMap { lat in longitude.flatMap { GeoPoint(latitude: lat, longitude: $0) } },
+                         address: try row.decode(i + 2, as: String?.self), timeZone: try row.decode(i + 3, as: String?.self),
+                         openingHours: try row.decode(i + 4, as: String?.self),
+                         now: try open.map { HoursNow(openNow: $0 != 0, nextChange: try row.decode(i + 6, as: Date?.self)) })
     }
 }
 
@@ -111,14 +139,18 @@ public struct CafeRow: RowView {
     private static func columns(_ slot: RatingSlot) -> SQL {
         """
         \(packed.sql), c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, \(photoSize("c")), \
-        coalesce(\(fixed: slot.column), -1)::float8::text
+        coalesce(\(fixed: slot.column), -1)::float8::text, \(PlaceColumns.select)
         """
     }
 
     /// What `CafeRow` relies on, checked once per result.
     static let expected: [ColumnExpectation] = [
         .packed(packed), .text(), .text(), .text(), .integer(nullable: true), .text(nullable: true), .integer(nullable: true), .text(),
+        .text(nullable: true), .text(nullable: true), .text(nullable: true), .text(nullable: true), .text(nullable: true),
+        .integer(nullable: true), .timestamp(nullable: true),
     ]
+    /// The page's columns in all: a statement's own start here (`distance`).
+    static var count: Int { expected.count }
 
     public var id: CafeID { CafeID(rawValue: fixed.int64(at: 0)) }
     public var commentSum: Int { Int(fixed.int64(at: 8)) }
@@ -136,6 +168,19 @@ public struct CafeRow: RowView {
     public var imageSize: ImageSize? { ImageSize(packed: row.isNull(6) ? nil : row.integer(6)) }
     /// The rating order's key as text (`-1`: no comments, no score).
     public var ratingKey: UnsafeBufferPointer<UInt8> { row.bytes(7) }
+    public var latitudeText: UnsafeBufferPointer<UInt8>? { row.isNull(8) ? nil : row.bytes(8) }
+    public var longitudeText: UnsafeBufferPointer<UInt8>? { row.isNull(9) ? nil : row.bytes(9) }
+    public var address: UnsafeBufferPointer<UInt8>? { row.isNull(10) ? nil : row.bytes(10) }
+    public var timeZone: UnsafeBufferPointer<UInt8>? { row.isNull(11) ? nil : row.bytes(11) }
+    /// The stored hours' JSON text.
+    public var openingHours: UnsafeBufferPointer<UInt8>? { row.isNull(12) ? nil : row.bytes(12) }
+    /// Nil without hours.
+    public var openNow: Bool? { row.isNull(13) ? nil : row.integer(13) != 0 }
+    public var nextChangeMicros: Int64? { row.isNull(14) ? nil : row.timestampMicros(14) }
+    /// Metres from the listing's point, rounded to centimetres, in a nearest-first listing (`NearListing`).
+    public var distanceText: UnsafeBufferPointer<UInt8> { row.bytes(Self.count) }
+    /// The distance as its float8's exact text: the nearest-first cursor's key.
+    public var distanceKey: UnsafeBufferPointer<UInt8> { row.bytes(Self.count + 1) }
     /// The rating score's text, nil without one.
     public var ratingScoreText: UnsafeBufferPointer<UInt8>? {
         let key = ratingKey
