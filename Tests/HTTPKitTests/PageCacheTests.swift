@@ -23,6 +23,23 @@ final class PageCacheTests: XCTestCase {
         XCTAssertEqual(cache.count, 0)
     }
 
+    /// A page that says when it stops being true (a cafe on it opens or closes then) is served until
+    /// then only, though nothing it shows changed.
+    func testAnAnswerThatChangesAtAMomentIsServedUntilThen() throws {
+        let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        cache.store("later", page("open").changing(after: now + 60_000_000), etag: "\"a\"", shows: ["cafes"], stamp: cache.stamp())
+        cache.store("soon", page("open").changing(after: now + 300_000), etag: "\"b\"", shows: ["cafes"], stamp: cache.stamp())
+        cache.store("past", page("open").changing(after: now - 1), etag: "\"c\"", shows: ["cafes"], stamp: cache.stamp())
+        cache.store("never", page("no hours"), etag: "\"d\"", shows: ["cafes"], stamp: cache.stamp())
+        XCTAssertNotNil(cache.lookup("soon"))
+        XCTAssertNil(cache.lookup("past"))
+        Thread.sleep(forTimeInterval: 0.4)
+        XCTAssertNil(cache.lookup("soon"), "past its moment")
+        XCTAssertNotNil(cache.lookup("later"))
+        XCTAssertNotNil(cache.lookup("never"))
+    }
+
     func testAnAnswerComputedAcrossAChangeIsNeverStored() {
         let cache = PageCache(capacityBytes: 1 << 20, kinds: ["cafes"])
         let before = cache.stamp()

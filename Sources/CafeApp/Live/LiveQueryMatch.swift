@@ -11,6 +11,8 @@ enum FieldValue: Equatable {
     case integer(Int64)
     case text(String)
     case date(Date)
+    /// Only `$exists` compares it (geo operators are refused in subscriptions).
+    case point(GeoPoint)
 }
 
 /// Whether a record matches a subscription's constraints, every `.parseObjectID` already resolved to `.id`
@@ -27,6 +29,8 @@ enum LiveQueryMatch {
                 return negated ? !any : any
             case .exists(let field, let exists):
                 return (value(field) != .null) == exists
+            case .geo:
+                return false   // refused when the client subscribes
             case .text(let field, let match):
                 guard case .text(let s) = value(field) else { return false }
                 switch match {
@@ -98,6 +102,7 @@ enum LiveQueryMatch {
         case .publishDate: c.publishDate.map { .text($0) } ?? .null
         case .commentSum: .integer(Int64(c.commentSum))
         case .commentAmount: .integer(Int64(c.commentAmount))
+        case .location: c.place.location.map { .point($0) } ?? .null
         case .createdAt: .date(c.createdAt)
         case .updatedAt: .date(c.updatedAt)
         }

@@ -196,6 +196,9 @@ final class LiveQueryServer: WebSocketHandler, Sendable {
                     if case .parseObjectID(let kind, let id) = value { resolvedValues.append(.id(try await objectIDs.resolve(kind, id))) } else { resolvedValues.append(value) }
                 }
                 out.append(.oneOf(field, resolvedValues, negated: negated))
+            case .geo:
+                // Matching a point in memory would be geodesy of our own; the database's is the one answer.
+                throw ParseError.invalidQuery("Geo queries ($nearSphere, $within, $geoWithin) are not supported in LiveQuery subscriptions.")
             default:
                 out.append(constraint)
             }

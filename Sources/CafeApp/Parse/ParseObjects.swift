@@ -36,6 +36,14 @@ struct ParseObjectWriter {
             if wanted("commentAmount") { w.field("commentAmount", c.commentAmount) }
             if wanted("starCounts") { w.key("starCounts"); w.starCounts(c.starCounts) }
             if wanted("ratingScore"), let score = c.ratingScore { w.field("ratingScore", score) }
+            if wanted("location"), let point = c.place.location {
+                w.key("location")
+                w.object {
+                    w.field("__type", "GeoPoint")
+                    w.field("latitude", point.latitude)
+                    w.field("longitude", point.longitude)
+                }
+            }
             w.field("createdAt", c.createdAt)
             w.field("updatedAt", c.updatedAt)
         }

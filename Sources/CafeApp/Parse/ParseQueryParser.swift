@@ -61,7 +61,7 @@ struct ParseQuery<Field: RecordField> {
                                           + (className == .comment ? " or CafeMasterObjectId." : "."))
         }
         for (name, descending) in try Self.list(params["order"], "order").map({ $0.hasPrefix("-") ? (String($0.dropFirst()), true) : ($0, false) }) {
-            guard let (field, type) = fields[name], type != .file else { throw ParseError.invalidQuery("Cannot order by \(name).") }
+            guard let (field, type) = fields[name], type != .file, type != .geoPoint else { throw ParseError.invalidQuery("Cannot order by \(name).") }
             query.order.append((field, descending))
             if !field.isIndexedOrder { unindexedOrder.append(name) }
         }
@@ -106,7 +106,12 @@ struct ParseQuery<Field: RecordField> {
             return [.compare(field, .equal, try ParseValues.queryValue(condition, type: type, field: name, kind: kind))]
         }
         var out: [RecordQuery<Field>.Constraint] = []
-        for (op, operand) in ops.sorted(by: { $0.key < $1.key }) {
+        let geo = ops.filter { ParseGeoQuery.operators.contains($0.key) }
+        if !geo.isEmpty {
+            guard type == .geoPoint else { throw ParseError.invalidQuery("\(geo.keys.sorted()[0]) applies to GeoPoint fields; \(name) is a \(type.rawValue).") }
+            out += try ParseGeoQuery.conditions(geo).map { .geo(field, $0) }
+        }
+        for (op, operand) in ops.sorted(by: { $0.key < $1.key }) where !ParseGeoQuery.operators.contains(op) {
             let value = { try ParseValues.queryValue(operand, type: type, field: name, kind: kind) }
             switch op {
             case "$eq": out.append(.compare(field, .equal, try value()))

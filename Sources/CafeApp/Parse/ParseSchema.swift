@@ -29,6 +29,8 @@ enum ParseFieldType: String, Sendable {
     case reference = "String (an objectId)"
     /// A JSON object (`starCounts`, `ownerReply`).
     case object = "Object"
+    /// `{"__type":"GeoPoint","latitude","longitude"}` (`location`).
+    case geoPoint = "GeoPoint"
 
     /// Whether `$lt`/`$gt` make sense.
     var isOrdered: Bool { self == .string || self == .number || self == .date }
@@ -45,6 +47,7 @@ enum ParseSchema {
         "publishDate": (.publishDate, .string),
         "commentSum": (.commentSum, .number),
         "commentAmount": (.commentAmount, .number),
+        "location": (.location, .geoPoint),
         "createdAt": (.createdAt, .date),
         "updatedAt": (.updatedAt, .date),
     ]

@@ -104,6 +104,12 @@ struct ParseCafeWrite {
             if case .object(let o) = value, o["__type"] == .string("Date") { return Timestamp.format(try ParseValues.date(value, field: "publishDate")) }
             throw ParseValues.mismatch(ParseClass.cafe.rawValue, "publishDate", expected: .string, got: value)
         }
+        changes.place.location = try body.clearable("location") { value in
+            guard case .object(let o) = value, o["__type"] == .string("GeoPoint") else {
+                throw ParseValues.mismatch(ParseClass.cafe.rawValue, "location", expected: .geoPoint, got: value)
+            }
+            return try ParseGeoQuery.point(value, "location")
+        }
         var v = Validator()
         CafeRules.check(name: changes.name, catchCopy: changes.catchCopy, introduction: changes.introduction,
                         publishDate: changes.publishDate ?? nil, names: .parse, &v)
@@ -113,7 +119,7 @@ struct ParseCafeWrite {
 
     var newCafe: CafeRepository.NewCafe {
         .init(name: changes.name ?? "", catchCopy: changes.catchCopy ?? "", introduction: changes.introduction ?? "",
-              imageID: changes.imageID ?? nil, publishDate: changes.publishDate ?? nil)
+              imageID: changes.imageID ?? nil, publishDate: changes.publishDate ?? nil, place: changes.place)
     }
 }
 

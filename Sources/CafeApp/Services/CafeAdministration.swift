@@ -80,6 +80,8 @@ struct CafeAdministration: DatabaseBound, Sendable {
         let fields: [(String, (Cafe) -> String?)] = [
             ("name", \.name), ("catchCopy", \.catchCopy), ("introduction", \.introduction),
             ("imageId", { $0.imageID?.description }), ("publishDate", \.publishDate),
+            ("location", { $0.place.location.map { "\($0.latitude),\($0.longitude)" } }), ("address", \.place.address),
+            ("timeZone", \.place.timeZone), ("openingHours", \.place.openingHours),
         ]
         return fields.compactMap { field, value in
             let (old, new) = (before.flatMap(value), after.flatMap(value))

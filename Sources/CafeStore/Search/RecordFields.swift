@@ -3,7 +3,7 @@ import PostgresKit
 
 /// The queryable fields of a cafe (`CafeRepository.find(_:)`), over `CafeColumns.from`.
 public enum CafeField: RecordField {
-    case id, name, catchCopy, introduction, image, publishDate, commentSum, commentAmount, createdAt, updatedAt
+    case id, name, catchCopy, introduction, image, publishDate, commentSum, commentAmount, location, createdAt, updatedAt
 
     public var column: RecordColumn {
         switch self {
@@ -15,6 +15,7 @@ public enum CafeField: RecordField {
         case .publishDate: RecordColumn("c.publish_date", "text", nullable: true)
         case .commentSum: RecordColumn("coalesce(s.comment_sum, 0)", "integer")
         case .commentAmount: RecordColumn("coalesce(s.comment_amount, 0)", "integer")
+        case .location: RecordColumn("c.location", "geography", nullable: true)   // cafes_location_idx (GiST)
         case .createdAt: RecordColumn("c.created_at", "timestamptz", indexedOrder: true)   // cafes_created_at_id_idx
         case .updatedAt: RecordColumn("c.updated_at", "timestamptz")
         }

@@ -1,3 +1,4 @@
+import CafeDomain
 import Foundation
 
 /// A filtered, ordered, offset query over the typed fields of one kind of record: the shape of
@@ -18,7 +19,27 @@ public struct RecordQuery<Field: RecordField>: Sendable {
         case exists(Field, Bool)
         /// Case-sensitive, exact: the literal text must occur in the field as it is stored.
         case text(Field, TextMatch)
+        /// Where a point field lies (Parse's geo operators).
+        case geo(Field, GeoCondition)
     }
+}
+
+/// A Parse geo constraint on a point field, as Parse Server's PostgreSQL adapter reads it: distances on
+/// the sphere of Parse's radius (6,371 km a radian), boxes and polygons flat in degrees of longitude and
+/// latitude, edges included.
+public enum GeoCondition: Sendable, Equatable {
+    /// `$nearSphere`: nearest first (unless the query names an order), within `maxMetres` if given.
+    case near(GeoPoint, maxMetres: Double?)
+    /// `$within: {$box: [southwest, northeast]}`: a box whose west edge is east of its east edge spans
+    /// the antimeridian.
+    case box(southwest: GeoPoint, northeast: GeoPoint)
+    /// `$geoWithin: {$centerSphere: [point, radians]}`.
+    case circle(GeoPoint, metres: Double)
+    /// `$geoWithin: {$polygon: [...]}`: three points or more.
+    case polygon([GeoPoint])
+
+    /// Parse's metres in a radian of the earth.
+    public static let metresPerRadian = 6_371_000.0
 }
 
 public enum Comparison: String, Sendable {
@@ -69,6 +90,13 @@ extension RecordQuery {
         constraints.contains {
             if case .compare(let field, .equal, let value) = $0, field.column.selective, value != .null { true } else { false }
         }
+    }
+
+    /// The point a `$nearSphere` orders by, when the query names no order of its own.
+    public var nearestFirst: (field: Field, point: GeoPoint)? {
+        guard order.isEmpty else { return nil }
+        for case .geo(let field, .near(let point, _)) in constraints { return (field, point) }
+        return nil
     }
 
     /// Whether the order is one an index keeps, so its first records are read without a sort.

@@ -1,3 +1,4 @@
+import CafeDomain
 import PostgresKit
 
 /// Turns a `RecordQuery` into statements of fixed fragments, every value bound.
@@ -63,6 +64,11 @@ struct RecordQuerySQL<Field: RecordField> {
 
     private var orderBy: String {
         var order = query.order.map { "\($0.field.column.sql) \($0.descending ? "DESC" : "ASC")" }
+        if let (field, point) = query.nearestFirst {
+            // A KNN order of the location's GiST index; the point's numbers written into the text (they are
+            // checked doubles, and the statement is planned per call anyway).
+            order.append("\(field.column.sql) <-> ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)::geography ASC")
+        }
         if !query.order.contains(where: { $0.field.column.sql == idColumn }) {
             // Same direction as the last key, so `-createdAt` can walk a (created_at DESC, id DESC) index.
             order.append("\(idColumn) \(query.order.last?.descending == true ? "DESC" : "ASC")")
@@ -136,6 +142,9 @@ struct RecordQuerySQL<Field: RecordField> {
             let column = field.column
             if !column.nullable { return [exists ? "TRUE" : "FALSE"] }
             return [SQL(fixed: "\(column.sql) IS \(exists ? "NOT " : "")NULL")]
+
+        case .geo(let field, let condition):
+            return GeoConditionSQL(column: field.column.sql, condition: condition).conditions
 
         case .text(let field, let match):
             let column = field.column
