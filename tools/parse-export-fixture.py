@@ -51,6 +51,8 @@ CAFES = [  # objectId, name, catchCopy, intro, image, publishDate, exported sum,
     ("cafeBroken3", "Broken Beans", "", "A photo that was never downloaded.", "tfss-missing.jpg", None, 0, 0, {}),
     ("cafeOdd0004", "Odd Cafe", "", "Has a field the apps never had.", None, None, None, None, {"rating": 4}),
 ]
+# Where the cafes are: Parse GeoPoints (Kyoto's Sanjō, Uji).
+LOCATIONS = {"cafeKissa01": (35.0086, 135.7681), "cafeMatcha2": (34.8892, 135.8077)}
 COMMENTS = [  # objectId, cafe, author (how), star, detail, image, day
     ("cm01", "cafeKissa01", ("pointer", "uSakura01"), 3, "プリンが絶品でした", "tfss-latte.png", 10),
     ("cm02", "cafeKissa01", ("acl", "uKenta002"), 2, "落ち着く空間", None, 11),
@@ -79,6 +81,8 @@ def rest_export(root):
             cafe["publishDate"] = published
         if total is not None:
             cafe["commentSum"], cafe["commentAmount"] = total, amount
+        if oid in LOCATIONS:
+            cafe["location"] = {"__type": "GeoPoint", "latitude": LOCATIONS[oid][0], "longitude": LOCATIONS[oid][1]}
         cafes.append(cafe)
     comments = []
     usernames = {oid: name for oid, name, *_ in USERS}
@@ -118,6 +122,8 @@ def mongo_export(root):
             doc["publishDate"] = published
         if total is not None:
             doc["commentSum"], doc["commentAmount"] = {"$numberInt": str(total)}, amount
+        if oid in LOCATIONS:   # Parse Server keeps a GeoPoint as [longitude, latitude]
+            doc["location"] = [{"$numberDouble": str(LOCATIONS[oid][1])}, LOCATIONS[oid][0]]
         cafes.append(doc)
     comments = []
     usernames = {oid: name for oid, name, *_ in USERS}

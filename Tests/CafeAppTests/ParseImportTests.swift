@@ -57,6 +57,7 @@ final class ParseImportTests: ParseTestCase {
         XCTAssertEqual(photo.headers["content-type"], "image/png", "the GIF, cleaned: it has transparency")
         XCTAssertEqual(cafes.first?["createdAt"] as? String, "2019-04-04T09:00:00.000Z", "the export's dates are kept")
         XCTAssertEqual(try aggregateMismatches(pool), 0)
+        try assertPlacesCameIn()
 
         // Old objectIds keep answering on /parse, and answers carry them.
         let kissa = try parse("GET", "/classes/CafeMaster/cafeKissa01")
@@ -120,6 +121,17 @@ final class ParseImportTests: ParseTestCase {
         XCTAssertEqual(matcha["commentSum"] as? Int, 2)
         XCTAssertEqual(matcha["commentAmount"] as? Int, 5)
         XCTAssertEqual(try aggregateMismatches(pool), 0)
+        try assertPlacesCameIn()
+    }
+
+    /// Both exports put the two cafes in Kyoto's Sanjō and in Uji (mongoexport as `[longitude, latitude]`).
+    private func assertPlacesCameIn() throws {
+        let kissa = try XCTUnwrap(try parse("GET", "/classes/CafeMaster/cafeKissa01").json()["location"] as? [String: Any])
+        XCTAssertEqual(kissa["__type"] as? String, "GeoPoint")
+        XCTAssertEqual(kissa["latitude"] as? Double, 35.0086)
+        XCTAssertEqual(kissa["longitude"] as? Double, 135.7681)
+        let near = try parse("GET", "/classes/CafeMaster" + query([("where", #"{"location":{"$nearSphere":{"__type":"GeoPoint","latitude":34.89,"longitude":135.80}}}"#)]))
+        XCTAssertEqual(results(near).compactMap { $0["objectId"] as? String }, ["cafeMatcha2", "cafeKissa01"])
     }
 
     /// An account already here keeps its name, and never receives an imported comment because its

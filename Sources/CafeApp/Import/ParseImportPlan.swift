@@ -52,10 +52,31 @@ struct ParseImportPlan {
 
     static let userFields: Set<String> = ["username", "email", "emailVerified", "age", "ACL", "authData", "sessionToken", "_hashed_password", "_wperm"]
     static let cafeFields: Set<String> = ["name", "catchCopy", "IntroduceDetail", "IntroductionDetail", "CafeImage", "publishDate",
-                                          "commentSum", "commentAmount", "ACL", "_wperm"]
+                                          "commentSum", "commentAmount", "location", "ACL", "_wperm"]
     /// `user`: the comment's author, a pointer to a `_User` (see `author`).
     static let commentFields: Set<String> = ["CafeMasterObjectId", "CafeCommentDetail", "CafeCommentStar", "CafeCommentImage",
                                              "commentUsername", "user", "ACL", "_wperm"]
+
+    /// A GeoPoint as Parse's REST export writes it (`{"__type":"GeoPoint","latitude","longitude"}`) or as
+    /// Parse Server keeps it in MongoDB, which mongoexport shows (`[longitude, latitude]`).
+    static func geoPoint(_ value: JSONValue?) -> Result<GeoPoint?, Reason> {
+        let latitude: Double, longitude: Double
+        switch value {
+        case nil, .null?: return .success(nil)
+        case .object(let o)? where o["__type"] == .string("GeoPoint"):
+            guard case .number(let lat)? = o["latitude"], case .number(let lng)? = o["longitude"] else { return .failure(Reason("location is not a GeoPoint")) }
+            (latitude, longitude) = (lat, lng)
+        case .array(let pair)? where pair.count == 2:
+            guard case .number(let lng) = pair[0], case .number(let lat) = pair[1] else { return .failure(Reason("location is not a GeoPoint")) }
+            (latitude, longitude) = (lat, lng)
+        default:
+            return .failure(Reason("location is not a GeoPoint"))
+        }
+        guard let point = GeoPoint(latitude: latitude, longitude: longitude) else {
+            return .failure(Reason("location \(latitude),\(longitude) is outside the earth's latitudes and longitudes"))
+        }
+        return .success(point)
+    }
 
     /// A photo larger than this in an export is left out, as an upload of it would be refused (`PHOTO_MAX_BYTES`'s default).
     static let maxPhotoBytes = 25 * 1024 * 1024
@@ -186,9 +207,14 @@ struct ParseImportPlan {
             case .success(let p): image = p
             case .failure(let reason): skip(reason.text); continue
             }
+            let location: GeoPoint?
+            switch Self.geoPoint(f["location"]) {
+            case .success(let point): location = point
+            case .failure(let reason): skip(reason.text); continue
+            }
             let created = object.createdAt ?? Date()
             cafes.append(.init(objectID: id, name: name, catchCopy: catchCopy, introduction: introduction, publishDate: publishDate,
-                               photo: image, createdAt: created, updatedAt: object.updatedAt ?? created))
+                               photo: image, location: location, createdAt: created, updatedAt: object.updatedAt ?? created))
             plannedCafes.insert(id)
             exportedAggregates[id] = (f["commentSum"]?.integer, f["commentAmount"]?.integer)
         }

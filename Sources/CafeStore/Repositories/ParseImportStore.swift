@@ -53,11 +53,13 @@ public struct ParseImportStore: Sendable {
         public let introduction: String
         public let publishDate: String?
         public let photo: Photo?
+        public let location: GeoPoint?
         public let createdAt: Date
         public let updatedAt: Date
 
         public init(objectID: String, name: String, catchCopy: String, introduction: String, publishDate: String?, photo: Photo?,
-                    createdAt: Date, updatedAt: Date) {
+                    location: GeoPoint? = nil, createdAt: Date, updatedAt: Date) {
+            self.location = location
             (self.objectID, self.name, self.catchCopy, self.introduction) = (objectID, name, catchCopy, introduction)
             (self.publishDate, self.photo, self.createdAt, self.updatedAt) = (publishDate, photo, createdAt, updatedAt)
         }
@@ -131,6 +133,7 @@ public struct ParseImportStore: Sendable {
                 ("introduction", "text", cafes.map(\.introduction)),
                 ("publish_date", "text", cafes.map(\.publishDate)),
                 ("image_id", "bigint", cafes.map { $0.photo.flatMap { photos[$0.name] }.map(String.init) }),
+                ("location", "geography", cafes.map { $0.location.map { "SRID=4326;POINT(\($0.longitude) \($0.latitude))" } }),
                 ("created_at", "timestamptz", cafes.map { PostgresTimestamp.format($0.createdAt) }),
                 ("updated_at", "timestamptz", cafes.map { PostgresTimestamp.format($0.updatedAt) }),
             ], tx)
@@ -165,7 +168,12 @@ public struct ParseImportStore: Sendable {
     private static func insert(_ kind: ParseObjectKind, into table: String, _ objectIDs: [String],
                                _ columns: [(name: String, type: String, values: [String?])], _ tx: DatabaseClient) async throws -> [String: Int64] {
         let names = columns.map(\.name).joined(separator: ", ")
-        let arrays: [SQL] = columns.map { "\(PostgresTextArray($0.values))::\(fixed: $0.type)[]" }
+        let arrays: [SQL] = columns.map { column in
+            let text = PostgresTextArray(column.values)
+            // A geography array's literal separates its values with colons, not commas: cast each value instead.
+            guard column.type == "geography" else { return "\(text)::\(fixed: column.type)[]" }
+            return "ARRAY(SELECT g::geography FROM unnest(\(text)::text[]) WITH ORDINALITY AS u(g, n) ORDER BY n)"
+        }
         return try await ids(try tx.query("""
             WITH new AS (
                 SELECT *, nextval(pg_get_serial_sequence(\(table), 'id')) AS id
