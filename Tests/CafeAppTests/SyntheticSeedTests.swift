@@ -1,4 +1,5 @@
-import CafeStore
+import CafeDomain
+@testable import CafeStore
 import CafeTestSupport
 import DatabaseSetup
 import Foundation
@@ -44,5 +45,29 @@ final class SyntheticSeedTests: XCTestCase {
         XCTAssertGreaterThan(try cities.decode(0, as: Int.self), 250)
         XCTAssertGreaterThan(try cities.decode(1, as: Int.self), 250)
         XCTAssertEqual(try cities.decode(2, as: Int.self), 0)
+        // Every cafe is within 10 km of the city its introduction names, with an address and hours whose
+        // week was derived; all five kinds of hours occur.
+        let places = try pool.query("""
+            SELECT count(*) FILTER (WHERE ST_DWithin(location, ST_SetSRID(ST_MakePoint(139.7005, 35.6595), 4326)::geography, 10100)
+                                    = (introduction LIKE '渋谷%'))::int,
+                   count(*) FILTER (WHERE address IS NOT NULL AND time_zone = 'Asia/Tokyo' AND opening_week IS NOT NULL)::int,
+                   count(DISTINCT opening_hours)::int
+            FROM cafes
+            """).first!
+        XCTAssertEqual(try places.decode(0, as: Int.self), 2_500)
+        XCTAssertEqual(try places.decode(1, as: Int.self), 2_500)
+        XCTAssertEqual(try places.decode(2, as: Int.self), 5)
+    }
+
+    /// The demo cafes' hours are hours the API would accept, and every demo cafe has a place.
+    func testDemoPlacesAreValid() throws {
+        XCTAssertEqual(DemoData.places.count, DemoData.cafes.count)
+        for place in DemoData.places + [(0, 0, "", DemoData.closedMondays), (0, 0, "", DemoData.officeHours), (0, 0, "", DemoData.nightOnly)] {
+            let input = try JSONDecoder().decode(OpeningHours.Input.self, from: Data(place.hours.utf8))
+            var v = Validator()
+            let hours = OpeningHours.validated(input, field: "openingHours", &v)
+            XCTAssertNoThrow(try v.finish(), place.hours)
+            XCTAssertNotNil(hours)
+        }
     }
 }

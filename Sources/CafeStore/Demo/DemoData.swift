@@ -34,6 +34,38 @@ public struct DemoData: Sendable {
         ("喫茶 月光", "夜だけ開く喫茶店", "夜八時から深夜二時まで営業。ジャズのレコードと深煎りの珈琲で、一日の終わりをゆっくりと。"),
     ]
 
+    /// Where each demo cafe is (real neighbourhoods of Tokyo and Kyoto, in `cafes`' order) and its hours
+    /// (`OpeningHours`' JSON, in Asia/Tokyo).
+    static let places: [(latitude: Double, longitude: Double, address: String, hours: String)] = [
+        (35.7003, 139.5741, "東京都武蔵野市吉祥寺南町1丁目 (井の頭公園そば)",
+         #"{"mon":[["09:00","19:00"]],"tue":[["09:00","19:00"]],"thu":[["09:00","19:00"]],"fri":[["09:00","19:00"]],"sat":[["09:00","19:00"]],"sun":[["09:00","19:00"]]}"#),
+        (35.0037, 135.7788, "京都府京都市東山区祇園町南側",
+         #"{"mon":[["10:00","18:00"]],"tue":[["10:00","18:00"]],"wed":[["10:00","18:00"]],"thu":[["10:00","18:00"]],"fri":[["10:00","18:00"]],"sat":[["10:00","18:00"]],"sun":[["10:00","18:00"]],"exceptions":[{"date":"2026-12-31","hours":[]},{"date":"2027-01-01","hours":[]},{"date":"2027-01-02","hours":[["12:00","16:00"]]}]}"#),
+        (35.6806, 139.8010, "東京都江東区平野1丁目 (清澄白河)", Self.daily("08:00", "19:00")),
+        (35.0441, 135.7867, "京都府京都市左京区一乗寺",
+         #"{"mon":[["11:00","15:00"],["15:30","20:00"]],"wed":[["11:00","15:00"],["15:30","20:00"]],"thu":[["11:00","15:00"],["15:30","20:00"]],"fri":[["11:00","15:00"],["15:30","20:00"]],"sat":[["11:00","20:00"]],"sun":[["11:00","20:00"]]}"#),
+        (35.6486, 139.7031, "東京都渋谷区代官山町", Self.daily("07:30", "21:00")),
+        (35.6959, 139.7577, "東京都千代田区神田神保町2丁目",
+         #"{"mon":[["08:00","20:00"]],"tue":[["08:00","20:00"]],"wed":[["08:00","20:00"]],"thu":[["08:00","20:00"]],"fri":[["08:00","20:00"]],"sat":[["08:00","20:00"]]}"#),
+        (35.6613, 139.6680, "東京都世田谷区北沢2丁目 (下北沢)",
+         #"{"mon":[["11:00","23:00"]],"tue":[["11:00","23:00"]],"wed":[["11:00","23:00"]],"thu":[["11:00","23:00"]],"fri":[["11:00","01:00"]],"sat":[["11:00","01:00"]],"sun":[["11:00","23:00"]]}"#),
+        (35.0050, 135.7689, "京都府京都市中京区河原町通三条", Self.daily("12:00", "21:00")),
+        (35.6440, 139.6988, "東京都目黒区上目黒1丁目 (中目黒)", Self.daily("09:00", "18:00")),
+        (35.0065, 135.7713, "京都府京都市下京区木屋町通",
+         #"{"tue":[["20:00","02:00"]],"wed":[["20:00","02:00"]],"thu":[["20:00","02:00"]],"fri":[["20:00","02:00"]],"sat":[["20:00","02:00"]],"sun":[["20:00","02:00"]]}"#),
+    ]
+
+    static let closedMondays = "{" + OpeningHours.days.dropFirst().map { "\"\($0)\":[[\"10:00\",\"22:00\"]]" }.joined(separator: ",") + "}"
+    static let officeHours = "{" + OpeningHours.days.enumerated().map { i, day in
+        i < 5 ? "\"\(day)\":[[\"07:00\",\"18:00\"]]" : "\"\(day)\":[[\"09:00\",\"17:00\"]]"
+    }.joined(separator: ",") + "}"
+    static let nightOnly = "{" + OpeningHours.days.dropLast().map { "\"\($0)\":[[\"18:00\",\"02:00\"]]" }.joined(separator: ",") + "}"
+
+    /// The same hours every day.
+    static func daily(_ opens: String, _ closes: String) -> String {
+        "{" + OpeningHours.days.map { "\"\($0)\":[[\"\(opens)\",\"\(closes)\"]]" }.joined(separator: ",") + "}"
+    }
+
     static let comments: [(detail: String, star: Int)] = [
         ("雰囲気がとても良かったです。また来ます。", 3),
         ("珈琲が美味しい！ケーキも最高でした。", 3),
@@ -73,12 +105,15 @@ public struct DemoData: Sendable {
         }
         try await pool.transaction { tx in
             try await tx.execute(script: Self.withoutLiveFeed)
-            for (i, cafe) in Self.cafes.enumerated() {
+            for (i, (cafe, place)) in zip(Self.cafes, Self.places).enumerated() {
                 // Spread creation times over the past days so "newest first" has an order to show.
                 let createdAt = Date().addingTimeInterval(-Double(Self.cafes.count - i) * 86_400)
                 let cafeID: Int64 = try await tx.query("""
-                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at)
-                    VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photos[i]), \(createdAt), \(createdAt)) RETURNING id
+                    INSERT INTO cafes (name, catch_copy, introduction, publish_date, image_id, created_at, updated_at,
+                                       location, address, time_zone, opening_hours)
+                    VALUES (\(cafe.name), \(cafe.catchCopy), \(cafe.introduction), \(String(ISO8601DateFormatter().string(from: createdAt).prefix(10))), \(photos[i]), \(createdAt), \(createdAt),
+                            \(CafeRepository.PlaceChanges.point(GeoPoint(latitude: place.latitude, longitude: place.longitude))), \(place.address),
+                            'Asia/Tokyo', \(place.hours)::jsonb) RETURNING id
                     """).one().decode(0)
                 for j in 0..<(i % 4) {
                     let comment = Self.comments[(i + j) % Self.comments.count]
@@ -109,7 +144,8 @@ public struct DemoData: Sendable {
     /// Each introduction names one of eight cities first, so two common keywords can also have no
     /// cafe in common (渋谷 京都). Phrases and city are picked by a hash of the cafe's number: a
     /// dataset is the same on every run, and its text is independent of its popularity. Comments
-    /// are skewed towards some cafes, as real ones are. The batch's aggregates are written directly
+    /// are skewed towards some cafes, as real ones are. Each cafe lies within 10 km of its city's centre
+    /// and has hours of one of five kinds (`Asia/Tokyo`). The batch's aggregates are written directly
     /// (those cafes are new: nobody else can have touched them) instead of through the outbox.
     ///
     /// A bulk load: the gram bitmaps (`GramBitmapBuilder`) are set aside while the batches run — the
@@ -169,15 +205,34 @@ public struct DemoData: Sendable {
                              WHERE i IN (1 + (h >> 3) % 30, 1 + (h >> 8) % 30, 1 + (h >> 13) % 30, 1 + (h >> 18) % 30))
                            || CASE WHEN (\(done)::int + g) % 25000 = 7 THEN '。名物は鰻と蕎麦のガレット、ホットサンド' ELSE '' END
                            || '。No.' || (\(done)::int + g) AS introduction,
-                           now() - make_interval(secs => (\(done)::int + g)) AS created_at
+                           now() - make_interval(secs => (\(done)::int + g)) AS created_at,
+                           -- Around the centre of the city the introduction names, evenly within 10 km.
+                           ST_SetSRID(ST_MakePoint(
+                               (ARRAY[139.7005, 135.7681, 141.3545, 130.4017, 139.6380, 135.1955, 140.8694, 136.9066])[1 + h % 8]
+                                   + 10000 * sqrt(((p >> 12) & 4095) / 4096.0) * sin(2 * pi() * (p & 4095) / 4096.0)
+                                     / (111320 * cos(radians((ARRAY[35.6595, 35.0116, 43.0618, 33.5902, 35.4437, 34.6901, 38.2682, 35.1815])[1 + h % 8]))),
+                               (ARRAY[35.6595, 35.0116, 43.0618, 33.5902, 35.4437, 34.6901, 38.2682, 35.1815])[1 + h % 8]
+                                   + 10000 * sqrt(((p >> 12) & 4095) / 4096.0) * cos(2 * pi() * (p & 4095) / 4096.0) / 111320),
+                               4326)::geography AS location,
+                           (ARRAY['東京都渋谷区', '京都府京都市', '北海道札幌市', '福岡県福岡市', '神奈川県横浜市', '兵庫県神戸市', '宮城県仙台市', '愛知県名古屋市'])[1 + h % 8]
+                               || ' ' || (1 + p % 9) || '-' || (1 + (p >> 4) % 30) AS address,
+                           -- Hours of five kinds: most open all day, some close on Mondays, keep office hours, open
+                           -- only at night (past midnight), or never close.
+                           (CASE WHEN (p >> 24) % 100 < 60 THEN \(Self.daily("08:00", "20:00"))
+                                 WHEN (p >> 24) % 100 < 75 THEN \(Self.closedMondays)
+                                 WHEN (p >> 24) % 100 < 85 THEN \(Self.officeHours)
+                                 WHEN (p >> 24) % 100 < 95 THEN \(Self.nightOnly)
+                                 ELSE \(Self.daily("00:00", "24:00")) END)::jsonb AS opening_hours
                     FROM generate_series(1, \(n)::int) g,
-                         LATERAL (SELECT hashint8(\(done)::int + g)::bigint & 2147483647 AS h) hashed   -- 31 bits: city, then 4 phrases
+                         LATERAL (SELECT hashint8(\(done)::int + g)::bigint & 2147483647 AS h,   -- 31 bits: city, then 4 phrases
+                                         hashint8(-(\(done)::int + g))::bigint & 2147483647 AS p) hashed   -- place and hours
                     """)
                 try await tx.execute(script: """
                     CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;
                     WITH inserted AS (
-                        INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at)
-                        SELECT name, catch_copy, introduction, created_at, created_at FROM seed_batch ORDER BY g
+                        INSERT INTO cafes (name, catch_copy, introduction, created_at, updated_at, location, address, time_zone, opening_hours)
+                        SELECT name, catch_copy, introduction, created_at, created_at, location, address, 'Asia/Tokyo', opening_hours
+                        FROM seed_batch ORDER BY g
                         RETURNING id
                     )
                     INSERT INTO seed_cafes SELECT row_number() OVER (ORDER BY id), id FROM inserted;
