@@ -6,6 +6,7 @@ import { debounce, h, replace } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { notice, pager, showError } from './admin.js';
 import { ownersSection } from './admin-replies.js';
+import { intervalsText, parseIntervals, weekdays } from './hours.js';
 
 const filters = { q: '', state: 'all' };
 
@@ -70,6 +71,7 @@ export async function cafeScreen(body, id) {
     field('introduction', h('textarea', { id: 'cafe-introduction', name: 'introduction', rows: 6, maxlength: 5000 }, cafe?.introduction ?? '')),
     field('publishDate', input('publishDate', { placeholder: '2026-12-01' })),
     field('imageId', h('div', { class: 'photo-field' }, preview, file, progress)),
+    placeFields(cafe),
     general,
     archived ? h('p', { class: 'muted' }, t('admin.cafe.archivedReadOnly')) : h('button', { type: 'submit', id: 'cafe-save' }, t('save')));
   if (archived) for (const el of form.elements) el.disabled = true;
@@ -79,7 +81,7 @@ export async function cafeScreen(body, id) {
     button.disabled = true;
     try {
       const changes = { name: form.name.value, catchCopy: form.catchCopy.value, introduction: form.introduction.value,
-                        publishDate: form.publishDate.value.trim() || null };
+                        publishDate: form.publishDate.value.trim() || null, ...placeChanges(form) };
       if (file.files[0]) {
         progress.hidden = false;
         changes.imageId = (await uploadPhoto(file.files[0], (p) => { progress.value = p; })).id;
@@ -87,6 +89,8 @@ export async function cafeScreen(body, id) {
       const saved = cafe ? await api('PATCH', `/v1/cafes/${cafe.id}`, changes)
                          : await api('POST', '/v1/cafes', { imageId: null, ...changes });
       if (!cafe) { location.hash = `#/admin/cafes/${saved.id}`; return; }
+      for (const span of form.querySelectorAll('.field-error')) span.textContent = '';
+      general.textContent = '';
       status.textContent = t('admin.saved');
       file.value = '';
       progress.hidden = true;
@@ -101,6 +105,49 @@ export async function cafeScreen(body, id) {
     h('div', { class: 'admin-head' }, h('h1', { id: 'cafe-title' }, cafe ? cafe.name : t('admin.cafes.new')),
       cafe ? h('span', { class: archived ? 'state archived' : 'state listed', id: 'cafe-state' }, t(archived ? 'admin.state.archived' : 'admin.state.listed')) : null),
     status, form, cafe && !archived ? ownersSection(cafe.id) : null, cafe ? lifecycle(cafe, body) : null);
+}
+
+/// The place and the hours: coordinates, address, time zone (the browser's list to pick from; the
+/// server checks it against PostgreSQL's), and per weekday "08:00-18:00, 19:00-02:00" (empty: closed),
+/// then special days one a line, "2026-12-31: closed" or "2027-01-02: 12:00-16:00".
+function placeFields(cafe) {
+  const hours = cafe?.openingHours || {};
+  const row = (name, input) => h('div', { class: 'field' },
+    h('label', { for: `cafe-${name}` }, t(`admin.cafe.${name}`)), input,
+    h('span', { class: 'field-error', dataset: { errorFor: name }, role: 'alert' }));
+  const zones = h('datalist', { id: 'time-zones' }, (Intl.supportedValuesOf?.('timeZone') || []).map((z) => h('option', { value: z })));
+  return h('fieldset', { class: 'place-fields', id: 'cafe-place-fields' },
+    h('legend', {}, t('admin.cafe.place')),
+    row('location', h('div', { class: 'pair' },
+      h('input', { id: 'cafe-location', name: 'latitude', type: 'number', step: 'any', min: -90, max: 90, placeholder: '35.6595',
+                   value: cafe?.location?.latitude ?? '', 'aria-label': t('admin.cafe.latitude') }),
+      h('input', { id: 'cafe-longitude', name: 'longitude', type: 'number', step: 'any', min: -180, max: 180, placeholder: '139.7005',
+                   value: cafe?.location?.longitude ?? '', 'aria-label': t('admin.cafe.longitude') }))),
+    row('address', h('input', { id: 'cafe-address', name: 'address', maxlength: 300, value: cafe?.address ?? '' })),
+    row('timeZone', h('input', { id: 'cafe-timeZone', name: 'timeZone', list: 'time-zones', value: cafe?.timeZone ?? 'Asia/Tokyo' })), zones,
+    row('openingHours', h('div', { class: 'week-hours' }, weekdays.map((day) => h('label', { class: 'day-hours' }, h('span', {}, t(day)),
+      h('input', { name: `hours-${day}`, id: `cafe-hours-${day}`, placeholder: '08:00-18:00', value: intervalsText(hours[day]) })) ))),
+    row('exceptions', h('textarea', { id: 'cafe-exceptions', name: 'exceptions', rows: 3, placeholder: '2026-12-31: closed' },
+      (hours.exceptions || []).map((e) => `${e.date}: ${intervalsText(e.hours) || 'closed'}`).join('\n'))));
+}
+
+/// The place fields as a PATCH/POST body: null clears what was emptied; no hours at all: null.
+function placeChanges(form) {
+  const number = (name) => form[name].value.trim() === '' ? null : Number(form[name].value);
+  const [latitude, longitude] = [number('latitude'), number('longitude')];
+  const week = Object.fromEntries(weekdays.map((day) => [day, parseIntervals(form[`hours-${day}`].value)]));
+  const exceptions = form.exceptions.value.split('\n').map((line) => line.trim()).filter(Boolean).map((line) => {
+    const [date, ...rest] = line.split(':');
+    const text = rest.join(':').trim();
+    return { date: date.trim(), hours: /^(closed|休み|定休日)?$/i.test(text) ? [] : parseIntervals(text) };
+  });
+  const anyHours = Object.values(week).some((d) => d.length) || exceptions.length;
+  return {
+    location: latitude === null && longitude === null ? null : { latitude, longitude },
+    address: form.address.value.trim() || null,
+    timeZone: form.timeZone.value.trim() || null,
+    openingHours: anyHours ? { ...week, exceptions } : null,
+  };
 }
 
 /// Archive / restore, and for an archived cafe the delete with its confirmation.

@@ -57,8 +57,10 @@ export function showError(error, form, general) {
   for (const span of form.querySelectorAll('.field-error')) span.textContent = '';
   let placed = false;
   for (const [name, message] of Object.entries(error.fields || {})) {
-    const span = form.querySelector(`[data-error-for="${name}"]`);
-    if (span) { span.textContent = message; placed = true; }
+    // A nested field (openingHours.mon[0]) is said under its top field, naming where.
+    const top = name.split(/[.[]/)[0];
+    const span = form.querySelector(`[data-error-for="${name}"]`) || form.querySelector(`[data-error-for="${top}"]`);
+    if (span) { span.textContent = (span.textContent ? `${span.textContent} ` : '') + (name === top ? message : `${name}: ${message}`); placed = true; }
   }
   general.textContent = placed ? '' : error.message;
 }

@@ -31,6 +31,11 @@ const texts = {
     helpful: '参考になった', 'helpful.count': '人が参考になったと言っています', 'bars.label': '評価の内訳',
     'reply.owner': 'オーナーからの返信', 'reply.write': '返信する', 'reply.edit': '返信を編集', 'reply.delete': '返信を削除',
     'reply.send': '返信を送る', 'reply.text': '返信', 'owners': 'オーナー',
+    'sort.near': '近い順', openNow: '営業中のみ', 'near.asking': '現在地を確認しています…', 'near.refused': '現在地を取得できませんでした: ',
+    'hours.open': '営業中', 'hours.closed': '営業時間外', 'hours.closesAt': '{day} {time}に閉店', 'hours.opensAt': '{day} {time}に開店',
+    'hours.tomorrow': '明日', 'hours.title': '営業時間', 'hours.zone': '時刻は {zone} のものです。', 'hours.closedDay': '定休日',
+    'hours.exceptions': '特別営業日', 'hours.badInterval': '「{text}」は 08:00-18:00 の形で書いてください。',
+    mon: '月', tue: '火', wed: '水', thu: '木', fri: '金', sat: '土', sun: '日', address: '住所',
   },
   en: {
     skip: 'Skip to content', 'nav.cafes': 'Cafes', 'nav.wall': 'Photo wall', 'nav.account': 'Account', 'nav.login': 'Log in',
@@ -63,6 +68,11 @@ const texts = {
     helpful: 'Helpful', 'helpful.count': 'found this helpful', 'bars.label': 'Stars by count',
     'reply.owner': 'Reply from the owner', 'reply.write': 'Reply', 'reply.edit': 'Edit reply', 'reply.delete': 'Delete reply',
     'reply.send': 'Send reply', 'reply.text': 'Reply', 'owners': 'Owners',
+    'sort.near': 'Nearest', openNow: 'Open now', 'near.asking': 'Finding where you are…', 'near.refused': 'Your location is not available: ',
+    'hours.open': 'Open', 'hours.closed': 'Closed', 'hours.closesAt': 'closes {day} at {time}', 'hours.opensAt': 'opens {day} at {time}',
+    'hours.tomorrow': 'tomorrow', 'hours.title': 'Opening hours', 'hours.zone': 'Times are in {zone}.', 'hours.closedDay': 'Closed',
+    'hours.exceptions': 'Special days', 'hours.badInterval': 'Write "{text}" as 08:00-18:00.',
+    mon: 'Mon', tue: 'Tue', wed: 'Wed', thu: 'Thu', fri: 'Fri', sat: 'Sat', sun: 'Sun', address: 'Address',
   },
 };
 

@@ -6,6 +6,7 @@ import { h, replace, photoImg } from './dom.js';
 import { formatDate, t } from './i18n.js';
 import { rating, starBars, starPicker, stars } from './stars.js';
 import { watch } from './live.js';
+import { hoursNote, intervalsText, weekdays } from './hours.js';
 
 export async function cafeView(main, id) {
   const cafe = await api('GET', `/v1/cafes/${id}`);
@@ -26,7 +27,8 @@ export async function cafeView(main, id) {
       h('p', { class: 'catch' }, cafe.catchCopy),
       rating, bars,
       cafe.owners?.length ? h('p', { class: 'muted owners' }, `${t('owners')}: ${cafe.owners.join(', ')}`) : null,
-      h('p', { class: 'introduction' }, cafe.introduction)),
+      h('p', { class: 'introduction' }, cafe.introduction),
+      placeSection(cafe)),
     session.user ? reviewForm(cafe, afterWrite) : h('p', { class: 'muted' }, h('a', { href: '#/account' }, t('review.login'))),
     h('h2', {}, t('commentsTitle')), order, list, more);
 
@@ -235,4 +237,26 @@ function edit(item, c, afterWrite) {
   });
   item.replaceChildren(form);
   detail.focus();
+}
+
+/// The address, whether it is open now, and the week's hours in the cafe's own time zone (said when it
+/// is not the reader's), with the special days still ahead.
+function placeSection(cafe) {
+  if (!cafe.address && !cafe.openingHours) return null;
+  const note = hoursNote(cafe);
+  const hours = cafe.openingHours;
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: cafe.timeZone || undefined }).format(new Date());
+  const upcoming = (hours?.exceptions || []).filter((e) => e.date >= today);
+  const readerZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return h('section', { class: 'place', id: 'cafe-place' },
+    cafe.address ? h('p', { id: 'cafe-address' }, h('span', { class: 'muted' }, `${t('address')}: `), cafe.address) : null,
+    note ? h('p', { id: 'cafe-open', class: cafe.openNow ? 'hours-note open' : 'hours-note' }, note) : null,
+    hours ? h('div', {},
+      h('h2', {}, t('hours.title')),
+      h('table', { class: 'hours', id: 'cafe-hours' }, h('tbody', {}, weekdays.map((day) =>
+        h('tr', { dataset: { day } }, h('th', { scope: 'row' }, t(day)), h('td', {}, intervalsText(hours[day]) || t('hours.closedDay')))))),
+      upcoming.length ? h('div', { id: 'cafe-exceptions' }, h('h3', {}, t('hours.exceptions')),
+        h('ul', {}, upcoming.map((e) => h('li', {}, `${e.date}: ${intervalsText(e.hours) || t('hours.closedDay')}`)))) : null,
+      cafe.timeZone && cafe.timeZone !== readerZone ? h('p', { class: 'muted', id: 'cafe-zone' }, t('hours.zone').replace('{zone}', cafe.timeZone)) : null)
+      : null);
 }

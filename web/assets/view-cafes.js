@@ -1,26 +1,47 @@
-// The cafe list: newest first with the newest featured large, as-you-type search, three orders.
+// The cafe list: newest first with the newest featured large, as-you-type search, four orders — the
+// fourth, nearest first, asks the browser where the reader is only when they choose it — and, near
+// them, only the cafes open now. Every card says how far it is (nearest first) and whether it is open.
 import { api, normalizedKeywords } from './api.js';
 import { debounce, h, replace, photoImg } from './dom.js';
 import { t } from './i18n.js';
 import { stars } from './stars.js';
+import { distanceText, hoursNote } from './hours.js';
 
-const state = { q: '', sort: 'newest' };
+const state = { q: '', sort: 'newest', near: null, openNow: false };
+
+/// Where the reader is, asked of the browser (which asks the reader); rejects with its reason.
+function whereAmI() {
+  return new Promise((resolve, reject) => {
+    if (!navigator.geolocation) { reject(new Error('geolocation')); return; }
+    navigator.geolocation.getCurrentPosition((p) => resolve({ latitude: p.coords.latitude, longitude: p.coords.longitude }),
+      (error) => reject(new Error(error.message || String(error.code))), { timeout: 15_000, maximumAge: 60_000 });
+  });
+}
 
 export async function cafesView(main) {
   const input = h('input', { type: 'search', id: 'search', value: state.q, placeholder: t('search'), 'aria-label': t('search'), autocomplete: 'off' });
   const matching = h('p', { class: 'matching muted', id: 'matching', 'aria-live': 'polite' });
   const sort = h('select', { id: 'sort', 'aria-label': t('sort.label') },
-    ['newest', 'rating', 'popular'].map((s) => h('option', { value: s, selected: s === state.sort }, t(`sort.${s}`))));
+    ['newest', 'rating', 'popular', 'near'].map((s) => h('option', { value: s, selected: s === state.sort }, t(`sort.${s}`))));
+  const openNow = h('input', { type: 'checkbox', id: 'open-now', checked: state.openNow });
+  const openNowLabel = h('label', { class: 'check', id: 'open-now-label', hidden: state.sort !== 'near' }, openNow, ` ${t('openNow')}`);
+  const locating = h('p', { class: 'muted', id: 'locating', role: 'status' });
   const list = h('div', { id: 'cafe-list', class: 'cafe-list', 'aria-live': 'polite' });
   const more = h('button', { type: 'button', class: 'more', hidden: true }, t('more'));
   // The rating order is the weighted score's, not the plain mean's: say so where it is chosen.
   const note = h('p', { class: 'muted sort-note', id: 'sort-note', hidden: state.sort !== 'rating' }, t('sort.rating.note'));
-  replace(main, h('section', { class: 'controls' }, input, sort), note, matching, list, more);
+  replace(main, h('section', { class: 'controls' }, input, sort, openNowLabel), note, locating, matching, list, more);
 
   let generation = 0;
   async function load(reset) {
     const mine = reset ? ++generation : generation;
-    const params = new URLSearchParams({ sort: state.sort, limit: '20' });
+    const params = new URLSearchParams({ limit: '20' });
+    if (state.sort === 'near') {
+      params.set('near', `${state.near.latitude},${state.near.longitude}`);
+      if (state.openNow) params.set('openNow', 'true');
+    } else {
+      params.set('sort', state.sort);
+    }
     if (state.q.trim()) params.set('q', state.q.trim());
     if (!reset && more.dataset.cursor) params.set('cursor', more.dataset.cursor);
     const page = await api('GET', `/v1/cafes?${params}`);
@@ -37,7 +58,24 @@ export async function cafesView(main) {
     matching.textContent = words.length ? t('search.matching') + words.map((w) => `「${w}」`).join(' ') : '';
   }
   input.addEventListener('input', debounce(() => { state.q = input.value; showMatching(); load(true); }, 250));
-  sort.addEventListener('change', () => { state.sort = sort.value; note.hidden = state.sort !== 'rating'; load(true); });
+  sort.addEventListener('change', async () => {
+    if (sort.value === 'near' && !state.near) {
+      locating.textContent = t('near.asking');
+      try {
+        state.near = await whereAmI();
+        locating.textContent = '';
+      } catch (error) {
+        locating.textContent = t('near.refused') + error.message;
+        sort.value = state.sort;
+        return;
+      }
+    }
+    state.sort = sort.value;
+    note.hidden = state.sort !== 'rating';
+    openNowLabel.hidden = state.sort !== 'near';
+    load(true);
+  });
+  openNow.addEventListener('change', () => { state.openNow = openNow.checked; load(true); });
   more.addEventListener('click', () => load(false));
   showMatching();
   await load(true);
@@ -56,7 +94,8 @@ function featuredCard(cafe) {
       h('span', { class: 'badge' }, t('featured')),
       h('h2', { class: 'cafe-name' }, cafe.name),
       h('p', { class: 'catch' }, cafe.catchCopy),
-      stars(cafe.averageStar, cafe.commentSum)));
+      stars(cafe.averageStar, cafe.commentSum),
+      placeLine(cafe)));
 }
 
 function cafeRow(cafe) {
@@ -65,5 +104,15 @@ function cafeRow(cafe) {
     h('div', {},
       h('h3', { class: 'cafe-name' }, cafe.name),
       h('p', { class: 'catch' }, cafe.catchCopy),
-      stars(cafe.averageStar, cafe.commentSum)));
+      stars(cafe.averageStar, cafe.commentSum),
+      placeLine(cafe)));
+}
+
+/// "350 m · Open · closes at 22:00": how far (in a nearest-first list) and whether it is open.
+function placeLine(cafe) {
+  const distance = cafe.distance !== undefined ? h('span', { class: 'distance' }, distanceText(cafe.distance)) : null;
+  const note = hoursNote(cafe);
+  if (!distance && !note) return null;
+  return h('p', { class: 'place muted' }, distance, distance && note ? ' · ' : null,
+    note ? h('span', { class: cafe.openNow ? 'hours-note open' : 'hours-note' }, note) : null);
 }
