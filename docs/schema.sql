@@ -1040,7 +1040,7 @@ CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DES
 
 CREATE INDEX cafes_image_id_idx ON public.cafes USING btree (image_id) WHERE (image_id IS NOT NULL);
 
-CREATE INDEX cafes_location_idx ON public.cafes USING gist (location) WHERE (archived_at IS NULL);
+CREATE INDEX cafes_location_idx ON public.cafes USING gist (location);
 
 CREATE INDEX cafes_search_grams_idx ON public.cafes USING gin (search_grams);
 

@@ -11,8 +11,7 @@ struct GeoConditionSQL {
     let condition: GeoCondition
 
     var conditions: [SQL] {
-        // The location's index is partial: listed cafes only.
-        var out: [SQL] = ["c.archived_at IS NULL", "\(fixed: column) IS NOT NULL"]
+        var out: [SQL] = ["\(fixed: column) IS NOT NULL"]
         switch condition {
         case .near(let point, let maxMetres):
             if let maxMetres { out.append(within(maxMetres, of: point)) }

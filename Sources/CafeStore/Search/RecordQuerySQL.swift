@@ -65,9 +65,11 @@ struct RecordQuerySQL<Field: RecordField> {
     private var orderBy: String {
         var order = query.order.map { "\($0.field.column.sql) \($0.descending ? "DESC" : "ASC")" }
         if let (field, point) = query.nearestFirst {
-            // A KNN order of the location's GiST index; the point's numbers written into the text (they are
-            // checked doubles, and the statement is planned per call anyway).
-            order.append("\(field.column.sql) <-> ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)::geography ASC")
+            // A KNN order of the location's GiST index, alone: with the id as a second key PostgreSQL sorts
+            // every match instead of walking the index (equal distances then come in the index's order, as
+            // on Parse Server). The point's numbers are written into the text: they are checked doubles,
+            // and the statement is planned per call anyway.
+            return "\(field.column.sql) <-> ST_SetSRID(ST_MakePoint(\(point.longitude), \(point.latitude)), 4326)::geography ASC"
         }
         if !query.order.contains(where: { $0.field.column.sql == idColumn }) {
             // Same direction as the last key, so `-createdAt` can walk a (created_at DESC, id DESC) index.

@@ -152,6 +152,16 @@ final class NearCafesAPITests: APITestCase {
         XCTAssertEqual(try ids("minStar=2.5"), [plain])
     }
 
+    /// Cafes in one building are at one distance: pages split them by id, never twice or never.
+    func testEqualDistancesPageByID() throws {
+        let admin = try adminToken()
+        var ids: [String] = []
+        for i in 0..<7 { ids.append(try placedCafe("same building \(i)", 35.01, 139.01, token: admin)) }
+        let nearer = try placedCafe("nearer", 35.0001, 139.0001, token: admin)
+        let listed = try walk("near=35,139&limit=2").compactMap { $0["id"] as? String }
+        XCTAssertEqual(listed, [nearer] + ids.sorted { Int64($0)! < Int64($1)! })
+    }
+
     func testPagesStayExactWhileCafesArrive() throws {
         let admin = try adminToken()
         var before: Set<String> = []
