@@ -56,11 +56,27 @@ final class SearchPlanTests: XCTestCase {
         let plan = plan(["渋谷", "京都"], common)
         XCTAssertTrue(plan.asksBitmaps)
         XCTAssertNil(plan.singleStep(walkable: true, limit: 20))
-        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7]), walkable: true, limit: 20), .init(walkFirst: nil, answer: .candidates([3, 7])))
-        XCTAssertEqual(plan.steps(bitmaps: .ids([]), walkable: true, limit: 20).answer, .candidates([]), "none can match")
-        XCTAssertNil(plan.steps(bitmaps: .ids([1]), walkable: true, limit: 20).pastLookupLimit)
+        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7], cafes: 1_000_000), walkable: true, limit: 20), .init(walkFirst: nil, answer: .candidates([3, 7])))
+        XCTAssertEqual(plan.steps(bitmaps: .ids([], cafes: 1_000_000), walkable: true, limit: 20).answer, .candidates([]), "none can match")
+        XCTAssertNil(plan.steps(bitmaps: .ids([1], cafes: 1_000_000), walkable: true, limit: 20).pastLookupLimit)
+        // Many candidates, dense among the cafes: a walk first, the candidates if it comes back short.
+        let dense = Array(Int64(1)...3_600)
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walkable: true, limit: 20),
+                       .init(walkFirst: 8_000, answer: .candidates(dense)))
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walkable: false, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
+                       "an order without an index is never walked")
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 1_000_000), walkable: true, limit: 20).walkFirst, nil,
+                       "as sparse as 0.36%: fewer candidates than rows a page would walk")
         XCTAssertEqual(plan.steps(bitmaps: .unknown, walkable: true, limit: 20).walkFirst, SearchPlan.walkLimit)
         XCTAssertTrue(self.plan(["4321"], common).asksBitmaps, "one keyword of several common grams: a number")
+    }
+
+    func testAWalkBeatsTheCandidatesFromTheSquareRootOfRowsAPageWalks() {
+        XCTAssertTrue(SearchPlan.walkBeatsCandidates(2_050, cafes: 200_000, limit: 20))
+        XCTAssertFalse(SearchPlan.walkBeatsCandidates(2_040, cafes: 200_000, limit: 20))
+        XCTAssertTrue(SearchPlan.walkBeatsCandidates(4_583, cafes: 1_000_000, limit: 20))
+        XCTAssertFalse(SearchPlan.walkBeatsCandidates(4_580, cafes: 1_000_000, limit: 20))
+        XCTAssertFalse(SearchPlan.walkBeatsCandidates(0, cafes: 0, limit: 20))
     }
 
     func testTheBitmapsBoundSetsHowFarTheWalkGoes() {

@@ -86,6 +86,22 @@ final class GramBitmapsTests: XCTestCase {
         XCTAssertEqual(try mismatches().differing, 0, "building again changes nothing")
     }
 
+    /// A build takes `chunksPerStep` chunks a step: cafes in every chunk past the first step's are
+    /// in their bitmaps too (a million cafes is 33 chunks).
+    func testABuildOfMoreChunksThanOneStepMissesNoCafe() throws {
+        for chunk in 2..<(GramBitmapBuilder.chunksPerStep * 2 + 1) {
+            try pool.query("SELECT setval(pg_get_serial_sequence('cafes', 'id'), \(chunk * GramBitmaps.chunkBits + 100))")
+            try insertCafes(300, offset: 10_000 + chunk * 300)
+        }
+        try pool.query("ANALYZE cafes")
+        try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
+        XCTAssertEqual(try pool.query("SELECT count(DISTINCT chunk)::int FROM search_gram_bitmaps").one().decode(0, as: Int.self),
+                       GramBitmapBuilder.chunksPerStep * 2 + 1)
+        let found = try mismatches()
+        XCTAssertEqual(found.missing, 0, "no cafe missing from its bitmaps")
+        XCTAssertEqual(found.differing, 0)
+    }
+
     func testSearchesThroughTheBitmapsGiveWhatTheExactCheckGives() throws {
         try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
         let statistics = GramStatistics(pool: pool)
@@ -104,7 +120,7 @@ final class GramBitmapsTests: XCTestCase {
                 return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred)
             }
             switch candidates {
-            case .ids(let ids):
+            case .ids(let ids, _):
                 usedTheBitmaps += 1
                 XCTAssertTrue(Set(ids).isSuperset(of: expected), "\(keywords): every match is a candidate")
             case .many(let bound, _):

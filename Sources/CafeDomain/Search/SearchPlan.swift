@@ -27,8 +27,8 @@ public struct SearchPlan: Sendable {
         case unknown
         /// At most `bound` of (about) `cafes` cafes can match, more than the candidates a page is taken from.
         case many(bound: Int, cafes: Int)
-        /// Only these cafes can match (sorted; possibly none).
-        case ids([Int64])
+        /// Only these cafes can match (sorted; possibly none), of (about) `cafes` cafes.
+        case ids([Int64], cafes: Int)
     }
 
     /// The steps to take: a walk of the order's first `walkFirst` rows when set, kept if it filled the
@@ -83,7 +83,13 @@ public struct SearchPlan: Sendable {
         guard !terms.forms.isEmpty else { return Steps(walkFirst: nil, answer: .everything) }
         var cap = Self.walkLimit
         switch bitmaps {
-        case .ids(let ids): return Steps(walkFirst: nil, answer: .candidates(ids))
+        case .ids(let ids, let cafes):
+            // Dense enough that a walk of the order fills the page in fewer rows than there are
+            // candidates: walk first, the candidates if it comes back short.
+            guard walkable, Self.walkBeatsCandidates(ids.count, cafes: cafes, limit: limit) else {
+                return Steps(walkFirst: nil, answer: .candidates(ids))
+            }
+            return Steps(walkFirst: Self.walkCap(bound: ids.count, cafes: cafes, limit: limit), answer: .candidates(ids))
         case .many(let bound, let cafes): cap = Self.walkCap(bound: bound, cafes: cafes, limit: limit)
         case .unknown: break
         }
@@ -96,6 +102,17 @@ public struct SearchPlan: Sendable {
         guard !asksBitmaps else { return nil }
         let steps = steps(walkable: walkable, limit: limit)
         return steps.walkFirst == nil ? steps : nil
+    }
+
+    /// Whether a walk of the order is expected to read fewer rows than the `candidates`' primary keys:
+    /// at their density a page of `limit + 1` takes about (limit + 1) · cafes / candidates rows, each
+    /// costing about what a candidate's lookup does (a row of `cafe_stats` and a text check). So a walk
+    /// first from √((limit + 1) · cafes) candidates on: 2,050 at 200,000 cafes, 4,580 at a million. The
+    /// three phrases of `bench/search.sh` (`open late vegan`, ~1.3% of cafes together, their bitmaps'
+    /// bound ~3,600 at 200,000) then fill a page in ~1,700 rows instead of checking ~3,600 candidates:
+    /// p50 8.5 → see docs/performance.md, "Keyword search".
+    public static func walkBeatsCandidates(_ candidates: Int, cafes: Int, limit: Int) -> Bool {
+        Double(candidates) * Double(candidates) >= Double(limit + 1) * Double(max(cafes, 1))
     }
 
     /// How far to walk for a page when at most `bound` of `cafes` match: four times the rows a page

@@ -129,9 +129,10 @@ public struct GramBitmapBuilder: Sendable {
         }
         if let error = failure.withLock({ $0 }) { throw error }
         let chunkBits = scanned.withLock { $0 }
-        // Gram-major: every chunk of the first gram, then of the next.
+        // Gram-major: every chunk of the first gram, then of the next. By offset from the first chunk, as
+        // the scans keyed them (`chunks.indices` are the chunk numbers: from the second step on, none).
         let built = grams.indices.flatMap { index in
-            chunks.indices.compactMap { offset in chunkBits[offset]?.present[index] == true ? (index, offset) : nil }
+            (0..<chunks.count).compactMap { offset in chunkBits[offset]?.present[index] == true ? (index, offset) : nil }
         }
         // The bits go as one comma-separated hex string per statement, split in SQL: as an array
         // literal of thousands of 7,680-digit elements, escaping it cost more than the build (and

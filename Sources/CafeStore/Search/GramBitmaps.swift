@@ -48,7 +48,8 @@ public enum GramBitmaps {
             """)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
-        guard matches <= candidateLimit else { return .many(bound: matches, cafes: try head.decode(4)) }
+        let cafes: Int = try head.decode(4)
+        guard matches <= candidateLimit else { return .many(bound: matches, cafes: cafes) }
         var ids: [Int64] = []
         ids.reserveCapacity(matches)
         for row in rows where !row.isNull(2) {
@@ -60,6 +61,6 @@ public enum GramBitmaps {
                 }
             }
         }
-        return .ids(ids)
+        return .ids(ids, cafes: cafes)
     }
 }
