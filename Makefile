@@ -56,6 +56,7 @@ bench: deps
 	bench/photos.sh
 	bench/live.sh
 	bench/reviews.sh
+	bench/places.sh
 
 # Cheap requests under attack: /healthz and the cafe list alone, then while expensive /parse
 # queries and log-in floods arrive (bench/overload.sh); fails if they do not keep flowing.

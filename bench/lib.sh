@@ -117,3 +117,22 @@ ratio() { printf '%.3f' "$(echo "scale=6; $1 / $2" | bc)"; }
 ge() { [ "$(echo "$1 >= $2" | bc)" = 1 ] && echo true || echo false; }
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ] && echo true || echo false; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# one_client URL [SECONDS] -> p99 in ms of one client reading URL back to back for SECONDS (default
+# $duration); further wrk arguments (headers) after SECONDS.
+one_client() {
+    local url=$1 seconds=${2:-${duration%s}}
+    shift $(( $# > 1 ? 2 : 1 ))
+    wrk -t1 -c1 -d"${seconds}s" --latency "$@" "$url" | awk '$1 == "99%" { print $2 }' | to_ms
+}
+
+# paired SQL_FILE TARGET [script] -> "pgbench service ratio": medians of $rounds alternating rounds of
+# pgbench running SQL_FILE and wrk reading TARGET, each with $conns connections.
+paired() {
+    local i ref api refs=() apis=() ratios=()
+    for i in $(seq 1 "$rounds"); do
+        ref=$(pgbench_run "$1"); api=$(wrk_run "$2" "${3:-}" | cut -d' ' -f1)
+        refs+=("$ref"); apis+=("$api"); ratios+=("$(ratio "$api" "$ref")")
+    done
+    echo "$(median "${refs[@]}") $(median "${apis[@]}") $(median "${ratios[@]}")"
+}

@@ -38,17 +38,6 @@ SQL
 generation() { psql "$conninfo" -XAtc "SELECT generation FROM rating_prior"; }
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 
-# one_client URL [SECONDS] -> p99 in ms of one client reading URL back to back (wrk needs a thread per connection).
-one_client() { wrk -t1 -c1 -d"${2:-${duration%s}}s" --latency "$1" | awk '$1 == "99%" { print $2 }' | to_ms; }
-# paired SQL_FILE TARGET -> "pgbench service ratio" (medians of $rounds alternating rounds)
-paired() {
-    local i ref api refs=() apis=() ratios=()
-    for i in $(seq 1 "$rounds"); do
-        ref=$(pgbench_run "$1"); api=$(wrk_run "$2" | cut -d' ' -f1)
-        refs+=("$ref"); apis+=("$api"); ratios+=("$(ratio "$api" "$ref")")
-    done
-    echo "$(median "${refs[@]}") $(median "${apis[@]}") $(median "${ratios[@]}")"
-}
 slot=$(( $(generation) % 2 ))
 
 step "the busiest cafe's comments, most helpful first (20), vs the same statement"

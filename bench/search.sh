@@ -10,7 +10,8 @@
 # every cafe names one city, so 渋谷 and 京都 never do: the worst case, two common keywords whose
 # combination is empty). Two more classes: a number (every cafe's introduction ends in "No.<n>", so
 # each digit pair is common while "54321" matches a few dozen cafes), and three common keywords that
-# rarely meet (three of the 30 phrases, ~13% each); a 3-digit number (~0.5% of cafes: past the
+# rarely meet (three of the 30 phrases, ~13% each), and three English words of two such phrases (open
+# late vegan: every English bigram is common, ~1.3% together); a 3-digit number (~0.5% of cafes: past the
 # bitmaps' candidate list, short of what a walk of 4,000 rows fills); eight common keywords.
 #
 # The server must run without its page cache (PAGE_CACHE_BYTES=0): a cached page measures memory,
@@ -34,6 +35,7 @@ printf '%-14s %-12s %-8s %8s %18s %18s %9s\n' case keyword sort matches "c1 p50/
 for spec in "1-char common:の" "1-char rare:鰻" "2-char common:珈琲" "2-char rare:蕎麦" "3-char common:ケーキ" \
             "3-char rare:ガレッ" "6-char common:チーズケーキ" "6-char rare:ホットサンド" "two keywords:珈琲 ジャズ" \
             "two disjoint:渋谷 京都" "number:54321" "3-digit number:432" "three rare-met:抹茶ラテ 焼き菓子 昭和レトロ" \
+            "three English:open late vegan" \
             "eight keywords:京都 珈琲 ジャズ 窓際 モーニング ナポリタン 焼き菓子 No.1"; do
     name=${spec%%:*}; keyword=${spec#*:}
     matches=$(echo "SELECT count(*) FROM cafes WHERE search_text LIKE ALL (SELECT cafe_like_pattern(k) FROM unnest(string_to_array(:'kw', ' ')) k)" \
