@@ -90,6 +90,21 @@ start_serve() {
     return 1
 }
 
+# serve_seeded PORT: a fresh $work and cluster, `cafe serve` on PORT measuring the service alone (no rate
+# limits, no page cache; its request process as $cpu_pid), seeded with $cafes cafes and $comments comments
+# in $seed_seconds.
+serve_seeded() {
+    rm -rf "$work" "$data" && mkdir -p "$work"
+    step "starting cafe serve (release, embedded PostgreSQL)"
+    start_serve "$1" "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 PAGE_CACHE_BYTES=0
+    cpu_pid=$(request_process "${pids[-1]}")
+    step "seeding $cafes cafes and $comments comments"
+    local started
+    started=$(date +%s.%N)
+    "$cafe" seed --cafes "$cafes" --comments "$comments" > /dev/null
+    seed_seconds=$(printf '%.0f' "$(echo "$(date +%s.%N) - $started" | bc)")
+}
+
 # sign_up BASE USERNAME: a new account's session token (the password is the bench's own).
 sign_up() {
     curl -sf -X POST "$1/v1/users" -H 'Content-Type: application/json' \

@@ -10,15 +10,7 @@ port=18187
 . bench/lib.sh
 bench_sizes
 bench_paths .build/bench-places $port
-rm -rf "$work" "$data" && mkdir -p "$work"
-
-step "starting cafe serve (release, embedded PostgreSQL)"
-start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 PAGE_CACHE_BYTES=0
-cpu_pid=$(request_process "${pids[-1]}")
-step "seeding $cafes cafes and $comments comments"
-seed_started=$(date +%s.%N)
-"$cafe" seed --cafes "$cafes" --comments "$comments" > /dev/null
-seed_seconds=$(printf '%.0f' "$(echo "$(date +%s.%N) - $seed_started" | bc)")
+serve_seeded $port
 psql "$conninfo" -Xq -c "VACUUM ANALYZE"
 slot=$(( $(psql "$conninfo" -XAtc "SELECT generation FROM rating_prior") % 2 ))
 

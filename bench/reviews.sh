@@ -17,15 +17,7 @@ port=18186
 . bench/lib.sh
 bench_sizes
 bench_paths .build/bench-reviews $port
-rm -rf "$work" "$data" && mkdir -p "$work"
-
-step "starting cafe serve (release, embedded PostgreSQL)"
-start_serve $port "$work/serve.log" RATE_LIMIT_READS=0 RATE_LIMIT_WRITES=0 RATE_LIMIT_LOGINS=0 PAGE_CACHE_BYTES=0
-cpu_pid=$(request_process "${pids[-1]}")
-step "seeding $cafes cafes and $comments comments"
-seed_started=$(date +%s.%N)
-"$cafe" seed --cafes "$cafes" --comments "$comments" > /dev/null
-seed_seconds=$(printf '%.0f' "$(echo "$(date +%s.%N) - $seed_started" | bc)")
+serve_seeded $port
 busiest=$(psql "$conninfo" -XAtc "SELECT cafe_id FROM cafe_stats ORDER BY comment_sum DESC LIMIT 1")
 step "helpful votes on the busiest cafe's $(psql "$conninfo" -XAtc "SELECT comment_sum FROM cafe_stats WHERE cafe_id = $busiest") comments"
 psql "$conninfo" -Xq <<SQL
