@@ -66,7 +66,8 @@ public struct OpeningHours: Sendable, Equatable {
         func fail(_ at: String, _ message: String) { v.fail(at, message); ok = false }
         for key in input.unknown { fail("\(field).\(key)", "unknown day: use mon, tue, wed, thu, fri, sat, sun or exceptions") }
         func intervals(_ raw: [[String]], _ at: String) -> [Interval] {
-            if raw.count > maxIntervalsPerDay { fail(at, "at most \(maxIntervalsPerDay) intervals a day") }
+            // One error for too many, not one per interval of a hostile list.
+            guard raw.count <= maxIntervalsPerDay else { fail(at, "at most \(maxIntervalsPerDay) intervals a day"); return [] }
             return raw.enumerated().compactMap { i, pair in
                 guard pair.count == 2, let start = minutes(pair[0]), let end = minutes(pair[1]), start < 1440 else {
                     fail("\(at)[\(i)]", "must be [\"HH:MM\", \"HH:MM\"] (00:00–23:59, an end may be 24:00)")
@@ -80,7 +81,7 @@ public struct OpeningHours: Sendable, Equatable {
         var exceptions: [Exception] = []
         let raw = input.exceptions ?? []
         if raw.count > maxExceptions { fail("\(field).exceptions", "at most \(maxExceptions) dates") }
-        for (i, e) in raw.enumerated() {
+        for (i, e) in raw.prefix(maxExceptions).enumerated() {
             let at = "\(field).exceptions[\(i)]"
             guard isDate(e.date) else { fail("\(at).date", "must be a date YYYY-MM-DD"); continue }
             exceptions.append(Exception(date: e.date, hours: intervals(e.hours, "\(at).hours")))
