@@ -38,16 +38,12 @@ CREATE FUNCTION public.cafe_day_hours(hours jsonb, day date) RETURNS jsonb
 $$;
 
 CREATE FUNCTION public.cafe_exception_days(hours jsonb) RETURNS daterange
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT daterange(min((e->>'date')::date), max((e->>'date')::date), '[]')
-    FROM jsonb_array_elements(coalesce(hours->'exceptions', '[]')) e
-    HAVING count(*) > 0
-$$;
-
-CREATE FUNCTION public.cafe_hours_minutes(t text) RETURNS integer
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN (((split_part(t, ':'::text, 1))::integer * 60) + (split_part(t, ':'::text, 2))::integer);
+BEGIN
+    IF coalesce(jsonb_array_length(hours -> 'exceptions'), 0) = 0 THEN RETURN NULL; END IF;
+    RETURN (SELECT daterange(min((e->>'date')::date), max((e->>'date')::date), '[]') FROM jsonb_array_elements(hours -> 'exceptions') e);
+END $$;
 
 CREATE FUNCTION public.cafe_hours_regular(exceptions daterange, zone text, moment timestamp with time zone) RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -129,16 +125,33 @@ CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
 $$;
 
 CREATE FUNCTION public.cafe_week_minutes(hours jsonb) RETURNS int4multirange
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT coalesce(range_agg(int4range(w.lo, w.hi)), '{}')
-    FROM (VALUES ('mon', 0), ('tue', 1), ('wed', 2), ('thu', 3), ('fri', 4), ('sat', 5), ('sun', 6)) AS k(day, n),
-         jsonb_array_elements(coalesce(hours->k.day, '[]')) AS i(span),
-         LATERAL (SELECT k.n * 1440 + cafe_hours_minutes(i.span->>0) AS lo, k.n * 1440 + cafe_hours_minutes(i.span->>1) AS hi) a,
-         LATERAL (SELECT a.lo, a.hi + CASE WHEN a.hi <= a.lo THEN 1440 ELSE 0 END AS hi) b,
-         LATERAL (VALUES (b.lo, least(b.hi, 10080)), (0, b.hi - 10080)) AS w(lo, hi)
-    WHERE w.hi > w.lo
-$$;
+DECLARE
+    days CONSTANT text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    spans int4range[] := '{}';
+    intervals jsonb;
+    starts text;
+    ends text;
+    lo int;
+    hi int;
+BEGIN
+    IF hours IS NULL THEN RETURN NULL; END IF;
+    FOR n IN 0..6 LOOP
+        intervals := hours -> days[n + 1];
+        CONTINUE WHEN intervals IS NULL;
+        FOR i IN 0 .. jsonb_array_length(intervals) - 1 LOOP
+            starts := intervals -> i ->> 0;
+            ends := intervals -> i ->> 1;
+            lo := n * 1440 + substr(starts, 1, 2)::int * 60 + substr(starts, 4, 2)::int;
+            hi := n * 1440 + substr(ends, 1, 2)::int * 60 + substr(ends, 4, 2)::int;
+            IF hi <= lo THEN hi := hi + 1440; END IF;
+            spans := spans || int4range(lo, least(hi, 10080));
+            IF hi > 10080 THEN spans := spans || int4range(0, hi - 10080); END IF;
+        END LOOP;
+    END LOOP;
+    RETURN int4multirange(VARIADIC spans);
+END $$;
 
 CREATE FUNCTION public.cafes_bitmaps_deleted() RETURNS trigger
     LANGUAGE plpgsql
