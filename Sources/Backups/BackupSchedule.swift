@@ -14,8 +14,10 @@ public final class BackupSchedule: Sendable {
     let pool: ConnectionPool
     let logger: Logger
     let retryAfter: TimeInterval
-    /// The stanza was made by this schedule's first check.
-    private let stanzaMade = Mutex(false)
+    /// The archiver's failures when this schedule's first check made (or found) the stanza; nil before.
+    /// Every segment archived before the stanza exists fails (a fresh cluster's migrations write several,
+    /// PostGIS's alone about 16 MB): only failures past these are the operator's business.
+    private let failuresBeforeStanza = Mutex<Int64?>(nil)
     /// The repository held no backup at the first check, and none has been taken into it since.
     private let repositoryIsEmpty = Mutex(false)
 
@@ -31,13 +33,14 @@ public final class BackupSchedule: Sendable {
 
     public func check(now: Date = Date(), stopping: () -> Bool = { false }) async throws {
         try await watchArchive()
-        if !stanzaMade.withLock({ $0 }) {
+        if failuresBeforeStanza.withLock({ $0 }) == nil {
             // Until the stanza exists, every archived segment fails: made at the first check (or
             // the next, while another worker holds its lock). Looked at first: making it takes the
             // backup lock, which would fail another worker's backup.
             let info = try backRest.info()
             guard try info.stanzaExists || backRest.createStanza(stopping: stopping) else { return }
-            stanzaMade.withLock { $0 = true }
+            let failures = try await ArchiveStatus.read(pool.client)?.failures ?? 0
+            failuresBeforeStanza.withLock { $0 = failures }
             repositoryIsEmpty.withLock { $0 = info.backups.isEmpty }
         }
         if let failed = try await runs.lastFailure(), now.timeIntervalSince(failed) < retryAfter { return }
@@ -100,9 +103,11 @@ public final class BackupSchedule: Sendable {
         }
     }
 
-    /// Logs while the archive fails: writes go on, the WAL piles up in `pg_wal` until it is fixed.
+    /// Logs while the archive fails once the stanza exists: writes go on, the WAL piles up in `pg_wal`
+    /// until it is fixed. (`/metrics` says it from the first failure.)
     private func watchArchive() async throws {
-        guard let status = try await ArchiveStatus.read(pool.client), status.failing else { return }
+        guard let before = failuresBeforeStanza.withLock({ $0 }), let status = try await ArchiveStatus.read(pool.client),
+              status.failing, status.failures > before else { return }
         logger.error("WAL archiving is failing: writes go on, but the WAL waits in pg_wal until archive_command works again",
                      [("failed_wal", status.lastFailedWAL ?? ""), ("last_archived_wal", status.lastArchivedWAL ?? ""),
                       ("failures", String(status.failures)), ("waiting_seconds", String(format: "%.0f", status.lagSeconds))])

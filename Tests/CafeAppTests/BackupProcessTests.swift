@@ -70,6 +70,8 @@ final class BackupProcessTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: home.appendingPathComponent("backups/backup/cafe").path), "the repository is beside the cluster")
         XCTAssertTrue(try metrics(port).contains("cafe_backup_last_success_age_seconds "))
 
+        // The segments a fresh cluster wrote before the stanza existed failed, as expected: nothing to report.
+        XCTAssertFalse(serve.log.contains("WAL archiving is failing"), serve.log)
         // The repository refuses the archive: writes go on, /metrics says so, and it heals by itself.
         let archive = home.appendingPathComponent("backups/archive").path
         XCTAssertEqual(chmod(archive, 0), 0)
