@@ -90,28 +90,30 @@ struct ParseClassesController: Sendable {
         case .cafe:
             let q = try ParseQuery(params, className: .cafe, fields: ParseSchema.cafeFields, budget: budget)
             try await q.checkSort(estimate: { try await cafes.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
-                let items = await q.query.limit == 0 ? [] : try stores.cafes.find(q.query)
-                let count = await q.count ? try stores.cafes.count(q.query) : nil
-                let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
-                return results(items, count: count) { writer.cafe($0, $1) }
+            let (items, count) = try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
+                (await q.query.limit == 0 ? [] : try stores.cafes.find(q.query), await q.count ? try stores.cafes.count(q.query) : nil)
             }
+            let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.id), keys: q.keys, excludeKeys: q.excludeKeys)
+            return results(items, count: count) { writer.cafe($0, $1) }
         case .comment:
             let q = try ParseQuery(params, className: .comment, fields: ParseSchema.commentFields, budget: budget)
             try await q.checkSort(estimate: { try await comments.on(r.context.db).estimatedRows(q.query) }, budget: budget, indexed: "createdAt or objectId")
-            return try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
-                let items = await q.query.limit == 0 ? [] : try stores.comments.find(q.query)
-                let count = await q.count ? try stores.comments.count(q.query) : nil
-                let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
-                                              keys: q.keys, excludeKeys: q.excludeKeys)
-                return results(items, count: count) { writer.comment($0, $1) }
+            let (items, count) = try await withinBudget(anonymous: anonymous, heavy: q.isHeavy, r.context) { stores in
+                (await q.query.limit == 0 ? [] : try stores.comments.find(q.query), await q.count ? try stores.comments.count(q.query) : nil)
             }
+            let writer = try await objectWriter(items.compactMap(\.imageID), r, cafes: items.map(\.cafeID), comments: items.map(\.id),
+                                          keys: q.keys, excludeKeys: q.excludeKeys)
+            return results(items, count: count) { writer.comment($0, $1) }
         }
     }
 
-    /// Answers a heavy query on its lane (refused when that is full or has spent its time), an anonymous one under
-    /// `QUERY_ANONYMOUS_TIMEOUT` (refused past it).
-    private func withinBudget(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext, _ answer: @escaping (QueryStores) async throws -> Response) async throws -> Response {
+    /// Runs a query's reads on a heavy query's lane (refused when that is full or has spent its time), an
+    /// anonymous one's under `QUERY_ANONYMOUS_TIMEOUT` (refused past it), in a transaction of its own. Only
+    /// through `stores`: a read on another connection while it holds one waits for the pool, and as many
+    /// anonymous queries as the pool has connections then held every one while they waited (each timed
+    /// out after 5 s, and under 16 clients none answered at all).
+    private func withinBudget<T: Sendable>(anonymous: Bool, heavy isHeavy: Bool, _ context: CafeContext,
+                                           _ answer: @escaping (QueryStores) async throws -> T) async throws -> T {
         guard isHeavy else { return try await withinTime(anonymous: anonymous, regular.on(context.db), answer) }
         let stores = heavy.on(context.db)
         guard let response = try await heavyLane.run({ try await withinTime(anonymous: anonymous, stores, answer) }) else {
