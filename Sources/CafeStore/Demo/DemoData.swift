@@ -209,10 +209,10 @@ public struct DemoData: Sendable {
                            -- Around the centre of the city the introduction names, evenly within 10 km.
                            ST_SetSRID(ST_MakePoint(
                                (ARRAY[139.7005, 135.7681, 141.3545, 130.4017, 139.6380, 135.1955, 140.8694, 136.9066])[1 + h % 8]
-                                   + 10000 * sqrt(((p >> 12) & 4095) / 4096.0) * sin(2 * pi() * (p & 4095) / 4096.0)
+                                   + 10000 * sqrt(((q & 1048575) + 0.5) / 1048576) * sin(2 * pi() * (q >> 20) / 2048.0)
                                      / (111320 * cos(radians((ARRAY[35.6595, 35.0116, 43.0618, 33.5902, 35.4437, 34.6901, 38.2682, 35.1815])[1 + h % 8]))),
                                (ARRAY[35.6595, 35.0116, 43.0618, 33.5902, 35.4437, 34.6901, 38.2682, 35.1815])[1 + h % 8]
-                                   + 10000 * sqrt(((p >> 12) & 4095) / 4096.0) * cos(2 * pi() * (p & 4095) / 4096.0) / 111320),
+                                   + 10000 * sqrt(((q & 1048575) + 0.5) / 1048576) * cos(2 * pi() * (q >> 20) / 2048.0) / 111320),
                                4326)::geography AS location,
                            (ARRAY['東京都渋谷区', '京都府京都市', '北海道札幌市', '福岡県福岡市', '神奈川県横浜市', '兵庫県神戸市', '宮城県仙台市', '愛知県名古屋市'])[1 + h % 8]
                                || ' ' || (1 + p % 9) || '-' || (1 + (p >> 4) % 30) AS address,
@@ -225,7 +225,8 @@ public struct DemoData: Sendable {
                                  ELSE \(Self.daily("00:00", "24:00")) END)::jsonb AS opening_hours
                     FROM generate_series(1, \(n)::int) g,
                          LATERAL (SELECT hashint8(\(done)::int + g)::bigint & 2147483647 AS h,   -- 31 bits: city, then 4 phrases
-                                         hashint8(-(\(done)::int + g))::bigint & 2147483647 AS p) hashed   -- place and hours
+                                         hashint8(-(\(done)::int + g))::bigint & 2147483647 AS p,   -- address and hours
+                                         hashint8((\(done)::int + g)::bigint << 32)::bigint & 2147483647 AS q) hashed   -- where: 20 bits of radius, 11 of angle
                     """)
                 try await tx.execute(script: """
                     CREATE TEMP TABLE seed_cafes (k bigint PRIMARY KEY, id bigint NOT NULL) ON COMMIT DROP;
