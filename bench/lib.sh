@@ -141,9 +141,9 @@ one_client() {
     wrk -t1 -c1 -d"${seconds}s" --latency "$@" "$url" | awk '$1 == "99%" { print $2 }' | to_ms
 }
 
-# paired SQL_FILE TARGET [script] -> "pgbench service ratio": medians of $rounds alternating rounds of
+# paired_sql SQL_FILE TARGET [script] -> "pgbench service ratio": medians of $rounds alternating rounds of
 # pgbench running SQL_FILE and wrk reading TARGET, each with $conns connections.
-paired() {
+paired_sql() {
     local i ref api refs=() apis=() ratios=()
     for i in $(seq 1 "$rounds"); do
         ref=$(pgbench_run "$1"); api=$(wrk_run "$2" "${3:-}" | cut -d' ' -f1)

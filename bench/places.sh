@@ -44,18 +44,18 @@ near_url="$base/v1/cafes?near=$latitude,$longitude&limit=20"
 step "nearest first from Shibuya's centre, 20 within 2 km ($in_radius cafes there), vs the same statement"
 near_sql "$work/near.sql"
 near_p99=$(one_client "$near_url")
-read -r near_pg near_api near_ratio <<< "$(paired "$work/near.sql" "$near_url")"
+read -r near_pg near_api near_ratio <<< "$(paired_sql "$work/near.sql" "$near_url")"
 
 step "the same, open now ($open_now of them are)"
 near_sql "$work/open.sql" "AND cafe_open_at(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())"
 open_p99=$(one_client "$near_url&openNow=true")
-read -r open_pg open_api open_ratio <<< "$(paired "$work/open.sql" "$near_url&openNow=true")"
+read -r open_pg open_api open_ratio <<< "$(paired_sql "$work/open.sql" "$near_url&openNow=true")"
 
 step "the same with a keyword (珈琲)"
 near_sql "$work/keyword.sql" "AND c.search_text LIKE ALL (ARRAY['%珈琲%'])"
 keyword_url="$near_url&q=%E7%8F%88%E7%90%B2"
 keyword_p99=$(one_client "$keyword_url")
-read -r keyword_pg keyword_api keyword_ratio <<< "$(paired "$work/keyword.sql" "$keyword_url")"
+read -r keyword_pg keyword_api keyword_ratio <<< "$(paired_sql "$work/keyword.sql" "$keyword_url")"
 
 step "\$nearSphere through /parse (20 within 2 km), vs the same statement"
 cat > "$work/parse.lua" <<'LUA'
@@ -76,7 +76,7 @@ WHERE c.location IS NOT NULL AND ST_DWithin(c.location, $point, 2000::float8, fa
 ORDER BY c.location <-> $point ASC LIMIT 20 OFFSET 0;
 SQL
 parse_p99=$(one_client "$parse_url" "${duration%s}" -s "$work/parse.lua")
-read -r parse_pg parse_api parse_ratio <<< "$(paired "$work/parse.sql" "$parse_url" "$work/parse.lua")"
+read -r parse_pg parse_api parse_ratio <<< "$(paired_sql "$work/parse.sql" "$parse_url" "$work/parse.lua")"
 
 python3 - "$cafes" "$comments" "$seed_seconds" "$near_p99" "$near_pg" "$near_api" "$near_ratio" "$open_p99" "$open_pg" "$open_api" \
     "$open_ratio" "$keyword_p99" "$keyword_pg" "$keyword_api" "$keyword_ratio" "$parse_p99" "$parse_pg" "$parse_api" "$parse_ratio" <<'PY'

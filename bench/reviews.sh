@@ -41,18 +41,21 @@ ORDER BY m.helpful_count DESC, m.created_at DESC, m.id DESC LIMIT 21;
 SQL
 helpful_url="$base/v1/cafes/$busiest/comments?sort=helpful&limit=20"
 helpful_p99=$(one_client "$helpful_url")
-read -r helpful_pg helpful_api helpful_ratio <<< "$(paired "$work/helpful.sql" "$helpful_url")"
+read -r helpful_pg helpful_api helpful_ratio <<< "$(paired_sql "$work/helpful.sql" "$helpful_url")"
 
 step "the cafe list in rating order (20) vs the same statement"
 cat > "$work/rating.sql" <<SQL
 SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, s.comment_sum, s.comment_amount, c.created_at, c.updated_at,
-       s.stars_1, s.stars_2, s.stars_3, coalesce(s.rating_score_$slot, -1)::float8::text
+       s.stars_1, s.stars_2, s.stars_3, coalesce(s.rating_score_$slot, -1)::float8::text,
+       ST_Y(c.location::geometry)::numeric::text, ST_X(c.location::geometry)::numeric::text, c.address, c.time_zone, c.opening_hours::text,
+       cafe_open_at(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())::int,
+       cafe_next_change(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
 ORDER BY coalesce(s.rating_score_$slot, -1) DESC, s.comment_sum DESC, s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
 rating_url="$base/v1/cafes?sort=rating&limit=20"
 rating_p99=$(one_client "$rating_url")
-read -r rating_pg rating_api rating_ratio <<< "$(paired "$work/rating.sql" "$rating_url")"
+read -r rating_pg rating_api rating_ratio <<< "$(paired_sql "$work/rating.sql" "$rating_url")"
 
 step "a full refresh of the rating scores (RATING_PRIOR_WEIGHT 5 -> 6), the rating list read by one client meanwhile"
 psql "$conninfo" -Xqc "UPDATE rating_prior SET flipped_at = now() - interval '1 hour'"

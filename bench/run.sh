@@ -86,7 +86,10 @@ row "HTTP: trivial JSON endpoint" "req/s" "$api_rps" "$ng_rps (nginx)" "ratio $r
 step "list newest 20 vs the same SQL in pgbench"
 cat > "$work/newest.sql" <<'SQL'
 SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at,
-       s.stars_1, s.stars_2, s.stars_3, coalesce(s.rating_score_0, -1)::float8::text
+       s.stars_1, s.stars_2, s.stars_3, coalesce(s.rating_score_0, -1)::float8::text,
+       ST_Y(c.location::geometry)::numeric::text, ST_X(c.location::geometry)::numeric::text, c.address, c.time_zone, c.opening_hours::text,
+       cafe_open_at(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())::int,
+       cafe_next_change(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
 SQL
 read -r pg api_rps api_p50 api_p99 api_cpu r api_sw <<< "$(paired "pgbench_run $work/newest.sql" "$base/v1/cafes?limit=20")"
@@ -101,7 +104,10 @@ row "list newest 20, gzip" "req/s (p50 ${api_p50} ms, p99 ${api_p99} ms; compres
 # --- 3. rare 2-character Japanese keyword --------------------------------------------------------
 step "search for a rare 2-character keyword (蕎麦) vs the same SQL, and vs ILIKE"
 cat > "$work/search.sql" <<'SQL'
-SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at
+SELECT c.id, c.name, c.catch_copy, c.introduction, c.image_id, c.publish_date, coalesce(s.comment_sum, 0), coalesce(s.comment_amount, 0), c.created_at, c.updated_at,
+       ST_Y(c.location::geometry)::numeric::text, ST_X(c.location::geometry)::numeric::text, c.address, c.time_zone, c.opening_hours::text,
+       cafe_open_at(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())::int,
+       cafe_next_change(c.opening_hours, c.opening_week, c.opening_exceptions, c.time_zone, now())
 FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
 WHERE s.cafe_id IN (SELECT id FROM cafes WHERE search_grams @> ARRAY['蕎麦'] AND search_text LIKE '%蕎麦%')
 ORDER BY s.created_at DESC, s.cafe_id DESC LIMIT 21;
