@@ -108,9 +108,9 @@ public struct SearchPlan: Sendable {
     /// at their density a page of `limit + 1` takes about (limit + 1) · cafes / candidates rows, each
     /// costing about what a candidate's lookup does (a row of `cafe_stats` and a text check). So a walk
     /// first from √((limit + 1) · cafes) candidates on: 2,050 at 200,000 cafes, 4,580 at a million. The
-    /// three phrases of `bench/search.sh` (`open late vegan`, ~1.3% of cafes together, their bitmaps'
-    /// bound ~3,600 at 200,000) then fill a page in ~1,700 rows instead of checking ~3,600 candidates:
-    /// p50 8.5 → see docs/performance.md, "Keyword search".
+    /// three English words of `bench/search.sh` (`open late vegan`, 1.3% of cafes together, their bitmaps'
+    /// bound 2,681 at 200,000) then fill a page in ~1,600 rows instead of checking 2,681 candidates: p50
+    /// 17–21 → 3.1–6.4 ms (docs/performance.md, "Keyword search").
     public static func walkBeatsCandidates(_ candidates: Int, cafes: Int, limit: Int) -> Bool {
         Double(candidates) * Double(candidates) >= Double(limit + 1) * Double(max(cafes, 1))
     }
