@@ -400,6 +400,21 @@ CREATE FUNCTION public.search_bitmaps_apply(set_ids bigint[], set_grams text[], 
     SET bits = (b.bits & ~(SELECT d.clear_bits FROM delta d WHERE d.gram = EXCLUDED.gram AND d.chunk = EXCLUDED.chunk)) | EXCLUDED.bits
 $$;
 
+CREATE FUNCTION public.set_aside_indexes_of(tables regclass[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE found record;
+BEGIN
+    FOR found IN SELECT i.indexrelid::regclass AS index, pg_get_indexdef(i.indexrelid) AS definition,
+                        pg_table_size(i.indrelid) AS table_bytes
+                 FROM pg_index i
+                 WHERE i.indrelid = ANY (tables) AND NOT i.indisunique AND NOT i.indisprimary AND NOT i.indisexclusion
+    LOOP
+        INSERT INTO set_aside_indexes (name, definition, table_bytes) VALUES (found.index::text, found.definition, found.table_bytes);
+        EXECUTE format('DROP INDEX %s', found.index);
+    END LOOP;
+END $$;
+
 CREATE FUNCTION public.users_block_recounts_votes() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -895,6 +910,12 @@ CREATE TABLE public.sessions (
     last_write_lsn pg_lsn
 );
 
+CREATE TABLE public.set_aside_indexes (
+    name text NOT NULL,
+    definition text NOT NULL,
+    table_bytes bigint NOT NULL
+);
+
 CREATE TABLE public.users (
     id bigint NOT NULL,
     username text NOT NULL,
@@ -1025,6 +1046,9 @@ ALTER TABLE ONLY public.search_gram_bitmaps
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (token_hash);
+
+ALTER TABLE ONLY public.set_aside_indexes
+    ADD CONSTRAINT set_aside_indexes_pkey PRIMARY KEY (name);
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Async work run to its end by a thread that may wait: a command-line tool, the worker, a listener
 /// on a thread of its own — what runs alone and has nothing else to do meanwhile. Their pools have no
@@ -18,6 +19,30 @@ public enum Blocking {
             }
         }
         return try outcome.wait().get()
+    }
+
+    /// `body` for each of `items` on `lanes` threads at once, each waiting as `run` does: work that
+    /// keeps a connection and a core busy (a bulk load's batches, index builds). A lane takes the next
+    /// item when it is done with one; after a failure no item is started, and the first error is
+    /// thrown once every lane has stopped.
+    public static func forEach<Item: Sendable>(_ items: [Item], lanes: Int, _ body: @Sendable (Item) async throws -> Void) throws {
+        let next = Mutex(0)
+        let failure = Mutex<(any Error)?>(nil)
+        // Every lane has finished with `body` when concurrentPerform returns.
+        withoutActuallyEscaping(body) { body in
+            DispatchQueue.concurrentPerform(iterations: max(1, min(lanes, items.count))) { _ in
+                while failure.withLock({ $0 == nil }) {
+                    let index = next.withLock { value -> Int in value += 1; return value - 1 }
+                    guard index < items.count else { return }
+                    do {
+                        try run { try await body(items[index]) }
+                    } catch {
+                        failure.withLock { $0 = $0 ?? error }
+                    }
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     private struct Unchecked<Value>: @unchecked Sendable {   // see `run`: used by one side at a time

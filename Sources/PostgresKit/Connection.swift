@@ -339,12 +339,16 @@ public final class Connection: @unchecked Sendable {
     /// Inside a transaction already open on this connection it is a savepoint of it: its work is
     /// undone on throw and the surrounding transaction goes on. Prefer `DatabaseClient.transaction`,
     /// whose client every store it is passed to joins; this is for code that owns a connection.
-    /// `recorder` gets the log position after the commit.
+    /// `recorder` gets the log position after the commit. With `statementTimeout` (milliseconds) PostgreSQL
+    /// cancels a statement of it that runs longer (57014), until it ends (`SET LOCAL`): sent with the
+    /// transaction's `BEGIN` and first statement, in the same round trip.
     @discardableResult
-    public func transaction<T>(recordingCommitIn recorder: CommitRecorder? = nil, _ body: (Connection) async throws -> T) async throws -> T {
+    public func transaction<T>(statementTimeout: Int? = nil, recordingCommitIn recorder: CommitRecorder? = nil,
+                               _ body: (Connection) async throws -> T) async throws -> T {
         let level = open()
         let value: T
         do {
+            if let statementTimeout { try await setLocally("statement_timeout", max(1, statementTimeout), in: level) }
             value = try await body(self)
         } catch {
             await abandon(level)
@@ -352,6 +356,16 @@ public final class Connection: @unchecked Sendable {
         }
         try await close(level, recordingCommitIn: recorder)
         return value
+    }
+
+    /// `SET LOCAL name = value`: queued behind the `BEGIN` (no round trip of its own), or sent with a
+    /// savepoint's opening now (whose "nothing was sent inside it" would otherwise see it as a statement).
+    private func setLocally(_ name: String, _ value: Int, in level: Level) async throws {
+        let setting = "SET LOCAL \(name) = \(value)"
+        switch level {
+        case .transaction: pendingControl.append(setting)
+        case .savepoint: _ = try await execute(script: setting)
+        }
     }
 
     /// What `open` began: the transaction, or a savepoint of the one open.

@@ -153,9 +153,8 @@ public struct DatabaseClient: Sendable {
     /// is when `timeout` is nil: a tighter bound than the pool's for work a client shapes.
     public func withStatementTimeout<T>(_ timeout: TimeInterval?, _ body: (DatabaseClient) async throws -> T) async throws -> T {
         guard let timeout else { return try await body(self) }
-        return try await transaction { tx in
-            try await tx.execute(script: "SET LOCAL statement_timeout = \(max(1, Int(timeout * 1000)))")
-            return try await body(tx)
+        return try await withConnection { connection in
+            try await connection.transaction(statementTimeout: Int(timeout * 1000), recordingCommitIn: recorder) { try await body(bound(to: $0)) }
         }
     }
 

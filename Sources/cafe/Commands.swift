@@ -199,15 +199,13 @@ enum Commands {
         if args.has("help") { print(seedHelp); return 0 }
         guard args.has("demo") || args["cafes"] != nil else { print(seedHelp); return 64 }
         let synthetic = try args.int("cafes").map { (cafes: $0, comments: try args.int("comments") ?? $0 * 10) }
-        let progress = ProgressLine(label: "seeding", unit: "cafes")
-        let started = progress.started
-        var bitmaps: ProgressLine?   // from the first chunk: its rate counts from there
+        let started = Date()
+        let progress = StepProgress(ProgressLine(label: "seeding", unit: "cafes"))
         let seeded = try Blocking.run {
             try await Service.seed(config, demo: args.has("demo"), synthetic: synthetic, logger: logger, progress: { done, total in
-                progress.update(done, of: total)
-            }, indexing: { done, total in
-                if bitmaps == nil { progress.finish(); bitmaps = ProgressLine(label: "search bitmaps", unit: "chunks") }
-                bitmaps?.update(done, of: total)
+                progress.update("seeding", done, of: total, unit: "cafes")
+            }, indexing: { what, done, total in
+                progress.update("building", done, of: total, unit: what)
             })
         }
         guard seeded else {
@@ -215,7 +213,7 @@ enum Commands {
             return 1
         }
         if let synthetic {
-            (bitmaps ?? progress).finish()
+            progress.finish()
             print("added \(synthetic.cafes) cafes and \(synthetic.comments) comments in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
         return 0

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// A progress bar on standard error for long commands (`seed`, `import-parse`), redrawn in place;
 /// nothing when standard error is not a terminal (logs stay clean).
@@ -25,4 +26,24 @@ struct ProgressLine {
     func finish() {
         if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
     }
+}
+
+/// The progress of a command's steps in turn, from any thread: a new line when the unit counted changes
+/// (the seed's cafes, then the indexes it builds, then the bitmaps' chunks).
+final class StepProgress: Sendable {
+    private let line: Mutex<ProgressLine>
+
+    init(_ first: ProgressLine) { line = Mutex(first) }
+
+    func update(_ label: String, _ done: Int, of total: Int, unit: String) {
+        line.withLock { line in
+            if line.unit != unit || line.label != label {
+                line.finish()
+                line = ProgressLine(label: label, unit: unit)
+            }
+            line.update(done, of: total)
+        }
+    }
+
+    func finish() { line.withLock { $0.finish() } }
 }

@@ -1,3 +1,4 @@
+import CafeApp
 import CafeDomain
 @testable import CafeStore
 import CafeTestSupport
@@ -15,12 +16,23 @@ final class SyntheticSeedTests: XCTestCase {
         let pool = db.pool(maxConnections: 4)
         defer { pool.close() }
         try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "t", minimum: .error)).migrate(pool)
+        let indexesBefore = try indexDefinitions(pool)
         let reports = Mutex<[Int]>([])
+        let built = Mutex<[String: Int]>([:])
         try Blocking.run {
             try await DemoData(pool: pool).seedSynthetic(cafes: 2_500, comments: 6_000, batchSize: 1_000, lanes: 2) { done, _ in
                 reports.withLock { $0.append(done) }
+            } indexing: { what, done, _ in
+                built.withLock { $0[what] = max($0[what] ?? 0, done) }
             }
         }
+        // Into an empty database the non-unique indexes were set aside for the rows and built again after them.
+        XCTAssertEqual(try indexDefinitions(pool), indexesBefore)
+        XCTAssertEqual(built.withLock { $0["indexes"] }, try pool.query("""
+            SELECT count(*)::int FROM pg_index WHERE indrelid IN ('cafes'::regclass, 'cafe_stats'::regclass, 'comments'::regclass)
+                   AND NOT indisunique
+            """).first!.decode(0, as: Int.self))
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM set_aside_indexes").first!.decode(0, as: Int.self), 0)
         let reported = reports.withLock { $0.sorted() }
         XCTAssertEqual(reported.count, 3, "one report per batch")
         XCTAssertEqual(reported.last, 2_500)
@@ -57,6 +69,37 @@ final class SyntheticSeedTests: XCTestCase {
         XCTAssertEqual(try places.decode(0, as: Int.self), 2_500)
         XCTAssertEqual(try places.decode(1, as: Int.self), 2_500)
         XCTAssertEqual(try places.decode(2, as: Int.self), 5)
+    }
+
+    /// A bulk load that dies leaves the indexes it set aside listed: the next start of any command builds
+    /// them (`Database.migrate`), and two starting at once build each once.
+    func testIndexesSetAsideByALoadThatDiedAreBuiltAtTheNextStart() throws {
+        let db = try TestCluster.freshDatabase(name)
+        defer { db.drop() }
+        let pool = db.pool(maxConnections: 4)
+        defer { pool.close() }
+        let migrator = try Migrator(directory: repositoryRoot.appendingPathComponent("migrations"), logger: Logger(label: "t", minimum: .error))
+        _ = try migrator.migrate(pool)
+        let before = try indexDefinitions(pool)
+        try Blocking.run { try await SetAsideIndexes(pool: pool).setAside(["cafes", "comments"]) }
+        let setAside = try indexDefinitions(pool)
+        XCTAssertFalse(setAside.contains { $0.contains("cafes_search_grams_idx") || $0.contains("comments_cafe_created_idx") })
+        XCTAssertTrue(setAside.contains { $0.contains("cafes_pkey") }, "keys and unique indexes stay")
+        XCTAssertEqual(Set(before).subtracting(setAside).count,
+                       try pool.query("SELECT count(*)::int FROM set_aside_indexes").first!.decode(0, as: Int.self))
+
+        let starts = (0..<2).map { _ in CafeApp.Database(pool: db.pool(maxConnections: 2), embedded: nil) }
+        defer { starts.forEach { $0.pool.close() } }
+        try Blocking.forEach(starts, lanes: 2) { (database: CafeApp.Database) in _ = try await database.migrate(migrator) }
+        XCTAssertEqual(try indexDefinitions(pool), before)
+        XCTAssertEqual(try pool.query("SELECT count(*)::int FROM set_aside_indexes").first!.decode(0, as: Int.self), 0)
+    }
+
+    private func indexDefinitions(_ pool: ConnectionPool) throws -> [String] {
+        try pool.query("""
+            SELECT pg_get_indexdef(indexrelid) FROM pg_index
+            WHERE indrelid IN ('cafes'::regclass, 'cafe_stats'::regclass, 'comments'::regclass) ORDER BY 1
+            """).map { try $0.decode(0) }
     }
 
     /// The demo cafes' hours are hours the API would accept, and every demo cafe has a place.

@@ -42,6 +42,24 @@ final class TransactionOpeningTests: OneConnectionTestCase {
         XCTAssertEqual(try pool.client.withStatementTimeout(1.5) { try $0.query("SHOW statement_timeout").one().decode(0, as: String.self) }, "1500ms")
     }
 
+    /// The statement timeout travels with the `BEGIN` and the first statement, and binds that statement;
+    /// inside a transaction it is set with the savepoint's opening. Nothing sent leaves nothing open.
+    func testAStatementTimeoutBindsTheFirstStatementAndEndsWithTheTransaction() throws {
+        func cancelled(_ body: () throws -> Void) -> Bool {
+            do { try body(); return false } catch let error as PostgresError { return error.sqlState == SQLState.queryCanceled } catch { return false }
+        }
+        XCTAssertTrue(cancelled { _ = try pool.client.withStatementTimeout(0.05) { try $0.query("SELECT pg_sleep(0.5)") } })
+        XCTAssertEqual(try pool.query("SHOW statement_timeout").one().decode(0, as: String.self), "0")
+        try pool.transaction { tx in
+            try tx.query("INSERT INTO t VALUES (\(7))")
+            XCTAssertTrue(cancelled { _ = try tx.withStatementTimeout(0.05) { try $0.query("SELECT pg_sleep(0.5)") } })
+            XCTAssertEqual(try tx.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 1, "only the savepoint was undone")
+        }
+        XCTAssertEqual(try pool.client.withStatementTimeout(1) { _ in 5 }, 5)
+        XCTAssertEqual(try openTransactions, 0)
+        XCTAssertEqual(try pool.query("SELECT count(*) FROM t").one().decode(0, as: Int.self), 1)
+    }
+
     func testAFailingFirstStatementFailsTheCommitAndUndoesTheRest() throws {
         try pool.query("INSERT INTO t VALUES (\(1))")
         XCTAssertThrowsError(try pool.transaction { tx in

@@ -1,3 +1,4 @@
+import CafeStore
 import DatabaseSetup
 import Foundation
 import IOReadiness
@@ -56,11 +57,14 @@ public final class Database: Sendable {
     }
 
     /// Applies pending migrations on a connection of its own: a migration may rewrite a big table,
-    /// which must not run under the API's statement timeout (`DB_QUERY_TIMEOUT`).
+    /// which must not run under the API's statement timeout (`DB_QUERY_TIMEOUT`). Then builds the
+    /// indexes a bulk load that died set aside (`SetAsideIndexes`), on that connection too.
     public func migrate(_ migrator: Migrator) async throws -> [Int] {
         let migrations = ConnectionPool(.init(conninfo: pool.configuration.conninfo, maxConnections: 1, applicationName: "cafe-migrate"))
         defer { migrations.close() }
-        return try await migrator.migrate(migrations)
+        let applied = try await migrator.migrate(migrations)
+        try await SetAsideIndexes(pool: migrations).restore(lanes: 1)
+        return applied
     }
 
     static let apiSettings = ["max_parallel_workers_per_gather": "0", "jit": "off"]

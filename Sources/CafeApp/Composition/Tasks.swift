@@ -62,9 +62,11 @@ extension Service {
     // MARK: seed
 
     /// `cafe seed`: the demo data (only into an empty database: false when it is not), then
-    /// `synthetic` cafes and comments, reporting (done, total) cafes to `progress`.
+    /// `synthetic` cafes and comments, reporting (done, total) cafes to `progress`, then (what, done, total)
+    /// of what it builds after them to `indexing`.
     public static func seed(_ config: Configuration, demo: Bool, synthetic: (cafes: Int, comments: Int)?, logger: Logger,
-                            progress: @escaping @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) async throws -> Bool {
+                            progress: @escaping @Sendable (Int, Int) -> Void,
+                            indexing: @escaping @Sendable (_ what: String, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) async throws -> Bool {
         try await withDatabase(config, "cafe-seed", logger) { database in
             _ = try await database.migrate(config.migrator(logger: logger))
             if demo {

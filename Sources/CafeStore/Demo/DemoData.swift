@@ -150,39 +150,34 @@ public struct DemoData: Sendable {
     ///
     /// A bulk load: the gram bitmaps (`GramBitmapBuilder`) are set aside while the batches run — the
     /// triggers would otherwise OR a bit per cafe and common gram, a million rows a batch — and built
-    /// from the texts at the end, after the statistics that choose their grams (`indexing` reports
-    /// chunks built).
+    /// from the texts at the end, after the statistics that choose their grams. When it adds at least as
+    /// many cafes as there are, the tables' non-unique indexes are set aside too (`SetAsideIndexes`) and
+    /// built after the rows. `indexing(what, done, total)` reports both builds.
     public func seedSynthetic(cafes count: Int, comments: Int, batchSize: Int = 10_000, lanes: Int = 2,
-                              progress: @Sendable (Int, Int) -> Void, indexing: (Int, Int) -> Void = { _, _ in }) async throws {
+                              progress: @Sendable (Int, Int) -> Void,
+                              indexing: @Sendable (_ what: String, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) async throws {
         try await pool.query("DELETE FROM search_bitmap_grams")
         let authorID: Int64 = try await pool.query("""
             INSERT INTO users (username, password_hash) VALUES ('seed-author', '!')
             ON CONFLICT ((lower(username))) DO UPDATE SET updated_at = now() RETURNING id
             """).one().decode(0)
+        let indexes = SetAsideIndexes(pool: pool)
+        let existing: Int = try await pool.query("SELECT count(*)::int FROM cafes").one().decode(0)
+        if count >= existing { try await indexes.setAside(["cafes", "cafe_stats", "comments"]) }
         // Batches run on `lanes` connections at once: the work is CPU-bound in PostgreSQL (computing
         // the search columns), so each core gets a batch.
         let batches = stride(from: 0, to: count, by: batchSize).map { start in
             (start: start, n: min(batchSize, count - start),
              comments: Int((Double(comments) * Double(min(batchSize, count - start)) / Double(max(count, 1))).rounded()))
         }
-        let finished = Mutex(0)
-        let failure = Mutex<(any Error)?>(nil)
-        let lanes = max(1, min(lanes, batches.count))
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
-            for batch in batches.enumerated().filter({ $0.offset % lanes == lane }).map(\.element) {
-                guard failure.withLock({ $0 == nil }) else { return }
-                do {
-                    try Blocking.run { try await insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID) }
-                    let done = finished.withLock { value -> Int in value += batch.n; return value }
-                    progress(done, count)
-                } catch {
-                    failure.withLock { $0 = error }
-                }
-            }
+        let finished = SharedCount()
+        try Blocking.forEach(batches, lanes: lanes) { batch in
+            try await insertBatch(start: batch.start, n: batch.n, comments: batch.comments, authorID: authorID)
+            progress(finished.add(batch.n), count)
         }
-        if let error = failure.withLock({ $0 }) { throw error }
+        try await indexes.restore(lanes: lanes) { indexing("indexes", $0, $1) }
         try await pool.query("ANALYZE cafes")
-        try await GramBitmapBuilder(pool: pool).buildAll { indexing($0.chunks - $0.chunksLeft, $0.chunks) }
+        try await GramBitmapBuilder(pool: pool).buildAll { indexing("bitmap chunks", $0.chunks - $0.chunksLeft, $0.chunks) }
     }
 
     private func insertBatch(start done: Int, n: Int, comments batchComments: Int, authorID: Int64) async throws {

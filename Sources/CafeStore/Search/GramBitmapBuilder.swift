@@ -107,27 +107,20 @@ public struct GramBitmapBuilder: Sendable {
         // Each chunk is read and cut on a connection and core of its own (any snapshot after the
         // fence sees enough); then one row of bits per (gram, chunk), gram-major.
         let scanned = Mutex([Int: (present: [Bool], bits: [UInt8])]())
-        let failure = Mutex<(any Error)?>(nil)
-        DispatchQueue.concurrentPerform(iterations: chunks.count) { offset in
-            do {
-                let first = Int64(chunks.lowerBound + offset) * width
-                var present = [Bool](repeating: false, count: grams.count)
-                var bits = [UInt8](repeating: 0, count: grams.count * rowBytes)
-                let texts = try Blocking.run { try await pool.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)") }
-                for row in texts {
-                    let position = Int(try row.decode(0, as: Int64.self) - first)
-                    let text: String = try row.decode(1)
-                    keys.forEachGram(in: text) { index in
-                        present[index] = true
-                        bits[index * rowBytes + position >> 3] |= 0x80 >> UInt8(position & 7)
-                    }
+        try Blocking.forEach(Array(0..<chunks.count), lanes: chunks.count) { offset in
+            let first = Int64(chunks.lowerBound + offset) * width
+            var present = [Bool](repeating: false, count: grams.count)
+            var bits = [UInt8](repeating: 0, count: grams.count * rowBytes)
+            for row in try await pool.query("SELECT id, search_text FROM cafes WHERE id >= \(first) AND id < \(first + width)") {
+                let position = Int(try row.decode(0, as: Int64.self) - first)
+                let text: String = try row.decode(1)
+                keys.forEachGram(in: text) { index in
+                    present[index] = true
+                    bits[index * rowBytes + position >> 3] |= 0x80 >> UInt8(position & 7)
                 }
-                scanned.withLock { $0[offset] = (present, bits) }
-            } catch {
-                failure.withLock { $0 = error }
             }
+            scanned.withLock { $0[offset] = (present, bits) }
         }
-        if let error = failure.withLock({ $0 }) { throw error }
         let chunkBits = scanned.withLock { $0 }
         // Gram-major: every chunk of the first gram, then of the next. By offset from the first chunk, as
         // the scans keyed them (`chunks.indices` are the chunk numbers: from the second step on, none).

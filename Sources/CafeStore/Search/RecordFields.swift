@@ -56,7 +56,7 @@ extension CafeRepository {
             case .walk(let cap): .window(table: "cafes c", cap: cap)
             case .lookup(let grams): .lookup(grams: grams, patterns: terms.patterns)
             }
-            return RenderedSQL(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing), plannedPerCall: true)
+            return RenderedSQL(sql.select(CafeColumns.select, from: CafeColumns.from, narrowing: narrowing), plannedPerCall: sql.plannedPerCall)
         }
         return try result.map { try CafeColumns.decode($0) }
     }
@@ -79,8 +79,9 @@ extension CafeRepository {
 
 extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) async throws -> [Comment] {
-        let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
-        return try await db.read(sql, plannedPerCall: true).map { try CommentColumns.decode($0) }
+        let sql = RecordQuerySQL(query, idColumn: "m.id")
+        return try await db.read(sql.select(CommentColumns.select, from: CommentColumns.from), plannedPerCall: sql.plannedPerCall)
+            .map { try CommentColumns.decode($0) }
     }
 
     /// How many comments the planner expects the query's conditions to leave (nothing is read).
