@@ -79,9 +79,10 @@ extension CafeRepository {
 
 extension CommentRepository {
     public func find(_ query: RecordQuery<CommentField>) async throws -> [Comment] {
-        let sql = RecordQuerySQL(query, idColumn: "m.id")
-        return try await db.read(sql.select(CommentColumns.select, from: CommentColumns.from), plannedPerCall: sql.plannedPerCall)
-            .map { try CommentColumns.decode($0) }
+        // Planned per call whatever the conditions: a cafe's comments are best read by a plan for that
+        // cafe (docs/performance.md, "Statements").
+        let sql = RecordQuerySQL(query, idColumn: "m.id").select(CommentColumns.select, from: CommentColumns.from)
+        return try await db.read(sql, plannedPerCall: true).map { try CommentColumns.decode($0) }
     }
 
     /// How many comments the planner expects the query's conditions to leave (nothing is read).

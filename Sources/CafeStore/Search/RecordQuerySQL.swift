@@ -80,7 +80,7 @@ struct RecordQuerySQL<Field: RecordField> {
 
     var orderIsIndexed: Bool { query.orderIsIndexed }
 
-    /// Whether the statement is planned for its values every time: with text conditions it is (how many
+    /// Whether a cafe query is planned for its values every time: with text conditions it is (how many
     /// rows a text matches, and the candidates or grams a search step binds, decide the plan). Fields and
     /// places alone go through PostgreSQL's plan cache, which plans for the values until a generic plan
     /// costs no more: planning was a third of `$nearSphere`'s database time (0.32 of 1.0 ms at 1M cafes).

@@ -70,6 +70,28 @@ final class ParseGeoQueryTests: ParseTestCase {
         XCTAssertNil(try parse("GET", "/classes/CafeMaster/\(kyoto)").json()["location"])
     }
 
+    /// A query of places alone is kept planned (the plan cache): once PostgreSQL has made its five plans
+    /// for the values and may keep a generic one, every point and radius still gets its own answer.
+    func testRepeatedNearQueriesFromEveryPointAnswerForThatPoint() throws {
+        let admin = try adminToken()
+        let stations = [("A", 35.00, 135.70), ("B", 35.01, 135.70), ("C", 35.02, 135.70), ("D", 35.03, 135.70), ("E", 35.04, 135.70)]
+        for (name, latitude, longitude) in stations { _ = try geoCafe(name, latitude, longitude, session: admin) }
+        for round in 0..<3 {
+            for (index, station) in stations.enumerated() {
+                let point = #"{"__type":"GeoPoint","latitude":\#(station.1 + 0.001),"longitude":135.70}"#
+                // Nearest first from 111 m north of each station (they are 1.11 km apart): itself, the one
+                // north, the one south, …; within 1.5 km only itself and its two neighbours.
+                let radius = round == 1 ? 1.5 : 50.0
+                let expected = stations.map(\.0).enumerated()
+                    .filter { round != 1 || abs($0.offset - index) <= 1 }
+                    .sorted { abs(Double($0.offset - index) - 0.1) < abs(Double($1.offset - index) - 0.1) }
+                    .map(\.element)
+                XCTAssertEqual(try names(#"{"location":{"$nearSphere":\#(point),"$maxDistanceInKilometers":\#(radius)}}"#), expected,
+                               "round \(round), from \(station.0)")
+            }
+        }
+    }
+
     func testAcrossTheAntimeridian() throws {
         let admin = try adminToken()
         _ = try geoCafe("Taveuni", -16.85, 179.98, session: admin)
