@@ -407,8 +407,9 @@ DECLARE found record;
 BEGIN
     FOR found IN SELECT i.indexrelid::regclass AS index, pg_get_indexdef(i.indexrelid) AS definition,
                         pg_table_size(i.indrelid) AS table_bytes
-                 FROM pg_index i
+                 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am m ON m.oid = c.relam
                  WHERE i.indrelid = ANY (tables) AND NOT i.indisunique AND NOT i.indisprimary AND NOT i.indisexclusion
+                       AND m.amname <> 'gin'
     LOOP
         INSERT INTO set_aside_indexes (name, definition, table_bytes) VALUES (found.index::text, found.definition, found.table_bytes);
         EXECUTE format('DROP INDEX %s', found.index);
