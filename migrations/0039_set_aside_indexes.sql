@@ -1,8 +1,8 @@
--- A bulk load (`cafe seed` of more cafes than there are) drops the non-unique indexes of the tables it
--- writes and builds them again after it: at 200,000 cafes the rows went in in 35 s instead of 56 s, and
--- the indexes were built in less than the difference. The definitions are recorded here in the transaction
--- that drops them, so that a load that dies midway leaves them behind: the next start of any command
--- (`Database.migrate`) builds what is listed (`SetAsideIndexes`).
+-- A bulk load (`cafe seed` of at least as many cafes as there are) drops the non-unique indexes of the
+-- tables it writes and builds them again after it: at 200,000 cafes the seed took 49–51 s instead of 56 s.
+-- The definitions are recorded here in the transaction that drops them, so that a load that dies midway
+-- leaves them behind: the next command that applies migrations (`Database.migrate`) builds what is
+-- listed (`SetAsideIndexes`).
 CREATE TABLE set_aside_indexes (
     name text PRIMARY KEY,
     definition text NOT NULL,
@@ -10,8 +10,9 @@ CREATE TABLE set_aside_indexes (
     table_bytes bigint NOT NULL
 );
 
--- Records and drops the non-unique indexes of `tables` (unique ones and keys stay: they keep the rows
--- right while they arrive).
+-- Records and drops the non-unique indexes of `tables`. Unique ones and keys stay: they keep the rows
+-- right while they arrive. GIN indexes (the gram index) stay too: built after the rows the gram index
+-- took as long as its upkeep during them, on one core instead of two.
 CREATE FUNCTION set_aside_indexes_of(tables regclass[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE found record;
 BEGIN

@@ -71,8 +71,8 @@ final class SyntheticSeedTests: XCTestCase {
         XCTAssertEqual(try places.decode(2, as: Int.self), 5)
     }
 
-    /// A bulk load that dies leaves the indexes it set aside listed: the next start of any command builds
-    /// them (`Database.migrate`), and two starting at once build each once.
+    /// A bulk load that dies leaves the indexes it set aside listed: the next command that applies
+    /// migrations builds them (`Database.migrate`), and two starting at once build each once.
     func testIndexesSetAsideByALoadThatDiedAreBuiltAtTheNextStart() throws {
         let db = try TestCluster.freshDatabase(name)
         defer { db.drop() }

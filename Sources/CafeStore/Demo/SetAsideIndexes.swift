@@ -1,13 +1,13 @@
 import PostgresKit
 
-/// The non-unique indexes of the tables a bulk load writes, dropped before it and built again after it:
-/// a row then costs its heap and its keys, not a descent into every index (200,000 seeded cafes: the
-/// rows in 35 s instead of 56 s). Recorded in `set_aside_indexes` by the transaction that drops them
-/// (`set_aside_indexes_of`, migration 0039), so a load that dies midway leaves them listed and the next
-/// start of any command builds them (`Database.migrate` calls `restore`).
+/// The non-unique indexes of the tables a bulk load writes, but the gram index (GIN), dropped before it
+/// and built again after it: a comment's INSERT then cost 20 µs instead of 37, and 200,000 seeded cafes
+/// took 49–51 s instead of 56 s, the builds included. Recorded in `set_aside_indexes` by the transaction
+/// that drops them (`set_aside_indexes_of`, migration 0039), so a load that dies midway leaves them
+/// listed and the next command that applies migrations builds them (`Database.migrate` calls `restore`).
 public struct SetAsideIndexes: Sendable {
-    /// How much memory one index build may sort in (`maintenance_work_mem`): the gram index of a million
-    /// cafes is built in one pass with it, rather than merged from spilled runs.
+    /// How much memory one index build may sort in (`maintenance_work_mem`, 64 MB by default): a seed's
+    /// tables hold millions of rows; two builds at once take at most 1 GB.
     static let buildMemory = "512MB"
 
     let pool: ConnectionPool
