@@ -532,7 +532,8 @@ END) STORED,
     CONSTRAINT cafe_stats_comment_amount_check CHECK ((comment_amount >= 0)),
     CONSTRAINT cafe_stats_comment_sum_check CHECK ((comment_sum >= 0)),
     CONSTRAINT cafe_stats_stars_add_up CHECK (((stars_1 >= 0) AND (stars_2 >= 0) AND (stars_3 >= 0) AND (((stars_1 + stars_2) + stars_3) = comment_sum) AND (((stars_1 + (2 * stars_2)) + (3 * stars_3)) = comment_amount)))
-);
+)
+WITH (autovacuum_vacuum_scale_factor='0.01', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.01');
 
 CREATE TABLE public.cafes (
     id bigint NOT NULL,
@@ -968,7 +969,7 @@ ALTER TABLE ONLY public.cafe_owners
     ADD CONSTRAINT cafe_owners_pkey PRIMARY KEY (cafe_id, user_id);
 
 ALTER TABLE ONLY public.cafe_stats
-    ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id);
+    ADD CONSTRAINT cafe_stats_pkey PRIMARY KEY (cafe_id) INCLUDE (comment_sum, created_at, rating_score_0, rating_score_1);
 
 ALTER TABLE ONLY public.cafes
     ADD CONSTRAINT cafes_pkey PRIMARY KEY (id);
@@ -1070,9 +1071,9 @@ CREATE INDEX cafe_stats_newest_idx ON public.cafe_stats USING btree (created_at,
 
 CREATE INDEX cafe_stats_popular_idx ON public.cafe_stats USING btree (comment_sum, created_at, cafe_id);
 
-CREATE INDEX cafe_stats_rating_0_idx ON public.cafe_stats USING btree (COALESCE(rating_score_0, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_0_idx ON public.cafe_stats USING btree (COALESCE(rating_score_0, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id) INCLUDE (rating_score_0);
 
-CREATE INDEX cafe_stats_rating_1_idx ON public.cafe_stats USING btree (COALESCE(rating_score_1, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id);
+CREATE INDEX cafe_stats_rating_1_idx ON public.cafe_stats USING btree (COALESCE(rating_score_1, ('-1'::integer)::numeric), comment_sum, created_at, cafe_id) INCLUDE (rating_score_1);
 
 CREATE INDEX cafes_created_at_id_idx ON public.cafes USING btree (created_at DESC, id DESC);
 

@@ -23,60 +23,73 @@ final class SearchPlanTests: XCTestCase {
     func testNoKeywordIsTheWholeOrderInOneStep() {
         let plan = SearchPlan(terms: .none, frequencies: GramFrequencies([:], loadedAt: .distantPast))
         XCTAssertFalse(plan.asksBitmaps)
-        XCTAssertEqual(plan.steps(walkable: true, limit: 20), .init(walkFirst: nil, answer: .everything))
-        XCTAssertEqual(plan.singleStep(walkable: true, limit: 20)?.answer, .everything)
-        XCTAssertNil(plan.steps(walkable: true, limit: 20).pastLookupLimit, "nothing to fall back from")
+        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(walkFirst: nil, answer: .everything))
+        XCTAssertEqual(plan.singleStep(walking: .keys, limit: 20)?.answer, .everything)
+        XCTAssertNil(plan.steps(walking: .keys, limit: 20).pastLookupLimit, "nothing to fall back from")
     }
 
     func testARareKeywordIsLookedUpAtOnceByItsRarestGram() {
         let plan = plan(["うなぎ"], ["うな": 0.2, "なぎ": 0.001])
         XCTAssertFalse(plan.asksBitmaps, "a rare keyword makes the index's lookup cheap")
-        let steps = plan.steps(walkable: true, limit: 20)
+        let steps = plan.steps(walking: .keys, limit: 20)
         XCTAssertEqual(steps, .init(walkFirst: nil, answer: .lookup(grams: ["なぎ"])))
-        XCTAssertEqual(plan.singleStep(walkable: true, limit: 20), steps, "one statement: the loop can answer it")
+        XCTAssertEqual(plan.singleStep(walking: .keys, limit: 20), steps, "one statement: the loop can answer it")
         XCTAssertEqual(steps.pastLookupLimit, .everything)
     }
 
     func testAGramAbsentFromTheStatisticsIsRare() {
-        XCTAssertEqual(plan(["珈琲"], common).steps(walkable: true, limit: 20).answer, .lookup(grams: ["珈琲"]))
-        XCTAssertNil(plan(["珈琲"], common).steps(walkable: true, limit: 20).walkFirst)
+        XCTAssertEqual(plan(["珈琲"], common).steps(walking: .keys, limit: 20).answer, .lookup(grams: ["珈琲"]))
+        XCTAssertNil(plan(["珈琲"], common).steps(walking: .keys, limit: 20).walkFirst)
     }
 
     func testACommonKeywordWalksFirstThenLooksUp() {
         let plan = plan(["渋谷"], common)
         XCTAssertFalse(plan.asksBitmaps, "one common gram alone is a walk's business")
-        XCTAssertEqual(plan.steps(walkable: true, limit: 20), .init(walkFirst: SearchPlan.walkLimit, answer: .lookup(grams: ["渋谷"])))
-        XCTAssertNil(plan.singleStep(walkable: true, limit: 20), "a walk may come back short: more than one step")
-        XCTAssertEqual(plan.steps(walkable: false, limit: 20), .init(walkFirst: nil, answer: .lookup(grams: ["渋谷"])),
+        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(walkFirst: .walk(cap: SearchPlan.walkLimit), answer: .lookup(grams: ["渋谷"])))
+        XCTAssertNil(plan.singleStep(walking: .keys, limit: 20), "a walk may come back short: more than one step")
+        XCTAssertEqual(plan.steps(walking: .never, limit: 20), .init(walkFirst: nil, answer: .lookup(grams: ["渋谷"])),
                        "an order without an index is never walked")
-        XCTAssertEqual(plan.singleStep(walkable: false, limit: 20)?.answer, .lookup(grams: ["渋谷"]))
+        XCTAssertEqual(plan.singleStep(walking: .never, limit: 20)?.answer, .lookup(grams: ["渋谷"]))
     }
 
     func testCommonKeywordsThatMayBeRareTogetherAskTheBitmaps() {
         let plan = plan(["渋谷", "京都"], common)
         XCTAssertTrue(plan.asksBitmaps)
-        XCTAssertNil(plan.singleStep(walkable: true, limit: 20))
-        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7], cafes: 1_000_000), walkable: true, limit: 20), .init(walkFirst: nil, answer: .candidates([3, 7])))
-        XCTAssertEqual(plan.steps(bitmaps: .ids([], cafes: 1_000_000), walkable: true, limit: 20).answer, .candidates([]), "none can match")
-        XCTAssertNil(plan.steps(bitmaps: .ids([1], cafes: 1_000_000), walkable: true, limit: 20).pastLookupLimit)
-        // Many candidates, dense among the cafes: a walk first, the candidates if it comes back short.
+        XCTAssertNil(plan.singleStep(walking: .keys, limit: 20))
+        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7], cafes: 1_000_000), walking: .keys, limit: 20), .init(walkFirst: nil, answer: .candidates([3, 7])))
+        XCTAssertEqual(plan.steps(bitmaps: .ids([], cafes: 1_000_000), walking: .keys, limit: 20).answer, .candidates([]), "none can match")
+        XCTAssertNil(plan.steps(bitmaps: .ids([1], cafes: 1_000_000), walking: .keys, limit: 20).pastLookupLimit)
+        // Many candidates, dense among the cafes: their order's index walked among them first, the
+        // candidates sorted by their keys if it comes back short.
         let dense = Array(Int64(1)...3_600)
-        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walkable: true, limit: 20),
-                       .init(walkFirst: 8_000, answer: .candidates(dense)))
-        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walkable: false, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .keys, limit: 20),
+                       .init(walkFirst: .walkAmong(dense, cap: 32_768), answer: .candidates(dense)))
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .rows, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
+                       "an order walked row by row never walks among candidates")
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .never, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
                        "an order without an index is never walked")
-        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 1_000_000), walkable: true, limit: 20).walkFirst, nil,
-                       "as sparse as 0.36%: fewer candidates than rows a page would walk")
-        XCTAssertEqual(plan.steps(bitmaps: .unknown, walkable: true, limit: 20).walkFirst, SearchPlan.walkLimit)
+        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .keys, limit: 20).walkFirst, .walk(cap: SearchPlan.walkLimit))
+        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .rows, limit: 20).walkFirst, .walk(cap: SearchPlan.walkLimit))
         XCTAssertTrue(self.plan(["4321"], common).asksBitmaps, "one keyword of several common grams: a number")
     }
 
-    func testAWalkBeatsTheCandidatesFromTheSquareRootOfRowsAPageWalks() {
-        XCTAssertTrue(SearchPlan.walkBeatsCandidates(2_050, cafes: 200_000, limit: 20))
-        XCTAssertFalse(SearchPlan.walkBeatsCandidates(2_040, cafes: 200_000, limit: 20))
-        XCTAssertTrue(SearchPlan.walkBeatsCandidates(4_583, cafes: 1_000_000, limit: 20))
-        XCTAssertFalse(SearchPlan.walkBeatsCandidates(4_580, cafes: 1_000_000, limit: 20))
-        XCTAssertFalse(SearchPlan.walkBeatsCandidates(0, cafes: 0, limit: 20))
+    func testAWalkAmongTheCandidatesGoesFirstWhenAPageIsExpectedWithinHalfItsCap() {
+        // The 5,075 candidates of a 3-digit number at 1M cafes: up to 71,050 entries cost what their
+        // lookups do; 65,536 is the cap, and a page is expected within 4,138.
+        XCTAssertEqual(SearchPlan.walkAmongCap(candidates: 5_075, cafes: 1_000_000, limit: 20), 65_536)
+        // The 965 of three phrases: a page takes ~21,800 entries, past half of 8,192.
+        XCTAssertNil(SearchPlan.walkAmongCap(candidates: 965, cafes: 1_000_000, limit: 20))
+        // The edge: 2,048 candidates of 100,000, a page of 20: 1,025 entries expected, cap 16,384.
+        XCTAssertEqual(SearchPlan.walkAmongCap(candidates: 2_048, cafes: 100_000, limit: 20), 16_384)
+        XCTAssertNil(SearchPlan.walkAmongCap(candidates: 300, cafes: 1_000_000, limit: 20))
+        XCTAssertNil(SearchPlan.walkAmongCap(candidates: 0, cafes: 1_000_000, limit: 20), "none: nothing to walk among")
+        XCTAssertEqual(SearchPlan.walkAmongCap(candidates: 1, cafes: 1, limit: 0), 8, "one of one")
+        XCTAssertNil(SearchPlan.walkAmongCap(candidates: 1, cafes: 0, limit: 20), "21 entries for a page, a cap of 8")
+        let pages = plan(["渋谷", "京都"], common)
+        let ids = Array(Int64(1)...5_075)
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walkAmong(ids, cap: 65_536))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 1_000).walkFirst, nil,
+                       "a page of 1,000 takes ~197,000 entries: sorted at once")
     }
 
     func testTheBitmapsBoundSetsHowFarTheWalkGoes() {
@@ -85,14 +98,14 @@ final class SearchPlanTests: XCTestCase {
         XCTAssertEqual(SearchPlan.walkCap(bound: 500_000, cafes: 1_000_000, limit: 20), SearchPlan.walkLimit, "dense: the shortest")
         XCTAssertEqual(SearchPlan.walkCap(bound: 1, cafes: 1_000_000, limit: 100), SearchPlan.longestWalk, "never past the longest")
         XCTAssertEqual(SearchPlan.walkCap(bound: 0, cafes: 0, limit: 20), SearchPlan.walkLimit, "no division by zero")
-        XCTAssertEqual(plan(["渋谷", "京都"], common).steps(bitmaps: .many(bound: 20_000, cafes: 1_000_000), walkable: true, limit: 20).walkFirst, 8_000)
+        XCTAssertEqual(plan(["渋谷", "京都"], common).steps(bitmaps: .many(bound: 20_000, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walk(cap: 8_000))
     }
 
     func testANumbersDigitPairsAreAllLookedUpWhenEachIsCommon() {
         let lookup = GramFrequencies(common, loadedAt: .distantPast).lookup(SearchTerms(forms: [form("4321")]))
         XCTAssertEqual(lookup.hints, [""], "rare only as a whole: every gram of it")
         XCTAssertFalse(lookup.anyRare)
-        XCTAssertEqual(plan(["4321"], common).steps(walkable: true, limit: 20).answer, .lookup(grams: ["43", "32", "21"]))
+        XCTAssertEqual(plan(["4321"], common).steps(walking: .keys, limit: 20).answer, .lookup(grams: ["43", "32", "21"]))
     }
 
     func testCommonKeywordsRareTogetherIntersectTheirRarestGrams() {
@@ -111,7 +124,7 @@ final class SearchPlanTests: XCTestCase {
 
     func testAKeywordThatNormalisesToNothingMatchesNothing() {
         let plan = plan([""], common)
-        XCTAssertEqual(plan.steps(walkable: true, limit: 20).answer, .lookup(grams: nil))
+        XCTAssertEqual(plan.steps(walking: .keys, limit: 20).answer, .lookup(grams: nil))
         XCTAssertNil(SearchTerms(forms: [form(""), form("")]).lookupGrams(hints: ["", ""]))
         XCTAssertEqual(SearchTerms(forms: [form(""), form("珈琲")]).lookupGrams(hints: ["", "珈琲"]), ["珈琲"], "left out of the lookup")
     }

@@ -145,6 +145,65 @@ final class GramBitmapsTests: XCTestCase {
         XCTAssertGreaterThan(usedTheBitmaps, 5, "the cases go through the bitmaps")
     }
 
+    /// The two statements that take a page among candidates — their keys sorted, or the order's index
+    /// walked among them — give the exact page in every order, after a cursor and with a minimum star,
+    /// with candidates that do not match among them (the bitmaps' bound is a superset); a walk capped
+    /// short of the page gives only what the capped entries hold.
+    func testBothCandidateStatementsGiveTheExactPage() throws {
+        try pool.query("""
+            UPDATE cafe_stats SET stars_1 = cafe_id % 2, stars_3 = cafe_id * 7 % 3, comment_sum = cafe_id % 2 + cafe_id * 7 % 3,
+                   comment_amount = cafe_id % 2 + 3 * (cafe_id * 7 % 3),
+                   rating_score_0 = CASE WHEN cafe_id % 2 + cafe_id * 7 % 3 > 0 THEN (cafe_id % 13) / 10.0 END
+            """)
+        let keywords = ["ジャズ", "珈琲"]
+        let terms = try Blocking.run { [client = pool.client] in SearchTerms(forms: try await KeywordFormCache.ask(keywords, on: client)) }
+        let matches: [Int64] = try pool.query("""
+            SELECT id FROM cafes WHERE search_text LIKE ALL (SELECT cafe_like_pattern(k) FROM unnest(\(PostgresTextArray(keywords))::text[]) k)
+            """).map { try $0.decode(0) }
+        XCTAssertGreaterThan(matches.count, 60)
+        let allIDs: [Int64] = try pool.query("SELECT id FROM cafes").map { try $0.decode(0) }
+        let candidates = Set(matches).union(allIDs.filter { $0 % 3 == 0 }).sorted()
+        let orders: [CafeSort: String] = [
+            .newest: "s.created_at DESC, s.cafe_id DESC",
+            .popular: "s.comment_sum DESC, s.created_at DESC, s.cafe_id DESC",
+            .rating: "coalesce(s.rating_score_0, -1) DESC, s.comment_sum DESC, s.created_at DESC, s.cafe_id DESC"]
+        for sort in CafeSort.allCases {
+            for minStar in [nil, 2.0] {
+                let exact: [Int64] = try pool.query("""
+                    SELECT s.cafe_id FROM cafe_stats s WHERE s.cafe_id = ANY(\(PostgresTextArray(matches.map(String.init)))::bigint[])
+                    AND (\(minStar)::numeric IS NULL OR s.average_star >= \(minStar)::numeric) ORDER BY \(fixed: orders[sort]!)
+                    """).map { try $0.decode(0) }
+                for step in [SearchPlan.Step.candidates(candidates), .walkAmong(candidates, cap: 65_536)] {
+                    var listing = CafeListing(keywords: keywords, sort: sort, minStar: minStar, limit: 20)
+                    var seen: [Int64] = []
+                    for _ in 0..<3 {
+                        let rows = try Blocking.run { [client = pool.client, listing] in try await client.read(listing.statement(for: step, terms)) }
+                        let page = try listing.page(of: rows)
+                        seen += page.items.map(\.id.rawValue)
+                        guard let next = page.next else { break }
+                        listing.after = next
+                    }
+                    XCTAssertEqual(seen, Array(exact.prefix(60)), "\(sort), minStar \(String(describing: minStar)), \(step.name)")
+                }
+            }
+            // Capped at the order's first 64 cafes, a walk among the candidates finds only the matches there.
+            let firstEntries: [Int64] = try pool.query("SELECT s.cafe_id FROM cafe_stats s ORDER BY \(fixed: orders[sort]!) LIMIT 64").map { try $0.decode(0) }
+            let listing = CafeListing(keywords: keywords, sort: sort, limit: 20)
+            let rows = try Blocking.run { [client = pool.client] in try await client.read(listing.statement(for: .walkAmong(candidates, cap: 64), terms)) }
+            XCTAssertEqual(try listing.page(of: rows).items.map(\.id.rawValue), firstEntries.filter(Set(matches).contains).prefix(20).map { $0 }, "\(sort), capped")
+        }
+    }
+
+    func testTheSetBitsOfARowAreItsCafesFirstBitHighest() {
+        var ids: [Int64] = []
+        // A zero word is skipped whole; a set bit just after it, a short tail, and an unaligned row.
+        GramBitmaps.appendSetBits([0x80] + Array(repeating: 0, count: 9) + [0x01, 0xFF, 0x41], from: 30_720, to: &ids)
+        XCTAssertEqual(ids, [30_720, 30_720 + 87] + (88...95).map { 30_720 + Int64($0) } + [30_720 + 97, 30_720 + 103])
+        ids = []
+        GramBitmaps.appendSetBits([], from: 0, to: &ids)
+        XCTAssertEqual(ids, [])
+    }
+
     func testWritersDuringABuildLoseNoBit() throws {
         let builder = GramBitmapBuilder(pool: pool)
         XCTAssertGreaterThan(try Blocking.run { try await builder.sync().added }, 100)
@@ -188,5 +247,15 @@ final class GramBitmapsTests: XCTestCase {
         XCTAssertEqual(failures.withLock { $0 }, [], "no writer was refused (no deadlock, no lock timeout)")
         XCTAssertEqual(try pool.query("SELECT count(*) FROM search_bitmap_grams WHERE NOT ready").one().decode(0, as: Int.self), 0)
         XCTAssertEqual(try mismatches().missing, 0, "no cafe is missing from the bitmap of a gram it has")
+    }
+}
+
+private extension SearchPlan.Step {
+    var name: String {
+        switch self {
+        case .candidates: "candidates"
+        case .walkAmong: "walk among candidates"
+        default: "\(self)"
+        }
     }
 }

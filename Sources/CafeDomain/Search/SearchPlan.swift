@@ -4,7 +4,8 @@
 ///
 /// The ladder: no keyword — everything, in the order's index. Common keywords whose combination may
 /// be rare (two cities, a number's digit pairs) — the gram bitmaps bound the matches exactly and list
-/// them when few (`candidates`), else say how far a walk must go. Common keywords — walk the order's
+/// them when few (`candidates`): the order's index is walked among them first when they are dense
+/// enough to fill a page soon (`walkAmong`), else they are sorted by their keys. Common keywords — walk the order's
 /// first rows (`walk`), when the caller can, and keep the page if it filled. Rare ones, or a walk that
 /// came back short — look every match up in the search indexes (`lookup`); past the lookup's limit,
 /// everything again (a walk fills a page soon).
@@ -12,13 +13,26 @@ public struct SearchPlan: Sendable {
     public enum Step: Sendable, Equatable {
         /// No narrowing: the whole order (a listing's plain walk, a field query's exact check alone).
         case everything
-        /// Only among these cafes, which the bitmaps allow.
+        /// Only among these cafes, which the bitmaps allow (sorted ascending).
         case candidates([Int64])
         /// The order's first `cap` rows, keeping those that match.
         case walk(cap: Int)
+        /// The order's first `cap` entries of its index, keeping those among these candidates (sorted
+        /// ascending, as `candidates`) that match: the index alone is read until a candidate turns up.
+        case walkAmong([Int64], cap: Int)
         /// Every match through the search indexes, looking up these grams (`SearchTerms.lookupGrams`;
         /// nil: the keywords normalise to nothing, and nothing matches).
         case lookup(grams: [String]?)
+    }
+
+    /// How the caller can walk its order.
+    public enum Walking: Sendable {
+        /// Not at all: no index has its order.
+        case never
+        /// Through its index, reading each row (a `walk`: `/parse` field queries).
+        case rows
+        /// Through its index alone as well, among candidates (a `walkAmong`: `/v1` listings).
+        case keys
     }
 
     /// What the bitmaps of the keywords' common grams say (`GramBitmaps`).
@@ -31,13 +45,13 @@ public struct SearchPlan: Sendable {
         case ids([Int64], cafes: Int)
     }
 
-    /// The steps to take: a walk of the order's first `walkFirst` rows when set, kept if it filled the
-    /// page; else `answer`, which always answers.
+    /// The steps to take: `walkFirst` (a `walk` or a `walkAmong`) when set, kept if it filled the page;
+    /// else `answer`, which always answers.
     public struct Steps: Sendable, Equatable {
-        public let walkFirst: Int?
+        public let walkFirst: Step?
         public let answer: Step
 
-        public init(walkFirst: Int?, answer: Step) {
+        public init(walkFirst: Step?, answer: Step) {
             self.walkFirst = walkFirst
             self.answer = answer
         }
@@ -77,42 +91,47 @@ public struct SearchPlan: Sendable {
         !anyRare && (terms.forms.count > 1 || terms.forms.contains { $0.grams.count > 1 })
     }
 
-    /// The steps, given what the bitmaps said (`.unknown` when not asked); `walkable`: whether the
-    /// caller can walk its order at all; `limit`: the page's size.
-    public func steps(bitmaps: Bitmaps = .unknown, walkable: Bool, limit: Int) -> Steps {
+    /// The steps, given what the bitmaps said (`.unknown` when not asked); `walking`: how the caller can
+    /// walk its order; `limit`: the page's size.
+    public func steps(bitmaps: Bitmaps = .unknown, walking: Walking, limit: Int) -> Steps {
         guard !terms.forms.isEmpty else { return Steps(walkFirst: nil, answer: .everything) }
         var cap = Self.walkLimit
         switch bitmaps {
         case .ids(let ids, let cafes):
-            // Dense enough that a walk of the order fills the page in fewer rows than there are
-            // candidates: walk first, the candidates if it comes back short.
-            guard walkable, Self.walkBeatsCandidates(ids.count, cafes: cafes, limit: limit) else {
-                return Steps(walkFirst: nil, answer: .candidates(ids))
-            }
-            return Steps(walkFirst: Self.walkCap(bound: ids.count, cafes: cafes, limit: limit), answer: .candidates(ids))
+            let among = walking == .keys ? Self.walkAmongCap(candidates: ids.count, cafes: cafes, limit: limit) : nil
+            return Steps(walkFirst: among.map { .walkAmong(ids, cap: $0) }, answer: .candidates(ids))
         case .many(let bound, let cafes): cap = Self.walkCap(bound: bound, cafes: cafes, limit: limit)
         case .unknown: break
         }
-        return Steps(walkFirst: walkable && !anyRare ? cap : nil, answer: .lookup(grams: terms.lookupGrams(hints: hints)))
+        return Steps(walkFirst: walking != .never && !anyRare ? .walk(cap: cap) : nil, answer: .lookup(grams: terms.lookupGrams(hints: hints)))
     }
 
     /// The one statement that answers without asking anything first — no bitmaps to ask, no walk that
     /// may come back short: no keyword, or rare ones. Nil when the search needs more than one step.
-    public func singleStep(walkable: Bool, limit: Int) -> Steps? {
+    public func singleStep(walking: Walking, limit: Int) -> Steps? {
         guard !asksBitmaps else { return nil }
-        let steps = steps(walkable: walkable, limit: limit)
+        let steps = steps(walking: walking, limit: limit)
         return steps.walkFirst == nil ? steps : nil
     }
 
-    /// Whether a walk of the order is expected to read fewer rows than the `candidates`' primary keys:
-    /// at their density a page of `limit + 1` takes about (limit + 1) · cafes / candidates rows, each
-    /// costing about what a candidate's lookup does (a row of `cafe_stats` and a text check). So a walk
-    /// first from √((limit + 1) · cafes) candidates on: 2,050 at 200,000 cafes, 4,580 at a million. The
-    /// three English words of `bench/search.sh` (`open late vegan`, 1.3% of cafes together, their bitmaps'
-    /// bound 2,681 at 200,000) then fill a page in ~1,600 rows instead of checking 2,681 candidates: p50
-    /// 17–21 → 3.1–6.4 ms (docs/performance.md, "Keyword search").
-    public static func walkBeatsCandidates(_ candidates: Int, cafes: Int, limit: Int) -> Bool {
-        Double(candidates) * Double(candidates) >= Double(limit + 1) * Double(max(cafes, 1))
+    /// What one candidate's sort keys cost (an index-only lookup of the primary key), in entries of an
+    /// order's index walked among the candidates (an index-only read and a binary search of them): 1.8 µs
+    /// against 0.13 µs at 1M cafes (docs/performance.md, "Keyword search").
+    public static let candidateCostInWalkedEntries = 14
+
+    /// How far to walk the order's index among `candidates` of `cafes` before sorting the candidates by
+    /// their keys, or nil to sort them at once. The walk may read as many entries as the candidates'
+    /// lookups would cost (the largest power of two under it: few statement texts), and goes first when
+    /// a page is expected within half of that: (limit + 1) · cafes / candidates entries at their density.
+    /// An order that puts the matches last then costs at most twice the candidates' lookups. At 1M
+    /// cafes the 965 candidates of three phrases are sorted at once (a page takes ~21,800 entries, the cap
+    /// is 8,192); the 5,075 of a 3-digit number walk up to 65,536 entries first (a page takes ~4,100).
+    public static func walkAmongCap(candidates: Int, cafes: Int, limit: Int) -> Int? {
+        guard candidates > 0 else { return nil }
+        let affordable = candidates * candidateCostInWalkedEntries
+        let cap = 1 << (Int.bitWidth - 1 - affordable.leadingZeroBitCount)
+        let expected = Double(limit + 1) * Double(max(cafes, 1)) / Double(candidates)
+        return expected * 2 <= Double(cap) ? cap : nil
     }
 
     /// How far to walk for a page when at most `bound` of `cafes` match: four times the rows a page

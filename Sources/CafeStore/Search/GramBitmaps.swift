@@ -27,6 +27,8 @@ public enum GramBitmaps {
     /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
     /// grams to AND, rarest first (`GramFrequencies.lookup`).
     static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String]) async throws -> SearchPlan.Bitmaps {
+        // Binary: the bits arrive as they are stored, not as hex text twice their size (decoding the hex
+        // was a seventh of the request's CPU for three phrases at 1M cafes).
         let rows = try await db.read("""
             WITH used AS (
                 SELECT b.gram FROM search_bitmap_grams b
@@ -45,7 +47,7 @@ public enum GramBitmaps {
             SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes
             FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(candidateLimit))
             ORDER BY c.chunk
-            """)
+            """, format: .binary)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
         let cafes: Int = try head.decode(4)
@@ -55,12 +57,29 @@ public enum GramBitmaps {
         for row in rows where !row.isNull(2) {
             let chunk = Int64(try row.decode(2, as: Int.self))
             let bits: [UInt8] = try row.decode(3)
-            for (index, byte) in bits.enumerated() where byte != 0 {
-                for bit in 0..<8 where byte & (0x80 >> UInt8(bit)) != 0 {
-                    ids.append(chunk * Int64(chunkBits) + Int64(index * 8 + bit))
-                }
-            }
+            appendSetBits(bits, from: chunk * Int64(chunkBits), to: &ids)
         }
         return .ids(ids, cafes: cafes)
+    }
+
+    /// Appends `base + i` for every set bit `i` of `bits` (bit 0 the first byte's highest, as
+    /// `varbit_send` writes them), eight zero bytes at a time: a candidate list's bitmaps are mostly zeros.
+    static func appendSetBits(_ bits: [UInt8], from base: Int64, to ids: inout [Int64]) {
+        bits.withUnsafeBytes { raw in
+            var index = 0
+            while index < raw.count {
+                if index + 8 <= raw.count, raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) == 0 {
+                    index += 8
+                    continue
+                }
+                var byte = raw[index]
+                while byte != 0 {
+                    let bit = byte.leadingZeroBitCount
+                    ids.append(base + Int64(index * 8 + bit))
+                    byte &= ~(0x80 >> UInt8(bit))
+                }
+                index += 1
+            }
+        }
     }
 }

@@ -48,11 +48,13 @@ extension CafeRepository {
     /// where they fill a page. Every path returns the same rows.
     public func find(_ query: RecordQuery<CafeField>) async throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
-        let result = try await search.run(sql.indexableCores, on: db, walkable: sql.orderIsIndexed, limit: query.limit,
+        let result = try await search.run(sql.indexableCores, on: db, walking: sql.orderIsIndexed ? .rows : .never, limit: query.limit,
                                           filled: { $0.count == query.limit }) { step, terms in
             let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
             case .everything: .none
-            case .candidates(let ids): .candidates(ids)
+            // A walk among candidates is only planned for a walk of keys alone, which these orders' indexes
+            // do not hold: the candidates give the same rows.
+            case .candidates(let ids), .walkAmong(let ids, _): .candidates(ids)
             case .walk(let cap): .window(table: "cafes c", cap: cap)
             case .lookup(let grams): .lookup(grams: grams, patterns: terms.patterns)
             }

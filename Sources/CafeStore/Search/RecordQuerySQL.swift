@@ -34,7 +34,7 @@ struct RecordQuerySQL<Field: RecordField> {
         let order = orderBy
         var conditions = whereConditions(narrowing)
         if case .window(let table, let cap) = narrowing {
-            // Walk the order's index for at most `walkLimit` records, keeping those whose text
+            // Walk the order's index for at most `cap` records, keeping those whose text
             // matches, and stop once the page is full: the inner rows stay in index order, so
             // PostgreSQL needs no sort to take the first `skip + limit` of them.
             let text = query.constraints.filter { if case .text = $0 { true } else { false } }.flatMap { condition($0, narrowing: .none) }

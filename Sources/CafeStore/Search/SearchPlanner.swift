@@ -26,27 +26,27 @@ public struct SearchPlanner: Sendable {
 
     /// Runs the steps `SearchPlan` chooses for `keywords`, each a read of `db` (`DatabaseClient.read`),
     /// until one answers: `filled` says whether a walk's answer is the whole page (else the search goes
-    /// on); `walkable` whether the caller can walk its order at all; `statement` makes each step's
+    /// on); `walking` how the caller can walk its order; `statement` makes each step's
     /// statement from the keywords' forms. When a step's statement passes one of PostgreSQL's limits
     /// (SQLSTATE 54000: a lookup of too many grams), the step that reads everything answers instead.
     ///
     /// `firstPage`: the key of a first page whose answer, when it needs nothing read first (no bitmaps,
     /// no walk: `SearchPlan.singleStep`), is kept rendered while the statistics stand (`FirstPageReads`).
-    func run(_ keywords: [String], on db: DatabaseClient, walkable: Bool, limit: Int, firstPage: FirstPageReads.Key? = nil,
+    func run(_ keywords: [String], on db: DatabaseClient, walking: SearchPlan.Walking, limit: Int, firstPage: FirstPageReads.Key? = nil,
              filled: (QueryResult) -> Bool, _ statement: (SearchPlan.Step, SearchTerms) -> RenderedSQL) async throws -> QueryResult {
         // Without keywords the steps are the same whatever the statistics.
         let frequencies = keywords.isEmpty ? GramFrequencies([:], loadedAt: .distantPast) : await statistics.frequencies()
         if let firstPage, let kept = firstPages.answer(firstPage, statistics: frequencies.loadedAt) { return try await kept.rows(on: db) }
         let plan = SearchPlan(terms: try await keywordForms.terms(keywords, on: db), frequencies: frequencies)
         let bitmaps = plan.asksBitmaps ? try await GramBitmaps.candidates(db, terms: plan.terms, preferred: plan.preferred) : .unknown
-        let steps = plan.steps(bitmaps: bitmaps, walkable: walkable, limit: limit)
-        if let cap = steps.walkFirst {
-            let walked = try await db.read(statement(.walk(cap: cap), plan.terms))
+        let steps = plan.steps(bitmaps: bitmaps, walking: walking, limit: limit)
+        if let first = steps.walkFirst {
+            let walked = try await db.read(statement(first, plan.terms))
             if filled(walked) { return walked }
         }
         let answer = FirstPageReads.Answer(statement: statement(steps.answer, plan.terms),
                                            pastLimit: steps.pastLookupLimit.map { statement($0, plan.terms) })
-        if let firstPage, plan.singleStep(walkable: walkable, limit: limit) != nil {
+        if let firstPage, plan.singleStep(walking: walking, limit: limit) != nil {
             firstPages.keep(firstPage, answer, statistics: frequencies.loadedAt)
         }
         return try await answer.rows(on: db)
