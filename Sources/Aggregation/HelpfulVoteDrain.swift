@@ -34,7 +34,7 @@ public struct HelpfulVoteDrain: Sendable {
                 """)
             guard !claimed.isEmpty else { return (0, 0) }
             let comments = Set(try claimed.map { try $0.decode(0, as: Int64.self) }).sorted()
-            let ids = PostgresTextArray(comments.map(String.init))
+            let ids = PostgresBigintArray(comments)
             try await tx.query("""
                 SELECT pg_advisory_xact_lock(\(Self.lockSpace)::int, (id % 2147483647)::int)
                 FROM unnest(\(ids)::bigint[]) AS c(id) ORDER BY id

@@ -48,7 +48,7 @@ public struct OutboxDrain: Sendable {
                 lastID = max(lastID, try row.decode(0, as: Int64.self))
                 cafes.insert(try row.decode(1, as: Int64.self))
             }
-            let ids = PostgresTextArray(cafes.sorted().map { String($0) })
+            let ids = PostgresBigintArray(cafes.sorted())
             try await tx.query("SELECT cafe_id FROM cafe_stats WHERE cafe_id = ANY(\(ids)::bigint[]) ORDER BY cafe_id FOR UPDATE")
             // The priors are read under a share lock: a rating refresh that moves one waits for this batch,
             // and a batch after it computes with the new one (`RatingRefresh`). Both slots of the score are

@@ -239,6 +239,18 @@ final class QueryAndDecodeTests: XCTestCase {
         XCTAssertEqual(try pool.query("SELECT '{}'::text[]").first!.decode(0, as: PostgresTextArray.self).elements, [])
     }
 
+    func testBigintArraysArriveBinaryAsTheNumbersTheyHold() throws {
+        let elements: [Int64] = [1, -1, 0, Int64.max, Int64.min, 30_720, 999_432]
+        let row = try pool.query("""
+            SELECT \(PostgresBigintArray(elements))::bigint[]::text, cardinality(\(PostgresBigintArray(elements))::bigint[]),
+                   \(PostgresBigintArray([Int64]()))::bigint[]::text, \(PostgresBigintArray([3, 4]))::bigint[]::integer[]::text
+            """).first!
+        XCTAssertEqual(try row.decode(0, as: String.self), "{" + elements.map(String.init).joined(separator: ",") + "}")
+        XCTAssertEqual(try row.decode(1, as: Int.self), elements.count)
+        XCTAssertEqual(try row.decode(2, as: String.self), "{}")
+        XCTAssertEqual(try row.decode(3, as: String.self), "{3,4}")
+    }
+
     func testValuesAreNeverInterpretedAsSQL() throws {
         try pool.query("CREATE TABLE notes (body text NOT NULL)")
         let hostile = "x'); DROP TABLE notes; --"

@@ -110,8 +110,8 @@ final class SharedRateCounts: Sendable {
                 WITH added AS (
                     INSERT INTO rate_limit_counts AS r (limit_name, client, minute, count)
                     SELECT * FROM unnest(\(PostgresTextArray(written.map(\.key.limit)))::text[], \(PostgresTextArray(written.map(\.key.client)))::text[],
-                                         \(PostgresTextArray(written.map { String($0.value.minute) }))::bigint[],
-                                         \(PostgresTextArray(written.map { String($0.value.count) }))::int[])
+                                         \(PostgresBigintArray(written.map(\.value.minute)))::bigint[],
+                                         \(PostgresBigintArray(written.map(\.value.count)))::bigint[]::int[])
                     ON CONFLICT (limit_name, client, minute) DO UPDATE SET count = r.count + excluded.count
                     RETURNING limit_name, client, minute, count
                 )

@@ -75,7 +75,7 @@ public struct AuditLog: DatabaseBound, Sendable {
         }
         var changes: [Int64: [AuditEntry.Change]] = [:]
         if !heads.isEmpty {
-            let ids = PostgresTextArray(heads.map { String($0.id) })
+            let ids = PostgresBigintArray(heads.map(\.id))
             for row in try await db.query("SELECT audit_id, field, before, after FROM audit_changes WHERE audit_id = ANY(\(ids)::bigint[]) ORDER BY audit_id, field") {
                 changes[try row.decode(0), default: []].append(.init(field: try row.decode(1), before: try row.decode(2, as: String?.self),
                                                                     after: try row.decode(3, as: String?.self)))

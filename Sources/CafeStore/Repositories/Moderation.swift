@@ -77,7 +77,7 @@ public struct Moderation: DatabaseBound, Sendable {
         if !ids.isEmpty {
             for row in try await db.query("""
                 SELECT x.id, l.username, l.reason, l.created_at
-                FROM unnest(\(PostgresTextArray(ids.map(String.init)))::bigint[]) AS x(id)
+                FROM unnest(\(PostgresBigintArray(ids))::bigint[]) AS x(id)
                 CROSS JOIN LATERAL (
                     SELECT u.username, r.reason, r.created_at FROM comment_reports r LEFT JOIN users u ON u.id = r.user_id
                     WHERE r.comment_id = x.id AND r.resolved_at IS NULL ORDER BY r.created_at DESC LIMIT \(Self.reportsShown)

@@ -156,7 +156,7 @@ public struct ParseImportStore: Sendable {
                 ("updated_at", "timestamptz", comments.map { PostgresTimestamp.format($0.updatedAt) }),
             ], tx)
             try await HiddenComments.hide(where: """
-                m.id = ANY(\(PostgresTextArray(ids.values.map(String.init)))::bigint[])
+                m.id = ANY(\(PostgresBigintArray(ids.values))::bigint[])
                 AND EXISTS (SELECT 1 FROM cafes c WHERE c.id = m.cafe_id AND c.archived_at IS NOT NULL)
                 """, cause: .archive, tx)
             return ids

@@ -31,7 +31,7 @@ public struct ParseObjectIDs: DatabaseBound, Sendable {
         let wanted = ids.filter { !$0.value.isEmpty }.sorted { $0.key.rawValue < $1.key.rawValue }
         guard !wanted.isEmpty else { return [:] }
         let conditions: [SQL] = wanted.map { kind, ids in
-            "(kind = \(kind.rawValue) AND id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[]))"
+            "(kind = \(kind.rawValue) AND id = ANY(\(PostgresBigintArray(ids))::bigint[]))"
         }
         var found: [ParseObjectKind: [Int64: String]] = [:]
         for row in try await db.query("SELECT kind, id, object_id FROM parse_object_ids WHERE \(conditions.joined(separator: " OR "))") {

@@ -97,7 +97,7 @@ public struct CafeListing: Sendable {
         case .walk:
             return pageJoiningCafes(columns, order, conditions: [stars, position].compactMap { $0 })
         case .candidates(let ids):
-            let among: SQL = "s.cafe_id = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])"
+            let among: SQL = "s.cafe_id = ANY(\(PostgresBigintArray(ids))::bigint[])"
             let keys: SQL = """
                 SELECT \(fixed: order.aliased) FROM cafe_stats s
                 \(SQL.where([among] + [position].compactMap { $0 }))
@@ -111,7 +111,7 @@ public struct CafeListing: Sendable {
                 SELECT \(fixed: order.keyNames) FROM (
                     SELECT \(fixed: order.aliased) FROM cafe_stats s \(SQL.where([position].compactMap { $0 }))
                     ORDER BY \(fixed: order.descending) LIMIT \(fixed: String(cap))
-                ) k, (SELECT \(PostgresTextArray(ids.map(String.init)))::bigint[] AS ids) a
+                ) k, (SELECT \(PostgresBigintArray(ids))::bigint[] AS ids) a
                 WHERE a.ids[width_bucket(k.\(fixed: order.id), a.ids)] = k.\(fixed: order.id)
                 """
             return checkedInOrder(columns, order, keys: keys, stars: stars, terms)

@@ -141,7 +141,7 @@ public struct GramBitmapBuilder: Sendable {
                 INSERT INTO search_gram_bitmaps AS b (gram, chunk, bits)
                 SELECT t.gram, t.chunk, ('x' || t.hex)::bit(\(fixed: String(GramBitmaps.chunkBits)))
                 FROM unnest(\(PostgresTextArray(batch.map { grams[$0.0] }))::text[],
-                            \(PostgresTextArray(batch.map { String(chunks.lowerBound + $0.1) }))::integer[],
+                            \(PostgresBigintArray(batch.map { chunks.lowerBound + $0.1 }))::bigint[]::integer[],
                             string_to_array(\(String(decoding: hex, as: UTF8.self)), ','))
                      WITH ORDINALITY AS t(gram, chunk, hex, n)
                 JOIN search_bitmap_grams USING (gram)

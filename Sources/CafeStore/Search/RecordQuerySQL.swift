@@ -102,7 +102,7 @@ struct RecordQuerySQL<Field: RecordField> {
             conditions.append("\(fixed: idColumn) = ANY(\(CafeListing.lookedUpIDs(grams: grams, patterns: patterns)))")
         }
         if case .candidates(let ids) = narrowing {
-            conditions.append("\(fixed: idColumn) = ANY(\(PostgresTextArray(ids.map(String.init)))::bigint[])")
+            conditions.append("\(fixed: idColumn) = ANY(\(PostgresBigintArray(ids))::bigint[])")
         }
         return conditions
     }
