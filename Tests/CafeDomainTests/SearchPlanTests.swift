@@ -90,6 +90,12 @@ final class SearchPlanTests: XCTestCase {
         XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walkAmong(ids, cap: 65_536))
         XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 1_000).walkFirst, nil,
                        "a page of 1,000 takes ~197,000 entries: sorted at once")
+        let spread = ids.map { $0 * 2_000 }
+        XCTAssertEqual(pages.steps(bitmaps: .ids(spread, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, nil,
+                       "spread over more than \(SearchPlan.longestCandidateSpan) ids: sorted at once")
+        let justSpanned = [1, SearchPlan.longestCandidateSpan] + Array(Int64(2)...5_074)
+        XCTAssertEqual(pages.steps(bitmaps: .ids(justSpanned.sorted(), cafes: 1_000_000), walking: .keys, limit: 20).walkFirst,
+                       .walkAmong(justSpanned.sorted(), cap: 65_536))
     }
 
     func testTheBitmapsBoundSetsHowFarTheWalkGoes() {

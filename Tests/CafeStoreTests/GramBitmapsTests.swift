@@ -204,6 +204,19 @@ final class GramBitmapsTests: XCTestCase {
         XCTAssertEqual(ids, [])
     }
 
+    /// A walk among candidates tests each id with `get_bit` on their mask: exactly the candidates match,
+    /// ids beyond either end land on a bit that is always zero.
+    func testACandidateMaskHoldsExactlyItsIDs() throws {
+        let ids: [Int64] = [30_001, 30_002, 30_009, 30_016, 30_017, 61_440]
+        let mask = CandidateMask(sortedIDs: ids)
+        let matched: [Int64] = try pool.query("""
+            SELECT g FROM generate_series(0::bigint, 70000::bigint) g
+            WHERE get_bit(\(mask.bytes)::bytea, least(greatest(g - \(mask.base)::bigint, 0), \(mask.top)::bigint)::int) = 1
+            """).map { try $0.decode(0) }
+        XCTAssertEqual(matched, ids)
+        XCTAssertEqual(CandidateMask(sortedIDs: []).bytes, [0], "no candidates: one zero byte")
+    }
+
     func testWritersDuringABuildLoseNoBit() throws {
         let builder = GramBitmapBuilder(pool: pool)
         XCTAssertGreaterThan(try Blocking.run { try await builder.sync().added }, 100)

@@ -69,8 +69,8 @@ public struct CafeListing: Sendable {
         /// The page among the cafes the gram bitmaps allow (`GramBitmaps`, sorted ascending): their
         /// keys from the primary key's index, sorted, then their texts checked in that order.
         case candidates([Int64])
-        /// The order's index from the cursor, at most `cap` entries, keeping the candidates (a binary
-        /// search of the sorted ids), their texts checked in that order.
+        /// The order's index from the cursor, at most `cap` entries, keeping the candidates (a bit string
+        /// over their span, `CandidateMask`), their texts checked in that order.
         case walkAmong([Int64], cap: Int)
     }
 
@@ -105,14 +105,13 @@ public struct CafeListing: Sendable {
                 """
             return checkedInOrder(columns, order, keys: keys, stars: stars, terms)
         case .walkAmong(let ids, let cap):
-            // `width_bucket` is a binary search of the sorted ids: the index of the largest id not past
-            // the key's, which is the key's own exactly when it is a candidate.
+            let mask = CandidateMask(sortedIDs: ids)
             let keys: SQL = """
                 SELECT \(fixed: order.keyNames) FROM (
                     SELECT \(fixed: order.aliased) FROM cafe_stats s \(SQL.where([position].compactMap { $0 }))
                     ORDER BY \(fixed: order.descending) LIMIT \(fixed: String(cap))
-                ) k, (SELECT \(PostgresBigintArray(ids))::bigint[] AS ids) a
-                WHERE a.ids[width_bucket(k.\(fixed: order.id), a.ids)] = k.\(fixed: order.id)
+                ) k
+                WHERE get_bit(\(mask.bytes)::bytea, least(greatest(k.\(fixed: order.id) - \(mask.base)::bigint, 0), \(mask.top)::bigint)::int) = 1
                 """
             return checkedInOrder(columns, order, keys: keys, stars: stars, terms)
         }
