@@ -97,6 +97,8 @@ public struct CafeListing: Sendable {
         case .walk:
             return pageJoiningCafes(columns, order, conditions: [stars, position].compactMap { $0 })
         case .candidates(let ids):
+            // Their keys by primary key, then sorted, inside a fence: left to itself, the planner walked
+            // the order's index filtering by them (97 ms for 4,000 at 1M cafes, not 17).
             let among: SQL = "s.cafe_id = ANY(\(PostgresBigintArray(ids))::bigint[])"
             let keys: SQL = """
                 SELECT \(fixed: order.aliased) FROM cafe_stats s
