@@ -93,6 +93,9 @@ final class SearchPlanTests: XCTestCase {
         let spread = ids.map { $0 * 2_000 }
         XCTAssertEqual(pages.steps(bitmaps: .ids(spread, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, nil,
                        "spread over more than \(SearchPlan.longestCandidateSpan) ids: sorted at once")
+        XCTAssertFalse(SearchPlan.fitsCandidateSpan(Int64.min, Int64.max), "a width past Int64: no walk, no trap")
+        XCTAssertFalse(SearchPlan.fitsCandidateSpan(5, 4))
+        XCTAssertTrue(SearchPlan.fitsCandidateSpan(Int64.max - 1, Int64.max))
         let justSpanned = [1, SearchPlan.longestCandidateSpan] + Array(Int64(2)...5_074)
         XCTAssertEqual(pages.steps(bitmaps: .ids(justSpanned.sorted(), cafes: 1_000_000), walking: .keys, limit: 20).walkFirst,
                        .walkAmong(justSpanned.sorted(), cap: 65_536))

@@ -208,13 +208,23 @@ final class GramBitmapsTests: XCTestCase {
     /// ids beyond either end land on a bit that is always zero.
     func testACandidateMaskHoldsExactlyItsIDs() throws {
         let ids: [Int64] = [30_001, 30_002, 30_009, 30_016, 30_017, 61_440]
-        let mask = CandidateMask(sortedIDs: ids)
+        let mask = CandidateMask(ids: ids)
         let matched: [Int64] = try pool.query("""
             SELECT g FROM generate_series(0::bigint, 70000::bigint) g
             WHERE get_bit(\(mask.bytes)::bytea, least(greatest(g - \(mask.base)::bigint, 0), \(mask.top)::bigint)::int) = 1
             """).map { try $0.decode(0) }
         XCTAssertEqual(matched, ids)
-        XCTAssertEqual(CandidateMask(sortedIDs: []).bytes, [0], "no candidates: one zero byte")
+        XCTAssertEqual(CandidateMask(ids: []).bytes, [0], "no candidates: one zero byte")
+        let shuffled = CandidateMask(ids: ids.reversed())
+        XCTAssertEqual(shuffled.bytes, mask.bytes, "the order of the ids does not matter")
+        XCTAssertEqual(shuffled.base, mask.base)
+        // Spread wider than a walk among candidates is planned for, or at the ends of Int64: a mask
+        // matching nothing (the walk comes back short and the candidates answer), never a trap.
+        for wide in [[1, SearchPlan.longestCandidateSpan + 1], [Int64.min, 0], [0, Int64.max], [Int64.min, Int64.max]] {
+            let nothing = CandidateMask(ids: wide)
+            XCTAssertEqual(nothing.bytes, [0], "\(wide)")
+            XCTAssertEqual(nothing.top, 0, "\(wide)")
+        }
     }
 
     func testWritersDuringABuildLoseNoBit() throws {

@@ -99,7 +99,7 @@ public struct SearchPlan: Sendable {
         var cap = Self.walkLimit
         switch bitmaps {
         case .ids(let ids, let cafes):
-            let spanned = ids.last.map { $0 - ids[0] < Self.longestCandidateSpan } ?? false
+            let spanned = ids.first.flatMap { first in ids.last.map { Self.fitsCandidateSpan(first, $0) } } ?? false
             let among = walking == .keys && spanned ? Self.walkAmongCap(candidates: ids.count, cafes: cafes, limit: limit) : nil
             return Steps(walkFirst: among.map { .walkAmong(ids, cap: $0) }, answer: .candidates(ids))
         case .many(let bound, let cafes): cap = Self.walkCap(bound: bound, cafes: cafes, limit: limit)
@@ -119,6 +119,13 @@ public struct SearchPlan: Sendable {
     /// The widest range of ids a walk among candidates tests them over: they travel as a bit string of
     /// their span (1 MiB at most). Wider, they are sorted by their keys instead.
     public static let longestCandidateSpan: Int64 = 1 << 23
+
+    /// Whether ids from `low` to `high` fit `longestCandidateSpan` (false for a range whose width does
+    /// not even fit an `Int64`).
+    public static func fitsCandidateSpan(_ low: Int64, _ high: Int64) -> Bool {
+        let (width, overflow) = high.subtractingReportingOverflow(low)
+        return !overflow && width >= 0 && width < longestCandidateSpan
+    }
 
     /// What one candidate's sort keys cost (an index-only lookup of the primary key), in entries of an
     /// order's index walked among the candidates (an index-only read and a test of one bit): 1.8 µs

@@ -107,7 +107,7 @@ public struct CafeListing: Sendable {
                 """
             return checkedInOrder(columns, order, keys: keys, stars: stars, terms)
         case .walkAmong(let ids, let cap):
-            let mask = CandidateMask(sortedIDs: ids)
+            let mask = CandidateMask(ids: ids)
             let keys: SQL = """
                 SELECT \(fixed: order.keyNames) FROM (
                     SELECT \(fixed: order.aliased) FROM cafe_stats s \(SQL.where([position].compactMap { $0 }))
