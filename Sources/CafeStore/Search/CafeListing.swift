@@ -87,22 +87,24 @@ public struct CafeListing: Sendable {
         let order = OrderText.of(sort, ratingSlot)
         let position = cursorCondition(order)
         let stars: SQL? = minStar.map { "s.average_star >= \($0)::numeric" }
+        // What every step keeps of the order's rows; the candidates' keys are read before `stars` applies.
+        let kept = [stars, position].compactMap { $0 }, afterCursor = [position].compactMap { $0 }
         let columns = CafeRow.select(ratingSlot)
         switch statement {
         case .lookup(let grams):
             let looked: SQL = "s.cafe_id = ANY(\(Self.lookedUpIDs(grams: grams, patterns: terms.patterns)))"
-            return pageJoiningCafes(columns, order, conditions: [looked] + [stars, position].compactMap { $0 })
+            return pageJoiningCafes(columns, order, conditions: [looked] + kept)
         case .walk(let cap) where !keywords.isEmpty:
-            return walk(columns, order, conditions: [stars, position].compactMap { $0 }, cap: cap, terms)
+            return walk(columns, order, conditions: kept, cap: cap, terms)
         case .walk:
-            return pageJoiningCafes(columns, order, conditions: [stars, position].compactMap { $0 })
+            return pageJoiningCafes(columns, order, conditions: kept)
         case .candidates(let ids):
             // Their keys by primary key, then sorted, inside a fence: left to itself, the planner walked
             // the order's index filtering by them (97 ms for 4,000 at 1M cafes, not 17).
             let among: SQL = "s.cafe_id = ANY(\(PostgresBigintArray(ids))::bigint[])"
             let keys: SQL = """
                 SELECT \(fixed: order.aliased) FROM cafe_stats s
-                \(SQL.where([among] + [position].compactMap { $0 }))
+                \(SQL.where([among] + afterCursor))
                 ORDER BY \(fixed: order.descending) OFFSET 0
                 """
             return checkedInOrder(columns, order, keys: keys, stars: stars, terms)
@@ -110,7 +112,7 @@ public struct CafeListing: Sendable {
             let mask = CandidateMask(ids: ids)
             let keys: SQL = """
                 SELECT \(fixed: order.keyNames) FROM (
-                    SELECT \(fixed: order.aliased) FROM cafe_stats s \(SQL.where([position].compactMap { $0 }))
+                    SELECT \(fixed: order.aliased) FROM cafe_stats s \(SQL.where(afterCursor))
                     ORDER BY \(fixed: order.descending) LIMIT \(fixed: String(cap))
                 ) k
                 WHERE get_bit(\(mask.bytes)::bytea, least(greatest(k.\(fixed: order.id) - \(mask.base)::bigint, 0), \(mask.top)::bigint)::int) = 1
