@@ -96,6 +96,9 @@ final class SearchPlanTests: XCTestCase {
         XCTAssertFalse(SearchPlan.fitsCandidateSpan(Int64.min, Int64.max), "a width past Int64: no walk, no trap")
         XCTAssertFalse(SearchPlan.fitsCandidateSpan(5, 4))
         XCTAssertTrue(SearchPlan.fitsCandidateSpan(Int64.max - 1, Int64.max))
+        // The 11,962 of 珈琲 and ジャズ, listed for a walk of keys: a page is expected within 1,756 entries.
+        let common = Array(Int64(1)...11_962).map { $0 * 83 }
+        XCTAssertEqual(pages.steps(bitmaps: .ids(common, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walkAmong(common, cap: 131_072))
         let justSpanned = [1, SearchPlan.longestCandidateSpan] + Array(Int64(2)...5_074)
         XCTAssertEqual(pages.steps(bitmaps: .ids(justSpanned.sorted(), cafes: 1_000_000), walking: .keys, limit: 20).walkFirst,
                        .walkAmong(justSpanned.sorted(), cap: 65_536))

@@ -117,7 +117,8 @@ final class GramBitmapsTests: XCTestCase {
                 """).map { try $0.decode(0) }
             let candidates = try Blocking.run { [client = pool.client] in
                 let terms = SearchTerms(forms: try await KeywordFormCache.ask(keywords, on: client))
-                return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred)
+                return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred,
+                                                        listed: SearchPlan.candidatesListed(walking: .keys))
             }
             switch candidates {
             case .ids(let ids, _):
@@ -143,6 +144,26 @@ final class GramBitmapsTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(usedTheBitmaps, 5, "the cases go through the bitmaps")
+    }
+
+    /// The bitmaps list their candidates up to the caller's limit and only bound them past it: the
+    /// same keywords give their ids at a limit of as many, the bound (their count) at one fewer; and a
+    /// listing, which walks keys, lists more than a field query, which walks rows.
+    func testTheBitmapsListUpToTheCallersLimit() throws {
+        try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
+        let statistics = GramStatistics(pool: pool)
+        func candidates(_ keywords: [String], listed: Int) throws -> SearchPlan.Bitmaps {
+            try Blocking.run { [client = pool.client] in
+                let terms = SearchTerms(forms: try await KeywordFormCache.ask(keywords, on: client))
+                return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred, listed: listed)
+            }
+        }
+        guard case .ids(let ids, let cafes) = try candidates(["珈琲", "ジャズ"], listed: 4000) else { return XCTFail("listed under 4,000") }
+        XCTAssertGreaterThan(ids.count, 10, "the pieces meet in some cafes")
+        XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count), .ids(ids, cafes: cafes))
+        XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count - 1), .many(bound: ids.count, cafes: cafes))
+        XCTAssertGreaterThan(SearchPlan.candidatesListed(walking: .keys), SearchPlan.candidatesListed(walking: .rows))
+        XCTAssertEqual(SearchPlan.candidatesListed(walking: .never), SearchPlan.candidatesListed(walking: .rows))
     }
 
     /// The two statements that take a page among candidates — their keys sorted, or the order's index

@@ -13,20 +13,16 @@ import PostgresKit
 public enum GramBitmaps {
     /// Cafes per bitmap row: 3,840 bytes of bits, two rows to a page (migration 0017).
     public static let chunkBits = 30720
-    /// Up to this many candidates, the page is taken from them (~3.5 µs a candidate at 1M cafes: a
-    /// primary-key lookup for its sort keys and its text check; 10,000 cost what the gram index's
-    /// lookup of a 3-digit number did). Past it the order's walk finds a page among more than ~1%
-    /// of cafes within a few thousand rows, where no order puts them last.
-    static let candidateLimit = 10_000
     /// Bitmaps ANDed (in the order of `GramFrequencies.lookup`'s `preferred`: each keyword's rarest first): four,
     /// or one per keyword when there are more. Each costs ~0.4 ms at 1M cafes; four common grams of
     /// different keywords (or the digit pairs of one number) together are rare, and a phrase's
     /// further grams add nothing to its first.
     static func gramLimit(_ keywords: Int) -> Int { max(4, keywords) }
 
-    /// The candidates for `keywords` (each must occur, as in `CafeListing`); `preferred` orders the
-    /// grams to AND, rarest first (`GramFrequencies.lookup`).
-    static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String]) async throws -> SearchPlan.Bitmaps {
+    /// The candidates for `keywords` (each must occur, as in `CafeListing`), listed when at most `listed`
+    /// (`SearchPlan.candidatesListed`); `preferred` orders the grams to AND, rarest first
+    /// (`GramFrequencies.lookup`).
+    static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String], listed: Int) async throws -> SearchPlan.Bitmaps {
         // Binary: the bits arrive as they are stored, not as hex text twice their size (decoding the hex
         // was a seventh of the request's CPU for three phrases at 1M cafes).
         let rows = try await db.read("""
@@ -45,13 +41,13 @@ public enum GramBitmaps {
                        (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'cafe_stats'::regclass) AS cafes
             )
             SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes
-            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(fixed: String(candidateLimit))
+            FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(listed)::bigint
             ORDER BY c.chunk
             """, format: .binary)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
         let cafes: Int = try head.decode(4)
-        guard matches <= candidateLimit else { return .many(bound: matches, cafes: cafes) }
+        guard matches <= listed else { return .many(bound: matches, cafes: cafes) }
         var ids: [Int64] = []
         ids.reserveCapacity(matches)
         for row in rows where !row.isNull(2) {

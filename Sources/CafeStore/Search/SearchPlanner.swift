@@ -38,7 +38,8 @@ public struct SearchPlanner: Sendable {
         let frequencies = keywords.isEmpty ? GramFrequencies([:], loadedAt: .distantPast) : await statistics.frequencies()
         if let firstPage, let kept = firstPages.answer(firstPage, statistics: frequencies.loadedAt) { return try await kept.rows(on: db) }
         let plan = SearchPlan(terms: try await keywordForms.terms(keywords, on: db), frequencies: frequencies)
-        let bitmaps = plan.asksBitmaps ? try await GramBitmaps.candidates(db, terms: plan.terms, preferred: plan.preferred) : .unknown
+        let bitmaps = plan.asksBitmaps ? try await GramBitmaps.candidates(db, terms: plan.terms, preferred: plan.preferred,
+                                                                                listed: SearchPlan.candidatesListed(walking: walking)) : .unknown
         let steps = plan.steps(bitmaps: bitmaps, walking: walking, limit: limit)
         if let first = steps.walkFirst {
             let walked = try await db.read(statement(first, plan.terms))
