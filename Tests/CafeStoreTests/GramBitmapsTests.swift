@@ -162,6 +162,7 @@ final class GramBitmapsTests: XCTestCase {
         XCTAssertGreaterThan(ids.count, 10, "the pieces meet in some cafes")
         XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count), .ids(ids, cafes: cafes))
         XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count - 1), .many(bound: ids.count, cafes: cafes))
+        XCTAssertEqual(SearchPlan.candidatesListed(walking: .keys), CafeListing.lookupLimit, "a listing lists what its lookup would take")
         XCTAssertGreaterThan(SearchPlan.candidatesListed(walking: .keys), SearchPlan.candidatesListed(walking: .rows))
         XCTAssertEqual(SearchPlan.candidatesListed(walking: .never), SearchPlan.candidatesListed(walking: .rows))
     }

@@ -117,14 +117,16 @@ public struct SearchPlan: Sendable {
     }
 
     /// Up to how many candidates the bitmaps list (past it they only bound the matches: `Bitmaps.many`).
-    /// Sorted by their keys, candidates cost ~1.8 µs each at 1M cafes (10,000 cost what the gram
-    /// index's lookup of a 3-digit number did); past 10,000 a walk of the order's rows finds a page
-    /// among more than ~1% of cafes within a few thousand rows. A caller that walks keys (`.keys`)
-    /// lists up to 32,768: among them its walk reads index entries alone until a candidate turns up,
-    /// where the walk of rows reads every row it passes (at 1M cafes, the 11,962 cafes with 珈琲 and
-    /// ジャズ by popularity: rows 3.0–5.1 ms p50, keys 2.4–3.0; docs/performance.md, "Keyword search").
+    /// Sorted by their keys, candidates cost ~1 µs each at 1M cafes; past 10,000 a walk of the order's
+    /// rows finds a page among more than ~1% of cafes within a few thousand rows. A caller that walks
+    /// keys (`.keys`) lists as many as the gram index's lookup takes (`CafeListing.lookupLimit`): among
+    /// candidates its walk reads index entries alone until a candidate turns up, and a walk that came
+    /// back short (a page deep in the order) is answered by their keys, not by the lookup. At 1M cafes,
+    /// the 11,962 cafes with 珈琲 and ジャズ by popularity: a first page 3.0–5.1 ms p50 through the rows,
+    /// 2.4–3.0 among the keys; all 120 pages of 100, 11.6 s through rows and the lookup, 2.8 s among
+    /// keys (docs/performance.md, "Keyword search").
     public static func candidatesListed(walking: Walking) -> Int {
-        walking == .keys ? 32_768 : 10_000
+        walking == .keys ? 50_000 : 10_000
     }
 
     /// The widest range of ids a walk among candidates tests them over: they travel as a bit string of
