@@ -117,12 +117,38 @@ CREATE FUNCTION public.cafe_open_at(hours jsonb, week int4multirange, exceptions
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN CASE WHEN (hours IS NULL) THEN NULL::boolean WHEN public.cafe_hours_regular(exceptions, zone, moment) THEN (week @> public.cafe_week_minute(zone, moment)) ELSE (public.cafe_open_spans(hours, zone, (((moment AT TIME ZONE zone))::date - 1), ((moment AT TIME ZONE zone))::date) @> moment) END;
 
+CREATE FUNCTION public.cafe_popularity_floors(comments integer) RETURNS integer[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY(SELECT (1 << (2 * k.k)) FROM generate_series(2, 15) k(k) WHERE ((1 << (2 * k.k)) <= cafe_popularity_floors.comments) ORDER BY k.k);
+
 CREATE FUNCTION public.cafe_short_grams(t text) RETURNS text[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$
     SELECT array(SELECT DISTINCT g FROM (SELECT unnest(c) AS g UNION ALL SELECT unnest(c[1:n - 1]) || unnest(c[2:n])) grams)
     FROM (SELECT c, cardinality(c) AS n FROM (SELECT string_to_array(t, NULL) AS c) chars) split
 $$;
+
+CREATE FUNCTION public.cafe_stats_popularity_moved() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    reached integer[] := cafe_popularity_floors(NEW.comment_sum);
+    left_behind integer[] := '{}';
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        left_behind := cafe_popularity_floors(OLD.comment_sum);
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('popularity_bitmaps'));
+    INSERT INTO popularity_bitmaps AS p (floor, chunk, bits)
+    SELECT f, (NEW.cafe_id / 30720)::integer, set_bit(B'0'::bit(30720), (NEW.cafe_id % 30720)::integer, 1)
+    FROM unnest(reached) AS f
+    WHERE NOT f = ANY(left_behind)
+    ORDER BY f
+    ON CONFLICT (floor, chunk) DO UPDATE SET bits = set_bit(p.bits, (NEW.cafe_id % 30720)::integer, 1);
+    UPDATE popularity_bitmaps SET bits = set_bit(bits, (NEW.cafe_id % 30720)::integer, 0)
+    WHERE chunk = (NEW.cafe_id / 30720)::integer AND floor = ANY(left_behind) AND NOT floor = ANY(reached);
+    RETURN NULL;
+END $$;
 
 CREATE FUNCTION public.cafe_week_minutes(hours jsonb) RETURNS int4multirange
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -374,6 +400,18 @@ CREATE FUNCTION public.notify_session_users(ids text) RETURNS void
     LANGUAGE sql
     AS $$
     SELECT pg_notify('cafe_sessions', ids) WHERE ids IS NOT NULL
+$$;
+
+CREATE FUNCTION public.popularity_bitmaps_rebuild() RETURNS void
+    LANGUAGE sql
+    AS $$
+    LOCK TABLE cafe_stats IN SHARE MODE;
+    DELETE FROM popularity_bitmaps;
+    INSERT INTO popularity_bitmaps (floor, chunk, bits)
+    SELECT f, (s.cafe_id / 30720)::integer, bit_or(set_bit(B'0'::bit(30720), (s.cafe_id % 30720)::integer, 1))
+    FROM cafe_stats s, unnest(cafe_popularity_floors(s.comment_sum)) AS f
+    WHERE s.comment_sum >= 16
+    GROUP BY 1, 2;
 $$;
 
 CREATE FUNCTION public.rating_score(amount integer, n integer, mean numeric, weight integer) RETURNS numeric
@@ -826,6 +864,13 @@ CREATE TABLE public.parse_object_ids (
     CONSTRAINT parse_object_ids_object_id_check CHECK (((char_length(object_id) >= 1) AND (char_length(object_id) <= 128)))
 );
 
+CREATE TABLE public.popularity_bitmaps (
+    floor integer NOT NULL,
+    chunk integer NOT NULL,
+    bits bit(30720) NOT NULL
+);
+ALTER TABLE ONLY public.popularity_bitmaps ALTER COLUMN bits SET STORAGE PLAIN;
+
 CREATE UNLOGGED TABLE public.rate_limit_counts (
     limit_name text NOT NULL,
     client text NOT NULL,
@@ -1025,6 +1070,9 @@ ALTER TABLE ONLY public.parse_object_ids
 ALTER TABLE ONLY public.parse_object_ids
     ADD CONSTRAINT parse_object_ids_pkey PRIMARY KEY (kind, object_id);
 
+ALTER TABLE ONLY public.popularity_bitmaps
+    ADD CONSTRAINT popularity_bitmaps_pkey PRIMARY KEY (floor, chunk);
+
 ALTER TABLE ONLY public.rate_limit_counts
     ADD CONSTRAINT rate_limit_counts_pkey PRIMARY KEY (limit_name, client, minute);
 
@@ -1168,6 +1216,10 @@ CREATE CONSTRAINT TRIGGER cafe_stats_live_updated AFTER UPDATE ON public.cafe_st
 CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('cafes');
 
 CREATE TRIGGER cafe_stats_notify_photos AFTER DELETE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
+
+CREATE TRIGGER cafe_stats_popularity_inserted AFTER INSERT ON public.cafe_stats FOR EACH ROW WHEN ((new.comment_sum >= 16)) EXECUTE FUNCTION public.cafe_stats_popularity_moved();
+
+CREATE TRIGGER cafe_stats_popularity_updated AFTER UPDATE OF comment_sum ON public.cafe_stats FOR EACH ROW WHEN (((old.comment_sum IS DISTINCT FROM new.comment_sum) AND ((old.comment_sum >= 16) OR (new.comment_sum >= 16)) AND (public.cafe_popularity_floors(old.comment_sum) IS DISTINCT FROM public.cafe_popularity_floors(new.comment_sum)))) EXECUTE FUNCTION public.cafe_stats_popularity_moved();
 
 CREATE TRIGGER cafes_bitmaps_deleted AFTER DELETE ON public.cafes REFERENCING OLD TABLE AS old_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_deleted();
 

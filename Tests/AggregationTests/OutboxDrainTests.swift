@@ -32,6 +32,26 @@ final class OutboxDrainTests: XCTestCase {
         try pool.query("INSERT INTO cafes (name) VALUES (\("c")) RETURNING id").first!.decode(0)
     }
 
+    /// A cafe the worker brings to 16 comments gets its bit in the popularity floor's bitmap (migration
+    /// 0041), and loses it when a deleted comment takes it back under.
+    func testTheWorkerMovesACafeAcrossItsPopularityFloor() throws {
+        let cafe = try newCafe()
+        let drain = OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error))
+        func floors() throws -> [Int] {
+            try pool.query("SELECT floor FROM popularity_bitmaps WHERE get_bit(bits, (\(cafe) % 30720)::int) = 1 ORDER BY floor").map { try $0.decode(0) }
+        }
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) SELECT \(cafe), 1, 'good ' || g, 2 FROM generate_series(1, 15) g")
+        _ = try Blocking.run { try await drain.drain() }
+        XCTAssertEqual(try floors(), [])
+        try pool.query("INSERT INTO comments (cafe_id, user_id, detail, star) VALUES (\(cafe), 1, 'one more', 3)")
+        _ = try Blocking.run { try await drain.drain() }
+        XCTAssertEqual(try stats(cafe), [16, 33])
+        XCTAssertEqual(try floors(), [16])
+        try pool.query("DELETE FROM comments WHERE id = (SELECT max(id) FROM comments)")
+        _ = try Blocking.run { try await drain.drain() }
+        XCTAssertEqual(try floors(), [], "15 comments: under the floor again")
+    }
+
     func testEveryKindOfCommentChangeIsCountedExactly() throws {
         let a = try newCafe(), b = try newCafe()
         let drain = OutboxDrain(pool: pool, logger: Logger(label: "t", minimum: .error))

@@ -46,6 +46,14 @@ final class SyntheticSeedTests: XCTestCase {
         XCTAssertEqual(try row.decode(3, as: Int.self), 2_500)
         let mismatches = try aggregateMismatches(pool)
         XCTAssertEqual(mismatches, 0)
+        // Comments are skewed: some cafes reach the popularity floors, whose bits the batches set.
+        let popular = try pool.query("""
+            SELECT (SELECT count(*)::int FROM cafe_stats WHERE comment_sum >= 16),
+                   (SELECT count(*)::int FROM cafe_stats s WHERE s.comment_sum >= 16 AND NOT EXISTS (
+                        SELECT 1 FROM popularity_bitmaps p WHERE p.floor = 16 AND p.chunk = s.cafe_id / 30720 AND get_bit(p.bits, (s.cafe_id % 30720)::int) = 1))
+            """).first!
+        XCTAssertGreaterThan(try popular.decode(0, as: Int.self), 10)
+        XCTAssertEqual(try popular.decode(1, as: Int.self), 0, "no popular cafe without its bit")
         // The phrase pool makes common keywords common (≥10%) and searchable.
         let common = try pool.query("SELECT count(*)::int FROM cafes WHERE search_text LIKE cafe_like_pattern('珈琲')").first!.decode(0, as: Int.self)
         XCTAssertGreaterThan(common, 250)

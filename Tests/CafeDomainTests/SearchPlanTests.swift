@@ -23,7 +23,7 @@ final class SearchPlanTests: XCTestCase {
     func testNoKeywordIsTheWholeOrderInOneStep() {
         let plan = SearchPlan(terms: .none, frequencies: GramFrequencies([:], loadedAt: .distantPast))
         XCTAssertFalse(plan.asksBitmaps)
-        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(walkFirst: nil, answer: .everything))
+        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(tries: [], answer: .everything))
         XCTAssertEqual(plan.singleStep(walking: .keys, limit: 20)?.answer, .everything)
         XCTAssertNil(plan.steps(walking: .keys, limit: 20).pastLookupLimit, "nothing to fall back from")
     }
@@ -32,22 +32,22 @@ final class SearchPlanTests: XCTestCase {
         let plan = plan(["うなぎ"], ["うな": 0.2, "なぎ": 0.001])
         XCTAssertFalse(plan.asksBitmaps, "a rare keyword makes the index's lookup cheap")
         let steps = plan.steps(walking: .keys, limit: 20)
-        XCTAssertEqual(steps, .init(walkFirst: nil, answer: .lookup(grams: ["なぎ"])))
+        XCTAssertEqual(steps, .init(tries: [], answer: .lookup(grams: ["なぎ"])))
         XCTAssertEqual(plan.singleStep(walking: .keys, limit: 20), steps, "one statement: the loop can answer it")
         XCTAssertEqual(steps.pastLookupLimit, .everything)
     }
 
     func testAGramAbsentFromTheStatisticsIsRare() {
         XCTAssertEqual(plan(["珈琲"], common).steps(walking: .keys, limit: 20).answer, .lookup(grams: ["珈琲"]))
-        XCTAssertNil(plan(["珈琲"], common).steps(walking: .keys, limit: 20).walkFirst)
+        XCTAssertNil(plan(["珈琲"], common).steps(walking: .keys, limit: 20).tries.first)
     }
 
     func testACommonKeywordWalksFirstThenLooksUp() {
         let plan = plan(["渋谷"], common)
         XCTAssertFalse(plan.asksBitmaps, "one common gram alone is a walk's business")
-        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(walkFirst: .walk(cap: SearchPlan.walkLimit), answer: .lookup(grams: ["渋谷"])))
+        XCTAssertEqual(plan.steps(walking: .keys, limit: 20), .init(tries: [.walk(cap: SearchPlan.walkLimit)], answer: .lookup(grams: ["渋谷"])))
         XCTAssertNil(plan.singleStep(walking: .keys, limit: 20), "a walk may come back short: more than one step")
-        XCTAssertEqual(plan.steps(walking: .never, limit: 20), .init(walkFirst: nil, answer: .lookup(grams: ["渋谷"])),
+        XCTAssertEqual(plan.steps(walking: .never, limit: 20), .init(tries: [], answer: .lookup(grams: ["渋谷"])),
                        "an order without an index is never walked")
         XCTAssertEqual(plan.singleStep(walking: .never, limit: 20)?.answer, .lookup(grams: ["渋谷"]))
     }
@@ -56,20 +56,20 @@ final class SearchPlanTests: XCTestCase {
         let plan = plan(["渋谷", "京都"], common)
         XCTAssertTrue(plan.asksBitmaps)
         XCTAssertNil(plan.singleStep(walking: .keys, limit: 20))
-        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7], cafes: 1_000_000), walking: .keys, limit: 20), .init(walkFirst: nil, answer: .candidates([3, 7])))
+        XCTAssertEqual(plan.steps(bitmaps: .ids([3, 7], cafes: 1_000_000), walking: .keys, limit: 20), .init(tries: [], answer: .candidates([3, 7])))
         XCTAssertEqual(plan.steps(bitmaps: .ids([], cafes: 1_000_000), walking: .keys, limit: 20).answer, .candidates([]), "none can match")
         XCTAssertNil(plan.steps(bitmaps: .ids([1], cafes: 1_000_000), walking: .keys, limit: 20).pastLookupLimit)
         // Many candidates, dense among the cafes: their order's index walked among them first, the
         // candidates sorted by their keys if it comes back short.
         let dense = Array(Int64(1)...3_600)
         XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .keys, limit: 20),
-                       .init(walkFirst: .walkAmong(dense, cap: 32_768), answer: .candidates(dense)))
-        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .rows, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
+                       .init(tries: [.walkAmong(dense, cap: 32_768)], answer: .candidates(dense)))
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .rows, limit: 20), .init(tries: [], answer: .candidates(dense)),
                        "an order walked row by row never walks among candidates")
-        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .never, limit: 20), .init(walkFirst: nil, answer: .candidates(dense)),
+        XCTAssertEqual(plan.steps(bitmaps: .ids(dense, cafes: 200_000), walking: .never, limit: 20), .init(tries: [], answer: .candidates(dense)),
                        "an order without an index is never walked")
-        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .keys, limit: 20).walkFirst, .walk(cap: SearchPlan.walkLimit))
-        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .rows, limit: 20).walkFirst, .walk(cap: SearchPlan.walkLimit))
+        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .keys, limit: 20).tries.first, .walk(cap: SearchPlan.walkLimit))
+        XCTAssertEqual(plan.steps(bitmaps: .unknown, walking: .rows, limit: 20).tries.first, .walk(cap: SearchPlan.walkLimit))
         XCTAssertTrue(self.plan(["4321"], common).asksBitmaps, "one keyword of several common grams: a number")
     }
 
@@ -87,21 +87,37 @@ final class SearchPlanTests: XCTestCase {
         XCTAssertNil(SearchPlan.walkAmongCap(candidates: 1, cafes: 0, limit: 20), "21 entries for a page, a cap of 8")
         let pages = plan(["渋谷", "京都"], common)
         let ids = Array(Int64(1)...5_075)
-        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walkAmong(ids, cap: 65_536))
-        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 1_000).walkFirst, nil,
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 20).tries.first, .walkAmong(ids, cap: 65_536))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000), walking: .keys, limit: 1_000).tries.first, nil,
                        "a page of 1,000 takes ~197,000 entries: sorted at once")
         let spread = ids.map { $0 * 2_000 }
-        XCTAssertEqual(pages.steps(bitmaps: .ids(spread, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, nil,
+        XCTAssertEqual(pages.steps(bitmaps: .ids(spread, cafes: 1_000_000), walking: .keys, limit: 20).tries.first, nil,
                        "spread over more than \(SearchPlan.longestCandidateSpan) ids: sorted at once")
         XCTAssertFalse(SearchPlan.fitsCandidateSpan(Int64.min, Int64.max), "a width past Int64: no walk, no trap")
         XCTAssertFalse(SearchPlan.fitsCandidateSpan(5, 4))
         XCTAssertTrue(SearchPlan.fitsCandidateSpan(Int64.max - 1, Int64.max))
         // The 11,962 of 珈琲 and ジャズ, listed for a walk of keys: a page is expected within 1,756 entries.
         let common = Array(Int64(1)...11_962).map { $0 * 83 }
-        XCTAssertEqual(pages.steps(bitmaps: .ids(common, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walkAmong(common, cap: 131_072))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(common, cafes: 1_000_000), walking: .keys, limit: 20).tries.first, .walkAmong(common, cap: 131_072))
         let justSpanned = [1, SearchPlan.longestCandidateSpan] + Array(Int64(2)...5_074)
-        XCTAssertEqual(pages.steps(bitmaps: .ids(justSpanned.sorted(), cafes: 1_000_000), walking: .keys, limit: 20).walkFirst,
+        XCTAssertEqual(pages.steps(bitmaps: .ids(justSpanned.sorted(), cafes: 1_000_000), walking: .keys, limit: 20).tries.first,
                        .walkAmong(justSpanned.sorted(), cap: 65_536))
+    }
+
+    /// In popularity order the bitmaps also name the candidates at the highest floor a page of them
+    /// reaches: tried first when they are at most a quarter of the candidates, then the walk among all.
+    func testTheCandidatesAtAPopularityFloorAreTriedFirstWhenFew() {
+        let pages = plan(["4", "3", "2"], common)
+        let ids = Array(Int64(1)...5_075).map { $0 * 7 }
+        let few = SearchPlan.Reaching(comments: 16, ids: Array(ids.prefix(36)))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000, reaching: few), walking: .keys, limit: 20),
+                       .init(tries: [.candidatesReaching(few.ids, comments: 16), .walkAmong(ids, cap: 65_536)], answer: .candidates(ids)))
+        let many = SearchPlan.Reaching(comments: 16, ids: Array(ids.prefix(1_300)))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000, reaching: many), walking: .keys, limit: 20).tries, [.walkAmong(ids, cap: 65_536)],
+                       "over a quarter of the candidates: the walk among them all finds the page as soon")
+        let quarter = SearchPlan.Reaching(comments: 64, ids: Array(ids.prefix(1_268)))
+        XCTAssertEqual(pages.steps(bitmaps: .ids(ids, cafes: 1_000_000, reaching: quarter), walking: .keys, limit: 20).tries.first,
+                       .candidatesReaching(quarter.ids, comments: 64), "a quarter exactly")
     }
 
     func testTheBitmapsBoundSetsHowFarTheWalkGoes() {
@@ -110,7 +126,7 @@ final class SearchPlanTests: XCTestCase {
         XCTAssertEqual(SearchPlan.walkCap(bound: 500_000, cafes: 1_000_000, limit: 20), SearchPlan.walkLimit, "dense: the shortest")
         XCTAssertEqual(SearchPlan.walkCap(bound: 1, cafes: 1_000_000, limit: 100), SearchPlan.longestWalk, "never past the longest")
         XCTAssertEqual(SearchPlan.walkCap(bound: 0, cafes: 0, limit: 20), SearchPlan.walkLimit, "no division by zero")
-        XCTAssertEqual(plan(["渋谷", "京都"], common).steps(bitmaps: .many(bound: 20_000, cafes: 1_000_000), walking: .keys, limit: 20).walkFirst, .walk(cap: 8_000))
+        XCTAssertEqual(plan(["渋谷", "京都"], common).steps(bitmaps: .many(bound: 20_000, cafes: 1_000_000), walking: .keys, limit: 20).tries.first, .walk(cap: 8_000))
     }
 
     func testANumbersDigitPairsAreAllLookedUpWhenEachIsCommon() {

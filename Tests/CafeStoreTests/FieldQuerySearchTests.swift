@@ -89,7 +89,7 @@ final class FieldQuerySearchTests: XCTestCase {
         let q = query(.contains("の珈琲 お茶"))   // every gram common (in half the cafes), the whole in none
         let cores = RecordQuerySQL(q, idColumn: "c.id").indexableCores
         let coreTerms = try terms(cores)
-        guard case .ids(let ids, _) = try Blocking.run({ [client = pool.client, statistics] in try await GramBitmaps.candidates(client, terms: coreTerms, preferred: statistics.frequencies().lookup(coreTerms).preferred, listed: SearchPlan.candidatesListed(walking: .rows)) }) else {
+        guard case .ids(let ids, _, _) = try Blocking.run({ [client = pool.client, statistics] in try await GramBitmaps.candidates(client, terms: coreTerms, preferred: statistics.frequencies().lookup(coreTerms).preferred, listed: SearchPlan.candidatesListed(walking: .rows)) }) else {
             return XCTFail("the bitmaps list the candidates")
         }
         let want = try expected(q)

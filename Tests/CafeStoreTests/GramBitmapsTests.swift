@@ -121,7 +121,7 @@ final class GramBitmapsTests: XCTestCase {
                                                         listed: SearchPlan.candidatesListed(walking: .keys))
             }
             switch candidates {
-            case .ids(let ids, _):
+            case .ids(let ids, _, _):
                 usedTheBitmaps += 1
                 XCTAssertTrue(Set(ids).isSuperset(of: expected), "\(keywords): every match is a candidate")
             case .many(let bound, _):
@@ -158,7 +158,7 @@ final class GramBitmapsTests: XCTestCase {
                 return try await GramBitmaps.candidates(client, terms: terms, preferred: statistics.frequencies().lookup(terms).preferred, listed: listed)
             }
         }
-        guard case .ids(let ids, let cafes) = try candidates(["珈琲", "ジャズ"], listed: 4000) else { return XCTFail("listed under 4,000") }
+        guard case .ids(let ids, let cafes, _) = try candidates(["珈琲", "ジャズ"], listed: 4000) else { return XCTFail("listed under 4,000") }
         XCTAssertGreaterThan(ids.count, 10, "the pieces meet in some cafes")
         XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count), .ids(ids, cafes: cafes))
         XCTAssertEqual(try candidates(["珈琲", "ジャズ"], listed: ids.count - 1), .many(bound: ids.count, cafes: cafes))

@@ -4,8 +4,10 @@
 ///
 /// The ladder: no keyword — everything, in the order's index. Common keywords whose combination may
 /// be rare (two cities, a number's digit pairs) — the gram bitmaps bound the matches exactly and list
-/// them when few (`candidates`): the order's index is walked among them first when they are dense
-/// enough to fill a page soon (`walkAmong`), else they are sorted by their keys. Common keywords — walk the order's
+/// them when few (`candidates`): in popularity order those at the highest popularity floor a page of
+/// them reaches are tried first (`candidatesReaching`), then the order's index is walked among them all
+/// when they are dense enough to fill a page soon (`walkAmong`), else they are sorted by their keys.
+/// Common keywords — walk the order's
 /// first rows (`walk`), when the caller can, and keep the page if it filled. Rare ones, or a walk that
 /// came back short — look every match up in the search indexes (`lookup`); past the lookup's limit,
 /// everything again (a walk fills a page soon).
@@ -15,6 +17,10 @@ public struct SearchPlan: Sendable {
         case everything
         /// Only among these cafes, which the bitmaps allow (sorted ascending).
         case candidates([Int64])
+        /// Only among these candidates, which the popularity bitmaps say have at least `comments` comments
+        /// (sorted ascending): the page in popularity order, kept only if its last row has that many as well
+        /// (then no other candidate, all under the floor, comes before it).
+        case candidatesReaching([Int64], comments: Int)
         /// The order's first `cap` rows, keeping those that match.
         case walk(cap: Int)
         /// The order's first `cap` entries of its index, keeping those among these candidates (sorted
@@ -42,18 +48,32 @@ public struct SearchPlan: Sendable {
         case unknown
         /// At most `bound` of (about) `cafes` cafes can match, more than the candidates a page is taken from.
         case many(bound: Int, cafes: Int)
-        /// Only these cafes can match (sorted; possibly none), of (about) `cafes` cafes.
-        case ids([Int64], cafes: Int)
+        /// Only these cafes can match (sorted; possibly none), of (about) `cafes` cafes; `reaching`, when
+        /// the caller asked (popularity order), those of them at the highest popularity floor a page of
+        /// them reaches.
+        case ids([Int64], cafes: Int, reaching: Reaching? = nil)
     }
 
-    /// The steps to take: `walkFirst` (a `walk` or a `walkAmong`) when set, kept if it filled the page;
-    /// else `answer`, which always answers.
+    /// The candidates that reach a popularity floor (`popularity_bitmaps`): `comments`, the floor; `ids`,
+    /// sorted ascending.
+    public struct Reaching: Equatable, Sendable {
+        public let comments: Int
+        public let ids: [Int64]
+
+        public init(comments: Int, ids: [Int64]) {
+            self.comments = comments
+            self.ids = ids
+        }
+    }
+
+    /// The steps to take: each of `tries` in turn (a `walk`, a `walkAmong`, a `candidatesReaching`), the
+    /// first whose answer filled the page kept; else `answer`, which always answers.
     public struct Steps: Sendable, Equatable {
-        public let walkFirst: Step?
+        public let tries: [Step]
         public let answer: Step
 
-        public init(walkFirst: Step?, answer: Step) {
-            self.walkFirst = walkFirst
+        public init(tries: [Step], answer: Step) {
+            self.tries = tries
             self.answer = answer
         }
 
@@ -95,17 +115,20 @@ public struct SearchPlan: Sendable {
     /// The steps, given what the bitmaps said (`.unknown` when not asked); `walking`: how the caller can
     /// walk its order; `limit`: the page's size.
     public func steps(bitmaps: Bitmaps = .unknown, walking: Walking, limit: Int) -> Steps {
-        guard !terms.forms.isEmpty else { return Steps(walkFirst: nil, answer: .everything) }
+        guard !terms.forms.isEmpty else { return Steps(tries: [], answer: .everything) }
         var cap = Self.walkLimit
         switch bitmaps {
-        case .ids(let ids, let cafes):
+        case .ids(let ids, let cafes, let reaching):
             let spanned = ids.first.flatMap { first in ids.last.map { Self.fitsCandidateSpan(first, $0) } } ?? false
             let among = walking == .keys && spanned ? Self.walkAmongCap(candidates: ids.count, cafes: cafes, limit: limit) : nil
-            return Steps(walkFirst: among.map { .walkAmong(ids, cap: $0) }, answer: .candidates(ids))
+            // The few that reach a floor first, when they are few: a quarter of the candidates or more
+            // and the walk among them all finds its page as soon.
+            let few = reaching.flatMap { $0.ids.count * 4 <= ids.count ? Step.candidatesReaching($0.ids, comments: $0.comments) : nil }
+            return Steps(tries: [few, among.map { .walkAmong(ids, cap: $0) }].compactMap { $0 }, answer: .candidates(ids))
         case .many(let bound, let cafes): cap = Self.walkCap(bound: bound, cafes: cafes, limit: limit)
         case .unknown: break
         }
-        return Steps(walkFirst: walking != .never && !anyRare ? .walk(cap: cap) : nil, answer: .lookup(grams: terms.lookupGrams(hints: hints)))
+        return Steps(tries: walking != .never && !anyRare ? [.walk(cap: cap)] : [], answer: .lookup(grams: terms.lookupGrams(hints: hints)))
     }
 
     /// The one statement that answers without asking anything first — no bitmaps to ask, no walk that
@@ -113,7 +136,7 @@ public struct SearchPlan: Sendable {
     public func singleStep(walking: Walking, limit: Int) -> Steps? {
         guard !asksBitmaps else { return nil }
         let steps = steps(walking: walking, limit: limit)
-        return steps.walkFirst == nil ? steps : nil
+        return steps.tries.isEmpty ? steps : nil
     }
 
     /// Up to how many candidates the bitmaps list (past it they only bound the matches: `Bitmaps.many`).

@@ -253,9 +253,22 @@ extension CafeRepository {
     /// did not fill the page (a rare combination of common keywords). Every path returns the same
     /// rows; they differ only in cost.
     public func list(_ listing: CafeListing) async throws -> (items: RowViews<CafeRow>, next: CafeSortKey?) {
-        let rows = try await search.run(listing.keywords, on: db, walking: .keys, limit: listing.limit, firstPage: search.firstPages.key(listing),
-                                        filled: { $0.count > listing.limit }) { step, terms in listing.statement(for: step, terms) }
+        let rows = try await search.run(listing.keywords, on: db, walking: .keys, limit: listing.limit,
+                                        reaching: listing.sort == .popular ? listing.limit + 1 : 0, firstPage: search.firstPages.key(listing),
+                                        filled: listing.fills) { step, terms in listing.statement(for: step, terms) }
         return try listing.page(of: rows)
+    }
+}
+
+extension CafeListing {
+    /// Whether a tried step's `rows` are the page: a page and the next one's first row, and, among the
+    /// candidates at a popularity floor, that row at the floor too (every other candidate is under it,
+    /// so none comes before it).
+    func fills(_ step: SearchPlan.Step, _ rows: QueryResult) -> Bool {
+        guard rows.count > limit else { return false }
+        guard case .candidatesReaching(_, let comments) = step else { return true }
+        guard let last = RowViews<CafeRow>(rows, limit: limit + 1).last else { return false }
+        return last.commentSum >= comments
     }
 }
 
@@ -264,7 +277,7 @@ extension CafeListing {
     func statement(for step: SearchPlan.Step, _ terms: SearchTerms) -> RenderedSQL {
         let statement: CafeListing.Statement = switch step {
         case .everything: .walk(cap: nil)   // a plain walk of the order's index (with keywords: fills a page soon)
-        case .candidates(let ids): .candidates(ids)
+        case .candidates(let ids), .candidatesReaching(let ids, _): .candidates(ids)
         case .walkAmong(let ids, let cap): .walkAmong(ids, cap: cap)
         case .walk(let cap): .walk(cap: cap)
         // Find every match through the search indexes, then take the page among them by primary

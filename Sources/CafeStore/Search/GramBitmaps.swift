@@ -21,8 +21,10 @@ public enum GramBitmaps {
 
     /// The candidates for `keywords` (each must occur, as in `CafeListing`), listed when at most `listed`
     /// (`SearchPlan.candidatesListed`); `preferred` orders the grams to AND, rarest first
-    /// (`GramFrequencies.lookup`).
-    static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String], listed: Int) async throws -> SearchPlan.Bitmaps {
+    /// (`GramFrequencies.lookup`). `reaching`: for a page in popularity order, the candidates it takes;
+    /// the answer then also names those at the highest popularity floor that many of them reach
+    /// (`popularity_bitmaps`, migration 0041), found by ANDing the floors' bitmaps with the candidates'.
+    static func candidates(_ db: DatabaseClient, terms: SearchTerms, preferred: [String], listed: Int, reaching: Int = 0) async throws -> SearchPlan.Bitmaps {
         // Binary: the bits arrive as they are stored, not as hex text twice their size (decoding the hex
         // was a seventh of the request's CPU for three phrases at 1M cafes).
         let rows = try await db.read("""
@@ -39,23 +41,35 @@ public enum GramBitmaps {
             ), total AS (
                 SELECT (SELECT count(*) FROM used) AS grams, coalesce((SELECT sum(n) FROM counted), 0)::bigint AS matches,
                        (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'cafe_stats'::regclass) AS cafes
+            ), reached AS MATERIALIZED (
+                -- Counted apart from the bits (OFFSET 0): grouping rows that still carry them sorted 1 MB.
+                SELECT floor FROM (
+                    SELECT p.floor, bit_count(c.bits & p.bits) AS n FROM counted c JOIN popularity_bitmaps p USING (chunk)
+                    WHERE \(reaching)::int > 0 AND c.n > 0 AND (SELECT matches FROM total) <= \(listed)::bigint
+                    OFFSET 0
+                ) r
+                GROUP BY floor HAVING sum(n) >= \(reaching)::int ORDER BY floor DESC LIMIT 1
             )
-            SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes
+            SELECT t.grams, t.matches, c.chunk, substring(varbit_send(c.bits) FROM 5), t.cafes,
+                   f.floor, substring(varbit_send(c.bits & p.bits) FROM 5)
             FROM total t LEFT JOIN counted c ON c.n > 0 AND t.matches <= \(listed)::bigint
+            LEFT JOIN reached f ON true
+            LEFT JOIN popularity_bitmaps p ON p.floor = f.floor AND p.chunk = c.chunk
             ORDER BY c.chunk
             """, format: .binary)
         guard let head = rows.first, try head.decode(0, as: Int.self) > 0 else { return .unknown }
         let matches: Int = try head.decode(1)
         let cafes: Int = try head.decode(4)
         guard matches <= listed else { return .many(bound: matches, cafes: cafes) }
-        var ids: [Int64] = []
+        var ids: [Int64] = [], reachingIDs: [Int64] = []
         ids.reserveCapacity(matches)
         for row in rows where !row.isNull(2) {
-            let chunk = Int64(try row.decode(2, as: Int.self))
-            let bits: [UInt8] = try row.decode(3)
-            appendSetBits(bits, from: chunk * Int64(chunkBits), to: &ids)
+            let base = Int64(try row.decode(2, as: Int.self)) * Int64(chunkBits)
+            appendSetBits(try row.decode(3), from: base, to: &ids)
+            if !row.isNull(6) { appendSetBits(try row.decode(6), from: base, to: &reachingIDs) }
         }
-        return .ids(ids, cafes: cafes)
+        let floor: Int? = head.isNull(5) ? nil : try head.decode(5)
+        return .ids(ids, cafes: cafes, reaching: floor.map { SearchPlan.Reaching(comments: $0, ids: reachingIDs) })
     }
 
     /// Appends `base + i` for every set bit `i` of `bits` (bit 0 the first byte's highest, as

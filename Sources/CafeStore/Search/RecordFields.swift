@@ -49,12 +49,17 @@ extension CafeRepository {
     public func find(_ query: RecordQuery<CafeField>) async throws -> [Cafe] {
         let sql = RecordQuerySQL(query, idColumn: "c.id")
         let result = try await search.run(sql.indexableCores, on: db, walking: sql.orderIsIndexed ? .rows : .never, limit: query.limit,
-                                          filled: { $0.count == query.limit }) { step, terms in
+                                          filled: { step, rows in
+            // The candidates at a popularity floor are only named for a listing's popularity order (a
+            // field query asks for none); their page would need a check this one does not make.
+            if case .candidatesReaching = step { return false }
+            return rows.count == query.limit
+        }) { step, terms in
             let narrowing: RecordQuerySQL<CafeField>.Narrowing = switch step {
             case .everything: .none
             // A walk among candidates is only planned for a walk of keys alone, which these orders' indexes
             // do not hold: the candidates give the same rows.
-            case .candidates(let ids), .walkAmong(let ids, _): .candidates(ids)
+            case .candidates(let ids), .walkAmong(let ids, _), .candidatesReaching(let ids, _): .candidates(ids)
             case .walk(let cap): .window(table: "cafes c", cap: cap)
             case .lookup(let grams): .lookup(grams: grams, patterns: terms.patterns)
             }

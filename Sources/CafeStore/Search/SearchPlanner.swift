@@ -25,25 +25,28 @@ public struct SearchPlanner: Sendable {
     }
 
     /// Runs the steps `SearchPlan` chooses for `keywords`, each a read of `db` (`DatabaseClient.read`),
-    /// until one answers: `filled` says whether a walk's answer is the whole page (else the search goes
-    /// on); `walking` how the caller can walk its order; `statement` makes each step's
+    /// until one answers: `filled` says whether a tried step's answer is the whole page (else the search
+    /// goes on); `walking` how the caller can walk its order; `reaching`, for a page in popularity order,
+    /// the rows it takes (the bitmaps then also name the candidates at a popularity floor, 0 for any other
+    /// order); `statement` makes each step's
     /// statement from the keywords' forms. When a step's statement passes one of PostgreSQL's limits
     /// (SQLSTATE 54000: a lookup of too many grams), the step that reads everything answers instead.
     ///
     /// `firstPage`: the key of a first page whose answer, when it needs nothing read first (no bitmaps,
     /// no walk: `SearchPlan.singleStep`), is kept rendered while the statistics stand (`FirstPageReads`).
-    func run(_ keywords: [String], on db: DatabaseClient, walking: SearchPlan.Walking, limit: Int, firstPage: FirstPageReads.Key? = nil,
-             filled: (QueryResult) -> Bool, _ statement: (SearchPlan.Step, SearchTerms) -> RenderedSQL) async throws -> QueryResult {
+    func run(_ keywords: [String], on db: DatabaseClient, walking: SearchPlan.Walking, limit: Int, reaching: Int = 0,
+             firstPage: FirstPageReads.Key? = nil, filled: (SearchPlan.Step, QueryResult) -> Bool,
+             _ statement: (SearchPlan.Step, SearchTerms) -> RenderedSQL) async throws -> QueryResult {
         // Without keywords the steps are the same whatever the statistics.
         let frequencies = keywords.isEmpty ? GramFrequencies([:], loadedAt: .distantPast) : await statistics.frequencies()
         if let firstPage, let kept = firstPages.answer(firstPage, statistics: frequencies.loadedAt) { return try await kept.rows(on: db) }
         let plan = SearchPlan(terms: try await keywordForms.terms(keywords, on: db), frequencies: frequencies)
         let bitmaps = plan.asksBitmaps ? try await GramBitmaps.candidates(db, terms: plan.terms, preferred: plan.preferred,
-                                                                                listed: SearchPlan.candidatesListed(walking: walking)) : .unknown
+                                                                                listed: SearchPlan.candidatesListed(walking: walking), reaching: reaching) : .unknown
         let steps = plan.steps(bitmaps: bitmaps, walking: walking, limit: limit)
-        if let first = steps.walkFirst {
-            let walked = try await db.read(statement(first, plan.terms))
-            if filled(walked) { return walked }
+        for step in steps.tries {
+            let tried = try await db.read(statement(step, plan.terms))
+            if filled(step, tried) { return tried }
         }
         let answer = FirstPageReads.Answer(statement: statement(steps.answer, plan.terms),
                                            pastLimit: steps.pastLookupLimit.map { statement($0, plan.terms) })
