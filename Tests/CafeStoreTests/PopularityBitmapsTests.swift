@@ -140,6 +140,7 @@ final class PopularityBitmapsTests: XCTestCase {
     func testPagesAmongTheCandidatesAtAFloorAreExact() throws {
         try setCounts("CASE WHEN s.cafe_id % 50 = 0 THEN 70 + s.cafe_id % 9 WHEN s.cafe_id % 5 = 0 THEN 16 + s.cafe_id % 5 ELSE s.cafe_id % 9 END")
         try pool.query("ANALYZE cafes")
+        try pool.query("ANALYZE cafe_stats")
         try Blocking.run { [self] in try await GramBitmapBuilder(pool: pool).buildAll() }
         let keywords = ["ジャズ", "珈琲"]
         let statistics = GramStatistics(pool: pool)
@@ -151,11 +152,13 @@ final class PopularityBitmapsTests: XCTestCase {
             }
         }
         let matches: [Int64] = try pool.query("SELECT id FROM cafes WHERE introduction LIKE 'ジャズ 珈琲%' ORDER BY id").map { try $0.decode(0) }
-        guard case .ids(let ids, _, let reaching) = try bitmaps(reaching: 6) else { return XCTFail("listed") }
+        // A third of the cafes match; 40 reach 64 comments (13 of them matches), 400 reach 16 (133).
+        guard case .ids(let ids, _, let highest) = try bitmaps(reaching: 1) else { return XCTFail("listed") }
         XCTAssertEqual(ids, matches)
-        XCTAssertEqual(reaching, SearchPlan.Reaching(comments: 64, ids: matches.filter { $0 % 50 == 0 }), "thirteen reach 64")
-        guard case .ids(_, _, let wider) = try bitmaps(reaching: 21) else { return XCTFail("listed") }
-        XCTAssertEqual(wider?.comments, 16, "a page of 21 needs those at 16 too")
+        XCTAssertEqual(highest, SearchPlan.Reaching(comments: 64, ids: matches.filter { $0 % 50 == 0 }), "13 expected at 64: four pages of one")
+        guard case .ids(_, _, let wider) = try bitmaps(reaching: 6) else { return XCTFail("listed") }
+        XCTAssertEqual(wider, SearchPlan.Reaching(comments: 16, ids: matches.filter { $0 % 5 == 0 }), "four pages of six need the cafes at 16")
+        guard case .ids(_, _, nil) = try bitmaps(reaching: 40) else { return XCTFail("133 expected at 16: not four pages of 40") }
         guard case .ids(_, _, nil) = try bitmaps(reaching: 0) else { return XCTFail("not asked: none named") }
 
         let cafes = CafeRepository(pool: pool, search: SearchPlanner(statistics: statistics))
@@ -174,21 +177,21 @@ final class PopularityBitmapsTests: XCTestCase {
             ORDER BY s.comment_sum DESC, s.created_at DESC, s.cafe_id DESC
             """).map { try $0.decode(0) }
         XCTAssertEqual(try pages(limit: 5), exact, "every page of five")
-        // Bits for ten matches far below their floor: the candidates at 64 now include cafes with a few
-        // comments, which would come before those with 16 on the third page of five if it were kept
-        // without its check.
+        // Bits for ten matches far below their floor: the candidates at 16 now include cafes with a few
+        // comments, which would come before others with more on the page after the last one at 16 if it
+        // were kept without its check.
         try pool.query("""
             WITH stale AS (
                 SELECT s.cafe_id FROM cafe_stats s JOIN cafes c ON c.id = s.cafe_id
                 WHERE s.comment_sum < 16 AND c.introduction LIKE 'ジャズ 珈琲%' ORDER BY s.cafe_id LIMIT 10
             )
             UPDATE popularity_bitmaps p SET bits = p.bits | (SELECT bit_or(set_bit(B'0'::bit(30720), (cafe_id % 30720)::int, 1)) FROM stale)
-            WHERE p.floor = 64 AND p.chunk = 0
+            WHERE p.floor = 16 AND p.chunk = 0
             """)
         guard case .ids(_, _, let stale) = try bitmaps(reaching: 6) else { return XCTFail("listed") }
-        XCTAssertEqual(stale?.comments, 64)
-        XCTAssertEqual(stale?.ids.count, 23)
+        XCTAssertEqual(stale?.comments, 16)
+        XCTAssertEqual(stale?.ids.count, 143)
         XCTAssertEqual(try pages(limit: 5), exact, "the page's last row shows the floor's bits were too many")
-        XCTAssertEqual(try pages(limit: 20), exact)
+        XCTAssertEqual(try pages(limit: 1), exact)
     }
 }
