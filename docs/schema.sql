@@ -131,22 +131,22 @@ $$;
 CREATE FUNCTION public.cafe_stats_popularity_moved() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-    reached integer[] := cafe_popularity_floors(NEW.comment_sum);
-    left_behind integer[] := '{}';
+DECLARE ids bigint[]; floors integer[]; reached boolean[];
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        left_behind := cafe_popularity_floors(OLD.comment_sum);
+    IF TG_OP = 'INSERT' THEN
+        SELECT array_agg(n.cafe_id), array_agg(f), array_agg(true) INTO ids, floors, reached
+        FROM new_stats n, unnest(cafe_popularity_floors(n.comment_sum)) AS f
+        WHERE n.comment_sum >= 16;
+    ELSE
+        -- The floors between the two counts: reached when the new count is at or above them.
+        SELECT array_agg(n.cafe_id), array_agg(f), array_agg(f <= n.comment_sum) INTO ids, floors, reached
+        FROM old_stats o JOIN new_stats n USING (cafe_id), unnest(cafe_popularity_floors(greatest(o.comment_sum, n.comment_sum))) AS f
+        WHERE o.comment_sum <> n.comment_sum AND greatest(o.comment_sum, n.comment_sum) >= 16 AND f > least(o.comment_sum, n.comment_sum);
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('popularity_bitmaps'));
-    INSERT INTO popularity_bitmaps AS p (floor, chunk, bits)
-    SELECT f, (NEW.cafe_id / 30720)::integer, set_bit(B'0'::bit(30720), (NEW.cafe_id % 30720)::integer, 1)
-    FROM unnest(reached) AS f
-    WHERE NOT f = ANY(left_behind)
-    ORDER BY f
-    ON CONFLICT (floor, chunk) DO UPDATE SET bits = set_bit(p.bits, (NEW.cafe_id % 30720)::integer, 1);
-    UPDATE popularity_bitmaps SET bits = set_bit(bits, (NEW.cafe_id % 30720)::integer, 0)
-    WHERE chunk = (NEW.cafe_id / 30720)::integer AND floor = ANY(left_behind) AND NOT floor = ANY(reached);
+    IF ids IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(hashtext('popularity_bitmaps'));
+        PERFORM popularity_bitmaps_apply(ids, floors, reached);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -400,6 +400,22 @@ CREATE FUNCTION public.notify_session_users(ids text) RETURNS void
     LANGUAGE sql
     AS $$
     SELECT pg_notify('cafe_sessions', ids) WHERE ids IS NOT NULL
+$$;
+
+CREATE FUNCTION public.popularity_bitmaps_apply(ids bigint[], floors integer[], reached boolean[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+    WITH delta AS (
+        SELECT floor, (id / 30720)::integer AS chunk,
+               coalesce(bit_or(set_bit(B'0'::bit(30720), (id % 30720)::integer, 1)) FILTER (WHERE r), B'0'::bit(30720)) AS set_bits,
+               coalesce(bit_or(set_bit(B'0'::bit(30720), (id % 30720)::integer, 1)) FILTER (WHERE NOT r), B'0'::bit(30720)) AS clear_bits
+        FROM unnest(ids, floors, reached) AS m(id, floor, r)
+        GROUP BY 1, 2
+    )
+    INSERT INTO popularity_bitmaps AS p (floor, chunk, bits)
+    SELECT floor, chunk, set_bits FROM delta ORDER BY floor, chunk
+    ON CONFLICT (floor, chunk) DO UPDATE
+    SET bits = (p.bits & ~(SELECT d.clear_bits FROM delta d WHERE d.floor = EXCLUDED.floor AND d.chunk = EXCLUDED.chunk)) | EXCLUDED.bits
 $$;
 
 CREATE FUNCTION public.popularity_bitmaps_rebuild() RETURNS void
@@ -1217,9 +1233,9 @@ CREATE TRIGGER cafe_stats_notify_pages AFTER INSERT OR DELETE OR UPDATE OR TRUNC
 
 CREATE TRIGGER cafe_stats_notify_photos AFTER DELETE OR TRUNCATE ON public.cafe_stats FOR EACH STATEMENT EXECUTE FUNCTION public.notify_page_change('photos');
 
-CREATE TRIGGER cafe_stats_popularity_inserted AFTER INSERT ON public.cafe_stats FOR EACH ROW WHEN ((new.comment_sum >= 16)) EXECUTE FUNCTION public.cafe_stats_popularity_moved();
+CREATE TRIGGER cafe_stats_popularity_inserted AFTER INSERT ON public.cafe_stats REFERENCING NEW TABLE AS new_stats FOR EACH STATEMENT EXECUTE FUNCTION public.cafe_stats_popularity_moved();
 
-CREATE TRIGGER cafe_stats_popularity_updated AFTER UPDATE OF comment_sum ON public.cafe_stats FOR EACH ROW WHEN (((old.comment_sum IS DISTINCT FROM new.comment_sum) AND ((old.comment_sum >= 16) OR (new.comment_sum >= 16)) AND (public.cafe_popularity_floors(old.comment_sum) IS DISTINCT FROM public.cafe_popularity_floors(new.comment_sum)))) EXECUTE FUNCTION public.cafe_stats_popularity_moved();
+CREATE TRIGGER cafe_stats_popularity_updated AFTER UPDATE ON public.cafe_stats REFERENCING OLD TABLE AS old_stats NEW TABLE AS new_stats FOR EACH STATEMENT EXECUTE FUNCTION public.cafe_stats_popularity_moved();
 
 CREATE TRIGGER cafes_bitmaps_deleted AFTER DELETE ON public.cafes REFERENCING OLD TABLE AS old_cafes FOR EACH STATEMENT EXECUTE FUNCTION public.cafes_bitmaps_deleted();
 
