@@ -48,9 +48,12 @@ public enum GramBitmaps {
                 SELECT (SELECT count(*) FROM used) AS grams, coalesce((SELECT sum(n) FROM counted), 0)::bigint AS matches,
                        (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'cafe_stats'::regclass) AS cafes
             ), reached AS MATERIALIZED (
-                -- The highest floor whose cafes, at the candidates' density, would hold `reachingMargin` pages of them.
+                -- The highest floor whose cafes, at the candidates' density, would hold `reachingMargin` pages of them;
+                -- the floors are counted only when there are candidates, and listed.
                 SELECT f.floor FROM (
-                    SELECT floor, sum(bit_count(bits)) AS members FROM popularity_bitmaps WHERE \(reaching)::int > 0 GROUP BY floor
+                    SELECT floor, sum(bit_count(bits)) AS members FROM popularity_bitmaps
+                    WHERE \(reaching)::int > 0 AND (SELECT matches FROM total) BETWEEN 1 AND \(listed)::bigint
+                    GROUP BY floor
                 ) f, total t
                 WHERE f.members * t.matches >= \(Self.reachingMargin)::int * \(reaching)::bigint * greatest(t.cafes, 1)
                 ORDER BY f.floor DESC LIMIT 1
